@@ -1,0 +1,53 @@
+"""The convsearch exception tree, mapped to exit codes (CLI) and HTTP codes (server) at the edges.
+
+    ConvsearchError                 base; ``exit_code`` 1
+    ├── InputError                  bad user input (empty/oversized query, unknown role); 400, exit 2
+    │   └── DataFileError           a bad input file; carries path and line number; exit 2
+    ├── ConfigError                 bad settings or a missing optional dependency; exit 3
+    ├── IndexMissingError           no index at the data dir; 404, exit 4
+    ├── BackendError                a search backend failed; 502, exit 5
+    └── DeadlineExceeded            a turn ran out of time; 504, exit 6
+"""
+
+from __future__ import annotations
+
+
+class ConvsearchError(Exception):
+    exit_code = 1
+    http_status = 500
+
+
+class InputError(ConvsearchError, ValueError):
+    exit_code = 2
+    http_status = 400
+
+
+class DataFileError(InputError):
+    """A problem in an input file, located by path and (when known) 1-based line number."""
+
+    def __init__(self, path: str, problem: str, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.problem = problem
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {problem}")
+
+
+class ConfigError(ConvsearchError):
+    exit_code = 3
+    http_status = 500
+
+
+class IndexMissingError(ConvsearchError):
+    exit_code = 4
+    http_status = 404
+
+
+class BackendError(ConvsearchError):
+    exit_code = 5
+    http_status = 502
+
+
+class DeadlineExceeded(ConvsearchError):
+    exit_code = 6
+    http_status = 504

@@ -1,0 +1,42 @@
+"""The Rewriter contract and the trivial rewriters."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from ..types import Message, RewriteResult
+
+
+@runtime_checkable
+class Rewriter(Protocol):
+    """Turns the last user query into a standalone one, given the (already windowed) history."""
+
+    name: str
+
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult: ...
+
+
+class Passthrough:
+    """Returns the query unchanged (the copy baseline, and the test double)."""
+
+    name = "passthrough"
+
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult:
+        return RewriteResult(query, query, "passthrough", "passthrough rewriter", False)
+
+
+class Scripted:
+    """Test double: returns scripted rewrites by query text, the original otherwise."""
+
+    name = "scripted"
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        self.answers = dict(answers)
+        self.calls: list[tuple[tuple[Message, ...], str]] = []
+
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult:
+        self.calls.append((tuple(history), query))
+        if query in self.answers:
+            return RewriteResult(query, self.answers[query], "scripted", "scripted answer", False)
+        return RewriteResult(query, query, "scripted", "no scripted answer", True)
