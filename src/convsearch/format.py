@@ -1,0 +1,60 @@
+"""Citations and the context string handed to an LLM."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+from urllib.parse import urlsplit
+
+from .text import normalize, truncate_tokens
+from .types import Citation, Hit
+
+
+def domain(url: str) -> str:
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+    return host.removeprefix("www.")
+
+
+def _parse_date(s: str | None) -> date | None:
+    if not s:
+        return None
+    try:
+        return datetime.fromisoformat(s.replace("Z", "+00:00")).date()
+    except ValueError:
+        try:
+            return date.fromisoformat(s[:10])
+        except ValueError:
+            return None
+
+
+def is_stale(d: str | None, *, stale_days: int, today: date | None = None) -> bool:
+    parsed = _parse_date(d)
+    if parsed is None:
+        return False
+    return (today or date.today()) - parsed > timedelta(days=stale_days)
+
+
+def citations(hits: Sequence[Hit], *, snippet_tokens: int = 120, stale_days: int = 365,
+              today: date | None = None) -> list[Citation]:
+    """Number hits [1..n]; snippet cut to ``snippet_tokens`` tokens (jieba words + Latin words)."""
+    out = []
+    for n, h in enumerate(hits, start=1):
+        out.append(Citation(
+            n=n, id=h.id, title=h.title or h.id, domain=domain(h.url), date=h.date,
+            snippet=truncate_tokens(normalize(h.text), snippet_tokens), url=h.url,
+            stale=is_stale(h.date, stale_days=stale_days, today=today), score=h.score,
+        ))
+    return out
+
+
+def context(cites: Sequence[Citation]) -> str:
+    """A context block for an LLM prompt: one numbered entry per source, ready to cite as [n]."""
+    blocks = []
+    for c in cites:
+        meta = ", ".join(x for x in (c.domain, c.date, "stale" if c.stale else "") if x)
+        head = f"[{c.n}] {c.title}" + (f" ({meta})" if meta else "")
+        blocks.append(f"{head}\n{c.snippet}")
+    return "\n\n".join(blocks)

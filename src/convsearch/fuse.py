@@ -1,0 +1,55 @@
+"""Merge ranked lists from several queries or engines.
+
+Raw scores are never compared across engines: ``fuse_max`` compares only within one engine's lists
+(same scorer, different queries), ``fuse_rrf`` uses ranks alone.
+
+RRF: score(d) = Σ_lists 1 / (k + rank_d), k = 60 (Cormack, Clarke & Büttcher, SIGIR 2009,
+"Reciprocal Rank Fusion outperforms Condorcet and individual rank learning methods").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from enum import Enum
+
+from .types import Hit
+
+RRF_K = 60
+
+
+class Fusion(str, Enum):
+    RRF = "rrf"
+    MAX = "max"
+
+
+def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K) -> list[Hit]:
+    """Reciprocal rank fusion; ties keep the order of first appearance. Metadata of the best-ranked copy wins."""
+    scores: dict[str, float] = {}
+    best: dict[str, tuple[int, Hit]] = {}
+    order: dict[str, int] = {}
+    for hits in lists:
+        for rank, h in enumerate(hits, start=1):
+            scores[h.id] = scores.get(h.id, 0.0) + 1.0 / (k + rank)
+            if h.id not in best or rank < best[h.id][0]:
+                best[h.id] = (rank, h)
+            order.setdefault(h.id, len(order))
+    ids = sorted(scores, key=lambda i: (-scores[i], order[i]))
+    return [replace(best[i][1], score=scores[i], rank=r) for r, i in enumerate(ids, start=1)]
+
+
+def fuse_max(lists: Sequence[Sequence[Hit]]) -> list[Hit]:
+    """Merge by id keeping each document's best score (same engine only)."""
+    best: dict[str, Hit] = {}
+    order: dict[str, int] = {}
+    for hits in lists:
+        for h in hits:
+            order.setdefault(h.id, len(order))
+            if h.id not in best or h.score > best[h.id].score:
+                best[h.id] = h
+    ids = sorted(best, key=lambda i: (-best[i].score, order[i]))
+    return [replace(best[i], rank=r) for r, i in enumerate(ids, start=1)]
+
+
+def fuse(lists: Sequence[Sequence[Hit]], mode: Fusion | str = Fusion.RRF, k: int = RRF_K) -> list[Hit]:
+    return fuse_rrf(lists, k) if Fusion(mode) is Fusion.RRF else fuse_max(lists)

@@ -1,0 +1,87 @@
+"""The follow-up gate: does this query lean on earlier turns?
+
+Checked in order, first match wins (each returns a Decision with its reason):
+
+1. no history and no session topic → no rewrite (nothing to lean on);
+2. a pronoun or demonstrative standing alone (它/这款/前者…, it/they/his/that…) → rewrite;
+3. an ellipsis frame: "X呢", a leading 那/那么/还有/另外, "what about X", "how about X", "and X?" → rewrite;
+4. the query names its own entity (a proper noun) → standalone, typed exactly as is;
+5. very short (≤ 3 zh words / ≤ 2 en words) or without any content noun → rewrite;
+6. a session topic exists and the query names nothing of it or of the conversation's focus → rewrite
+   (low confidence);
+7. otherwise standalone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from . import lexicon as lx
+from .rewrite.entities import en_tokens, has_pronoun, mentions
+from .text import detect_lang, tagged, words
+from .types import Decision, Message
+
+_EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what about|how about|and|what of|same for|what if)\b",
+                             re.IGNORECASE)
+_ZH_NE_RE = re.compile(r"呢[\s？?！!。.，,~～]*$")
+
+
+def zh_lead(query: str) -> str | None:
+    q = query.strip()
+    for lead in lx.ZH_LEADS:
+        if q.startswith(lead) and len(q) > len(lead):
+            return lead
+    return None
+
+
+def en_ellipsis(query: str) -> re.Match[str] | None:
+    return _EN_ELLIPSIS_RE.match(query)
+
+
+def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None = None,
+                  lang: str | None = None) -> Decision:
+    """Decide whether ``query`` needs a rewrite given the (windowed) ``history``.
+
+    >>> needs_rewrite([Message("user", "AnySearch 支持哪些检索方式？")], "价格呢？").needed
+    True
+    """
+    if not history and not topic:
+        return Decision(False, "no history and no session topic", 1.0)
+    lang = lang or detect_lang(query)
+    q = query.strip()
+    if lang == "zh":
+        toks = tagged(q)
+        qwords = [w for w, t in toks if t not in ("x", "w") and w.strip()]
+        if has_pronoun(q, "zh"):
+            return Decision(True, "pronoun or demonstrative", 0.9)
+        if _ZH_NE_RE.search(q):
+            return Decision(True, "ellipsis: 'X呢'", 0.9)
+        if zh_lead(q):
+            return Decision(True, "leading follow-up marker", 0.8)
+        ms = mentions(q, "zh")
+        if any(m.proper for m in ms):
+            return Decision(False, "names its own entity", 0.8)
+        if len(qwords) <= 3:
+            return Decision(True, "very short query", 0.6)
+        if not ms:
+            return Decision(True, "no content noun", 0.6)
+    else:
+        toks = [t for t in en_tokens(q) if t[0].isalnum()]
+        if has_pronoun(q, "en"):
+            return Decision(True, "pronoun or demonstrative", 0.9)
+        if en_ellipsis(q):
+            return Decision(True, "ellipsis: 'what about X' / 'and X'", 0.9)
+        ms = mentions(q, "en")
+        if any(m.proper for m in ms):
+            return Decision(False, "names its own entity", 0.8)
+        if len(toks) <= 2:
+            return Decision(True, "very short query", 0.6)
+        if not ms:
+            return Decision(True, "no content noun", 0.6)
+    if topic:
+        topic_words = {w for w in words(topic) if w not in lx.STOP_EN and w not in lx.STOP_ZH}
+        if topic_words & set(words(q)):
+            return Decision(False, "names the session topic", 0.7)
+        return Decision(True, "does not name the session topic", 0.5)
+    return Decision(False, "standalone", 0.7)

@@ -1,0 +1,53 @@
+"""Word lists kept as data (package files) and the small closed classes the rules need. Loaded once."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+
+
+def _read_words(name: str) -> frozenset[str]:
+    text = resources.files("convsearch.data").joinpath(name).read_text(encoding="utf-8")
+    out: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        out.update(line.split())
+    return frozenset(out)
+
+
+STOP_EN = _read_words("stopwords_en.txt")
+STOP_ZH = _read_words("stopwords_zh.txt")
+
+
+@lru_cache(maxsize=1)
+def synonyms() -> dict[str, tuple[tuple[str, ...], ...]]:
+    data = yaml.safe_load(resources.files("convsearch.data").joinpath("synonyms.yaml").read_text(encoding="utf-8"))
+    return {lang: tuple(tuple(str(w) for w in g) for g in groups) for lang, groups in data.items()}
+
+
+# --- Chinese -------------------------------------------------------------------------------------
+# Pronouns and demonstratives that stand for an entity of an earlier turn.
+ZH_PRONOUNS = frozenset({"它", "它们", "他", "她", "他们", "她们", "其", "该", "此", "前者", "后者", "上面", "上述",
+                         "这个", "那个", "这款", "那款", "这家", "那家", "这里", "那里", "这儿", "那儿", "这些", "那些"})
+# Determiners that may precede a noun ("这款手机"); bare, they are pronouns.
+ZH_DETERMINERS = frozenset({"这个", "那个", "这款", "那款", "这家", "那家", "该", "这些", "那些", "此", "其"})
+# Leading words that mark a follow-up ("那番禺呢", "还有年假呢").
+ZH_LEADS = ("那么", "那", "还有", "另外", "那如果", "如果是", "换成", "要是")
+ZH_INTERJECTIONS = frozenset({"嗯", "嗯嗯", "哦", "噢", "哈", "哈哈", "哈哈哈", "哎", "哎哎", "唉", "呵呵", "嘿嘿", "好",
+                              "好的", "是", "是啊", "对", "对啊", "对呀", "恩", "额", "呃", "啊", "嘻嘻", "嗯呢", "哇"})
+ZH_PROPER_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng"})
+ZH_NOUN_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "eng", "vn", "nw", "j", "an", "ng"})
+
+# --- English -------------------------------------------------------------------------------------
+EN_SUBJECT = {"it": "thing", "they": "group", "he": "person", "she": "person", "them": "group", "him": "person"}
+EN_POSSESSIVE = {"its": "thing", "their": "group", "his": "person", "her": "person"}
+EN_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
+EN_PRONOUNS = frozenset(EN_SUBJECT) | frozenset(EN_POSSESSIVE) | EN_DEMONSTRATIVES
+EN_WH = frozenset({"what", "who", "when", "where", "why", "how", "which", "whom", "whose"})
+EN_AUX = frozenset({"is", "are", "was", "were", "do", "does", "did", "can", "could", "will", "would", "should",
+                    "shall", "may", "might", "must", "has", "have", "had", "am"})
+EN_CONNECTORS = frozenset({"of", "the", "and", "&", "de", "von", "van", "da", "del", "la", "le", "for", "on", "in"})
+EN_SUBJECT_PRONOUNS = frozenset({"i", "you", "we", "he", "she", "it", "they"})

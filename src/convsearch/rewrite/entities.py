@@ -1,0 +1,235 @@
+"""Mentions and the conversation's focus: the entity a follow-up most likely leans on.
+
+Mentions are noun phrases found with cheap, general means: jieba POS tags for Chinese (proper-noun tags
+first, then noun runs), capitalisation and a stop-word list for English. The *focus* is tracked turn by
+turn, oldest first, the way a reader does:
+
+- a user turn that names something and uses no pronoun moves the focus to what it names (proper noun
+  first, then its first noun phrase);
+- a user turn with a pronoun keeps the focus (the pronoun refers to it);
+- an assistant turn moves the focus to the proper noun it names only when the question before it did not
+  name one ("What group disbanded?" → "Zappa and the Mothers of Invention").
+- with no focus at all, the session topic (a page or product title) stands in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .. import lexicon as lx
+from ..text import detect_lang, is_cjk, tagged
+from ..types import Message
+
+_EN_TOKEN_RE = re.compile(r"[A-Za-z0-9][\w'’\-\.]*[\w]|[A-Za-z0-9]|[^\w\s]", re.UNICODE)
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    text: str
+    proper: bool
+    cls: str  # zh: POS class of the proper head (ns, nr, nt, nz, eng) or "n"; en: "proper" or "noun"
+    head: str  # last word, used to match same-kind common nouns (年假/病假, throat cancer/lung cancer)
+
+
+def join_tokens(tokens: Sequence[str]) -> str:
+    """Join words, with a space only between two Latin words."""
+    out = ""
+    for t in tokens:
+        if out and not is_cjk(out[-1]) and not is_cjk(t[0]) and out[-1].isalnum() and t[0].isalnum():
+            out += " "
+        out += t
+    return out
+
+
+# --- Chinese ---------------------------------------------------------------------------------------
+
+def zh_mentions(text: str) -> list[Mention]:
+    """Noun phrases of a Chinese (or mixed) text, in order of appearance."""
+    toks = tagged(text)
+    out: list[Mention] = []
+    run: list[tuple[str, str]] = []
+
+    def flush() -> None:
+        if not run:
+            return
+        words = [w for w, _ in run]
+        if not all(w in lx.STOP_ZH for w in words):
+            propers = [t for _, t in run if t in lx.ZH_PROPER_TAGS]
+            cls = propers[-1] if propers else "n"
+            if cls in ("nrt", "nrfg"):
+                cls = "nr"
+            phrase = join_tokens(words)
+            if len(phrase) > 1 or propers:
+                out.append(Mention(phrase, bool(propers), cls, words[-1]))
+        run.clear()
+
+    n = len(toks)
+    for i, (w, t) in enumerate(toks):
+        nounish = t in lx.ZH_NOUN_TAGS and w not in lx.STOP_ZH and w not in lx.ZH_PRONOUNS
+        if not nounish and t == "m" and len(w) == 1 and i + 1 < n and toks[i + 1][1] in lx.ZH_NOUN_TAGS:
+            nounish = True  # 年假 is tagged 年/m 假/n
+        if nounish:
+            run.append((w, t))
+            continue
+        # A two-character verb that opens a clause and heads straight into a noun joins the phrase:
+        # 入职流程, 报销流程, 申请笔记本.
+        clause_start = i == 0 or toks[i - 1][1] in ("x", "w")
+        if (t == "v" and len(w) == 2 and clause_start and not run and i + 1 < n
+                and toks[i + 1][1] in lx.ZH_NOUN_TAGS and toks[i + 1][0] not in lx.STOP_ZH):
+            run.append((w, t))
+            continue
+        flush()
+    flush()
+    return out
+
+
+# --- English ---------------------------------------------------------------------------------------
+
+def en_tokens(text: str) -> list[str]:
+    return _EN_TOKEN_RE.findall(text)
+
+
+def _is_cap(tok: str) -> bool:
+    return tok[:1].isupper() or (any(c.isupper() for c in tok[1:]) and tok[:1].isalpha()) or (
+        tok[:1].isdigit() and any(c.isalpha() for c in tok))
+
+
+def en_mentions(text: str) -> list[Mention]:
+    """Proper-noun spans (capitalised runs, with of/the/and inside) and common-noun runs."""
+    toks = en_tokens(text)
+    out: list[Mention] = []
+    n = len(toks)
+    i = 0
+    sentence_start = True
+    prev_lower = ""
+    while i < n:
+        tok = toks[i]
+        low = tok.lower()
+        if not tok[0].isalnum():
+            sentence_start = tok in ".?!:;"
+            prev_lower = ""
+            i += 1
+            continue
+        if _is_cap(tok) and not (sentence_start and low in lx.STOP_EN) and low not in lx.EN_PRONOUNS and low != "i":
+            j = i + 1
+            end = i + 1
+            while j < n:
+                t2 = toks[j]
+                if t2[0].isalnum() and _is_cap(t2) and t2.lower() not in lx.EN_PRONOUNS:
+                    j += 1
+                    end = j
+                elif t2.lower() in lx.EN_CONNECTORS:
+                    k = j
+                    while k < n and toks[k].lower() in lx.EN_CONNECTORS:
+                        k += 1
+                    if k < n and k - j <= 2 and _is_cap(toks[k]) and toks[k].lower() not in lx.EN_PRONOUNS:
+                        j = k
+                    else:
+                        break
+                else:
+                    break
+            span = toks[i:end]
+            out.append(Mention(" ".join(span), True, "proper", span[-1].lower()))
+            i = end
+            sentence_start = False
+            prev_lower = ""
+            continue
+        # common-noun run: content words that are not verbs by position
+        if low not in lx.STOP_EN and not _verb_position(toks, i) and not low.endswith("ed"):
+            j = i
+            while j < n and toks[j][0].isalnum() and toks[j].lower() not in lx.STOP_EN and not (
+                    _is_cap(toks[j]) and j > i) and j - i < 4:
+                j += 1
+            span = [t.lower() if not _is_cap(t) else t for t in toks[i:j]]
+            if not (len(span) == 1 and (len(span[0]) < 3 or span[0].isdigit())):
+                out.append(Mention(" ".join(span), False, "noun", span[-1].lower()))
+            i = max(j, i + 1)
+            sentence_start = False
+            prev_lower = ""
+            continue
+        sentence_start = False
+        prev_lower = low
+        i += 1
+    return out
+
+
+def _verb_position(toks: Sequence[str], i: int) -> bool:
+    """True when token i sits where English puts a verb: after 'aux + subject' ("can it spread"),
+    right after an opening wh-word ("what causes", "who founded"), after a subject pronoun, or an -ed word
+    after a wh/aux."""
+    low = toks[i].lower()
+    prev = toks[i - 1].lower() if i >= 1 else ""
+    prev2 = toks[i - 2].lower() if i >= 2 else ""
+    if prev in lx.EN_SUBJECT_PRONOUNS or prev in ("to",):
+        return True
+    if prev2 in lx.EN_AUX and prev in lx.EN_SUBJECT_PRONOUNS:
+        return True
+    if i == 1 and prev in lx.EN_WH:
+        return True
+    if low.endswith("ed") and prev in lx.EN_AUX | lx.EN_WH:
+        return True
+    return False
+
+
+def mentions(text: str, lang: str | None = None) -> list[Mention]:
+    lang = lang or detect_lang(text)
+    return zh_mentions(text) if lang == "zh" else en_mentions(text)
+
+
+def has_pronoun(text: str, lang: str) -> bool:
+    if lang == "zh":
+        return any(w in lx.ZH_PRONOUNS for w, _ in tagged(text))
+    return any(t.lower() in lx.EN_PRONOUNS and not _demonstrative_det(en_tokens(text), k)
+               for k, t in enumerate(en_tokens(text)))
+
+
+def _demonstrative_det(toks: Sequence[str], k: int) -> bool:
+    """'that album' (a determiner) rather than 'that' (a pronoun)."""
+    low = toks[k].lower()
+    if low not in lx.EN_DEMONSTRATIVES:
+        return False
+    nxt = toks[k + 1].lower() if k + 1 < len(toks) else ""
+    return bool(nxt) and nxt[0].isalnum() and nxt not in lx.STOP_EN
+
+
+# --- focus tracking --------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Focus:
+    entity: Mention | None
+    frame: str | None  # the most recent user question (the frame an ellipsis fills)
+    frame_mentions: tuple[Mention, ...]
+    source: str  # "user", "assistant", "topic" or "none"
+
+
+def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
+    focus: Mention | None = None
+    source = "none"
+    frame: str | None = None
+    frame_mentions: tuple[Mention, ...] = ()
+    last_user_named = False
+    for m in history:
+        lang = detect_lang(m.content)
+        ms = mentions(m.content, lang)
+        if m.role == "user":
+            frame, frame_mentions = m.content, tuple(ms)
+            proper = [x for x in ms if x.proper]
+            if has_pronoun(m.content, lang) and focus is not None:
+                last_user_named = True
+                continue
+            pick = proper[0] if proper else (ms[0] if ms else None)
+            if pick is not None:
+                focus, source = pick, "user"
+            last_user_named = bool(proper)
+        else:
+            proper = [x for x in ms if x.proper]
+            if proper and (focus is None or (not last_user_named and source != "assistant")):
+                focus, source = proper[0], "assistant"
+    if topic:
+        tm = mentions(topic)
+        t = Mention(topic.strip(), True, tm[0].cls if tm else "proper", tm[-1].head if tm else topic.strip())
+        if focus is None or (not focus.proper and source != "user"):
+            focus, source = t, "topic"
+    return Focus(focus, frame, frame_mentions, source)

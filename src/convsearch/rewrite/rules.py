@@ -1,0 +1,207 @@
+"""The offline rule rewriter (zh + en).
+
+Given the windowed history, it finds the conversation's focus (``entities.find_focus``) and applies the
+first operation that fits the query:
+
+1. **entity swap** — an ellipsis whose new entity has the same kind as one in the previous question's frame
+   puts it there ("深圳最近三天适合露营吗？" + "那番禺呢？" → "番禺最近三天适合露营吗"; "what about NovaDB?");
+2. **ellipsis completion** — otherwise the ellipsis is attached to the focus ("价格呢？" → "AnySearch 的价格");
+3. **pronoun → entity** — the first pronoun or demonstrative standing for the focus is replaced
+   (possessives get "'s" in English);
+4. **frame completion** — a query that names nothing gets the focus as its subject
+   ("那审批需要多久？" after 入职流程 → "入职流程的审批需要多久").
+
+The gate runs first: a standalone query comes back exactly as typed. The output may only add words found
+in the history, the query or the topic; if not, the original is returned with ``fell_back=True``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .. import lexicon as lx
+from ..gate import _ZH_NE_RE, en_ellipsis, needs_rewrite, zh_lead
+from ..text import detect_lang, is_cjk, tagged
+from ..types import Message, RewriteResult
+from .entities import Focus, Mention, _demonstrative_det, en_tokens, find_focus, mentions
+from .guard import unfaithful_words
+
+_TRAIL_PUNCT = "？?！!。.，,~～ \t"
+_PRODUCTISH = frozenset({"nz", "eng", "nt"})
+
+
+def _attach(entity: str, rest: str, *, de: bool) -> str:
+    """'AnySearch' + '价格' → 'AnySearch 的价格'; '入职流程' + '需要多久' (de=False) → '入职流程需要多久'."""
+    glue = "的" if de else ""
+    sep = " " if entity and not is_cjk(entity[-1]) and (glue or (rest and is_cjk(rest[0]))) else ""
+    return f"{entity}{sep}{glue}{rest}"
+
+
+def _same_kind(x: Mention, y: Mention) -> bool:
+    if x.proper and y.proper:
+        return x.cls == y.cls or (x.cls in _PRODUCTISH and y.cls in _PRODUCTISH) or x.cls == "proper"
+    if not x.proper and not y.proper:
+        return x.head[-1:] == y.head[-1:] if is_cjk(x.head[-1:]) else x.head == y.head
+    return False
+
+
+def _swap_target(x_mentions: list[Mention], frame_mentions: Sequence[Mention]) -> Mention | None:
+    if len(x_mentions) != 1:
+        return None
+    x = x_mentions[0]
+    for m in frame_mentions:
+        if m.text != x.text and _same_kind(x, m):
+            return m
+    return None
+
+
+class RuleRewriter:
+    """Offline rewriter for Chinese and English follow-ups; pure and cheap (no I/O, no model)."""
+
+    name = "rules"
+
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult:
+        lang = detect_lang(query)
+        decision = needs_rewrite(history, query, topic=topic, lang=lang)
+        if not decision.needed:
+            return RewriteResult(query, query, "rules", f"gate: {decision.reason}", False)
+        focus = find_focus(history, topic)
+        if lang == "zh":
+            out, op = _rewrite_zh(query, focus)
+        else:
+            out, op = _rewrite_en(query, focus)
+        if out is None or not out.strip():
+            return RewriteResult(query, query, "rules", f"gate: {decision.reason}; {op}", False)
+        bad = unfaithful_words(out, query, history, topic)
+        if bad:
+            return RewriteResult(query, query, "rules", f"unfaithful rewrite rejected ({', '.join(sorted(bad))})", True)
+        return RewriteResult(query, out, "rules", f"gate: {decision.reason}; {op}", False)
+
+
+# --- Chinese ---------------------------------------------------------------------------------------
+
+def _rewrite_zh(query: str, focus: Focus) -> tuple[str | None, str]:
+    q = query.strip()
+    core = q.rstrip(_TRAIL_PUNCT)
+    lead = zh_lead(core)
+    body = core[len(lead):].lstrip(" ，,") if lead else core
+    ent = focus.entity
+    # 1-2. ellipsis: "X呢" or a bare "那X"
+    is_ne = bool(_ZH_NE_RE.search(q))
+    if is_ne:
+        body = re.sub(r"呢$", "", body).rstrip(_TRAIL_PUNCT)
+    xm = mentions(body, "zh") if body else []
+    bare_x = bool(body) and len(xm) == 1 and len(xm[0].text) >= len(body) - 1
+    if is_ne or (lead and bare_x):
+        if not body:
+            return (focus.frame.rstrip(_TRAIL_PUNCT) if focus.frame else None), "ellipsis: repeat previous question"
+        target = _swap_target(xm, focus.frame_mentions) if focus.frame else None
+        if target is not None and focus.frame:
+            return focus.frame.rstrip(_TRAIL_PUNCT).replace(target.text, xm[0].text, 1), \
+                f"entity swap: {target.text} → {xm[0].text}"
+        if ent is not None and ent.text not in body:
+            return _attach(ent.text, body, de=True), f"ellipsis completion with {ent.text}"
+        return body, "ellipsis without a focus"
+    # 3. pronoun → entity
+    toks = tagged(body)
+    for i, (w, t) in enumerate(toks):
+        if w not in lx.ZH_PRONOUNS:
+            continue
+        if w in ("前者", "后者") and len(focus.frame_mentions) >= 2:
+            rep = focus.frame_mentions[0 if w == "前者" else -1].text
+        elif ent is not None:
+            rep = ent.text
+        else:
+            return None, "pronoun without an antecedent"
+        before = "".join(x for x, _ in toks[:i])
+        after_toks = toks[i + 1:]
+        if w in lx.ZH_DETERMINERS and after_toks and after_toks[0][1] in lx.ZH_NOUN_TAGS:
+            noun = after_toks[0][0]
+            if noun in rep:  # "这款产品" when the focus is "AnySearch 产品"
+                after_toks = after_toks[1:]
+        after = "".join(x for x, _ in after_toks)
+        sep_l = " " if before and not is_cjk(before[-1]) and before[-1].isalnum() else ""
+        sep_r = " " if after and not is_cjk(rep[-1]) and not is_cjk(after[0]) and after[0].isalnum() else ""
+        return f"{before}{sep_l}{rep}{sep_r}{after}", f"pronoun {w} → {rep}"
+    # 4. frame completion: put the focus in as the subject, after any interjection
+    if ent is None:
+        return (body if body != core else None), "no focus to complete with"
+    if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
+        return (body if body != core else None), "already names the focus"
+    prefix = ""
+    rest = toks
+    while rest and (rest[0][0] in lx.ZH_INTERJECTIONS or rest[0][1] in ("x", "w", "y", "e")):
+        prefix += rest[0][0]
+        rest = rest[1:]
+    rest_text = "".join(w for w, _ in rest)
+    if not rest_text:
+        return None, "nothing to complete"
+    noun_first = rest[0][1] in lx.ZH_NOUN_TAGS
+    return prefix + _attach(ent.text, rest_text, de=noun_first), f"frame completion with {ent.text}"
+
+
+# --- English ---------------------------------------------------------------------------------------
+
+_EN_PRON_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|these|those)\b", re.IGNORECASE)
+
+
+def _rewrite_en(query: str, focus: Focus) -> tuple[str | None, str]:
+    q = query.strip()
+    ent = focus.entity
+    m = en_ellipsis(q)
+    if m:
+        x = q[m.end():].strip().rstrip(_TRAIL_PUNCT).strip()
+        x = re.sub(r"^(the|a|an)\s+", "", x, flags=re.IGNORECASE)
+        if not x:
+            return None, "ellipsis without content"
+        xm = mentions(x, "en") or [Mention(x, x[:1].isupper(), "proper" if x[:1].isupper() else "noun",
+                                           x.split()[-1].lower())]
+        if focus.frame:
+            frame = focus.frame.strip()
+            fm = list(focus.frame_mentions)
+            target = _swap_target(xm[:1], fm)
+            if target is None and ent is not None and ent.text in frame:
+                target = ent
+            if target is None and fm:
+                target = next((f for f in fm if f.proper == xm[0].proper), None)
+            if target is not None and target.text in frame:
+                return frame.replace(target.text, x, 1), f"entity swap: {target.text} → {x}"
+            if ent is not None and ent.text not in frame and _EN_PRON_RE.search(frame):
+                resolved, _ = _replace_pronoun(frame, ent)
+                if resolved:
+                    return resolved.replace(ent.text, x, 1), f"entity swap: {ent.text} → {x}"
+        if ent is not None and ent.text.lower() not in x.lower():
+            return f"{x} {ent.text}", f"ellipsis completion with {ent.text}"
+        return x, "ellipsis without a frame"
+    if ent is None:
+        return None, "no focus"
+    out, how = _replace_pronoun(q, ent)
+    if out is not None:
+        return out, how
+    if ent.text.lower() in q.lower():
+        return None, "already names the focus"
+    core = q.rstrip(_TRAIL_PUNCT)
+    tail = q[len(core):].strip()
+    return f"{core} {ent.text}{tail}", f"frame completion with {ent.text}"
+
+
+def _replace_pronoun(q: str, ent: Mention) -> tuple[str | None, str]:
+    toks = en_tokens(q)
+    words_lower = [t.lower() for t in toks]
+    for mt in _EN_PRON_RE.finditer(q):
+        w = mt.group(1).lower()
+        # skip "that" as a determiner ("that album") or as a relative pronoun after a noun
+        k = next((i for i, t in enumerate(words_lower) if t == w), None)
+        if w in lx.EN_DEMONSTRATIVES and k is not None and _demonstrative_det(toks, k):
+            continue
+        if w == "that" and k is not None and k > 0 and words_lower[k - 1] not in lx.EN_AUX | lx.EN_WH | {"about", "of", "is"}:
+            continue
+        possessive = w in lx.EN_POSSESSIVE
+        if w == "her":
+            nxt = q[mt.end():].lstrip()
+            nxt_word = re.match(r"[A-Za-z]+", nxt)
+            possessive = bool(nxt_word) and nxt_word.group(0).lower() not in lx.STOP_EN
+        rep = ent.text + ("'s" if possessive and not ent.text.endswith("'s") else "")
+        return q[: mt.start()] + rep + q[mt.end():], f"pronoun {mt.group(1)} → {ent.text}"
+    return None, "no pronoun"
