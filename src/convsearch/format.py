@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from urllib.parse import urlsplit
 
-from .text import normalize, truncate_tokens
+from .text import truncate_tokens
 from .types import Citation, Hit
 
 
@@ -44,7 +44,7 @@ def citations(hits: Sequence[Hit], *, snippet_tokens: int = 120, stale_days: int
     for n, h in enumerate(hits, start=1):
         out.append(Citation(
             n=n, id=h.id, title=h.title or h.id, domain=domain(h.url), date=h.date,
-            snippet=truncate_tokens(normalize(h.text), snippet_tokens), url=h.url,
+            snippet=truncate_tokens(" ".join(h.text.split()), snippet_tokens), url=h.url,
             stale=is_stale(h.date, stale_days=stale_days, today=today), score=h.score,
         ))
     return out

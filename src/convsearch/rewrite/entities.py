@@ -194,6 +194,15 @@ def _demonstrative_det(toks: Sequence[str], k: int) -> bool:
     return bool(nxt) and nxt[0].isalnum() and nxt not in lx.STOP_EN
 
 
+_TOPIC_SEP_RE = re.compile(r"\s+[|:\-–—]\s+|[:：|｜]\s*")
+
+
+def topic_entity(topic: str) -> str:
+    """The entity a session topic names: a page title's first segment ("Frank Zappa: Disbandment" →
+    "Frank Zappa"; "AnySearch | Pricing" → "AnySearch")."""
+    return _TOPIC_SEP_RE.split(topic.strip(), maxsplit=1)[0].strip()
+
+
 # --- focus tracking --------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
@@ -227,9 +236,10 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
             proper = [x for x in ms if x.proper]
             if proper and (focus is None or (not last_user_named and source != "assistant")):
                 focus, source = proper[0], "assistant"
-    if topic:
-        tm = mentions(topic)
-        t = Mention(topic.strip(), True, tm[0].cls if tm else "proper", tm[-1].head if tm else topic.strip())
+    name = topic_entity(topic) if topic else ""
+    if name:
+        tm = mentions(name)
+        t = Mention(name, True, tm[0].cls if tm else "proper", tm[-1].head if tm else name)
         if focus is None or (not focus.proper and source != "user"):
             focus, source = t, "topic"
     return Focus(focus, frame, frame_mentions, source)

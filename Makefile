@@ -1,0 +1,35 @@
+# Every target sets up its own environment (.venv) first; nothing else is needed on a fresh machine.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: demo test test-unit bench eval docs clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## demo: index the bundled zh/en corpus and play the scripted conversations (offline, no key)
+demo: $(STAMP)
+	$(VENV)/bin/convsearch demo --data-dir .convsearch/demo
+
+## test: the whole suite (unit, integration, e2e)
+test: $(STAMP)
+	$(PY) -m pytest
+
+test-unit: $(STAMP)
+	$(PY) -m pytest tests/unit -q
+
+## bench: speed benchmarks → docs/BENCHMARKS.md
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+## eval: rerun the quality rows of eval/expected.yaml, OK / FAIL each
+eval: $(STAMP)
+	$(VENV)/bin/convsearch eval regress --expected eval/expected.yaml
+
+clean:
+	rm -rf .convsearch .pytest_cache

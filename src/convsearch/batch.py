@@ -1,0 +1,48 @@
+"""`convsearch rewrite --batch`: rewrite a JSONL of conversations, one output record per input line."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from .errors import DataFileError
+from .rewrite import get_rewriter
+from .window import history_window
+
+
+def rewrite_batch(src: Path, dst: Path, rewriter_name: str = "rules", *, window: int = 8) -> tuple[int, float]:
+    """Read every record first (a bad line fails before anything is written), then rewrite in order."""
+    from .eval.data import parse_record, topic_text
+
+    rewriter = get_rewriter(rewriter_name)
+    if not src.is_file():
+        raise DataFileError(str(src), "no such file")
+    try:
+        text = src.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataFileError(str(src), f"invalid UTF-8 at byte {exc.start}") from exc
+    records = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataFileError(str(src), f"malformed JSON ({exc.msg})", n) from exc
+        if isinstance(obj, dict):
+            obj.setdefault("rewrite", obj.get("question", ""))
+            obj.setdefault("history", [])
+            obj.setdefault("history_roles", ["user" if i % 2 == 0 else "assistant" for i in range(len(obj["history"]))])
+        records.append(parse_record(obj, path=str(src), line=n))
+    t0 = time.perf_counter()
+    tmp = dst.with_suffix(dst.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as out:
+        for r in records:
+            t = time.perf_counter()
+            rw = rewriter.rewrite(history_window(r.messages(), window), r.question, topic=topic_text(r))
+            ms = (time.perf_counter() - t) * 1000
+            out.write(json.dumps({"id": r.id, "rewrite": rw.rewritten, "rewritten": rw.changed, "method": rw.method,
+                                  "reason": rw.reason, "latency_ms": round(ms, 4)}, ensure_ascii=False) + "\n")
+    tmp.replace(dst)
+    return len(records), time.perf_counter() - t0

