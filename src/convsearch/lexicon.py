@@ -8,17 +8,23 @@ from importlib import resources
 import yaml
 
 
-def _read_words(name: str) -> frozenset[str]:
+def _read_words(name: str, section: str | None = None) -> frozenset[str]:
+    """Words of a list file; with ``section``, only those under its ``# [section]`` header."""
     text = resources.files("convsearch.data").joinpath(name).read_text(encoding="utf-8")
     out: set[str] = set()
+    current = None
     for line in text.splitlines():
-        if line.startswith("#"):
+        if line.startswith("# ["):
+            current = line[3:].split("]")[0]
+            continue
+        if line.startswith("#") or (section is not None and current != section):
             continue
         out.update(line.split())
     return frozenset(out)
 
 
 STOP_EN = _read_words("stopwords_en.txt")
+EN_FUNCTION = _read_words("stopwords_en.txt", "function")  # closed-class words only
 STOP_ZH = _read_words("stopwords_zh.txt")
 
 

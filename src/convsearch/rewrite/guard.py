@@ -10,8 +10,15 @@ from ..types import Message
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-cased words that carry content: no stop words, no punctuation, no single Latin letters."""
-    return {w for w in words(text) if w not in lx.STOP_EN and w not in lx.STOP_ZH and (len(w) > 1 or not w.isascii())}
+    """Lower-cased words that carry content: no stop words, no punctuation, no single Latin letters;
+    a possessive 's is dropped ("zappa's" → "zappa")."""
+    out = set()
+    for w in words(text):
+        if w.endswith(("'s", "’s")):
+            w = w[:-2]
+        if w and w not in lx.STOP_EN and w not in lx.STOP_ZH and (len(w) > 1 or not w.isascii()):
+            out.add(w)
+    return out
 
 
 def added_words(rewritten: str, query: str) -> set[str]:

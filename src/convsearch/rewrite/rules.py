@@ -168,7 +168,7 @@ def _rewrite_en(query: str, focus: Focus) -> tuple[str | None, str]:
             if target is not None and target.text in frame:
                 return frame.replace(target.text, x, 1), f"entity swap: {target.text} → {x}"
             if ent is not None and ent.text not in frame and _EN_PRON_RE.search(frame):
-                resolved, _ = _replace_pronoun(frame, ent)
+                resolved, _ = _replace_pronoun(frame, ent, focus.person)
                 if resolved:
                     return resolved.replace(ent.text, x, 1), f"entity swap: {ent.text} → {x}"
         if ent is not None and ent.text.lower() not in x.lower():
@@ -176,32 +176,42 @@ def _rewrite_en(query: str, focus: Focus) -> tuple[str | None, str]:
         return x, "ellipsis without a frame"
     if ent is None:
         return None, "no focus"
-    out, how = _replace_pronoun(q, ent)
-    if out is not None:
-        return out, how
-    if ent.text.lower() in q.lower():
-        return None, "already names the focus"
-    core = q.rstrip(_TRAIL_PUNCT)
-    tail = q[len(core):].strip()
-    return f"{core} {ent.text}{tail}", f"frame completion with {ent.text}"
+    out, how = _replace_pronoun(q, ent, focus.person)
+    if out is None and ent.text.lower() not in q.lower():
+        core = q.rstrip(_TRAIL_PUNCT)
+        out, how = f"{core} {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
+    if out is not None and focus.last_answer is not None and _EN_ELSE_RE.search(q) \
+            and focus.last_answer.text.lower() not in out.lower():
+        # "what else / any other ...": exclude what the last answer already covered
+        core = out.rstrip(_TRAIL_PUNCT)
+        out = f"{core} besides {focus.last_answer.text}{out[len(core):].strip()}"
+        how += f"; exclusion: besides {focus.last_answer.text}"
+    return out, how if out is not None else "already names the focus"
 
 
-def _replace_pronoun(q: str, ent: Mention) -> tuple[str | None, str]:
+_EN_ELSE_RE = re.compile(r"\b(else|other|another|besides|additional)\b", re.IGNORECASE)
+_EN_PERSON = frozenset({"he", "him", "his", "she", "her"})
+
+
+def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None) -> tuple[str | None, str]:
+    """Replace the first personal pronoun (or, failing that, a demonstrative standing alone)."""
     toks = en_tokens(q)
     words_lower = [t.lower() for t in toks]
-    for mt in _EN_PRON_RE.finditer(q):
+    matches = list(_EN_PRON_RE.finditer(q))
+    personal = [mt for mt in matches if mt.group(1).lower() not in lx.EN_DEMONSTRATIVES]
+    for mt in personal or matches:
         w = mt.group(1).lower()
-        # skip "that" as a determiner ("that album") or as a relative pronoun after a noun
         k = next((i for i, t in enumerate(words_lower) if t == w), None)
-        if w in lx.EN_DEMONSTRATIVES and k is not None and _demonstrative_det(toks, k):
-            continue
-        if w == "that" and k is not None and k > 0 and words_lower[k - 1] not in lx.EN_AUX | lx.EN_WH | {"about", "of", "is"}:
-            continue
+        if w in lx.EN_DEMONSTRATIVES:
+            if k is not None and _demonstrative_det(toks, k):
+                continue  # "that album": a determiner
+            if w == "that" and k is not None and k > 0 and words_lower[k - 1] not in lx.EN_AUX | lx.EN_WH | {"about", "of", "is"}:
+                continue  # a relative pronoun ("the band that ...")
+        target = person if (w in _EN_PERSON and person is not None) else ent
         possessive = w in lx.EN_POSSESSIVE
         if w == "her":
-            nxt = q[mt.end():].lstrip()
-            nxt_word = re.match(r"[A-Za-z]+", nxt)
-            possessive = bool(nxt_word) and nxt_word.group(0).lower() not in lx.STOP_EN
-        rep = ent.text + ("'s" if possessive and not ent.text.endswith("'s") else "")
-        return q[: mt.start()] + rep + q[mt.end():], f"pronoun {mt.group(1)} → {ent.text}"
+            nxt_word = re.match(r"[A-Za-z]+", q[mt.end():].lstrip())
+            possessive = bool(nxt_word) and nxt_word.group(0).lower() not in lx.EN_FUNCTION
+        rep = target.text + ("'s" if possessive and not target.text.endswith("'s") else "")
+        return q[: mt.start()] + rep + q[mt.end():], f"pronoun {mt.group(1)} → {target.text}"
     return None, "no pronoun"
