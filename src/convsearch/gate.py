@@ -2,11 +2,14 @@
 
 Checked in order, first match wins (each returns a Decision with its reason):
 
-1. no history and no session topic → no rewrite (nothing to lean on);
+1. no history and no session topic → no rewrite (nothing to lean on); a partial name of the topic
+   ("Divac" on a page about "Vlade Divac") → rewrite;
 2. a pronoun or demonstrative standing alone (它/这款/前者…, it/they/his/that…) → rewrite;
-3. an ellipsis frame: "X呢", a leading 那/那么/还有/另外, "what about X", "how about X", "and X?" → rewrite;
+3. an English definite noun phrase whose head an earlier turn named in full ("the expedition") → rewrite;
+   an ellipsis frame: "X呢", a leading 那/那么/还有/另外, "what about X", "how about X", "and X?" → rewrite;
 4. the query names its own entity (a proper noun) → standalone, typed exactly as is;
-5. very short (≤ 3 zh words / ≤ 2 en words) or without any content noun → rewrite;
+5. very short (≤ 3 zh words / ≤ 2 en words), without any content noun, or whose only nouns are
+   relational (价格, 区别, types, benefits: an aspect of something unnamed) → rewrite;
 6. a session topic exists and the query names nothing of it or of the conversation's focus → rewrite
    (low confidence);
 7. otherwise standalone.
@@ -18,7 +21,7 @@ import re
 from collections.abc import Sequence
 
 from . import lexicon as lx
-from .rewrite.entities import en_tokens, has_pronoun, mentions
+from .rewrite.entities import definite_expansion, en_tokens, has_pronoun, mentions, partial_name_span, topic_entity
 from .text import detect_lang, tagged, words
 from .types import Decision, Message
 
@@ -39,6 +42,15 @@ def en_ellipsis(query: str) -> re.Match[str] | None:
     return _EN_ELLIPSIS_RE.match(query)
 
 
+def _antecedent_inside(q: str) -> bool:
+    """'What is Rock City, and why is it famous?': a proper noun before the first pronoun is its antecedent."""
+    m = _EN_PRONOUN_RE.search(q)
+    return bool(m) and any(x.proper for x in mentions(q[: m.start()], "en"))
+
+
+_EN_PRONOUN_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
+
+
 def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None = None,
                   lang: str | None = None) -> Decision:
     """Decide whether ``query`` needs a rewrite given the (windowed) ``history``.
@@ -50,6 +62,8 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
         return Decision(False, "no history and no session topic", 1.0)
     lang = lang or detect_lang(query)
     q = query.strip()
+    if topic and partial_name_span(q, topic_entity(topic)):
+        return Decision(True, "partial name of the session topic", 0.8)
     if lang == "zh":
         toks = tagged(q)
         qwords = [w for w, t in toks if t not in ("x", "w") and w.strip()]
@@ -66,12 +80,18 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
             return Decision(True, "very short query", 0.6)
         if not ms:
             return Decision(True, "no content noun", 0.6)
+        if all(m.relational for m in ms):
+            return Decision(True, "only relational nouns (the price of what?)", 0.7)
     else:
         toks = [t for t in en_tokens(q) if t[0].isalnum()]
         if has_pronoun(q, "en"):
+            if _antecedent_inside(q):
+                return Decision(False, "the pronoun refers to an entity named earlier in the query", 0.6)
             return Decision(True, "pronoun or demonstrative", 0.9)
         if en_ellipsis(q):
             return Decision(True, "ellipsis: 'what about X' / 'and X'", 0.9)
+        if history and definite_expansion(q, history):
+            return Decision(True, "definite reference to an earlier turn ('the expedition')", 0.7)
         ms = mentions(q, "en")
         if any(m.proper for m in ms):
             return Decision(False, "names its own entity", 0.8)
@@ -79,6 +99,8 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
             return Decision(True, "very short query", 0.6)
         if not ms:
             return Decision(True, "no content noun", 0.6)
+        if all(m.relational for m in ms):
+            return Decision(True, "only relational nouns (the types of what?)", 0.7)
     if topic:
         topic_words = {w for w in words(topic) if w not in lx.STOP_EN and w not in lx.STOP_ZH}
         if topic_words & set(words(q)):

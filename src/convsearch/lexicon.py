@@ -26,6 +26,8 @@ def _read_words(name: str, section: str | None = None) -> frozenset[str]:
 STOP_EN = _read_words("stopwords_en.txt")
 EN_FUNCTION = _read_words("stopwords_en.txt", "function")  # closed-class words only
 STOP_ZH = _read_words("stopwords_zh.txt")
+RELATIONAL_EN = _read_words("relational.txt", "en")
+RELATIONAL_ZH = _read_words("relational.txt", "zh")
 
 
 @lru_cache(maxsize=1)

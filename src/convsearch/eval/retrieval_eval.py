@@ -53,10 +53,10 @@ Fuse = Callable[[Sequence[Sequence[Hit]]], list[Hit]]
 
 
 def local_index(path: Path) -> SearchIndex:
-    """A fresh keyword-only ``LocalIndex`` at ``path``."""
+    """A fresh keyword-only (BM25, no embedder) ``LocalIndex`` at ``path``."""
     from ..backends.local import LocalIndex
 
-    return LocalIndex(path, dense=False)
+    return LocalIndex(path)
 
 
 def rrf(lists: Sequence[Sequence[Hit]]) -> list[Hit]:
@@ -227,13 +227,16 @@ def evaluate_retrieval(records: Sequence[EvalRecord], rewriter: Rewriter, *, ind
     """Index the task's documents into a fresh index at ``index_dir`` and score the four query sets.
 
     ``records`` should be the whole file (the corpus is built from all of it); ``limit`` caps the
-    number of scored turns. When the system rewrite equals the raw question its results are reused,
-    and "dual" then equals "raw" (RRF of a list with itself keeps its order).
+    number of scored turns. Each query fetches ``max(2 * top_k, 10)`` hits (the pipeline's depth);
+    "dual" fuses the rewrite's and the raw question's lists (in that order) and every set is cut to
+    ``top_k`` for scoring. When the system rewrite equals the raw question its results are reused and
+    "dual" equals "raw" (RRF of a list with itself keeps its order).
     """
     name = getattr(rewriter, "name", type(rewriter).__name__)
     task = build_task(records)
     turns = task.turns[:limit] if limit is not None else task.turns
     fuse = fuse or rrf
+    depth = max(top_k * 2, 10)  # per-query depth before fusion, as in pipeline.search_with_context
     index = (index_factory or local_index)(Path(index_dir))
     rankings: dict[str, dict[str, list[str]]] = {s: {} for s in QUERY_SETS}
     qrels: dict[str, dict[str, int]] = {}
@@ -250,11 +253,12 @@ def evaluate_retrieval(records: Sequence[EvalRecord], rewriter: Rewriter, *, ind
             t0 = time.perf_counter()
             system_query = rewriter.rewrite(r.messages(), r.question, topic=topic_text(r) if use_topic else None).rewritten
             latencies.append((time.perf_counter() - t0) * 1000.0)
-            raw_hits = _search(index, r.question, top_k)
+            raw_hits = _search(index, r.question, depth)
             if system_query.strip() and system_query != r.question:
                 changed += 1
-                sys_hits = _search(index, system_query, top_k)
-                dual_hits = list(fuse([raw_hits, sys_hits]))[:top_k]
+                sys_hits = _search(index, system_query, depth)
+                # rewrite first, as the pipeline orders its queries: RRF ties keep first appearance
+                dual_hits = list(fuse([sys_hits, raw_hits]))
             else:
                 sys_hits = dual_hits = raw_hits
             if r.rewrite == r.question:
@@ -262,9 +266,9 @@ def evaluate_retrieval(records: Sequence[EvalRecord], rewriter: Rewriter, *, ind
             elif r.rewrite == system_query:
                 human_hits = sys_hits
             else:
-                human_hits = _search(index, r.rewrite, top_k)
+                human_hits = _search(index, r.rewrite, depth)
             for qset, hits in (("raw", raw_hits), ("system", sys_hits), ("human", human_hits), ("dual", dual_hits)):
-                rankings[qset][qid] = [h.id for h in hits]
+                rankings[qset][qid] = [h.id for h in hits[:top_k]]
     finally:
         index.close()
     elapsed = time.perf_counter() - t_start

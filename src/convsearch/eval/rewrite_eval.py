@@ -30,11 +30,14 @@ BASELINES = (COPY, LAST_USER)
 
 
 def last_user_plus_question(record: EvalRecord) -> str:
-    """The most recent user turn of the history followed by the question (Chinese joins without a space)."""
+    """The most recent user turn of the history, a space, then the question.
+
+    Chinese is joined with a space too: glued text would let jieba segment across the boundary and
+    invent words that are in neither turn.
+    """
     for role, text in zip(reversed(record.history_roles), reversed(record.history)):
         if role == "user" and text.strip():
-            sep = "" if record.lang.startswith("zh") else " "
-            return f"{text.strip()}{sep}{record.question}"
+            return f"{text.strip()} {record.question}"
     return record.question
 
 

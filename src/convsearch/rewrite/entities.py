@@ -32,6 +32,12 @@ class Mention:
     cls: str  # zh: POS class of the proper head (ns, nr, nt, nz, eng) or "n"; en: "proper" or "noun"
     head: str  # last word, used to match same-kind common nouns (年假/病假, throat cancer/lung cancer)
 
+    @property
+    def relational(self) -> bool:
+        """A common noun that names an aspect of something else (price, types, 价格, 区别)."""
+        return not self.proper and self.text.lower() == self.head and (
+            self.head in lx.RELATIONAL_EN or self.head in lx.RELATIONAL_ZH)
+
 
 def join_tokens(tokens: Sequence[str]) -> str:
     """Join words, with a space only between two Latin words."""
@@ -208,6 +214,72 @@ def topic_entity(topic: str) -> str:
     return _PAREN_RE.sub("", _TOPIC_SEP_RE.split(topic.strip(), maxsplit=1)[0]).strip()
 
 
+def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
+    """Character span of a partial mention of ``name`` in ``query`` ("paz" or "Divac" for "Vinnie Paz",
+    "Vlade Divac"), or None when the query has the whole name or none of it. Only content words count."""
+    if not name or name.lower() in query.lower():
+        return None
+    if is_cjk(name[0]):
+        for size in range(len(name) - 1, 1, -1):
+            for i in range(len(name) - size + 1):
+                part = name[i:i + size]
+                j = query.find(part)
+                if j >= 0 and part not in lx.STOP_ZH:
+                    return j, j + size
+        return None
+    parts = [w for w in re.findall(r"[\w'’-]+", name) if w.lower() not in lx.STOP_EN]
+    if len(parts) < 2:
+        return None
+    for size in range(len(parts) - 1, 0, -1):
+        for i in range(len(parts) - size + 1):
+            pat = r"\b" + r"\s+".join(re.escape(p) for p in parts[i:i + size]) + r"\b"
+            m = re.search(pat, query, re.IGNORECASE)
+            if m:
+                return m.start(), m.end()
+    return None
+
+
+_DEF_NP_RE = re.compile(r"\bthe\s+((?:[\w'’/-]+\s+){0,2}?)([A-Za-z][\w'’-]*)\b(?!\s+of\b)", re.IGNORECASE)
+
+
+def _modifier_suffix(words_: list[str]) -> list[str]:
+    """The run of modifiers right before a head noun: content words, or and/of/& inside a capitalised name."""
+    out: list[str] = []
+    for i in range(len(words_) - 1, -1, -1):
+        w = words_[i]
+        low = w.lower()
+        if low in ("and", "of", "&"):
+            if out and out[0][:1].isupper() and i > 0 and words_[i - 1][:1].isupper():
+                out.insert(0, w)
+                continue
+            break
+        if low in lx.STOP_EN or low in lx.RELATIONAL_EN:
+            break
+        out.insert(0, w)
+    return out
+
+
+def definite_expansion(query: str, history: Sequence[Message]) -> tuple[int, int, str] | None:
+    """A definite noun phrase of the query whose head an earlier turn named more fully: "the expedition"
+    after "the Lewis and Clark expedition" → (start, end, "Lewis and Clark expedition"). Most recent first."""
+    for m in _DEF_NP_RE.finditer(query):
+        head = m.group(2)
+        low = head.lower()
+        if low in lx.STOP_EN or low in lx.RELATIONAL_EN or len(low) < 3:
+            continue
+        pat = re.compile(r"((?:[\w'’-]+\s+(?:(?:and|of|&)\s+)?){1,4})" + re.escape(head) + r"\b", re.IGNORECASE)
+        for msg in reversed(history):
+            for hm in pat.finditer(msg.content):
+                mods = _modifier_suffix(hm.group(1).split())
+                if not mods:
+                    continue
+                full = " ".join(mods) + " " + msg.content[hm.end() - len(head):hm.end()]
+                if full.lower() in query.lower():
+                    continue
+                return m.start(2) - len(m.group(1)), m.end(2), full
+    return None
+
+
 # --- focus tracking --------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +293,12 @@ class Focus:
 
 
 _SHORT_ANSWER_TOKENS = 12
+_WHO_RE = re.compile(r"^\s*(who|whom)\b|谁", re.IGNORECASE)
+
+
+def _definite(text: str, phrase: str) -> bool:
+    """'the system' in a follow-up usually points back (bridging) rather than opening a new subject."""
+    return re.search(r"\bthe\s+" + re.escape(phrase) + r"\b(?!\s+of\b)", text, re.IGNORECASE) is not None
 
 
 def _alias_of(short: Mention, full: Mention) -> bool:
@@ -245,17 +323,22 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
     question_named = True
     user_named_last = False
     last_answer: Mention | None = None
+    person_focus: Mention | None = None
+    asked_who = False
     for m in history:
         lang = detect_lang(m.content)
         ms = mentions(m.content, lang)
         proper = [x for x in ms if x.proper]
         if m.role == "user":
+            asked_who = bool(_WHO_RE.search(m.content))
+            person_focus = next((x for x in proper if x.cls == "nr"), person_focus)
             frame, frame_mentions = m.content, tuple(ms)
             if has_pronoun(m.content, lang) and (user_focus or answer_focus):
                 question_named = True
                 user_named_last = bool(proper)
                 continue
-            pick = proper[0] if proper else (ms[0] if ms else None)
+            plain = [x for x in ms if not x.relational and not (lang == "en" and _definite(m.content, x.text))]
+            pick = proper[0] if proper else (plain[0] if plain else None)
             user_named_last = bool(proper)
             if pick is not None:
                 user_focus = pick
@@ -264,6 +347,10 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
             question_named = bool(proper)
         else:
             last_answer = proper[0] if proper else None
+            if proper and asked_who:  # the answer to "who …?" names a person
+                person_focus = proper[0]
+            elif any(x.cls == "nr" for x in proper):
+                person_focus = next(x for x in proper if x.cls == "nr")
             if proper and not question_named and len(m.content.split()) <= _SHORT_ANSWER_TOKENS:
                 answer_focus = proper[0]
                 question_named = True
@@ -280,7 +367,7 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
     ranked = [(user_focus, "user") if recent_proper else (None, ""),
               (topic_m, "topic"), (answer_focus, "answer"), (user_focus, "user"), (loose, "assistant")]
     entity, source = next(((e, s) for e, s in ranked if e is not None), (None, "none"))
-    person = topic_m if topic_m is not None and not recent_proper else entity
+    person = topic_m if topic_m is not None and not recent_proper else (person_focus or entity)
     if last_answer is not None and entity is not None and (_alias_of(last_answer, entity) or last_answer.text == entity.text):
         last_answer = None
     return Focus(entity, frame, frame_mentions, source, person, last_answer)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .. import lexicon as lx
-from ..text import words
+from ..text import is_cjk, words
 from ..types import Message
 
 
@@ -29,8 +29,9 @@ def unfaithful_words(rewritten: str, query: str, history: Sequence[Message], top
                      extra: Iterable[str] = ()) -> set[str]:
     """Content words of ``rewritten`` found neither in the query, the history, the topic nor ``extra``.
 
-    Chinese is compared on characters as well as words, because jieba may cut the same string
-    differently in a new context (板泉井水 vs 板泉 / 井水).
+    Chinese is compared on characters as well as words, because jieba cuts a joined string differently
+    (板泉井水 vs 板泉 / 井水; an entity put before a query can fuse with its first word): a CJK word counts
+    as known when every character of it occurs in the sources.
     """
     added = added_words(rewritten, query)
     if not added:
@@ -38,4 +39,6 @@ def unfaithful_words(rewritten: str, query: str, history: Sequence[Message], top
     source = " ".join([query, topic or "", *(m.content for m in history), *extra])
     known = content_words(source)
     lowered = source.lower()
-    return {w for w in added if w not in known and w not in lowered}
+    chars = set(lowered)
+    return {w for w in added if w not in known and w not in lowered
+            and not (is_cjk(w) and all(ch in chars for ch in w))}

@@ -24,7 +24,9 @@ from .. import lexicon as lx
 from ..gate import _ZH_NE_RE, en_ellipsis, needs_rewrite, zh_lead
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message, RewriteResult
-from .entities import Focus, Mention, _demonstrative_det, en_tokens, find_focus, mentions
+from .entities import (Focus, Mention, _demonstrative_det, definite_expansion, en_tokens, find_focus, mentions,
+                       partial_name_span,
+                       topic_entity)
 from .guard import unfaithful_words
 
 _TRAIL_PUNCT = "？?！!。.，,~～ \t"
@@ -67,10 +69,16 @@ class RuleRewriter:
         if not decision.needed:
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}", False)
         focus = find_focus(history, topic)
+        name = topic_entity(topic) if topic else ""
+        span = partial_name_span(query, name) if name else None
+        if span is not None:
+            out = query[: span[0]] + name + query[span[1]:]
+            return RewriteResult(query, out, "rules", f"gate: {decision.reason}; alias: {query[span[0]:span[1]]} → {name}",
+                                 False)
         if lang == "zh":
             out, op = _rewrite_zh(query, focus)
         else:
-            out, op = _rewrite_en(query, focus)
+            out, op = _rewrite_en(query, focus, history)
         if out is None or not out.strip():
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}; {op}", False)
         bad = unfaithful_words(out, query, history, topic)
@@ -146,7 +154,7 @@ def _rewrite_zh(query: str, focus: Focus) -> tuple[str | None, str]:
 _EN_PRON_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|these|those)\b", re.IGNORECASE)
 
 
-def _rewrite_en(query: str, focus: Focus) -> tuple[str | None, str]:
+def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tuple[str | None, str]:
     q = query.strip()
     ent = focus.entity
     m = en_ellipsis(q)
@@ -174,12 +182,20 @@ def _rewrite_en(query: str, focus: Focus) -> tuple[str | None, str]:
         if ent is not None and ent.text.lower() not in x.lower():
             return f"{x} {ent.text}", f"ellipsis completion with {ent.text}"
         return x, "ellipsis without a frame"
+    out, how = _replace_pronoun(q, ent, focus.person) if ent is not None else (None, "no focus")
+    if out is None:
+        d = definite_expansion(q, history)
+        if d is not None:
+            start, end, full = d
+            return q[:start] + full + q[end:], f"definite reference: {q[start:end]} → {full}"
     if ent is None:
         return None, "no focus"
-    out, how = _replace_pronoun(q, ent, focus.person)
     if out is None and ent.text.lower() not in q.lower():
         core = q.rstrip(_TRAIL_PUNCT)
-        out, how = f"{core} {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
+        last = mentions(core, "en")
+        # "What are the safety features?" → "... features of Tesla Model 3?"; otherwise append the focus
+        of = " of" if last and last[-1].relational and core.lower().endswith(last[-1].text.lower()) else ""
+        out, how = f"{core}{of} {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
     if out is not None and focus.last_answer is not None and _EN_ELSE_RE.search(q) \
             and focus.last_answer.text.lower() not in out.lower():
         # "what else / any other ...": exclude what the last answer already covered
@@ -190,6 +206,12 @@ def _rewrite_en(query: str, focus: Focus) -> tuple[str | None, str]:
 
 
 _EN_ELSE_RE = re.compile(r"\b(else|other|another|besides|additional)\b", re.IGNORECASE)
+def _possessive_suffix(name: str) -> str:
+    if name.endswith(("'s", "’s")):
+        return ""
+    return "'" if name.endswith("s") and not name.endswith("ss") else "'s"
+
+
 _EN_PERSON = frozenset({"he", "him", "his", "she", "her"})
 
 
@@ -212,6 +234,6 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None) -> tup
         if w == "her":
             nxt_word = re.match(r"[A-Za-z]+", q[mt.end():].lstrip())
             possessive = bool(nxt_word) and nxt_word.group(0).lower() not in lx.EN_FUNCTION
-        rep = target.text + ("'s" if possessive and not target.text.endswith("'s") else "")
+        rep = target.text + (_possessive_suffix(target.text) if possessive else "")
         return q[: mt.start()] + rep + q[mt.end():], f"pronoun {mt.group(1)} → {target.text}"
     return None, "no pronoun"

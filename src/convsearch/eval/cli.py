@@ -1,0 +1,201 @@
+"""``convsearch eval``: rewrite and retrieval evaluation on the shared conversational data.
+
+A thin shell over ``evaluate_rewrite`` / ``evaluate_retrieval``; ``rewrite_report`` and
+``retrieval_report`` are the library entry points the regression runner calls in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ..errors import ConfigError, ConvsearchError
+from ..rewrite.base import Rewriter
+from .data import load_records
+from .retrieval_eval import QUERY_SETS, evaluate_retrieval
+from .rewrite_eval import evaluate_rewrite
+
+eval_app = typer.Typer(
+    help="Measure rewrite quality and retrieval gain on conversational rewrite data (JSONL, shared schema).",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+class RewriterName(str, Enum):
+    rules = "rules"
+    passthrough = "passthrough"
+    llm = "llm"
+    auto = "auto"
+
+
+def load_rewriter(name: str) -> Rewriter:
+    """``get_rewriter(name)``, with a rewriter whose module is missing reported as a ConfigError."""
+    from ..rewrite import get_rewriter
+
+    try:
+        return get_rewriter(name)
+    except ImportError as exc:
+        raise ConfigError(f"rewriter {name!r} is not available: {exc}") from exc
+
+
+def _name(value: Any) -> str:
+    return value.value if isinstance(value, Enum) else str(value)
+
+
+def rewrite_report(data: Path, rewriter: Any = "rules", limit: int | None = None, topic: bool = True,
+                   **_: Any) -> dict[str, Any]:
+    """Load ``data`` (first ``limit`` records) and run ``evaluate_rewrite``; adds ``data`` and ``seconds``."""
+    import time
+
+    rw = load_rewriter(_name(rewriter))
+    records = load_records(data, limit=limit)
+    t0 = time.perf_counter()
+    report = evaluate_rewrite(records, rw, use_topic=topic)
+    report["seconds"] = time.perf_counter() - t0
+    report["data"] = str(data)
+    return report
+
+
+def retrieval_report(data: Path, rewriter: Any = "rules", limit: int | None = None, topic: bool = True,
+                     **_: Any) -> dict[str, Any]:
+    """Load all of ``data`` (the corpus) and run ``evaluate_retrieval`` on the first ``limit`` turns."""
+    rw = load_rewriter(_name(rewriter))
+    records = load_records(data)
+    with tempfile.TemporaryDirectory(prefix="convsearch-eval-") as tmp:
+        report = evaluate_retrieval(records, rw, index_dir=Path(tmp) / "index", limit=limit, use_topic=topic)
+    report["data"] = str(data)
+    return report
+
+
+# --- formatting ------------------------------------------------------------------------------------
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+_REWRITE_COLUMNS = (
+    ("BLEU", "bleu", 2), ("EM", "em", 3), ("R-F1", "rest_f1", 3), ("R-F2", "rest_f2", 3),
+    ("gate-acc", "gate_acc", 3), ("gate-F1", "gate_f1", 3), ("changed", "changed", 3),
+    ("faithful", "faithful", 3), ("ms/turn", "latency_mean_ms", 3), ("p99 ms", "latency_p99_ms", 3),
+)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+    lines = ["  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    return "\n".join(lines)
+
+
+def format_rewrite_table(report: dict[str, Any]) -> str:
+    """Dataset rows × systems (copy, last_user+q, the rewriter) with the headline metrics."""
+    header = ["dataset", "system", "n", *(c[0] for c in _REWRITE_COLUMNS)]
+    rows: list[list[str]] = []
+    for dataset, ds in report["datasets"].items():
+        for system, sm in ds["systems"].items():
+            rows.append([dataset, system, str(sm["n"]), *(_fmt(sm[key], d) for _, key, d in _REWRITE_COLUMNS)])
+    notes = [f"rewriter={report['rewriter']} topic={'on' if report['use_topic'] else 'off'} "
+             f"records={report['n_records']}"]
+    for dataset, ds in report["datasets"].items():
+        notes.append(f"{dataset}: lang={ds['lang']} gold_changed={ds['gold_changed']:.3f} skipped={ds['skipped']}")
+    return _table(header, rows) + "\n" + "\n".join(notes)
+
+
+def format_retrieval_table(report: dict[str, Any]) -> str:
+    """Query-set rows (raw, system, human, dual) with recall@10, MRR@10, nDCG@3, then gap_closed."""
+    header = ["query set", "", "R@10", "MRR@10", "nDCG@3"]
+    rows = [[qset, "", *(_fmt(report["systems"][qset][k]) for k in ("recall@10", "mrr@10", "ndcg@3"))]
+            for qset in QUERY_SETS]
+    lat = report["rewrite_latency"]
+    notes = [
+        f"mode={report['mode']} datasets={','.join(report['datasets'])} rewriter={report['rewriter']} "
+        f"docs={report['n_docs']} queries={report['n_queries']}/{report['n_eligible']} "
+        f"changed={_fmt(report['changed'])}",
+        f"gap_closed (recall@10) = {_fmt(report['gap_closed'])}   rewrite ms/turn={_fmt(lat['mean_ms'])} "
+        f"p99={_fmt(lat['p99_ms'])}   doc_source={report['doc_source']} skipped={report['skipped']}",
+    ]
+    return _table(header, rows) + "\n" + "\n".join(notes)
+
+
+def _emit(report: dict[str, Any], as_json: bool, fmt: Any) -> None:
+    if as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        typer.echo(fmt(report))
+
+
+def _fail(exc: ConvsearchError) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(exc.exit_code)
+
+
+# --- commands --------------------------------------------------------------------------------------
+DataOpt = typer.Option(..., "--data", help="A JSONL file of the shared schema.")
+RewriterOpt = typer.Option(RewriterName.rules, "--rewriter", help="The rewriter to evaluate.")
+LimitOpt = typer.Option(None, "--limit", min=1, help="Use only the first N records (retrieval: score N turns).")
+JsonOpt = typer.Option(False, "--json", help="Print the full report as JSON.")
+TopicOpt = typer.Option(True, "--topic/--no-topic", help="Pass the record's topic (title) to the rewriter.")
+
+
+@eval_app.command("rewrite")
+def rewrite_cmd(data: Path = DataOpt, rewriter: RewriterName = RewriterOpt, limit: int | None = LimitOpt,
+                topic: bool = TopicOpt, as_json: bool = JsonOpt) -> None:
+    """Rewrite quality (BLEU, restoration F1, EM, gate, faithfulness, latency) against copy and last_user+q."""
+    try:
+        report = rewrite_report(data, rewriter, limit, topic)
+    except ConvsearchError as exc:
+        raise _fail(exc) from None
+    _emit(report, as_json, format_rewrite_table)
+
+
+@eval_app.command("retrieval")
+def retrieval_cmd(data: Path = DataOpt, rewriter: RewriterName = RewriterOpt, limit: int | None = LimitOpt,
+                  topic: bool = TopicOpt, as_json: bool = JsonOpt) -> None:
+    """Retrieval with raw / system / human / dual queries (gold passages, or each dialog's own document)."""
+    try:
+        report = retrieval_report(data, rewriter, limit, topic)
+    except ConvsearchError as exc:
+        raise _fail(exc) from None
+    _emit(report, as_json, format_retrieval_table)
+
+
+@eval_app.command("regress")
+def regress_cmd(
+    expected: Path = typer.Option(Path("eval/expected.yaml"), "--expected", help="Expected scores (YAML)."),
+    update: bool = typer.Option(False, "--update", help="Rewrite the expected values from this run."),
+    markdown: Path | None = typer.Option(None, "--markdown", help="Also write a markdown table here."),
+    allow_missing_data: bool = typer.Option(False, "--allow-missing-data",
+                                            help="Exit 0 when rows are skipped because the data is absent."),
+) -> None:
+    """Rerun every row of the expected-scores file and print OK / FAIL per metric; exit 1 on any FAIL."""
+    from .regress import run_regress
+
+    try:
+        code = run_regress(expected, update=update, markdown=markdown, allow_missing_data=allow_missing_data)
+    except ConvsearchError as exc:
+        raise _fail(exc) from None
+    if code:
+        raise typer.Exit(code)
+
+
+RUNNERS = {"rewrite": rewrite_report, "retrieval": retrieval_report}
+
+
+def main() -> None:  # pragma: no cover - for `python -m convsearch.eval.cli`
+    eval_app(prog_name="convsearch eval")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
