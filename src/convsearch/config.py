@@ -11,6 +11,7 @@
 | CONVSEARCH_STALE_DAYS        | 365                  | results older than this are marked stale  |
 | CONVSEARCH_SNIPPET_TOKENS    | 120                  | snippet length cap, in tokens             |
 | CONVSEARCH_NEAR_DUP_BITS     | 8                    | SimHash Hamming distance for near-dups    |
+| CONVSEARCH_NEAR_DUP_JACCARD  | 0.8                  | word-set Jaccard that confirms a near-dup |
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Settings:
     stale_days: int = 365
     snippet_tokens: int = 120
     near_dup_bits: int = 8
+    near_dup_jaccard: float = 0.8
     top_k: int = 5
     mode: str = "rewrite"  # rewrite | dual (search the original and the rewrite)
 
@@ -48,6 +50,8 @@ class Settings:
             try:
                 if f.name == "data_dir":
                     values[f.name] = Path(raw)
+                elif isinstance(getattr(cls(), f.name), float):
+                    values[f.name] = float(raw)
                 elif isinstance(getattr(cls(), f.name), int):
                     values[f.name] = int(raw)
                 else:

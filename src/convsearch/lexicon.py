@@ -28,6 +28,8 @@ EN_FUNCTION = _read_words("stopwords_en.txt", "function")  # closed-class words 
 STOP_ZH = _read_words("stopwords_zh.txt")
 RELATIONAL_EN = _read_words("relational.txt", "en")
 RELATIONAL_ZH = _read_words("relational.txt", "zh")
+# Verbs that jieba tags v but that head or modify noun phrases (入职流程, 报销审批)
+ZH_NOMINAL_VERBS = _read_words("relational.txt", "zh_nominal_verbs")
 
 
 @lru_cache(maxsize=1)

@@ -78,7 +78,7 @@ def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *
     fused = fuse(lists, settings.fusion)
     if clock:
         clock.lap("fuse")
-    deduped, stats = dedup(fused, max_bits=settings.near_dup_bits)
+    deduped, stats = dedup(fused, max_bits=settings.near_dup_bits, min_jaccard=settings.near_dup_jaccard)
     if clock:
         clock.lap("dedup")
     ranked = rerank(deduped, query, rw.rewritten)[:top_k]

@@ -39,12 +39,19 @@ def make_variants(query: str, *, max_variants: int = 3) -> list[str]:
     seen = {q.lower()}
     out: list[str] = []
     lowered = q.lower()
+    lowered_words = set(words(q))
     # multi-word English entries ("rate limit") are matched on the text, single words on tokens
     candidates = [w for w in toks if w.lower() in table]
     if lang == "en":
         candidates += [k for k in table if " " in k and k in lowered]
     for w in candidates:
+        if lang == "en" and w[:1].isupper():
+            continue  # part of a name ("Helix Launch Systems")
         for syn in table.get(w.lower(), ()):
+            lw, ls = w.lower(), syn.lower()
+            if ls in lowered or lw in ls or ls in lw or (lang == "en" and any(
+                    part in lowered_words for part in ls.split() if part not in lx.STOP_EN)):
+                continue  # 免费 → 免费额度, reimbursement → expense claim would repeat words already there
             if lang == "en":
                 v = re.sub(rf"\b{re.escape(w)}\b", syn, q, count=1, flags=re.IGNORECASE)
             else:

@@ -160,20 +160,19 @@ def _rounded(value: Any) -> Any:
 # --- running ---------------------------------------------------------------------------------------
 def _parse(argv: list[str]) -> tuple[str, dict[str, Any]]:
     """(command, params) for ``eval <command> ...`` using the real CLI's parser."""
-    import click
     import typer.main
+    from typer.exceptions import TyperException  # typer >= 0.20 vendors click; its errors derive from this
 
     from .cli import RUNNERS, eval_app
 
     if len(argv) < 2 or argv[0] != "eval" or argv[1] not in RUNNERS:
         raise ValueError(f"command must start with 'eval rewrite' or 'eval retrieval', got {shlex.join(argv)!r}")
-    group = typer.main.get_command(eval_app)
-    assert isinstance(group, click.Group)
-    cmd = group.commands[argv[1]]
+    cmd = typer.main.get_command(eval_app).commands[argv[1]]  # type: ignore[attr-defined]
     try:
         ctx = cmd.make_context(argv[1], list(argv[2:]))
-    except click.ClickException as exc:
-        raise ValueError(f"bad arguments: {exc.format_message()}") from exc
+    except TyperException as exc:
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        raise ValueError(f"bad arguments: {message}") from exc
     return argv[1], dict(ctx.params)
 
 

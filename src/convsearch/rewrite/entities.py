@@ -73,7 +73,9 @@ def zh_mentions(text: str) -> list[Mention]:
 
     n = len(toks)
     for i, (w, t) in enumerate(toks):
-        nounish = t in lx.ZH_NOUN_TAGS and w not in lx.STOP_ZH and w not in lx.ZH_PRONOUNS
+        nounish = (t in lx.ZH_NOUN_TAGS or w in lx.ZH_NOMINAL_VERBS) and w not in lx.STOP_ZH and w not in lx.ZH_PRONOUNS
+        if not nounish and t == "a" and len(w) == 1 and i + 1 < n and toks[i + 1][1] in lx.ZH_NOUN_TAGS:
+            nounish = True  # 新员工
         if not nounish and t == "m" and len(w) == 1 and i + 1 < n and toks[i + 1][1] in lx.ZH_NOUN_TAGS:
             nounish = True  # 年假 is tagged 年/m 假/n
         if nounish:

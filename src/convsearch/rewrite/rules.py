@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from .. import lexicon as lx
 from ..gate import _ZH_NE_RE, en_ellipsis, needs_rewrite, zh_lead
@@ -69,6 +70,8 @@ class RuleRewriter:
         if not decision.needed:
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}", False)
         focus = find_focus(history, topic)
+        if focus.frame and decision.reason.startswith(("ellipsis", "leading")):
+            focus = self._resolve_frame(history, focus, topic)
         name = topic_entity(topic) if topic else ""
         span = partial_name_span(query, name) if name else None
         if span is not None:
@@ -85,6 +88,20 @@ class RuleRewriter:
         if bad:
             return RewriteResult(query, query, "rules", f"unfaithful rewrite rejected ({', '.join(sorted(bad))})", True)
         return RewriteResult(query, out, "rules", f"gate: {decision.reason}; {op}", False)
+
+
+    def _resolve_frame(self, history: Sequence[Message], focus: Focus, topic: str | None) -> Focus:
+        """Use the previous question as it was meant: "那么杭州呢？" after "那番禺呢？" fills the frame
+        "番禺最近三天适合露营吗", not "那番禺呢". One level deep (that rewrite sees its own resolved frame)."""
+        idx = max((i for i, m in enumerate(history) if m.role == "user"), default=None)
+        if idx is None or idx == 0:
+            return focus
+        prev = history[idx]
+        resolved = self.rewrite(history[:idx], prev.content, topic=topic)
+        if not resolved.changed or resolved.fell_back:
+            return focus
+        return replace(focus, frame=resolved.rewritten,
+                       frame_mentions=tuple(mentions(resolved.rewritten)))
 
 
 # --- Chinese ---------------------------------------------------------------------------------------
@@ -159,8 +176,9 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
     ent = focus.entity
     m = en_ellipsis(q)
     if m:
-        x = q[m.end():].strip().rstrip(_TRAIL_PUNCT).strip()
-        x = re.sub(r"^(the|a|an)\s+", "", x, flags=re.IGNORECASE)
+        x_raw = q[m.end():].strip().rstrip(_TRAIL_PUNCT).strip()
+        prep = re.match(r"(?:for|about|with|in|on|at|to|of|during|after|before)\s+", x_raw, re.IGNORECASE)
+        x = re.sub(r"^(?:(?:the|a|an)\s+)", "", x_raw[prep.end():] if prep else x_raw, flags=re.IGNORECASE)
         if not x:
             return None, "ellipsis without content"
         xm = mentions(x, "en") or [Mention(x, x[:1].isupper(), "proper" if x[:1].isupper() else "noun",
@@ -169,16 +187,17 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
             frame = focus.frame.strip()
             fm = list(focus.frame_mentions)
             target = _swap_target(xm[:1], fm)
-            if target is None and ent is not None and ent.text in frame:
+            if target is None and xm[0].proper and ent is not None and ent.proper and ent.text in frame:
                 target = ent
-            if target is None and fm:
-                target = next((f for f in fm if f.proper == xm[0].proper), None)
             if target is not None and target.text in frame:
                 return frame.replace(target.text, x, 1), f"entity swap: {target.text} → {x}"
-            if ent is not None and ent.text not in frame and _EN_PRON_RE.search(frame):
-                resolved, _ = _replace_pronoun(frame, ent, focus.person)
-                if resolved:
-                    return resolved.replace(ent.text, x, 1), f"entity swap: {ent.text} → {x}"
+            if prep:
+                # "And for annual leave?" after "How long does approval take?": add to the frame
+                core = frame.rstrip(_TRAIL_PUNCT)
+                return f"{core} {x_raw}{frame[len(core):].strip()}", f"ellipsis: frame + {x_raw}"
+        if not xm[0].proper and ent is not None and ent.text.lower() not in x.lower():
+            # "What about pricing?" → "NovaDB pricing", like "价格呢？" → "AnySearch 的价格"
+            return f"{ent.text} {x}", f"ellipsis completion with {ent.text}"
         if ent is not None and ent.text.lower() not in x.lower():
             return f"{x} {ent.text}", f"ellipsis completion with {ent.text}"
         return x, "ellipsis without a frame"
