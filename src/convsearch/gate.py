@@ -30,10 +30,16 @@ _EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what abou
 _ZH_NE_RE = re.compile(r"呢[\s？?！!。.，,~～]*$")
 
 
+_ZH_NOT_LEAD = frozenset("个款家种些位部台项件样里儿边时")
+
+
 def zh_lead(query: str) -> str | None:
+    """The follow-up marker a query opens with (那, 那么, 还有 …); not the 那 of 那个/那里."""
     q = query.strip()
     for lead in lx.ZH_LEADS:
         if q.startswith(lead) and len(q) > len(lead):
+            if lead == "那" and q[1] in _ZH_NOT_LEAD:
+                return None
             return lead
     return None
 

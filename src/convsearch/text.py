@@ -1,7 +1,8 @@
 """Tokenization shared by every stage: one place, loaded once.
 
 Chinese is segmented with rjieba (jieba-rs: the jieba dictionary and HMM, in Rust, ~10x faster than
-pure-Python jieba); POS tags come from the same dictionary. Latin text is split on ``\\w+`` runs and
+pure-Python jieba); POS tags come from the same dictionary. English search terms are stemmed with
+PyStemmer (the Snowball stemmers in C, as bm25s uses). Latin text is split on ``\\w+`` runs and
 lowercased. Mixed text is split into CJK and non-CJK runs first, so "AnySearch的价格" gives
 ["anysearch", "的", "价格"].
 """
@@ -13,6 +14,9 @@ import unicodedata
 from functools import lru_cache
 
 import rjieba
+import Stemmer
+
+_EN_STEMMER = Stemmer.Stemmer("english")
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RE = re.compile(f"[{_CJK}]")
@@ -40,9 +44,23 @@ def _cut_cjk(run: str) -> tuple[str, ...]:
     return tuple(rjieba.cut(run))
 
 
+_DEMONSTRATIVE = frozenset("这那")
+_CLASSIFIERS = frozenset("个款家种些位部台项件样")
+
+
 @lru_cache(maxsize=8192)
 def _tag_cjk(run: str) -> tuple[tuple[str, str], ...]:
-    return tuple(rjieba.tag(run))
+    """jieba tags, with demonstrative + classifier glued back (这/款 → 这款 'r'): jieba splits them."""
+    out: list[tuple[str, str]] = []
+    for w, t in rjieba.tag(run):
+        if out and out[-1][0] in _DEMONSTRATIVE and w[:1] in _CLASSIFIERS:
+            head = out.pop()[0] + w[0]
+            out.append((head, "r"))
+            if len(w) > 1:
+                out.append((w[1:], t))
+            continue
+        out.append((w, t))
+    return tuple(out)
 
 
 def words(text: str, *, lower: bool = True) -> list[str]:
@@ -68,6 +86,17 @@ def tagged(text: str) -> list[tuple[str, str]]:
         else:
             out.append((latin, "m" if latin.isdigit() else "eng"))
     return out
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _EN_STEMMER.stemWord(word)
+
+
+def index_terms(text: str) -> list[str]:
+    """Search terms: ``words`` with Latin words Snowball-stemmed (launches/launched → launch), CJK as is.
+    The index and the queries both use this, so they always agree."""
+    return [w if is_cjk(w) else _stem(w) for w in words(text)]
 
 
 def count_tokens(text: str) -> int:

@@ -6,7 +6,8 @@ Layout of ``path``::
     vectors.npy     float32 (n, dim), L2-normalised passage embeddings, row i ↔ ids[i]
     vectors.json    {"embedder": name, "dim": d, "ids": [...]}
 
-BM25 text is tokenised by ``convsearch.text.words`` (jieba for Chinese, lower-cased words otherwise) and
+BM25 text is tokenised by ``convsearch.text.index_terms`` (jieba for Chinese, stemmed lower-cased words
+otherwise) and
 stored space-joined in a whitespace-tokenised field, so the index and queries share one tokenizer. Dense
 search is exact (one matrix-vector product): at 100k × 384 floats that is ~150 MB and a few ms, and it
 keeps upsert/delete trivial. Hybrid results fuse the two ranked lists with RRF (never raw scores).
@@ -29,7 +30,7 @@ from .. import lexicon as lx
 from ..embed import Embedder
 from ..errors import BackendError, IndexMissingError
 from ..fuse import fuse_rrf
-from ..text import detect_lang, words
+from ..text import detect_lang, index_terms, words
 from ..types import Document, Hit
 
 SCHEMA_VERSION = 1
@@ -49,7 +50,7 @@ def query_terms(query: str) -> list[str]:
     """Distinct query words; stop words are dropped unless nothing else is left."""
     toks = [w for w in words(query) if w.strip()]
     content = [w for w in toks if w not in lx.STOP_EN and w not in lx.STOP_ZH]
-    return list(dict.fromkeys(content or toks))
+    return list(dict.fromkeys(index_terms(" ".join(content or toks))))
 
 
 class LocalIndex:
@@ -110,9 +111,11 @@ class LocalIndex:
         for d, v in zip(docs, vecs):
             r = self._row.get(d.id)
             if r is None:
-                self._row[d.id] = len(self._ids) + len(new_rows)
-                new_rows.append(v)
+                self._row[d.id] = len(self._ids)  # the matrix gets new rows in this same order below
                 self._ids.append(d.id)
+                new_rows.append(v)
+            elif r >= len(self._vecs):  # the same new id twice in one batch
+                new_rows[r - len(self._vecs)] = v
             else:
                 self._vecs[r] = v
         if new_rows:
@@ -174,7 +177,7 @@ class LocalIndex:
     def _to_tantivy(self, d: Document) -> tantivy.Document:
         lang = d.lang or detect_lang(d.text)
         payload = {"title": d.title, "text": d.text, "url": d.url, "date": d.date, "lang": lang, "metadata": d.metadata}
-        return tantivy.Document(id=d.id, lang=lang, body=" ".join(words(f"{d.title} {d.text}")),
+        return tantivy.Document(id=d.id, lang=lang, body=" ".join(index_terms(f"{d.title} {d.text}")),
                                 payload=json.dumps(payload, ensure_ascii=False).encode("utf-8"))
 
     # --- reads --------------------------------------------------------------------------------------

@@ -23,18 +23,28 @@ Example::
 
 from __future__ import annotations
 
+import importlib
 import math
 import unicodedata
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
-from ..text import CJK_RE, normalize, words
-from .stopwords import is_stopword
+from ..errors import ConfigError
+from ..text import normalize, words
 
 Tokens = Sequence[str]
 RETRIEVAL_METRICS = ("recall@10", "mrr@10", "ndcg@3")
+
+
+def _require(module: str) -> Any:
+    """Import an optional eval dependency, or say which install provides it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ConfigError(f"{module} is needed for evaluation: pip install 'convsearch[eval]'") from exc
 
 
 # --- n-gram restoration ---------------------------------------------------------------------------
@@ -111,8 +121,7 @@ def corpus_bleu(hyps: Sequence[str], refs: Sequence[str], *, lang: str = "en") -
         raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
     if not hyps:
         return 0.0
-    import sacrebleu  # lazy: only the eval extra needs it
-
+    sacrebleu = _require("sacrebleu")
     return float(sacrebleu.corpus_bleu(list(hyps), [list(refs)], tokenize=bleu_tokenizer(lang)).score)
 
 
@@ -177,33 +186,9 @@ def gate_scores(preds: Sequence[str], questions: Sequence[str], golds: Sequence[
 
 
 # --- faithfulness ----------------------------------------------------------------------------------
-def added_content_words(pred: str, question: str) -> list[str]:
-    """Words of ``pred`` that are not in ``question``, minus stopwords (punctuation never is a word)."""
-    q = set(words(question))
-    return [w for w in words(pred) if w not in q and not is_stopword(w)]
-
-
-def is_faithful(pred: str, question: str, context: str) -> bool:
-    """True when every content word the rewrite adds occurs in ``context`` (history + question + topic).
-
-    Chinese words are matched as substrings of the context, because jieba may segment the same
-    characters differently in another sentence; Latin words must occur as whole words.
-    """
-    added = added_content_words(pred, question)
-    if not added:
-        return True
-    ctx = normalize(context).lower()
-    ctx_words: set[str] | None = None
-    for w in added:
-        if CJK_RE.search(w):
-            if w not in ctx:
-                return False
-        else:
-            if ctx_words is None:
-                ctx_words = set(words(ctx))
-            if w not in ctx_words:
-                return False
-    return True
+# One definition for the metric and for the rewriters' guard: convsearch.rewrite.guard.
+from ..rewrite.guard import added_words as added_content_words  # noqa: E402
+from ..rewrite.guard import is_faithful  # noqa: E402
 
 
 def faithfulness(preds: Sequence[str], questions: Sequence[str], contexts: Sequence[str]) -> float | None:
@@ -242,22 +227,33 @@ def retrieval_scores(qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[s
     Scores given to ranx are rank-derived (n, n-1, …), so ranx's ordering equals ours even when the
     engine's scores tie. A query missing from ``rankings`` counts as retrieving nothing.
     """
-    if not qrels:
+    # ranx stores ids as fixed-width unicode arrays and numba compiles its kernels per width; giving
+    # every id the same width means one compilation per process instead of one per data file.
+    doc_key: dict[str, str] = {}
+
+    def key(doc: str) -> str:
+        k = doc_key.get(doc)
+        if k is None:
+            k = doc_key[doc] = f"{len(doc_key):012d}"
+        return k
+
+    ranx_qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for qi, (qid, rels) in enumerate(qrels.items()):
+        qk = f"{qi:012d}"
+        ranx_qrels[qk] = {key(d): int(g) for d, g in rels.items()}
+        ids = list(dict.fromkeys(rankings.get(qid, ())))  # ranx keeps one score per doc: drop repeats
+        run[qk] = {key(doc): float(len(ids) - i) for i, doc in enumerate(ids)}
+    if not any(run.values()):  # nothing retrieved at all (ranx cannot build such a Run)
         return {m: 0.0 for m in metrics}
-    import ranx  # lazy: numba JIT on first use
+    ranx = _require("ranx")  # lazy: numba JIT-compiles its kernels on first use (seconds)
     from numba.core.errors import NumbaWarning
 
-    run: dict[str, dict[str, float]] = {}
-    for qid in qrels:
-        ids = list(dict.fromkeys(rankings.get(qid, ())))  # ranx keeps one score per doc: drop repeats
-        run[qid] = {doc: float(len(ids) - i) for i, doc in enumerate(ids)}
     with warnings.catch_warnings():
         # numba's JIT warns about casts/parallel fallbacks while compiling ranx's kernels
         warnings.simplefilter("ignore", NumbaWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        q = ranx.Qrels({qid: {d: int(g) for d, g in rels.items()} for qid, rels in qrels.items()})
-        r = ranx.Run(run)
-        out = ranx.evaluate(q, r, list(metrics), make_comparable=True)
+        out = ranx.evaluate(ranx.Qrels(ranx_qrels), ranx.Run(run), list(metrics), make_comparable=True)
     if not isinstance(out, dict):  # ranx returns a bare float for one metric
         out = {metrics[0]: out}
     return {m: float(out[m]) for m in metrics}

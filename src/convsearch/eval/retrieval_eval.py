@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import InputError
+from ..errors import ConvsearchError, InputError
 from ..rewrite.base import Rewriter
 from ..types import Document, Hit
 from . import metrics as m
@@ -39,13 +39,12 @@ QUERY_SETS = ("raw", "system", "human", "dual")
 
 
 class SearchIndex(Protocol):
-    """The slice of ``convsearch.backends.local.LocalIndex`` the harness uses."""
+    """The slice of ``convsearch.backends.local.LocalIndex`` the harness uses (``close`` is optional,
+    so ``convsearch.backends.base.InMemoryBackend`` works as the test double)."""
 
     def add(self, docs: Iterable[Document]) -> Any: ...
 
     def search(self, query: str, *, top_k: int = 10) -> list[Hit]: ...
-
-    def close(self) -> None: ...
 
 
 IndexFactory = Callable[[Path], SearchIndex]
@@ -241,7 +240,7 @@ def evaluate_retrieval(records: Sequence[EvalRecord], rewriter: Rewriter, *, ind
     rankings: dict[str, dict[str, list[str]]] = {s: {} for s in QUERY_SETS}
     qrels: dict[str, dict[str, int]] = {}
     latencies: list[float] = []
-    changed = 0
+    changed = errors = 0
     t_start = time.perf_counter()
     try:
         if task.docs:
@@ -251,7 +250,12 @@ def evaluate_retrieval(records: Sequence[EvalRecord], rewriter: Rewriter, *, ind
             qid = f"{i}:{r.id}"
             qrels[qid] = turn.qrels
             t0 = time.perf_counter()
-            system_query = rewriter.rewrite(r.messages(), r.question, topic=topic_text(r) if use_topic else None).rewritten
+            try:
+                system_query = rewriter.rewrite(r.messages(), r.question,
+                                                topic=topic_text(r) if use_topic else None).rewritten
+            except ConvsearchError:  # counted, and the raw question is searched instead (fail open)
+                system_query = r.question
+                errors += 1
             latencies.append((time.perf_counter() - t0) * 1000.0)
             raw_hits = _search(index, r.question, depth)
             if system_query.strip() and system_query != r.question:
@@ -270,7 +274,9 @@ def evaluate_retrieval(records: Sequence[EvalRecord], rewriter: Rewriter, *, ind
             for qset, hits in (("raw", raw_hits), ("system", sys_hits), ("human", human_hits), ("dual", dual_hits)):
                 rankings[qset][qid] = [h.id for h in hits[:top_k]]
     finally:
-        index.close()
+        close = getattr(index, "close", None)
+        if close is not None:
+            close()
     elapsed = time.perf_counter() - t_start
     systems = {qset: m.retrieval_scores(qrels, rankings[qset]) for qset in QUERY_SETS}
     recall = [systems[s]["recall@10"] for s in ("raw", "system", "human")]
@@ -286,6 +292,7 @@ def evaluate_retrieval(records: Sequence[EvalRecord], rewriter: Rewriter, *, ind
         "doc_source": task.doc_source,
         "skipped": task.skipped,
         "changed": changed / len(turns) if turns else 0.0,
+        "errors": errors,
         "systems": systems,
         "gap_closed": gap_closed(*recall) if turns else None,
         "rewrite_latency": m.latency_stats(latencies),

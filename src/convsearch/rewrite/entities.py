@@ -51,8 +51,20 @@ def join_tokens(tokens: Sequence[str]) -> str:
 
 # --- Chinese ---------------------------------------------------------------------------------------
 
+_ZH_CLAUSE_RE = re.compile(r"[，。、！？；：,.!?;:()（）\[\]【】“”\"'‘’~～…]+")
+
+
 def zh_mentions(text: str) -> list[Mention]:
-    """Noun phrases of a Chinese (or mixed) text, in order of appearance."""
+    """Noun phrases of a Chinese (or mixed) text, in order of appearance; phrases never cross punctuation.
+    "A 的 B" (both nouns, B not relational) also yields the whole phrase, before its parts."""
+    out: list[Mention] = []
+    for clause in _ZH_CLAUSE_RE.split(text):
+        if clause.strip():
+            out.extend(_zh_clause_mentions(clause))
+    return out
+
+
+def _zh_clause_mentions(text: str) -> list[Mention]:
     toks = tagged(text)
     out: list[Mention] = []
     run: list[tuple[str, str]] = []
@@ -85,12 +97,17 @@ def zh_mentions(text: str) -> list[Mention]:
         # 入职流程, 报销流程, 申请笔记本.
         clause_start = i == 0 or toks[i - 1][1] in ("x", "w")
         if (t == "v" and len(w) == 2 and clause_start and not run and i + 1 < n
-                and toks[i + 1][1] in lx.ZH_NOUN_TAGS and toks[i + 1][0] not in lx.STOP_ZH):
+                and toks[i + 1][1] in lx.ZH_NOUN_TAGS - {"eng"} and toks[i + 1][0] not in lx.STOP_ZH):
             run.append((w, t))
             continue
         flush()
     flush()
-    return out
+    merged: list[Mention] = []
+    for a, b in zip(out, out[1:]):
+        if not b.relational and re.search(re.escape(a.text) + r"\s*的\s*" + re.escape(b.text), text):
+            phrase = f"{a.text} 的 {b.text}" if not is_cjk(a.text[-1]) or not is_cjk(b.text[0]) else f"{a.text}的{b.text}"
+            merged.append(Mention(phrase, a.proper or b.proper, b.cls if b.proper else a.cls, b.head))
+    return merged + out
 
 
 # --- English ---------------------------------------------------------------------------------------
@@ -124,7 +141,8 @@ def en_mentions(text: str) -> list[Mention]:
             prev_lower = ""
             i += 1
             continue
-        if _is_cap(tok) and not (sentence_start and low in lx.STOP_EN) and low not in lx.EN_PRONOUNS and low != "i":
+        if _is_cap(tok) and not (sentence_start and (low in lx.STOP_EN or low in lx.RELATIONAL_EN)) \
+                and low not in lx.EN_PRONOUNS and low != "i":
             j = i + 1
             end = i + 1
             while j < n:
@@ -203,7 +221,15 @@ def _demonstrative_det(toks: Sequence[str], k: int) -> bool:
     if low not in lx.EN_DEMONSTRATIVES:
         return False
     nxt = toks[k + 1].lower() if k + 1 < len(toks) else ""
-    return bool(nxt) and nxt[0].isalnum() and nxt not in lx.EN_FUNCTION
+    if not (nxt and nxt[0].isalnum() and nxt not in lx.EN_FUNCTION):
+        return False
+    # "Is that free?" / "How does this compare?": right after an auxiliary and closing the clause, the
+    # demonstrative is the subject and the next word its predicate
+    prev = toks[k - 1].lower() if k > 0 else ""
+    after = toks[k + 2] if k + 2 < len(toks) else ""
+    if prev in lx.EN_AUX and (not after or not after[0].isalnum()):
+        return False
+    return True
 
 
 _TOPIC_SEP_RE = re.compile(r"\s+[|:\-–—]\s+|[:：|｜]\s*")
@@ -346,6 +372,13 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
                 user_named_last = bool(proper)
                 continue
             plain = [x for x in ms if not x.relational and not (lang == "en" and _definite(m.content, x.text))]
+            if lang == "zh":  # "公司的入职流程", "AnySearch 的 SDK": the noun after 的 is the head
+                def rank(x: Mention, text: str = m.content) -> int:
+                    if "的" in x.text:
+                        return 0  # the whole "A 的 B"
+                    return 1 if re.search("的\\s*" + re.escape(x.text), text) else 2
+                plain.sort(key=rank)
+                proper.sort(key=rank)
             pick = proper[0] if proper else (plain[0] if plain else None)
             user_named_last = bool(proper)
             if pick is not None:

@@ -29,9 +29,8 @@ def unfaithful_words(rewritten: str, query: str, history: Sequence[Message], top
                      extra: Iterable[str] = ()) -> set[str]:
     """Content words of ``rewritten`` found neither in the query, the history, the topic nor ``extra``.
 
-    Chinese is compared on characters as well as words, because jieba cuts a joined string differently
-    (板泉井水 vs 板泉 / 井水; an entity put before a query can fuse with its first word): a CJK word counts
-    as known when every character of it occurs in the sources.
+    Chinese is compared on strings as well as words, because jieba cuts a joined string differently
+    (板泉井水 vs 板泉 / 井水; an entity put before a query can fuse with its first word).
     """
     added = added_words(rewritten, query)
     if not added:
@@ -39,6 +38,17 @@ def unfaithful_words(rewritten: str, query: str, history: Sequence[Message], top
     source = " ".join([query, topic or "", *(m.content for m in history), *extra])
     known = content_words(source)
     lowered = source.lower()
-    chars = set(lowered)
-    return {w for w in added if w not in known and w not in lowered
-            and not (is_cjk(w) and all(ch in chars for ch in w))}
+    return {w for w in added if w not in known and not (is_cjk(w) and _known_cjk(w, lowered))}
+
+
+def _known_cjk(word: str, source: str) -> bool:
+    """A CJK word is known when it occurs in the source, or is two adjacent source strings fused by the
+    segmenter (an entity put before "看海" can come back as "水逆看" + "海")."""
+    if word in source:
+        return True
+    return any(word[:i] in source and word[i:] in source for i in range(1, len(word)))
+
+
+def is_faithful(rewritten: str, query: str, context: str) -> bool:
+    """True when every content word ``rewritten`` adds to ``query`` occurs in ``context``."""
+    return not unfaithful_words(rewritten, query, (), extra=(context,))

@@ -134,7 +134,9 @@ def _rewrite_zh(query: str, focus: Focus) -> tuple[str | None, str]:
         if w not in lx.ZH_PRONOUNS:
             continue
         if w in ("前者", "后者") and len(focus.frame_mentions) >= 2:
-            rep = focus.frame_mentions[0 if w == "前者" else -1].text
+            fm = [x for x in focus.frame_mentions if x.proper] or list(focus.frame_mentions)
+            fm = fm if len(fm) >= 2 else list(focus.frame_mentions)
+            rep = fm[0 if w == "前者" else -1].text
         elif ent is not None:
             rep = ent.text
         else:

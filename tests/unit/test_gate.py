@@ -1,0 +1,196 @@
+"""The follow-up gate ``needs_rewrite``: zh and en markers, short queries, no content noun, standalone queries."""
+
+from __future__ import annotations
+
+import pytest
+
+from convsearch import Decision, Message, RuleRewriter, needs_rewrite
+
+
+def U(s: str) -> Message:
+    return Message("user", s)
+
+
+def A(s: str) -> Message:
+    return Message("assistant", s)
+
+
+ZH_HISTORY = [U("AnySearch 和 NovaDB 哪个检索更快？"), A("AnySearch 在小索引上更快。")]
+EN_HISTORY = [U("Tell me about AnySearch and NovaDB."), A("Both are search engines.")]
+
+
+# --- no history, no topic: never -------------------------------------------------------------------
+
+@pytest.mark.parametrize("query", ["价格呢？", "它多少钱？", "那番禺呢？", "what about NovaDB?", "Is it free?", "Why?"])
+def test_no_history_and_no_topic_never_rewrites(query):
+    d = needs_rewrite([], query)
+    assert d == Decision(False, "no history and no session topic", 1.0)
+
+
+def test_no_history_but_a_topic_can_rewrite():
+    assert needs_rewrite([], "价格是多少", topic="AnySearch").needed is True
+    assert needs_rewrite([], "How much does it cost?", topic="AnySearch").needed is True
+
+
+# --- zh markers --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("query", [
+    "它支持中文吗？",
+    "它们都开源吗？",
+    "这个怎么部署？",
+    "该产品如何部署？",
+    "其部署方式有哪些？",
+    "前者怎么收费？",
+    "后者怎么收费？",
+    "上面提到的产品怎么收费？",
+])
+def test_zh_pronouns_and_demonstratives(query):
+    d = needs_rewrite(ZH_HISTORY, query)
+    assert d.needed is True
+    assert d.reason == "pronoun or demonstrative"
+    assert d.confidence >= 0.8
+
+
+@pytest.mark.parametrize("query", ["这款怎么收费？", "这款产品支持中文吗？"])
+def test_zh_zhe_kuan_marker(query):
+    d = needs_rewrite([U("AnySearch 支持哪些检索方式？")], query)
+    assert d.needed is True
+    assert d.reason == "pronoun or demonstrative"
+
+
+@pytest.mark.parametrize("query", ["价格呢？", "部署呢", "那番禺呢？", "免费额度呢~"])
+def test_zh_ellipsis_ne(query):
+    d = needs_rewrite(ZH_HISTORY, query)
+    assert d.needed is True
+    assert d.reason == "ellipsis: 'X呢'"
+
+
+@pytest.mark.parametrize("query", ["那审批需要多久？", "那么部署要多久？", "还有别的检索方式吗？", "另外，怎么部署？"])
+def test_zh_leading_follow_up_markers(query):
+    d = needs_rewrite(ZH_HISTORY, query)
+    assert d.needed is True
+    assert d.reason == "leading follow-up marker"
+
+
+@pytest.mark.parametrize("query", ["价格？", "怎么样？", "多少钱？"])
+def test_zh_very_short(query):
+    d = needs_rewrite(ZH_HISTORY, query)
+    assert d.needed is True
+    assert d.reason == "very short query"
+
+
+# --- en markers --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("query", [
+    "Is it open source?",
+    "What are its limits?",
+    "Are they open source?",
+    "What is their license?",
+    "How much is that?",
+    "What did he build?",
+    "Where does she live?",
+    "Can I install this?",
+])
+def test_en_pronouns(query):
+    d = needs_rewrite(EN_HISTORY, query)
+    assert d.needed is True
+    assert d.reason == "pronoun or demonstrative"
+
+
+@pytest.mark.parametrize("query", ["Is this fast?", "Is that free?", "How does this compare?"])
+def test_en_this_that_as_pronoun_before_adjective(query):
+    assert needs_rewrite(EN_HISTORY, query).needed is True
+
+
+@pytest.mark.parametrize("query", ["What about NovaDB?", "what about the price?", "How about the free plan?",
+                                   "and NovaDB?", "And the license?", "So, what about Lumen CRM?"])
+def test_en_ellipsis(query):
+    d = needs_rewrite(EN_HISTORY, query)
+    assert d.needed is True
+    assert d.reason == "ellipsis: 'what about X' / 'and X'"
+
+
+@pytest.mark.parametrize("query", ["Why?", "how much", "Tell more"])
+def test_en_very_short(query):
+    d = needs_rewrite(EN_HISTORY, query)
+    assert d.needed is True
+    assert d.reason in ("very short query", "no content noun")
+
+
+@pytest.mark.parametrize("query", ["Price?", "Cost?"])
+def test_en_capitalised_single_word_is_short_not_proper(query):
+    d = needs_rewrite(EN_HISTORY, query)
+    assert d.needed is True
+
+
+@pytest.mark.parametrize("history,query", [
+    (EN_HISTORY, "Can you explain more?"),
+    (EN_HISTORY, "Tell me more."),
+    (ZH_HISTORY, "能不能再详细说说"),
+    (ZH_HISTORY, "可以再详细介绍一下吗"),
+])
+def test_no_content_noun_rewrites(history, query):
+    d = needs_rewrite(history, query)
+    assert d.needed is True
+    assert d.reason == "no content noun"
+
+
+@pytest.mark.parametrize("history,query", [(ZH_HISTORY, "有什么区别吗？"), (EN_HISTORY, "What are the main differences?")])
+def test_only_relational_nouns_rewrite(history, query):
+    d = needs_rewrite(history, query)
+    assert d.needed is True
+    assert d.reason.startswith("only relational nouns")
+
+
+def test_ellipsis_not_fooled_by_words_that_start_with_and():
+    # "Android" starts with "and" but is no ellipsis frame
+    d = needs_rewrite(EN_HISTORY, "Android phones with the best battery life in 2024")
+    assert d.needed is False
+
+
+# --- standalone --------------------------------------------------------------------------------------
+
+STANDALONE = [
+    (ZH_HISTORY, "如何在 Linux 服务器上部署 Elasticsearch 集群？"),
+    (ZH_HISTORY, "北京今天天气怎么样？"),
+    (ZH_HISTORY, "公司的报销流程是什么？"),
+    (EN_HISTORY, "What is the capital of France?"),
+    (EN_HISTORY, "Where is the Eiffel Tower located?"),
+    (EN_HISTORY, "How do I reset my password in the admin console?"),
+    (EN_HISTORY, "  What is the capital of France?  "),
+]
+
+
+@pytest.mark.parametrize("history,query", STANDALONE)
+def test_standalone_question_is_not_rewritten(history, query):
+    d = needs_rewrite(history, query)
+    assert d.needed is False
+    assert d.reason in ("names its own entity", "standalone")
+
+
+@pytest.mark.parametrize("history,query", STANDALONE)
+def test_standalone_question_comes_back_byte_identical(history, query):
+    r = RuleRewriter().rewrite(history, query)
+    assert r.rewritten == query
+    assert r.rewritten.encode("utf-8") == query.encode("utf-8")
+    assert r.original == query
+    assert r.changed is False and r.fell_back is False
+    assert r.reason.startswith("gate: ")
+
+
+def test_query_naming_the_session_topic_is_standalone():
+    d = needs_rewrite([U("hello")], "price of anysearch plans", topic="AnySearch")
+    assert d == Decision(False, "names the session topic", 0.7)
+
+
+def test_query_not_naming_the_session_topic_rewrites_with_low_confidence():
+    d = needs_rewrite([U("hello")], "How much are the plans per month?", topic="AnySearch")
+    assert d.needed is True
+    assert d.reason == "does not name the session topic"
+    assert d.confidence < 0.6
+
+
+def test_decision_is_frozen():
+    d = needs_rewrite(EN_HISTORY, "Is it free?")
+    with pytest.raises(AttributeError):
+        d.needed = False  # type: ignore[misc]
