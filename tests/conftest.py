@@ -126,3 +126,12 @@ def run_cli(tmp_path: Path) -> CliRunner:
         return cli_run(tmp_path, *args, **kw)
 
     return run
+
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "conv-rewrite"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In CI the shared evaluation data must be there: data tests may skip locally, never silently in CI."""
+    if os.environ.get("CI") and not SHARED_DATA.is_dir():
+        raise pytest.UsageError(f"CI=true but the shared data is missing at {SHARED_DATA}; data tests would skip")
