@@ -166,7 +166,10 @@ _mount_eval()
 def main(argv: Optional[list[str]] = None) -> None:
     """Entry point: our errors become one line on stderr and an exit code, never a traceback."""
     try:
-        app(args=argv, standalone_mode=False)
+        # with standalone_mode=False click returns a typer.Exit's code instead of raising it
+        rc = app(args=argv, standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
     except ConvsearchError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)

@@ -2,10 +2,14 @@
 
     ConvsearchError                 base; ``exit_code`` 1
     ├── InputError                  bad user input (empty/oversized query, unknown role); 400, exit 2
-    │   └── DataFileError           a bad input file; carries path and line number; exit 2
+    │   ├── DataFileError           a bad input file; carries path and line number; exit 2
+    │   ├── MessageTooLarge         a message over the history store's size limit; 413, nothing stored
+    │   └── MessageIdConflict       a client message id reused for a different message; 409
     ├── ConfigError                 bad settings or a missing optional dependency; exit 3
     ├── IndexMissingError           no index at the data dir; 404, exit 4
     ├── BackendError                a search backend failed; 502, exit 5
+    ├── HistoryUnavailable          the history database is locked, down or unreadable; 503, exit 7
+    │                               (a turn catches it and runs statelessly, flagged in the trace)
     └── DeadlineExceeded            a turn ran out of time; 504, exit 6
 """
 
@@ -51,3 +55,22 @@ class BackendError(ConvsearchError):
 class DeadlineExceeded(ConvsearchError):
     exit_code = 6
     http_status = 504
+
+
+class MessageTooLarge(InputError):
+    """A message larger than the history store accepts (``CONVSEARCH_MAX_MESSAGE_BYTES``); nothing was stored."""
+
+    http_status = 413
+
+
+class MessageIdConflict(InputError):
+    """A client message id already names a different message in the same session."""
+
+    http_status = 409
+
+
+class HistoryUnavailable(ConvsearchError):
+    """The history database could not be read or written (locked, down, unreadable, unknown schema)."""
+
+    exit_code = 7
+    http_status = 503

@@ -75,7 +75,9 @@ def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, 
 def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *, settings: Settings,
                 top_k: int, today: date | None = None, clock: _Clock | None = None) -> tuple[list[Hit], Any, list[Any], str]:
     """Fuse, dedup, rerank with the original query, format: the pure tail of a turn."""
-    fused = fuse(lists, settings.fusion)
+    # Only the head of the fused list can reach the top_k after reranking; dedup and rerank look at
+    # max(4·top_k, 20) candidates rather than every hit of every query.
+    fused = fuse(lists, settings.fusion, limit=max(4 * top_k, 20))
     if clock:
         clock.lap("fuse")
     deduped, stats = dedup(fused, max_bits=settings.near_dup_bits, min_jaccard=settings.near_dup_jaccard)

@@ -3,25 +3,38 @@
     final = 0.6 · fused + 0.25 · cover(original) + 0.15 · cover(rewrite)
 
 ``fused`` is the fused score min-max normalised to [0, 1] over this list; ``cover(q)`` is the share of
-q's content words (stop words dropped; zh words from jieba) found in the hit's title + text. The original
-query keeps the user's own words weighted even when a rewrite drifted; the fused score keeps the engines'
-judgement in charge. Pure and cheap: one tokenisation per hit.
+q's content words (stop words dropped; zh words from jieba) found in the hit's title + text — Chinese
+words as substrings, English words on word boundaries. The original query keeps the user's own words
+weighted even when a rewrite drifted; the fused score keeps the engines' judgement in charge. Pure and
+cheap: the query side is tokenised once, each hit is only scanned with str.find (no tokenizer).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from .rewrite.guard import content_words
-from .text import words
+from .text import is_cjk
 from .types import Hit
 
 W_FUSED, W_ORIGINAL, W_REWRITE = 0.6, 0.25, 0.15
 
 
-def _cover(q: set[str], doc: set[str]) -> float:
-    return len(q & doc) / len(q) if q else 0.0
+def _has(doc: str, term: str) -> bool:
+    """``term`` in lower-cased ``doc``: Chinese as a substring, Latin on word boundaries (str.find, no regex)."""
+    i = doc.find(term)
+    if i < 0 or is_cjk(term[0]):
+        return i >= 0
+    n = len(term)
+    while i >= 0:
+        if (i == 0 or not doc[i - 1].isalnum()) and (i + n == len(doc) or not doc[i + n].isalnum()):
+            return True
+        i = doc.find(term, i + 1)
+    return False
+
+
+def _cover(terms: set[str], doc: str) -> float:
+    return sum(1 for t in terms if _has(doc, t)) / len(terms) if terms else 0.0
 
 
 def rerank(hits: Sequence[Hit], original: str, rewritten: str | None = None) -> list[Hit]:
@@ -34,9 +47,10 @@ def rerank(hits: Sequence[Hit], original: str, rewritten: str | None = None) -> 
     span = hi - lo
     out = []
     for h in hits:
-        doc = set(words(f"{h.title} {h.text}"))
+        doc = f"{h.title} {h.text}".lower()
         fused = (h.score - lo) / span if span > 0 else 1.0
         final = W_FUSED * fused + W_ORIGINAL * _cover(q_orig, doc) + W_REWRITE * _cover(q_rw, doc)
         out.append((final, h))
     out.sort(key=lambda p: -p[0])
-    return [replace(h, score=round(s, 6), rank=r) for r, (s, h) in enumerate(out, start=1)]
+    return [Hit(h.id, h.title, h.text, round(s, 6), h.url, h.date, h.source, r, h.metadata)
+            for r, (s, h) in enumerate(out, start=1)]

@@ -106,21 +106,24 @@ def count_tokens(text: str) -> int:
 
 def truncate_tokens(text: str, limit: int, ellipsis: str = "…") -> str:
     """Cut ``text`` to at most ``limit`` tokens, at a token boundary, keeping the original characters."""
+    if len(text) <= limit:  # every token is at least one character
+        return text
+    head = text[: limit * 24]  # tokens here are far shorter than 24 characters: bound the scan
     n = 0
-    for m in _RUNS_RE.finditer(text):
+    for m in _RUNS_RE.finditer(head):
         cjk = m.group(1)
         if cjk:
             pos = m.start()
             for w in _cut_cjk(cjk):
                 n += 1
                 if n > limit:
-                    return text[:pos].rstrip() + ellipsis
+                    return head[:pos].rstrip() + ellipsis
                 pos += len(w)
         else:
             n += 1
             if n > limit:
-                return text[: m.start()].rstrip() + ellipsis
-    return text
+                return head[: m.start()].rstrip() + ellipsis
+    return text if len(head) == len(text) else head.rstrip() + ellipsis
 
 
 def is_cjk(token: str) -> bool:

@@ -29,9 +29,11 @@ def history_window(messages: Sequence[Message], n: int = 8) -> tuple[Message, ..
     Dropped before counting: tool calls and tool results, partial (still streaming) messages, blank
     messages and any role other than user/assistant.
     """
-    kept = [
-        m
-        for m in messages
-        if m.role in KEPT_ROLES and m.kind == "text" and not m.partial and m.content.strip()
-    ]
+    kept = [m for m in messages if in_window(m)]
     return tuple(kept[-n:]) if n > 0 else ()
+
+
+def in_window(m: Message) -> bool:
+    """True for a message the window may keep: user/assistant text, complete, not blank (the history store
+    filters its reads with this same rule)."""
+    return m.role in KEPT_ROLES and m.kind == "text" and not m.partial and bool(m.content.strip())

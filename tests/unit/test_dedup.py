@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from convsearch.config import Settings
+
 from convsearch.dedup import DedupStats, canonical_url, dedup, hamming, simhash
 from convsearch.types import Hit
 
@@ -71,7 +73,7 @@ def test_identical_title_and_text_with_different_urls_collapse(text):
 
 @pytest.mark.parametrize("a,b", [(EN_1, EN_1_PLUS), (ZH_1, ZH_1_PLUS)])
 def test_near_duplicate_one_word_added_collapses_at_default_threshold(a, b):
-    assert hamming(simhash(f"T {a}"), simhash(f"T {b}")) <= 8
+    assert hamming(simhash(f"T {a}"), simhash(f"T {b}")) <= Settings().near_dup_bits
     out, stats = dedup([H("a", a, url="https://x.example/1"), H("b", b, url="https://y.example/2")])
     assert [h.id for h in out] == ["a"]
     assert stats.by_near == 1

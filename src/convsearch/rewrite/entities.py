@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .. import lexicon as lx
 from ..text import detect_lang, is_cjk, tagged
@@ -50,6 +51,12 @@ def join_tokens(tokens: Sequence[str]) -> str:
 
 
 # --- Chinese ---------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """Patterns built from conversation text recur turn after turn: compile each once (case-insensitive)."""
+    return re.compile(pattern, re.IGNORECASE)
+
 
 _ZH_CLAUSE_RE = re.compile(r"[，。、！？；：,.!?;:()（）\[\]【】“”\"'‘’~～…]+")
 
@@ -104,13 +111,34 @@ def _zh_clause_mentions(text: str) -> list[Mention]:
     flush()
     merged: list[Mention] = []
     for a, b in zip(out, out[1:]):
-        if not b.relational and re.search(re.escape(a.text) + r"\s*的\s*" + re.escape(b.text), text):
+        if not b.relational and _de_joined(text, a.text, b.text):
             phrase = f"{a.text} 的 {b.text}" if not is_cjk(a.text[-1]) or not is_cjk(b.text[0]) else f"{a.text}的{b.text}"
             merged.append(Mention(phrase, a.proper or b.proper, b.cls if b.proper else a.cls, b.head))
     return merged + out
 
 
 # --- English ---------------------------------------------------------------------------------------
+
+def _de_joined(text: str, a: str, b: str) -> bool:
+    """True when ``a`` 的 ``b`` occur in ``text`` joined by 的 (spaces allowed around it)."""
+    i = text.find(a)
+    while i >= 0:
+        rest = text[i + len(a):].lstrip()
+        if rest.startswith("的") and rest[1:].lstrip().startswith(b):
+            return True
+        i = text.find(a, i + 1)
+    return False
+
+
+def _follows_de(text: str, b: str) -> bool:
+    """True when ``b`` comes right after a 的 (spaces allowed)."""
+    i = text.find("的")
+    while i >= 0:
+        if text[i + 1:].lstrip().startswith(b):
+            return True
+        i = text.find("的", i + 1)
+    return False
+
 
 _POSSESSIVE_RE = re.compile(r"['’]s$", re.IGNORECASE)
 
@@ -203,9 +231,14 @@ def _verb_position(toks: Sequence[str], i: int) -> bool:
     return False
 
 
-def mentions(text: str, lang: str | None = None) -> list[Mention]:
-    lang = lang or detect_lang(text)
-    return zh_mentions(text) if lang == "zh" else en_mentions(text)
+def mentions(text: str, lang: str | None = None) -> tuple[Mention, ...]:
+    """Noun phrases of ``text`` (cached: history turns are read again on every later turn)."""
+    return _mentions(text, lang or detect_lang(text))
+
+
+@lru_cache(maxsize=8192)
+def _mentions(text: str, lang: str) -> tuple[Mention, ...]:
+    return tuple(zh_mentions(text) if lang == "zh" else en_mentions(text))
 
 
 def has_pronoun(text: str, lang: str) -> bool:
@@ -261,7 +294,7 @@ def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
     for size in range(len(parts) - 1, 0, -1):
         for i in range(len(parts) - size + 1):
             pat = r"\b" + r"\s+".join(re.escape(p) for p in parts[i:i + size]) + r"\b"
-            m = re.search(pat, query, re.IGNORECASE)
+            m = _compiled(pat).search(query)
             if m:
                 return m.start(), m.end()
     return None
@@ -295,7 +328,7 @@ def definite_expansion(query: str, history: Sequence[Message]) -> tuple[int, int
         low = head.lower()
         if low in lx.STOP_EN or low in lx.RELATIONAL_EN or len(low) < 3:
             continue
-        pat = re.compile(r"((?:[\w'’-]+\s+(?:(?:and|of|&)\s+)?){1,4})" + re.escape(head) + r"\b", re.IGNORECASE)
+        pat = _compiled(r"((?:[\w'’-]+\s+(?:(?:and|of|&)\s+)?){1,4})" + re.escape(head) + r"\b")
         for msg in reversed(history):
             for hm in pat.finditer(msg.content):
                 mods = _modifier_suffix(hm.group(1).split())
@@ -328,7 +361,7 @@ _WHO_RE = re.compile(r"^\s*(who|whom)\b|谁", re.IGNORECASE)
 
 def _definite(text: str, phrase: str) -> bool:
     """'the system' in a follow-up usually points back (bridging) rather than opening a new subject."""
-    return re.search(r"\bthe\s+" + re.escape(phrase) + r"\b(?!\s+of\b)", text, re.IGNORECASE) is not None
+    return _compiled(r"\bthe\s+" + re.escape(phrase) + r"\b(?!\s+of\b)").search(text) is not None
 
 
 def _alias_of(short: Mention, full: Mention) -> bool:
@@ -376,7 +409,7 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
                 def rank(x: Mention, text: str = m.content) -> int:
                     if "的" in x.text:
                         return 0  # the whole "A 的 B"
-                    return 1 if re.search("的\\s*" + re.escape(x.text), text) else 2
+                    return 1 if _follows_de(text, x.text) else 2
                 plain.sort(key=rank)
                 proper.sort(key=rank)
             pick = proper[0] if proper else (plain[0] if plain else None)
