@@ -108,7 +108,7 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
         if all(m.relational for m in ms):
             return Decision(True, "only relational nouns (the types of what?)", 0.7)
     if topic:
-        topic_words = {w for w in words(topic) if w not in lx.STOP_EN and w not in lx.STOP_ZH}
+        topic_words = {w for w in words(topic_entity(topic)) if w not in lx.STOP_EN and w not in lx.STOP_ZH}
         if topic_words & set(words(q)):
             return Decision(False, "names the session topic", 0.7)
         return Decision(True, "does not name the session topic", 0.5)

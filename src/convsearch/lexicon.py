@@ -28,6 +28,9 @@ EN_FUNCTION = _read_words("stopwords_en.txt", "function")  # closed-class words 
 STOP_ZH = _read_words("stopwords_zh.txt")
 RELATIONAL_EN = _read_words("relational.txt", "en")
 RELATIONAL_ZH = _read_words("relational.txt", "zh")
+# Nouns naming the kind of thing a session is about ("the band", "the film"): a definite one with no
+# name of its own points at the session's entity.
+EN_CLASS_NOUNS = _read_words("relational.txt", "en_class")
 # Verbs that jieba tags v but that head or modify noun phrases (入职流程, 报销审批)
 ZH_NOMINAL_VERBS = _read_words("relational.txt", "zh_nominal_verbs")
 

@@ -1,11 +1,16 @@
-"""Guardrails shared by every rewriter: a rewrite may only add words found in the conversation."""
+"""Guardrails shared by every rewriter: a rewrite may only add words found in the conversation.
+
+LLM output passes more checks (``output_problem``): not empty, not too long (default 30 Chinese characters /
+20 English words), no blocked word, the query's language, and faithful (the one definition above).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from .. import lexicon as lx
-from ..text import is_cjk, words
+from ..text import CJK_RE, detect_lang, is_cjk, words
 from ..types import Message
 
 
@@ -52,3 +57,82 @@ def _known_cjk(word: str, source: str) -> bool:
 def is_faithful(rewritten: str, query: str, context: str) -> bool:
     """True when every content word ``rewritten`` adds to ``query`` occurs in ``context``."""
     return not unfaithful_words(rewritten, query, (), extra=(context,))
+
+
+# --- LLM output: length, blocked words, language ---------------------------------------------------
+_LATIN_RUN_RE = re.compile(r"[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+(?:['’.\-][^\W_]+)*", re.UNICODE)
+
+MAX_ZH_CHARS = 30
+MAX_EN_WORDS = 20
+
+
+def query_length(text: str, lang: str) -> int:
+    """Length as the caps count it: Chinese characters plus Latin words for zh (a name counts once:
+    "AnySearch 的价格" is 4), words for en."""
+    latin = len(_LATIN_RUN_RE.findall(text))
+    return len(CJK_RE.findall(text)) + latin if lang == "zh" else latin
+
+
+def length_problem(rewritten: str, query: str, lang: str, *, max_zh_chars: int = MAX_ZH_CHARS,
+                   max_en_words: int = MAX_EN_WORDS) -> str | None:
+    """Why ``rewritten`` is too long, or None. A query already near or over the cap keeps a third of the cap
+    as room for what a rewrite adds (a 28-character question may still gain an entity)."""
+    limit = max_zh_chars if lang == "zh" else max_en_words
+    cap = max(limit, query_length(query, lang) + limit // 3)
+    n = query_length(rewritten, lang)
+    unit = "characters" if lang == "zh" else "words"
+    return f"too long ({n} {unit} > {cap})" if n > cap else None
+
+
+def blocked_words_found(text: str, blocked: Iterable[str]) -> set[str]:
+    """Entries of ``blocked`` found in ``text``: Chinese as substrings, Latin as whole words (any case)."""
+    low = text.lower()
+    found = set()
+    for b in blocked:
+        w = b.strip().lower()
+        if not w:
+            continue
+        if CJK_RE.search(w):
+            if w in low:
+                found.add(b.strip())
+        elif re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", low):
+            found.add(b.strip())
+    return found
+
+
+def language_problem(rewritten: str, query: str) -> str | None:
+    """A rewrite must stay in the query's language (zh ↔ en by ``detect_lang``)."""
+    want, got = detect_lang(query), detect_lang(rewritten)
+    return f"language changed ({want} → {got})" if want != got else None
+
+
+def output_problem(rewritten: str, query: str, history: Sequence[Message], topic: str | None = None, *,
+                   max_zh_chars: int = MAX_ZH_CHARS, max_en_words: int = MAX_EN_WORDS,
+                   blocked: Iterable[str] = (), extra: Iterable[str] = ()) -> str | None:
+    """The first reason an LLM rewrite must be rejected, or None when it may be used.
+
+    Checked in order: empty or no words; too long; a blocked word; another language; unfaithful (content
+    words found neither in the query, ``history``, ``topic`` nor ``extra``).
+
+    >>> output_problem("AnySearch 的价格", "价格呢？", [Message("user", "AnySearch 支持哪些检索方式？")]) is None
+    True
+    """
+    text = rewritten.strip()
+    if not text:
+        return "empty"
+    if not any(ch.isalnum() for ch in text):
+        return "no words"
+    lang = detect_lang(query)
+    why = length_problem(text, query, lang, max_zh_chars=max_zh_chars, max_en_words=max_en_words)
+    if why:
+        return why
+    bad = blocked_words_found(text, blocked)
+    if bad:
+        return f"blocked words ({', '.join(sorted(bad))})"
+    why = language_problem(text, query)
+    if why:
+        return why
+    added = unfaithful_words(text, query, history, topic, extra)
+    if added:
+        return f"unfaithful: adds {', '.join(sorted(added)[:5])}"
+    return None

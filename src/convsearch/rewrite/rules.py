@@ -211,19 +211,35 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
             return q[:start] + full + q[end:], f"definite reference: {q[start:end]} → {full}"
     if ent is None:
         return None, "no focus"
+    excluding = focus.last_answer is not None and bool(_EN_ELSE_RE.search(q))
     if out is None and ent.text.lower() not in q.lower():
-        core = q.rstrip(_TRAIL_PUNCT)
-        last = mentions(core, "en")
-        # "What are the safety features?" → "... features of Tesla Model 3?"; otherwise append the focus
-        of = " of" if last and last[-1].relational and core.lower().endswith(last[-1].text.lower()) else ""
-        out, how = f"{core}{of} {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
-    if out is not None and focus.last_answer is not None and _EN_ELSE_RE.search(q) \
-            and focus.last_answer.text.lower() not in out.lower():
+        out, how = _complete_en(q, ent)
+    if excluding and focus.last_answer.text.lower() not in (out or q).lower():
         # "what else / any other ...": exclude what the last answer already covered
-        core = out.rstrip(_TRAIL_PUNCT)
-        out = f"{core} besides {focus.last_answer.text}{out[len(core):].strip()}"
-        how += f"; exclusion: besides {focus.last_answer.text}"
+        base = out or q
+        out = f"Besides {focus.last_answer.text}, {base[:1].lower()}{base[1:]}"
+        how = (how + "; " if out is not None and how != "no pronoun" else "") + f"exclusion: besides {focus.last_answer.text}"
     return out, how if out is not None else "already names the focus"
+
+
+_EN_HAPPEN_RE = re.compile(r"\b(happen(?:ed|s)?)\b", re.IGNORECASE)
+_EN_CLASS_NP_RE = re.compile(r"\b(the)\s+(" + "|".join(sorted(lx.EN_CLASS_NOUNS)) + r")\b", re.IGNORECASE)
+
+
+def _complete_en(q: str, ent: Mention) -> tuple[str, str]:
+    """Put the focus where English puts it: "What happened in 1990?" → "What happened to X in 1990?";
+    "Did the band tour?" → "Did the X band tour?"; "What are the safety features?" → "... features of X?";
+    otherwise after the question."""
+    m = _EN_HAPPEN_RE.search(q)
+    if m:
+        return f"{q[:m.end()]} to {ent.text}{q[m.end():]}", f"frame completion with {ent.text}"
+    m = _EN_CLASS_NP_RE.search(q)
+    if m:
+        return f"{q[:m.end(1)]} {ent.text}{q[m.end(1):]}", f"frame completion with {ent.text}"
+    core = q.rstrip(_TRAIL_PUNCT)
+    last = mentions(core, "en")
+    of = " of" if last and last[-1].relational and core.lower().endswith(last[-1].text.lower()) else ""
+    return f"{core}{of} {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
 
 
 _EN_ELSE_RE = re.compile(r"\b(else|other|another|besides|additional)\b", re.IGNORECASE)
