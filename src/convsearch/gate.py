@@ -10,8 +10,8 @@ Checked in order, first match wins (each returns a Decision with its reason):
 4. the query names its own entity (a proper noun) → standalone, typed exactly as is;
 5. very short (≤ 3 zh words / ≤ 2 en words), without any content noun, or whose only nouns are
    relational (价格, 区别, types, benefits: an aspect of something unnamed) → rewrite;
-6. a session topic exists and the query names nothing of it or of the conversation's focus → rewrite
-   (low confidence);
+6. a session topic exists and the query names nothing of it → rewrite (low confidence): the topic is
+   what the conversation is about, even a descriptive one ("Finding a university") helps retrieval;
 7. otherwise standalone.
 """
 
@@ -21,7 +21,8 @@ import re
 from collections.abc import Sequence
 
 from . import lexicon as lx
-from .rewrite.entities import definite_expansion, en_tokens, has_pronoun, mentions, partial_name_span, topic_entity
+from .rewrite.entities import (definite_expansion, en_tokens, has_pronoun, mentions, name_like, partial_name_span,
+                               topic_entity)
 from .text import detect_lang, tagged, words
 from .types import Decision, Message
 
@@ -68,7 +69,8 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
         return Decision(False, "no history and no session topic", 1.0)
     lang = lang or detect_lang(query)
     q = query.strip()
-    if topic and partial_name_span(q, topic_entity(topic)):
+    named_topic = topic_entity(topic) if topic and name_like(topic_entity(topic)) else ""
+    if named_topic and partial_name_span(q, named_topic):
         return Decision(True, "partial name of the session topic", 0.8)
     if lang == "zh":
         toks = tagged(q)

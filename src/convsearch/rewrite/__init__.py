@@ -1,22 +1,90 @@
-"""Rewriters: rules (offline, zh + en) and the pass-through baseline."""
+"""Rewriters: rules (offline, zh + en), the pass-through baseline, and the LLM path (``llm``, ``auto``)."""
 
 from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .base import Passthrough, Rewriter, Scripted
 
-REWRITERS = ("rules", "passthrough")
+if TYPE_CHECKING:
+    from ..config import Settings
+
+REWRITERS = ("rules", "passthrough", "llm", "auto")
 
 
-def get_rewriter(name: str) -> Rewriter:
-    """Return a rewriter by name: ``rules`` or ``passthrough``."""
+def get_rewriter(name: str, settings: "Settings | None" = None) -> Rewriter:
+    """Return a rewriter by name: ``rules``, ``passthrough``, ``llm`` or ``auto``.
+
+    ``llm`` needs an OpenAI-compatible endpoint in ``settings`` (default: ``Settings.from_env()``) and raises a
+    ConfigError naming the variables to set otherwise. ``auto`` is gate → LLM → guard → rules → original when
+    an LLM is configured, and the rule rewriter itself when not. The caller owns what it gets: LLM rewriters
+    have ``close()``.
+    """
     if name == "passthrough":
         return Passthrough()
     if name == "rules":
         from .rules import RuleRewriter
 
         return RuleRewriter()
+    if name in ("llm", "auto"):
+        from ..config import Settings
+        from ..llm import llm_config, llm_configured
+
+        s = settings if settings is not None else Settings.from_env()
+        if name == "auto" and not llm_configured(s):
+            from .rules import RuleRewriter
+
+            return RuleRewriter()
+        llm_config(s)  # ConfigError naming the variables, before any import of the [llm] extra
+        return _llm_rewriter(name, s, _open_llm(s))
     raise ConfigError(f"unknown rewriter {name!r}; choose one of: {', '.join(REWRITERS)}")
 
 
-__all__ = ["REWRITERS", "Passthrough", "Rewriter", "Scripted", "get_rewriter"]
+def _open_llm(settings: "Settings") -> Any:
+    from ..llm import open_llm
+
+    return open_llm(settings)
+
+
+def _llm_rewriter(name: str, s: "Settings", llm: Any) -> Rewriter:
+    try:
+        from .cache import LRUCache
+        from .enhance import auto_rewriter
+        from .llm import GuardLimits, LLMRewriter
+    except ImportError as exc:  # pydantic / openai: the [llm] extra
+        raise ConfigError(f"the LLM rewriter needs the [llm] extra ({exc.name} is missing): "
+                          "pip install 'convsearch[llm]'") from exc
+    kw = dict(window=s.llm_window, cache=LRUCache(s.llm_cache_size), budget_s=s.llm_timeout_s,
+              limits=GuardLimits(s.llm_max_zh_chars, s.llm_max_en_words, s.llm_blocked))
+    if name == "llm":
+        return LLMRewriter(llm, uncertain_below=s.llm_uncertain_below, **kw)
+    return auto_rewriter(llm, uncertain_below=s.llm_uncertain_below, **kw)
+
+
+@lru_cache(maxsize=8)
+def default_rewriter(settings: "Settings") -> Rewriter:
+    """The pipeline's rewriter for ``settings.rewriter``, built once per Settings (its LLM client is shared by
+    every turn that uses those settings)."""
+    return get_rewriter(settings.rewriter, settings)
+
+
+@lru_cache(maxsize=8)
+def default_variant_maker(settings: "Settings") -> Any:
+    """``HybridVariants`` (LLM + heuristic) when CONVSEARCH_LLM_VARIANTS=on and an LLM is configured, else None
+    (the pipeline then uses the heuristic table alone)."""
+    from ..llm import llm_configured
+
+    if settings.llm_variants != "on" or not llm_configured(settings):
+        return None
+    from .cache import LRUCache
+    from .llm import GuardLimits, HybridVariants, LLMVariants
+
+    limits = GuardLimits(settings.llm_max_zh_chars, settings.llm_max_en_words, settings.llm_blocked)
+    return HybridVariants(LLMVariants(_open_llm(settings), limits=limits, cache=LRUCache(settings.llm_cache_size),
+                                      budget_s=settings.llm_timeout_s))
+
+
+__all__ = ["REWRITERS", "Passthrough", "Rewriter", "Scripted", "default_rewriter", "default_variant_maker",
+           "get_rewriter"]

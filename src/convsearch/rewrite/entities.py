@@ -170,7 +170,7 @@ def en_mentions(text: str) -> list[Mention]:
             i += 1
             continue
         if _is_cap(tok) and not (sentence_start and (low in lx.STOP_EN or low in lx.RELATIONAL_EN)) \
-                and low not in lx.EN_PRONOUNS and low != "i":
+                and low not in lx.EN_PRONOUNS and low != "i" and not low.startswith(("i'", "i’")):
             j = i + 1
             end = i + 1
             while j < n:
@@ -273,6 +273,18 @@ def topic_entity(topic: str) -> str:
     """The entity a session topic names: a page title's first segment ("Frank Zappa: Disbandment" →
     "Frank Zappa"; "AnySearch | Pricing" → "AnySearch")."""
     return _PAREN_RE.sub("", _TOPIC_SEP_RE.split(topic.strip(), maxsplit=1)[0]).strip()
+
+
+def name_like(topic: str) -> bool:
+    """Does the session topic name an entity ("Vinnie Paz", "AnySearch", "深圳") rather than describe a
+    subject ("Dating tips", "head and neck cancer")? English: every content word capitalised; Chinese: a
+    proper noun among its words."""
+    if not topic:
+        return False
+    if any(is_cjk(ch) for ch in topic):
+        return any(m.proper for m in mentions(topic, "zh"))
+    content = [w for w in re.findall(r"[\w'’-]+", topic) if w.lower() not in lx.STOP_EN]
+    return bool(content) and all(_is_cap(w) or not w[:1].isalpha() for w in content)
 
 
 def partial_name_span(query: str, name: str) -> tuple[int, int] | None:

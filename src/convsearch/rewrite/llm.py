@@ -340,7 +340,7 @@ def to_result(query: str, a: Attempt) -> RewriteResult:
     """An Attempt as a RewriteResult: the LLM's text, or the original with ``fell_back``."""
     if a.text is not None:
         return RewriteResult(query, a.text, "llm", f"llm: {a.reason}", False)
-    return RewriteResult(query, query, "llm", f"llm fell back to the original: {a.reason}", True)
+    return RewriteResult(query, query, "llm", f"llm fell back: {a.reason}", True)
 
 
 # --- variants ---------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from ..gate import _ZH_NE_RE, en_ellipsis, needs_rewrite, zh_lead
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, definite_expansion, en_tokens, find_focus, mentions,
-                       partial_name_span,
+                       name_like, partial_name_span,
                        topic_entity)
 from .guard import unfaithful_words
 
@@ -73,7 +73,7 @@ class RuleRewriter:
         if focus.frame and decision.reason.startswith(("ellipsis", "leading")):
             focus = self._resolve_frame(history, focus, topic)
         name = topic_entity(topic) if topic else ""
-        span = partial_name_span(query, name) if name else None
+        span = partial_name_span(query, name) if name and name_like(name) else None
         if span is not None:
             out = query[: span[0]] + name + query[span[1]:]
             return RewriteResult(query, out, "rules", f"gate: {decision.reason}; alias: {query[span[0]:span[1]]} → {name}",

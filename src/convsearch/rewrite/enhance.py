@@ -1,0 +1,287 @@
+"""The Enhancer contract: ``enhance(request) -> Enhanced``, one query in, the queries to search with out.
+
+An enhancer may rewrite the query (``Rules``, ``LLM``), add a hypothetical answer for the dense side
+(``HyDE``), or do nothing (``Passthrough``). They compose:
+
+- ``Chain(a, b, ...)`` tries each in turn and keeps the first that did not fall back; if all fall back, the
+  original query, with every reason. ``Chain(LLM(llm), Rules())`` is "LLM, then rules, then original".
+- ``Gated(inner)`` runs the rule gate first: a turn it judges standalone never reaches ``inner``.
+- ``SkipFilterOnly(inner)``: an empty query with filters (a pure filter request) is passed through untouched.
+- ``Logged(inner)``: logs every request and result, with its time (the debug decorator).
+
+``EnhancerRewriter`` adapts any enhancer to the ``Rewriter`` contract the pipeline uses; ``auto_rewriter``
+builds the ``auto`` rewriter: gate → LLM (when configured) → guard → rules → original.
+
+Example::
+
+    e = Gated(Chain(LLM(open_llm(settings), system_prompt=MY_PROMPT), Rules()))
+    r = e.enhance(EnhanceRequest("价格呢？", (Message("user", "AnySearch 支持哪些检索方式？"),)))
+    r.query, r.method, r.reason, r.fell_back
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, runtime_checkable
+
+from ..gate import needs_rewrite
+from ..types import Message, RewriteResult
+
+log = logging.getLogger("convsearch.enhance")
+
+
+@dataclass(frozen=True, slots=True)
+class EnhanceRequest:
+    """One turn to enhance: the query, the (windowed) history, the session topic and any search filters."""
+
+    query: str
+    history: tuple[Message, ...] = ()
+    topic: str | None = None
+    filters: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Enhanced:
+    """What to search with. ``query`` goes to keyword search (BM25) and is the standalone query;
+    ``dense_query`` (HyDE) replaces it on the dense side when set. ``steps`` records each stage's verdict."""
+
+    original: str
+    query: str
+    method: str
+    reason: str
+    fell_back: bool = False
+    dense_query: str | None = None
+    variants: tuple[str, ...] = ()
+    skipped: bool = False
+    steps: tuple[str, ...] = ()
+
+    def as_rewrite(self) -> RewriteResult:
+        return RewriteResult(self.original, self.query, self.method, self.reason, self.fell_back)
+
+
+@runtime_checkable
+class Enhancer(Protocol):
+    name: str
+
+    def enhance(self, request: EnhanceRequest) -> Enhanced: ...
+
+
+def from_rewrite(r: RewriteResult, step: str | None = None) -> Enhanced:
+    return Enhanced(r.original, r.rewritten, r.method, r.reason, r.fell_back,
+                    steps=(step or f"{r.method}: {r.reason}",))
+
+
+class Passthrough:
+    """The query as typed (the last resort of every chain, and the test double)."""
+
+    name = "passthrough"
+
+    def enhance(self, request: EnhanceRequest) -> Enhanced:
+        return Enhanced(request.query, request.query, "passthrough", "query as typed")
+
+
+class Rules:
+    """The offline rule rewriter (``RuleRewriter``)."""
+
+    name = "rules"
+
+    def __init__(self, rewriter: Any = None) -> None:
+        if rewriter is None:
+            from .rules import RuleRewriter
+
+            rewriter = RuleRewriter()
+        self.rewriter = rewriter
+
+    def enhance(self, request: EnhanceRequest) -> Enhanced:
+        return from_rewrite(self.rewriter.rewrite(request.history, request.query, topic=request.topic))
+
+
+class LLM:
+    """The LLM rewriter without its own gate (put ``Gated`` around the chain instead). ``system_prompt``
+    replaces our zh/en prompts; other keyword arguments go to ``LLMRewriter``."""
+
+    name = "llm"
+
+    def __init__(self, llm: Any, *, system_prompt: str | dict[str, str] | None = None, **kw: Any) -> None:
+        from .llm import LLMRewriter
+
+        self.rewriter = LLMRewriter(llm, system_prompt=system_prompt, gate=False, **kw)
+
+    def enhance(self, request: EnhanceRequest) -> Enhanced:
+        q = request.query
+        if not q.strip():
+            return Enhanced(q, q, "llm", "llm: nothing to rewrite (empty query)", fell_back=True)
+        return from_rewrite(self.rewriter.rewrite(request.history, q, topic=request.topic))
+
+    def close(self) -> None:
+        self.rewriter.close()
+
+
+def _join(reasons: Sequence[str]) -> str:
+    return "; ".join(r for r in reasons if r)
+
+
+class Chain:
+    """Try each enhancer in order; the first result that did not fall back wins. A fallback result says
+    which steps failed and why (``fell_back=True`` whenever any step before the winner failed)."""
+
+    def __init__(self, *enhancers: Enhancer) -> None:
+        if not enhancers:
+            raise ValueError("Chain needs at least one enhancer")
+        self.enhancers = enhancers
+        self.name = "chain(" + ",".join(e.name for e in enhancers) + ")"
+
+    def enhance(self, request: EnhanceRequest) -> Enhanced:
+        failed: list[str] = []
+        steps: list[str] = []
+        for e in self.enhancers:
+            r = e.enhance(request)
+            steps.extend(r.steps or (f"{r.method}: {r.reason}",))
+            if not r.fell_back:
+                if not failed:
+                    return replace(r, steps=tuple(steps))
+                return replace(r, reason=_join([*failed, f"{r.method}: {r.reason}"]), fell_back=True,
+                               steps=tuple(steps))
+            failed.append(r.reason)
+        q = request.query
+        return Enhanced(q, q, "original", _join(failed) + "; kept the original", True, steps=tuple(steps))
+
+    def close(self) -> None:
+        for e in self.enhancers:
+            close = getattr(e, "close", None)
+            if close:
+                close()
+
+
+class Gated:
+    """The rule gate first: a turn it judges standalone is returned as typed, with no call to ``inner``.
+    With ``uncertain_below`` > 0, a standalone verdict less sure than that still goes to ``inner``."""
+
+    def __init__(self, inner: Enhancer, *, uncertain_below: float = 0.0) -> None:
+        self.inner = inner
+        self.uncertain_below = uncertain_below
+        self.name = f"gated({inner.name})"
+
+    def enhance(self, request: EnhanceRequest) -> Enhanced:
+        d = needs_rewrite(request.history, request.query, topic=request.topic)
+        if not d.needed and d.confidence >= self.uncertain_below:
+            return Enhanced(request.query, request.query, "gate", f"standalone: {d.reason}",
+                            steps=(f"gate: {d.reason}",))
+        return self.inner.enhance(request)
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close:
+            close()
+
+
+class SkipFilterOnly:
+    """An empty query that comes with filters is a filter-only request: nothing to rewrite, no LLM call."""
+
+    def __init__(self, inner: Enhancer) -> None:
+        self.inner = inner
+        self.name = f"skip_filter_only({inner.name})"
+
+    def enhance(self, request: EnhanceRequest) -> Enhanced:
+        if not request.query.strip() and request.filters:
+            return Enhanced(request.query, request.query, "skip", "filter-only request: no query to rewrite",
+                            skipped=True, steps=("skip: filter-only",))
+        return self.inner.enhance(request)
+
+
+class Logged:
+    """Debug decorator: logs each request and its result (method, reason, fallback, time) on ``logger``."""
+
+    def __init__(self, inner: Enhancer, *, logger: logging.Logger | None = None, level: int = logging.DEBUG) -> None:
+        self.inner = inner
+        self.logger = logger or log
+        self.level = level
+        self.name = inner.name
+
+    def enhance(self, request: EnhanceRequest) -> Enhanced:
+        t0 = time.perf_counter()
+        r = self.inner.enhance(request)
+        if self.logger.isEnabledFor(self.level):
+            self.logger.log(self.level, "enhance %s: %r → %r [%s: %s]%s %.1f ms", self.inner.name, request.query,
+                            r.query, r.method, r.reason, " (fell back)" if r.fell_back else "",
+                            (time.perf_counter() - t0) * 1000)
+        return r
+
+
+class HyDE:
+    """A hypothetical answer for the dense side; keyword search keeps the (rewritten) query. ``inner``
+    produces that query first (default: the query as typed). A failed generation leaves ``dense_query``
+    unset and says why; the rewrite itself does not fall back."""
+
+    def __init__(self, llm: Any, *, inner: Enhancer | None = None, max_chars: int = 400,
+                 budget_s: float | None = None, prompts: dict[str, str] | None = None, cache: Any = None) -> None:
+        self.llm = llm
+        self.inner = inner or Passthrough()
+        self.max_chars = max_chars
+        self.budget_s = budget_s
+        self.prompts = prompts
+        self.cache = cache
+        self.name = f"hyde({self.inner.name})"
+
+    def enhance(self, request: EnhanceRequest) -> Enhanced:
+        from .llm import hypothetical_answer
+
+        base = self.inner.enhance(request)
+        if base.skipped or not base.query.strip():
+            return base
+        text, why = hypothetical_answer(self.llm, base.query, max_chars=self.max_chars, budget_s=self.budget_s,
+                                        prompts=self.prompts, cache=self.cache)
+        return replace(base, dense_query=text, reason=_join([base.reason, why]), steps=(*base.steps, why))
+
+
+def hyde_search(backend: Any, enhanced: Enhanced, *, top_k: int = 10, filters: dict[str, Any] | None = None) -> list[Any]:
+    """Search a hybrid backend the HyDE way: BM25 with ``enhanced.query``, dense with ``enhanced.dense_query``,
+    fused by RRF. Backends without separate sides (or no hypothetical answer) get one ordinary search."""
+    from ..fuse import fuse_rrf
+
+    if enhanced.dense_query and hasattr(backend, "search_bm25") and hasattr(backend, "search_dense") \
+            and getattr(backend, "embedder", None) is not None:
+        return fuse_rrf([backend.search_bm25(enhanced.query, top_k=top_k, filters=filters),
+                         backend.search_dense(enhanced.dense_query, top_k=top_k, filters=filters)], limit=top_k)
+    return backend.search(enhanced.query, top_k=top_k, filters=filters)
+
+
+class EnhancerRewriter:
+    """Any enhancer as a ``Rewriter`` (``rewrite(history, query, topic=) -> RewriteResult``)."""
+
+    io_bound = True
+
+    def __init__(self, enhancer: Enhancer, *, name: str | None = None, uncertain_below: float = 0.0) -> None:
+        self.enhancer = enhancer
+        self.name = name or enhancer.name
+        self.uncertain_below = uncertain_below  # the pipeline consults us on gate verdicts less sure than this
+
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult:
+        return self.enhancer.enhance(EnhanceRequest(query, tuple(history), topic)).as_rewrite()
+
+    def close(self) -> None:
+        close = getattr(self.enhancer, "close", None)
+        if close:
+            close()
+
+    def __repr__(self) -> str:
+        return f"EnhancerRewriter({self.name})"
+
+
+def auto_rewriter(llm: Any | None, *, uncertain_below: float = 0.0, **llm_kw: Any) -> Any:
+    """``auto``: gate → LLM → guard → rules → original; without an LLM, the rule rewriter itself."""
+    from .rules import RuleRewriter
+
+    if llm is None:
+        return RuleRewriter()
+    chain = Gated(Chain(LLM(llm, **llm_kw), Rules()), uncertain_below=uncertain_below)
+    return EnhancerRewriter(chain, name="auto", uncertain_below=uncertain_below)
+
+
+__all__ = [
+    "Chain", "EnhanceRequest", "Enhanced", "Enhancer", "EnhancerRewriter", "Gated", "HyDE", "LLM", "Logged",
+    "Passthrough", "Rules", "SkipFilterOnly", "auto_rewriter", "from_rewrite", "hyde_search",
+]
