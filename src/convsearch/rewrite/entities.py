@@ -32,6 +32,12 @@ class Mention:
     proper: bool
     cls: str  # zh: POS class of the proper head (ns, nr, nt, nz, eng) or "n"; en: "proper" or "noun"
     head: str  # last word, used to match same-kind common nouns (年假/病假, throat cancer/lung cancer)
+    det: str = ""  # "the " when the text said "the Stanford Experiment": kept when the mention is put back
+
+    @property
+    def phrase(self) -> str:
+        """The mention as it should be written into a query."""
+        return self.det + self.text
 
     @property
     def relational(self) -> bool:
@@ -189,7 +195,8 @@ def en_mentions(text: str) -> list[Mention]:
                 else:
                     break
             span = toks[i:end]
-            out.append(Mention(" ".join(span), True, "proper", span[-1].lower()))
+            det = "the " if i > 0 and toks[i - 1].lower() == "the" else ""
+            out.append(Mention(" ".join(span), True, "proper", span[-1].lower(), det))
             i = end
             sentence_start = False
             prev_lower = ""
@@ -202,7 +209,8 @@ def en_mentions(text: str) -> list[Mention]:
                 j += 1
             span = [t.lower() if not _is_cap(t) else t for t in toks[i:j]]
             if not (len(span) == 1 and (len(span[0]) < 3 or span[0].isdigit())):
-                out.append(Mention(" ".join(span), False, "noun", span[-1].lower()))
+                det = "the " if i > 0 and toks[i - 1].lower() == "the" else ""
+                out.append(Mention(" ".join(span), False, "noun", span[-1].lower(), det))
             i = max(j, i + 1)
             sentence_start = False
             prev_lower = ""

@@ -101,9 +101,12 @@ def blocked_words_found(text: str, blocked: Iterable[str]) -> set[str]:
 
 
 def language_problem(rewritten: str, query: str) -> str | None:
-    """A rewrite must stay in the query's language (zh ↔ en by ``detect_lang``)."""
-    want, got = detect_lang(query), detect_lang(rewritten)
-    return f"language changed ({want} → {got})" if want != got else None
+    """A rewrite must stay in the query's language: a Chinese query's rewrite keeps Chinese characters (a
+    Latin name may dominate it: "AnySearch 价格"), an English query's rewrite stays English (``detect_lang``)."""
+    want = detect_lang(query)
+    if want == "zh":
+        return None if CJK_RE.search(rewritten) else "language changed (zh → en)"
+    return "language changed (en → zh)" if detect_lang(rewritten) == "zh" else None
 
 
 def output_problem(rewritten: str, query: str, history: Sequence[Message], topic: str | None = None, *,

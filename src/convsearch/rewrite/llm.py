@@ -107,7 +107,7 @@ def fill(template: str, **values: Any) -> str:
 _LABEL_RE = re.compile(
     r"^\s*(?:\*\*)?(?:standalone\s+(?:search\s+)?(?:query|question)|rewritten\s+(?:search\s+)?(?:query|question)|"
     r"rewrite|search\s+query|query|answer|output|改写(?:后的)?(?:查询|问题|结果)?|独立(?:查询|问题)|搜索查询|查询|输出)"
-    r"(?:\*\*)?\s*[:：]\s*", re.IGNORECASE)
+    r"\s*(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*", re.IGNORECASE)
 _QUOTES = (('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’"), ("「", "」"), ("『", "』"), ("`", "`"))
 _JSON_KEYS = ("query", "rewrite", "rewritten", "standalone_query", "question")
 

@@ -267,10 +267,11 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None) -> tup
             if w == "that" and k is not None and k > 0 and words_lower[k - 1] not in lx.EN_AUX | lx.EN_WH | {"about", "of", "is"}:
                 continue  # a relative pronoun ("the band that ...")
         target = person if (w in _EN_PERSON and person is not None) else ent
+        phrase = target.phrase if mt.start() > 0 else target.phrase[:1].upper() + target.phrase[1:]
         possessive = w in lx.EN_POSSESSIVE
         if w == "her":
             nxt_word = re.match(r"[A-Za-z]+", q[mt.end():].lstrip())
             possessive = bool(nxt_word) and nxt_word.group(0).lower() not in lx.EN_FUNCTION
-        rep = target.text + (_possessive_suffix(target.text) if possessive else "")
+        rep = phrase + (_possessive_suffix(target.text) if possessive else "")
         return q[: mt.start()] + rep + q[mt.end():], f"pronoun {mt.group(1)} → {target.text}"
     return None, "no pronoun"
