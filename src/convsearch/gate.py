@@ -2,7 +2,8 @@
 
 Checked in order, first match wins (each returns a Decision with its reason):
 
-1. no history and no session topic → no rewrite (nothing to lean on); a partial name of the topic
+1. no history and no session topic → no rewrite (nothing to lean on); thanks and goodbyes → no rewrite;
+   a partial name of the topic
    ("Divac" on a page about "Vlade Divac") → rewrite;
 2. a pronoun or demonstrative standing alone (它/这款/前者…, it/they/his/that…) → rewrite;
 3. an English definite noun phrase whose head an earlier turn named in full ("the expedition") → rewrite;
@@ -46,7 +47,30 @@ def zh_lead(query: str) -> str | None:
 
 
 def en_ellipsis(query: str) -> re.Match[str] | None:
-    return _EN_ELLIPSIS_RE.match(query)
+    """'what about X', 'how about X', or 'and X?' — a bare 'And …' opens an ellipsis only when what follows is
+    short (≤ 4 words): "And let's call mom back." is a whole request."""
+    m = _EN_ELLIPSIS_RE.match(query)
+    if m and m.group(1).lower() == "and" and len(query[m.end():].split()) > 4:
+        return None
+    return m
+
+
+_SOCIAL_RE = re.compile(r"\b(thank(s| you)|goodbye|bye|that'?s all|have a (good|nice|great) (day|one|night))\b|"
+                        r"谢谢|多谢|再见|拜拜|辛苦了", re.IGNORECASE)
+
+
+def is_social(query: str) -> bool:
+    """Thanks, goodbyes and sign-offs with nothing else in them: a turn that closes the exchange rather than
+    asks for anything ("Thank you, that's all I need" yes; "pick the quickest route, thank you" no)."""
+    if not _SOCIAL_RE.search(query):
+        return False
+    rest = _SOCIAL_RE.sub(" ", query)
+    return not any(w not in lx.STOP_EN and w not in lx.STOP_ZH and w not in lx.ZH_INTERJECTIONS
+                   and w not in _SOCIAL_WORDS for w in words(rest))
+
+
+_SOCIAL_WORDS = frozenset({"no", "yes", "ok", "okay", "great", "perfect", "cheers", "goodbye", "bye", "day", "good",
+                           "nice", "awesome", "cool", "wonderful", "excellent", "好的", "不用了", "没有了", "好"})
 
 
 def _antecedent_inside(q: str) -> bool:
@@ -69,6 +93,8 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
         return Decision(False, "no history and no session topic", 1.0)
     lang = lang or detect_lang(query)
     q = query.strip()
+    if is_social(q):
+        return Decision(False, "a social turn (thanks, goodbye), not a request", 0.8)
     named_topic = topic_entity(topic) if topic and name_like(topic_entity(topic)) else ""
     if named_topic and partial_name_span(q, named_topic):
         return Decision(True, "partial name of the session topic", 0.8)

@@ -278,7 +278,9 @@ def auto_rewriter(llm: Any | None, *, uncertain_below: float = 0.0, **llm_kw: An
     if llm is None:
         return RuleRewriter()
     chain = Gated(Chain(LLM(llm, **llm_kw), Rules()), uncertain_below=uncertain_below)
-    return EnhancerRewriter(chain, name="auto", uncertain_below=uncertain_below)
+    rw = EnhancerRewriter(chain, name="auto", uncertain_below=uncertain_below)
+    rw.llm = llm  # for stats and benchmarks
+    return rw
 
 
 __all__ = [

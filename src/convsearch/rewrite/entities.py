@@ -236,6 +236,8 @@ def _verb_position(toks: Sequence[str], i: int) -> bool:
         return True
     if low.endswith("ed") and prev in lx.EN_AUX | lx.EN_WH:
         return True
+    if low.endswith("ing") and prev in lx.EN_AUX:  # "I am looking for", "is going"
+        return True
     return False
 
 
@@ -352,7 +354,9 @@ def definite_expansion(query: str, history: Sequence[Message]) -> tuple[int, int
         for msg in reversed(history):
             for hm in pat.finditer(msg.content):
                 mods = _modifier_suffix(hm.group(1).split())
-                if not mods:
+                # only names qualify ("Lewis and Clark"), not "12" or a sentence-opening verb ("Answering")
+                if not mods or not all(_is_cap(w) or w.lower() in ("and", "of", "&") for w in mods) \
+                        or hm.start() == len(msg.content) - len(msg.content.lstrip()):
                     continue
                 full = " ".join(mods) + " " + msg.content[hm.end() - len(head):hm.end()]
                 if full.lower() in query.lower():

@@ -138,6 +138,20 @@ def clean_output(text: str) -> str:
     return " ".join(t.split())
 
 
+SUMMARY_NAME = "summary"  # history.memory: the stored summary comes first, as a user message of this name
+_SUMMARY_LINE = {"en": "\nSummary of the earlier conversation: {summary}", "zh": "\n更早对话的摘要：{summary}"}
+_PREVIOUS_SUMMARY = {"en": "\nThe summary so far (update it): {summary}", "zh": "\n已有的摘要（在此基础上更新）：{summary}"}
+
+
+def split_summary(history: Sequence[Message]) -> tuple[str | None, list[Message]]:
+    """A leading stored summary (a message named ``summary``) apart from the real turns: the LLM gets it in
+    the system prompt, not as something the user said."""
+    msgs = list(history)
+    if msgs and msgs[0].name == SUMMARY_NAME and msgs[0].content.strip():
+        return msgs[0].content.strip(), msgs[1:]
+    return None, msgs
+
+
 def _turns(history: Sequence[Message], window: int) -> list[tuple[str, str]]:
     kept = history_window(history, window)
     return [(m.role, m.content if len(m.content) <= MAX_TURN_CHARS else m.content[:MAX_TURN_CHARS] + "…")
@@ -173,6 +187,7 @@ class _Plan:
     query: str
     topic: str | None
     key: str
+    summary: str | None = None
 
     def messages(self) -> list[dict[str, str]]:
         return [{"role": "system", "content": self.system},
@@ -220,10 +235,13 @@ class LLMRewriter:
         system = fill(self.prompts[lang], max_zh_chars=self.limits.max_zh_chars,
                       max_en_words=self.limits.max_en_words, topic_clause=clause if topic else "",
                       topic_line=fill(line, topic=topic) if topic else "")
-        turns = tuple(_turns(history, self.window))
+        summary, rest = split_summary(history)
+        if summary:
+            system += fill(_SUMMARY_LINE[lang], summary=summary[:MAX_TURN_CHARS])
+        turns = tuple(_turns(rest, self.window))
         key = cache_key("rewrite", model=getattr(self.llm, "model", "?"), prompt=system, turns=turns, query=query,
                         topic=topic)
-        return _Plan(lang, system, turns, query.strip(), topic, key)
+        return _Plan(lang, system, turns, query.strip(), topic, key, summary)
 
     def messages(self, history: Sequence[Message], query: str, topic: str | None = None) -> list[dict[str, str]]:
         """The chat messages the LLM gets for this turn."""
@@ -232,6 +250,8 @@ class LLMRewriter:
     def judge(self, text: str, plan: _Plan) -> str | None:
         """Why an (already cleaned) output must be rejected, or None."""
         seen = [Message(r, c) for r, c in plan.turns]
+        if plan.summary:
+            seen.insert(0, Message("user", plan.summary))
         return output_problem(text, plan.query, seen, plan.topic, max_zh_chars=self.limits.max_zh_chars,
                               max_en_words=self.limits.max_en_words, blocked=self.limits.blocked)
 
@@ -502,8 +522,11 @@ def cut(text: str, max_chars: int) -> str:
 @dataclass
 class LLMSummarizer:
     """``summarize(messages) -> str | None``: a summary of at most ``max_chars`` characters, or None on any
-    failure (the history store then keeps going without one). Tool messages and partial messages are dropped
-    first, like the rewriter's window."""
+    failure (``history.summary`` then falls back to its extractive summary). Tool messages and partial
+    messages are dropped first, like the rewriter's window; a leading message named ``summary`` (the previous
+    summary) goes into the prompt to be updated, the way ``history.summary`` refreshes incrementally."""
+
+    name = "llm"
 
     llm: LLM
     max_chars: int = 300
@@ -515,11 +538,14 @@ class LLMSummarizer:
     def messages(self, messages: Sequence[Message | dict[str, Any]]) -> list[dict[str, str]] | None:
         from ..window import to_messages
 
-        turns = _turns(to_messages(messages, strict_roles=False), self.window)
+        previous, rest = split_summary(to_messages(messages, strict_roles=False))
+        turns = _turns(rest, self.window)
         if not turns:
             return None
         lang = detect_lang(" ".join(c for r, c in turns if r == "user") or turns[-1][1])
         system = fill({**SUMMARY_PROMPT, **self.prompts}[lang], max_chars=self.max_chars)
+        if previous:
+            system += fill(_PREVIOUS_SUMMARY[lang], summary=previous)
         return [{"role": "system", "content": system}, *({"role": r, "content": c} for r, c in turns),
                 {"role": "user", "content": SUMMARY_ASK[lang]}]
 

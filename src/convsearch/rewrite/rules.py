@@ -183,6 +183,8 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
         x = re.sub(r"^(?:(?:the|a|an)\s+)", "", x_raw[prep.end():] if prep else x_raw, flags=re.IGNORECASE)
         if not x:
             return None, "ellipsis without content"
+        if len(x.split()) > 3:
+            return None, "the ellipsis names a whole request of its own"
         xm = mentions(x, "en") or [Mention(x, x[:1].isupper(), "proper" if x[:1].isupper() else "noun",
                                            x.split()[-1].lower())]
         if focus.frame:
