@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-unit bench eval docs clean
+.PHONY: demo test test-unit bench bench-serve serve eval docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,14 @@ test-unit: $(STAMP)
 ## bench: speed benchmarks → docs/BENCHMARKS.md
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+## bench-serve: HTTP load benchmark (/v1/search, concurrency 32, 30 s per row) → docs/BENCHMARKS_SERVE.md
+bench-serve: $(STAMP)
+	$(PY) bench/serve.py
+
+## serve: the HTTP API, MCP endpoint and playground on http://127.0.0.1:8000 over the demo index (make demo first)
+serve: $(STAMP)
+	$(VENV)/bin/convsearch serve --data-dir .convsearch/demo
 
 ## eval: rerun the quality rows of eval/expected.yaml, OK / FAIL each
 eval: $(STAMP)

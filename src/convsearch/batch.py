@@ -15,7 +15,6 @@ def rewrite_batch(src: Path, dst: Path, rewriter_name: str = "rules", *, window:
     """Read every record first (a bad line fails before anything is written), then rewrite in order."""
     from .eval.data import parse_record, topic_text
 
-    rewriter = get_rewriter(rewriter_name)
     if not src.is_file():
         raise DataFileError(str(src), "no such file")
     try:
@@ -35,14 +34,41 @@ def rewrite_batch(src: Path, dst: Path, rewriter_name: str = "rules", *, window:
             obj.setdefault("history", [])
             obj.setdefault("history_roles", ["user" if i % 2 == 0 else "assistant" for i in range(len(obj["history"]))])
         records.append(parse_record(obj, path=str(src), line=n))
+    rewriter = get_rewriter(rewriter_name)  # after the input is known good: an LLM client is opened here
+
+    def one(r):
+        t = time.perf_counter()
+        rw = rewriter.rewrite(history_window(r.messages(), window), r.question, topic=topic_text(r))
+        return rw, (time.perf_counter() - t) * 1000
+
     t0 = time.perf_counter()
     tmp = dst.with_suffix(dst.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as out:
-        for r in records:
-            t = time.perf_counter()
-            rw = rewriter.rewrite(history_window(r.messages(), window), r.question, topic=topic_text(r))
-            ms = (time.perf_counter() - t) * 1000
-            out.write(json.dumps({"id": r.id, "rewrite": rw.rewritten, "rewritten": rw.changed, "method": rw.method,
-                                  "reason": rw.reason, "latency_ms": round(ms, 4)}, ensure_ascii=False) + "\n")
+    try:
+        # an LLM rewriter waits on the network: run turns side by side (its client caps requests in flight)
+        workers = _workers(rewriter)
+        if workers > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(workers) as pool:
+                results = list(pool.map(one, records))
+        else:
+            results = (one(r) for r in records)
+        with tmp.open("w", encoding="utf-8") as out:
+            for r, (rw, ms) in zip(records, results):
+                out.write(json.dumps({"id": r.id, "rewrite": rw.rewritten, "rewritten": rw.changed,
+                                      "method": rw.method, "reason": rw.reason, "latency_ms": round(ms, 4)},
+                                     ensure_ascii=False) + "\n")
+    finally:
+        close = getattr(rewriter, "close", None)
+        if close:
+            close()
     tmp.replace(dst)
     return len(records), time.perf_counter() - t0
+
+
+def _workers(rewriter: object) -> int:
+    if not getattr(rewriter, "io_bound", False):
+        return 1
+    from .config import Settings
+
+    return max(1, Settings.from_env().llm_max_concurrency)

@@ -11,12 +11,14 @@ from typing import Optional
 import typer
 
 from .config import Settings
-from .errors import ConvsearchError, DataFileError, InputError
+from .errors import ConvsearchError, InputError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Search that works inside multi-turn conversations (zh + en).")
 
 DataDir = typer.Option(None, "--data-dir", help="Index directory (default: $CONVSEARCH_DATA_DIR or ./.convsearch).")
+Tenant = typer.Option("local", "--tenant", help="History scope: tenant (tenant → agent → session).")
+Agent = typer.Option("cli", "--agent", help="History scope: agent.")
 
 
 def _settings(data_dir: Optional[Path], **kw) -> Settings:
@@ -47,8 +49,10 @@ def index(paths: list[Path] = typer.Argument(..., help="JSONL, Markdown or text 
 @app.command()
 def search(query: str = typer.Argument(..., help="The user's message."),
            data_dir: Optional[Path] = DataDir,
-           session: Optional[str] = typer.Option(None, "--session", help="Session file (JSON list of messages) "
-                                                 "holding the conversation so far; the turn is appended."),
+           session: Optional[str] = typer.Option(None, "--session", help="Session id: the conversation so far is "
+                                                 "read from the history store (SQLite in the data dir, or "
+                                                 "$CONVSEARCH_DB_URL) and the turn is appended."),
+           tenant: str = Tenant, agent: str = Agent,
            topic: Optional[str] = typer.Option(None, help="Session context, e.g. the page or product title."),
            top_k: int = typer.Option(5, "--top-k", min=1, max=100),
            mode: str = typer.Option("rewrite", help="rewrite | dual (also search the original query)"),
@@ -58,33 +62,20 @@ def search(query: str = typer.Argument(..., help="The user's message."),
     from .pipeline import search_with_context
 
     s = _settings(data_dir, mode=mode)
-    messages = _load_session(session)
-    r = search_with_context(query, messages, backend=open_local(s), settings=s, topic=topic, top_k=top_k)
-    if session:
-        _save_session(session, messages + [{"role": "user", "content": query}])
+    backend = open_local(s)
+    r = search_with_context(query, backend=backend, settings=s, topic=topic, top_k=top_k,
+                            session=_conversation(s, tenant, agent, session) if session else None)
     if as_json:
         typer.echo(json.dumps(r.to_dict(), ensure_ascii=False, indent=2, default=str))
     else:
         typer.echo(render_turn(r))
 
 
-def _load_session(path: Optional[str]) -> list[dict]:
-    if not path or not Path(path).exists():
-        return []
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataFileError(path, f"session file is not valid JSON ({exc})") from exc
-    if not isinstance(data, list):
-        raise DataFileError(path, "session file must hold a JSON list of messages")
-    return data
+def _conversation(s: Settings, tenant: str, agent: str, session: str):
+    """The stored conversation ``tenant/agent/session`` (the store is opened and migrated here)."""
+    from .history import Conversation, Scope, open_store
 
-
-def _save_session(path: str, messages: list[dict]) -> None:
-    p = Path(path)
-    tmp = p.with_suffix(p.suffix + ".tmp")
-    tmp.write_text(json.dumps(messages, ensure_ascii=False, indent=1), encoding="utf-8")
-    tmp.replace(p)
+    return Conversation(open_store(s), Scope(tenant, agent, session))
 
 
 def render_turn(r, *, max_results: int = 5) -> str:
@@ -96,6 +87,8 @@ def render_turn(r, *, max_results: int = 5) -> str:
     if r.variants:
         lines.append(f"  variants  : {' | '.join(r.variants)}")
     lines.append(f"  dedup     : {r.trace.hits_before_dedup} hits → {r.trace.hits_after_dedup} after dedup")
+    for note in r.trace.notes:
+        lines.append(f"  note      : {note}")
     for c in r.citations[:max_results]:
         meta = ", ".join(x for x in (c.domain, c.date, "STALE" if c.stale else "") if x)
         snippet = c.snippet if len(c.snippet) <= 90 else c.snippet[:90] + "…"
@@ -105,14 +98,21 @@ def render_turn(r, *, max_results: int = 5) -> str:
 
 @app.command()
 def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option(None),
-         top_k: int = typer.Option(5, "--top-k", min=1, max=100)) -> None:
-    """Interactive chat: each line is a turn; the conversation is kept in memory. Ctrl-D to quit."""
+         top_k: int = typer.Option(5, "--top-k", min=1, max=100),
+         session: Optional[str] = typer.Option(None, "--session", help="Session id to resume (default: a new one)."),
+         tenant: str = Tenant, agent: str = Agent) -> None:
+    """Interactive chat: each line is a turn; the conversation is kept in the history store. Ctrl-D to quit."""
+    import time
+
     from .backends.factory import open_local
     from .pipeline import search_with_context
 
     s = _settings(data_dir)
     backend = open_local(s)
-    history: list[dict] = []
+    if not session:
+        session = time.strftime("chat-%Y%m%d-%H%M%S")
+        typer.echo(f"session {session} (resume with --session {session})", err=True)
+    conv = _conversation(s, tenant, agent, session)
     while True:
         try:
             line = input("you> ")
@@ -122,14 +122,16 @@ def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option
         if not line.strip():
             continue
         try:
-            r = search_with_context(line, history, backend=backend, settings=s, topic=topic, top_k=top_k)
+            r = search_with_context(line, backend=backend, settings=s, topic=topic, top_k=top_k, session=conv)
         except InputError as exc:
             typer.echo(f"error: {exc}", err=True)
             continue
         typer.echo(render_turn(r))
-        history.append({"role": "user", "content": line})
-        if r.citations:
-            history.append({"role": "assistant", "content": r.citations[0].snippet})
+        if r.citations and r.memory is not None:  # the reply cites [1]: it goes on the task stack
+            try:
+                conv.add({"role": "assistant", "content": f"{r.citations[0].snippet} [1]"}, settings=s)
+            except ConvsearchError as exc:
+                typer.echo(f"error: {exc}", err=True)
 
 
 @app.command()
@@ -144,12 +146,36 @@ def demo(data_dir: Optional[Path] = DataDir,
 @app.command()
 def rewrite(batch: Path = typer.Option(..., "--batch", help="Input JSONL (id, history, history_roles, question, topic?)."),
             out: Path = typer.Option(..., "--out", help="Output JSONL, one record per input, same order."),
-            rewriter: str = typer.Option("rules", "--rewriter", help="rules | passthrough")) -> None:
+            rewriter: str = typer.Option("rules", "--rewriter",
+                                         help="rules | passthrough | llm | auto (llm/auto: CONVSEARCH_LLM_* settings)")) -> None:
     """Rewrite a batch of follow-ups offline."""
     from .batch import rewrite_batch
 
     n, secs = rewrite_batch(batch, out, rewriter)
     typer.echo(f"rewrote {n} turns in {secs:.2f}s ({n / secs if secs else 0:,.0f} turns/s) → {out}", err=True)
+
+
+@app.command()
+def serve(host: Optional[str] = typer.Option(None, help="Bind address (default: $CONVSEARCH_SERVER_HOST or 127.0.0.1)."),
+          port: Optional[int] = typer.Option(None, help="Port (default: $CONVSEARCH_SERVER_PORT or 8000)."),
+          data_dir: Optional[Path] = DataDir,
+          workers: int = typer.Option(1, min=1, help="Worker processes (rate limits and caches are per process)."),
+          log_level: str = typer.Option("info", "--log-level", help="uvicorn log level")) -> None:
+    """Serve the HTTP API (/v1/*), the MCP endpoint (/mcp) and the web playground (/). API keys:
+    CONVSEARCH_API_KEYS or CONVSEARCH_API_KEYS_FILE; without any, the server is open on loopback only."""
+    from .server import serve as run_server
+
+    run_server(_settings(data_dir, server_host=host, server_port=port), workers=workers, log_level=log_level)
+
+
+@app.command(name="mcp")
+def mcp_stdio(data_dir: Optional[Path] = DataDir,
+              tenant: Optional[str] = typer.Option(None, "--tenant", help="Tenant the tools act for "
+                                                   "(default: $CONVSEARCH_MCP_TENANT or local).")) -> None:
+    """Serve the MCP tools `search` and `rewrite` over stdio, for agents that start convsearch themselves."""
+    from .server import serve_mcp_stdio
+
+    serve_mcp_stdio(_settings(data_dir, mcp_tenant=tenant))
 
 
 def _mount_eval() -> None:

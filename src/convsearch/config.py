@@ -21,6 +21,34 @@
 | CONVSEARCH_SUMMARY_KEEP      | 8                    | most recent messages kept verbatim (never summarized) |
 | CONVSEARCH_TASK_ROUNDS       | 3                    | rounds whose cited results form the task stack |
 | CONVSEARCH_PROFILE           | off                  | on: collect facts the user states (budget, location) into a long-term profile |
+| CONVSEARCH_REWRITER          | auto                 | the pipeline's rewriter: auto (gate → LLM if configured → rules → original), llm, rules, passthrough |
+| CONVSEARCH_LLM_BASE_URL      | $OPENAI_BASE_URL     | OpenAI-compatible endpoint (OpenAI, DeepSeek, Qwen, Ollama, vLLM …); empty: api.openai.com |
+| CONVSEARCH_LLM_API_KEY       | $OPENAI_API_KEY      | the key; held as a Secret that prints only the variable's name, never logged |
+| CONVSEARCH_LLM_MODEL         | (none)               | model name; the LLM path is on when this and a base URL (or a key) are set |
+| CONVSEARCH_LLM_TIMEOUT_S     | 3                    | the whole budget of one LLM step, retries and waiting for a slot included |
+| CONVSEARCH_LLM_MAX_RETRIES   | 1                    | retries after 429 / 5xx / connection errors, within the budget |
+| CONVSEARCH_LLM_MAX_CONCURRENCY | 8                  | LLM requests in flight per process (more wait, within their budget) |
+| CONVSEARCH_LLM_WINDOW        | 6                    | history messages the LLM sees, as real chat turns |
+| CONVSEARCH_LLM_TEMPERATURE   | 0                    | sampling temperature |
+| CONVSEARCH_LLM_STRUCTURED    | json_schema          | structured output: json_schema, json_object, tools (function call) or prompt |
+| CONVSEARCH_LLM_MAX_ZH_CHARS  | 30                   | an LLM rewrite longer than this (zh characters) is re-asked once, then rejected |
+| CONVSEARCH_LLM_MAX_EN_WORDS  | 20                   | the same cap for English, in words |
+| CONVSEARCH_LLM_BLOCKED_WORDS | (none)               | comma-separated words an LLM output must not contain |
+| CONVSEARCH_LLM_CACHE_SIZE    | 1024                 | LLM rewrites remembered (same window, query, model, prompt → no call); 0 = off |
+| CONVSEARCH_LLM_UNCERTAIN_BELOW | 0                  | a standalone gate verdict less sure than this still asks the LLM (0: never) |
+| CONVSEARCH_LLM_VARIANTS      | off                  | on: LLM query variants (structured output) merged with the heuristic ones |
+| CONVSEARCH_SERVER_HOST       | 127.0.0.1            | `convsearch serve` binds here |
+| CONVSEARCH_SERVER_PORT       | 8000                 | and on this port |
+| CONVSEARCH_SERVER_AUTH       | auto                 | auto: API keys required when any is configured, else one open tenant `local` (loopback only); on; off |
+| CONVSEARCH_API_KEYS          | (none)               | `tenant:key,tenant:key`; held out of repr, never logged |
+| CONVSEARCH_API_KEYS_FILE     | (none)               | TOML or JSON: `[tenants.NAME] keys = [...]`, optional `rate`, `burst` (see convsearch.server.auth) |
+| CONVSEARCH_RATE_LIMIT        | 50                   | requests per second per tenant (token bucket); 0 = unlimited |
+| CONVSEARCH_RATE_BURST        | 100                  | bucket size: requests a tenant may send at once |
+| CONVSEARCH_MAX_BODY_BYTES    | 1048576              | larger request bodies get 413 |
+| CONVSEARCH_DEADLINE_S        | 10                   | one API request's time budget; past it the answer is 504 |
+| CONVSEARCH_CACHE_SIZE        | 1024                 | stateless search/rewrite responses cached per tenant; 0 = off |
+| CONVSEARCH_CACHE_TTL_S       | 60                   | how long a cached response is served |
+| CONVSEARCH_MCP_TENANT        | local                | the tenant `convsearch mcp` (stdio) acts for |
 """
 
 from __future__ import annotations
@@ -31,6 +59,11 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .llm import STRUCTURED_MODES, Secret
+
+# When CONVSEARCH_* is unset, the OpenAI SDK's own variables stand in.
+_ENV_FALLBACKS = {"llm_base_url": "OPENAI_BASE_URL", "llm_api_key": "OPENAI_API_KEY"}
+REWRITER_NAMES = ("auto", "llm", "rules", "passthrough")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +90,36 @@ class Settings:
     summary_keep: int = 8
     task_rounds: int = 3
     profile: str = "off"  # off | on (collect user-stated facts)
+    # the LLM path (convsearch.llm, rewrite/llm.py, rewrite/enhance.py)
+    rewriter: str = "auto"
+    llm_base_url: str = ""
+    llm_api_key: Secret | None = None
+    llm_model: str = ""
+    llm_timeout_s: float = 3.0
+    llm_max_retries: int = 1
+    llm_max_concurrency: int = 8
+    llm_window: int = 6
+    llm_temperature: float = 0.0
+    llm_structured: str = "json_schema"
+    llm_max_zh_chars: int = 30
+    llm_max_en_words: int = 20
+    llm_blocked_words: str = ""
+    llm_cache_size: int = 1024
+    llm_uncertain_below: float = 0.0
+    llm_variants: str = "off"  # off | on
+    # the HTTP API and MCP server (convsearch.server); api_keys holds secrets: kept out of repr
+    server_host: str = "127.0.0.1"
+    server_port: int = 8000
+    server_auth: str = "auto"  # auto | on | off
+    api_keys: str = field(default="", repr=False)
+    api_keys_file: str = ""
+    rate_limit: float = 50.0
+    rate_burst: int = 100
+    max_body_bytes: int = 1_048_576
+    deadline_s: float = 10.0
+    cache_size: int = 1024
+    cache_ttl_s: float = 60.0
+    mcp_tenant: str = "local"
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -64,11 +127,15 @@ class Settings:
         values: dict[str, Any] = {}
         for f in fields(cls):
             raw = env.get(f"CONVSEARCH_{f.name.upper()}")
+            if raw is None and f.name in _ENV_FALLBACKS:
+                raw = env.get(_ENV_FALLBACKS[f.name])
             if raw is None:
                 continue
             try:
                 if f.name == "data_dir":
                     values[f.name] = Path(raw)
+                elif f.name == "llm_api_key":
+                    values[f.name] = Secret.from_env_var("CONVSEARCH_LLM_API_KEY", "OPENAI_API_KEY", env=env)
                 elif isinstance(getattr(cls(), f.name), float):
                     values[f.name] = float(raw)
                 elif isinstance(getattr(cls(), f.name), int):
@@ -78,6 +145,8 @@ class Settings:
             except ValueError as exc:
                 raise ConfigError(f"CONVSEARCH_{f.name.upper()}={raw!r} is not a valid {f.name}") from exc
         values.update({k: v for k, v in overrides.items() if v is not None})
+        if isinstance(values.get("llm_api_key"), str):
+            values["llm_api_key"] = Secret.from_token(values["llm_api_key"])
         s = replace(cls(), **values)
         s.validate()
         return s
@@ -101,3 +170,36 @@ class Settings:
         for name in ("window", "max_query_chars", "snippet_tokens", "top_k"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
+        self._validate_llm()
+        self._validate_server()
+
+    def _validate_llm(self) -> None:
+        if self.rewriter not in REWRITER_NAMES:
+            raise ConfigError(f"rewriter must be one of {', '.join(REWRITER_NAMES)}, not {self.rewriter!r}")
+        if self.llm_structured not in STRUCTURED_MODES:
+            raise ConfigError(f"llm_structured must be one of {', '.join(STRUCTURED_MODES)}, not {self.llm_structured!r}")
+        if self.llm_variants not in ("off", "on"):
+            raise ConfigError(f"llm_variants must be 'off' or 'on', not {self.llm_variants!r}")
+        if self.llm_timeout_s <= 0:
+            raise ConfigError("llm_timeout_s must be positive")
+        if self.llm_max_retries < 0 or self.llm_window < 0 or self.llm_cache_size < 0:
+            raise ConfigError("llm_max_retries, llm_window and llm_cache_size must not be negative")
+        for name in ("llm_max_concurrency", "llm_max_zh_chars", "llm_max_en_words"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive")
+
+    def _validate_server(self) -> None:
+        if self.server_auth not in ("auto", "on", "off"):
+            raise ConfigError(f"server_auth must be auto, on or off, not {self.server_auth!r}")
+        if not 0 < self.server_port < 65536:
+            raise ConfigError("server_port must be between 1 and 65535")
+        if self.rate_limit < 0 or self.cache_size < 0:
+            raise ConfigError("rate_limit and cache_size must not be negative")
+        for name in ("rate_burst", "max_body_bytes", "deadline_s", "cache_ttl_s"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive")
+
+    @property
+    def llm_blocked(self) -> tuple[str, ...]:
+        """CONVSEARCH_LLM_BLOCKED_WORDS as a tuple (comma-separated, blanks dropped)."""
+        return tuple(w.strip() for w in self.llm_blocked_words.split(",") if w.strip())

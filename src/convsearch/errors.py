@@ -4,13 +4,18 @@
     ├── InputError                  bad user input (empty/oversized query, unknown role); 400, exit 2
     │   ├── DataFileError           a bad input file; carries path and line number; exit 2
     │   ├── MessageTooLarge         a message over the history store's size limit; 413, nothing stored
-    │   └── MessageIdConflict       a client message id reused for a different message; 409
+    │   ├── MessageIdConflict       a client message id reused for a different message; 409
+    │   └── BodyTooLarge            an HTTP request body over CONVSEARCH_MAX_BODY_BYTES; 413
     ├── ConfigError                 bad settings or a missing optional dependency; exit 3
     ├── IndexMissingError           no index at the data dir; 404, exit 4
     ├── BackendError                a search backend failed; 502, exit 5
     ├── HistoryUnavailable          the history database is locked, down or unreadable; 503, exit 7
     │                               (a turn catches it and runs statelessly, flagged in the trace)
-    └── DeadlineExceeded            a turn ran out of time; 504, exit 6
+    ├── DeadlineExceeded            a turn ran out of time; 504, exit 6
+    ├── AuthError                   missing or unknown API key; 401
+    └── RateLimited                 over the tenant's request rate; 429 with Retry-After (``retry_after`` s)
+
+The HTTP server maps this tree to responses in one place: ``convsearch.server.errors``.
 """
 
 from __future__ import annotations
@@ -74,3 +79,25 @@ class HistoryUnavailable(ConvsearchError):
 
     exit_code = 7
     http_status = 503
+
+
+class BodyTooLarge(InputError):
+    """An HTTP request body larger than ``CONVSEARCH_MAX_BODY_BYTES``."""
+
+    http_status = 413
+
+
+class AuthError(ConvsearchError):
+    """No API key, or one no tenant holds."""
+
+    http_status = 401
+
+
+class RateLimited(ConvsearchError):
+    """The tenant sent more requests than its token bucket allows; ``retry_after`` is in seconds."""
+
+    http_status = 429
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

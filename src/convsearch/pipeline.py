@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import events
 from .backends.base import SearchBackend
@@ -16,6 +16,7 @@ from .format import citations, context
 from .fuse import fuse
 from .gate import needs_rewrite
 from .rerank import rerank
+from .rewrite import default_rewriter, default_variant_maker
 from .rewrite.base import Rewriter
 from .rewrite.guard import content_words
 from .rewrite.rules import RuleRewriter
@@ -23,6 +24,9 @@ from .text import words
 from .types import Hit, Message, QueryComparison, RewriteResult, SearchResponse, Trace
 from .variants import make_variants
 from .window import history_window, to_messages
+
+if TYPE_CHECKING:
+    from .history.session import Conversation
 
 _DEFAULT_REWRITER = RuleRewriter()
 
@@ -51,19 +55,21 @@ class _Clock:
 
 
 def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, settings: Settings,
-                 topic: str | None = None, clock: _Clock | None = None) -> tuple[Any, RewriteResult, list[str], list[str]]:
+                 topic: str | None = None, clock: _Clock | None = None,
+                 variant_maker: Callable[..., list[str]] | None = None) -> tuple[Any, RewriteResult, list[str], list[str]]:
     """Gate, rewrite and variants: the rule path of a turn, without I/O. Returns
-    (decision, rewrite, variants, queries to run)."""
+    (decision, rewrite, variants, queries to run). A rewriter with ``uncertain_below`` (the LLM path) is
+    also asked about standalone verdicts less sure than that; ``variant_maker`` replaces the heuristic table."""
     decision = needs_rewrite(history, query, topic=topic)
     if clock:
         clock.lap("gate")
-    if decision.needed:
+    if decision.needed or decision.confidence < getattr(rewriter, "uncertain_below", 0.0):
         rw = rewriter.rewrite(history, query, topic=topic)
     else:
         rw = RewriteResult(query, query, "gate", f"standalone: {decision.reason}", False)
     if clock:
         clock.lap("rewrite")
-    variants = make_variants(rw.rewritten, max_variants=settings.max_variants)
+    variants = (variant_maker or make_variants)(rw.rewritten, max_variants=settings.max_variants)
     queries = [rw.rewritten, *variants]
     if settings.mode == "dual" and rw.rewritten != query:
         queries.insert(1, query)
@@ -104,8 +110,15 @@ def search_with_context(
     top_k: int | None = None,
     filters: dict[str, Any] | None = None,
     today: date | None = None,
+    session: Conversation | None = None,
+    variant_maker: Callable[..., list[str]] | None = None,
 ) -> SearchResponse:
     """Turn a follow-up into a standalone query, search, and return cited, deduplicated results.
+
+    With ``session`` (a :class:`convsearch.history.Conversation`: store + scope) the history comes from the
+    store (summary + window + task stack) and the turn is recorded there; ``messages`` are then only the
+    fallback used, flagged in ``trace.notes``, when the store is locked or down.
+    ``variant_maker`` replaces the configured one (the server gives each tenant its own, with its own cache).
 
     >>> r = search_with_context("价格呢？", [{"role": "user", "content": "AnySearch 支持哪些检索方式？"}],
     ...                         backend=InMemoryBackend(docs))
@@ -113,14 +126,20 @@ def search_with_context(
     'AnySearch 的价格'
     """
     settings = settings or Settings()
-    rewriter = rewriter or _DEFAULT_REWRITER
+    rewriter = rewriter or default_rewriter(settings)
     top_k = top_k or settings.top_k
     clock = _Clock()
     q = validate_query(query, max_chars=settings.max_query_chars)
     history = history_window(to_messages(messages), settings.window)
+    memory, history_notes = None, ()
+    if session is not None:
+        from .history.session import history_for_turn
+
+        memory, history, history_notes = history_for_turn(session, history, settings)
     clock.lap("window")
     decision, rw, variants, queries = plan_queries(q, history, rewriter=rewriter, settings=settings,
-                                                   topic=topic, clock=clock)
+                                                   topic=topic, clock=clock,
+                                                   variant_maker=variant_maker or default_variant_maker(settings))
     events.emit("rewrite", original=rw.original, rewritten=rw.rewritten, method=rw.method, reason=rw.reason,
                 fell_back=rw.fell_back, gate=decision.reason)
     lists = [backend.search(x, top_k=max(top_k * 2, 10), filters=filters) for x in queries]
@@ -128,12 +147,24 @@ def search_with_context(
     ranked, stats, cites, ctx = finish_turn(q, rw, lists, settings=settings, top_k=top_k, today=today, clock=clock)
     events.emit("dedup", before=stats.before, after=stats.after, by_url=stats.by_url, by_hash=stats.by_hash,
                 by_near=stats.by_near)
+    if session is not None and memory is not None:
+        from .history.session import record_for_turn
+
+        history_notes += record_for_turn(session, q, cites, settings)
+        clock.lap("history")
     trace = Trace(decision=decision, rewrite=rw, variants=tuple(variants), queries=tuple(queries),
                   timings_ms=dict(clock.timings), hits_before_dedup=stats.before, hits_after_dedup=stats.after,
                   window_size=len(history), fusion=settings.fusion,
-                  notes=(("rewrite fell back to the original",) if rw.fell_back else ()))
+                  notes=_fallback_notes(rw) + history_notes)
     return SearchResponse(query=q, standalone_query=rw.rewritten, rewrite=rw, variants=tuple(variants),
-                          hits=tuple(ranked), citations=tuple(cites), context=ctx, trace=trace)
+                          hits=tuple(ranked), citations=tuple(cites), context=ctx, trace=trace, memory=memory)
+
+
+def _fallback_notes(rw: RewriteResult) -> tuple[str, ...]:
+    """What the trace says about a fallback (the why is in ``rw.reason``)."""
+    if not rw.fell_back:
+        return ()
+    return (f"rewrite fell back to {rw.method}",) if rw.changed else ("rewrite fell back to the original",)
 
 
 def compare_queries(original: str, rewritten: str, *, backend: SearchBackend, top_k: int = 5) -> QueryComparison:

@@ -138,6 +138,7 @@ class SearchResponse:
     citations: tuple[Citation, ...]
     context: str
     trace: Trace
+    memory: Any = None  # convsearch.history.Memory when the turn ran in a stored session
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict

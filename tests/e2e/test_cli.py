@@ -103,22 +103,21 @@ def test_search_human_output(run_cli, indexed):
 
 
 def test_search_session_second_turn_is_rewritten_zh(run_cli, indexed, tmp_path):
-    session = tmp_path / "s.json"
-    first = search_json(run_cli, "AnySearch 支持哪些检索方式？", "--session", str(session))
+    first = search_json(run_cli, "AnySearch 支持哪些检索方式？", "--session", "s-zh")
     assert first["standalone_query"] == "AnySearch 支持哪些检索方式？"
-    saved = json.loads(session.read_text(encoding="utf-8"))
-    assert saved == [{"role": "user", "content": "AnySearch 支持哪些检索方式？"}]
-    second = search_json(run_cli, "价格呢？", "--session", str(session))
+    assert (tmp_path / "data" / "history.sqlite3").is_file()  # the session lives in the data dir
+    second = search_json(run_cli, "价格呢？", "--session", "s-zh")
     assert second["standalone_query"] == "AnySearch 的价格"
     assert second["rewrite"]["method"] == "rules" and second["trace"]["window_size"] == 1
     assert second["citations"][0]["id"] == "a-price"
-    assert len(json.loads(session.read_text(encoding="utf-8"))) == 2
+    assert [m["content"] for m in second["memory"]["window"]] == ["AnySearch 支持哪些检索方式？"]
+    other = search_json(run_cli, "价格呢？", "--session", "s-zh", "--tenant", "someone-else")
+    assert other["standalone_query"] == "价格呢？" and other["trace"]["window_size"] == 0  # tenants are isolated
 
 
 def test_search_session_second_turn_is_rewritten_en(run_cli, indexed, tmp_path):
-    session = tmp_path / "en.json"
-    search_json(run_cli, "Who founded SpaceX?", "--session", str(session))
-    second = search_json(run_cli, "When did it first launch a rocket?", "--session", str(session))
+    search_json(run_cli, "Who founded SpaceX?", "--session", "s-en")
+    second = search_json(run_cli, "When did it first launch a rocket?", "--session", "s-en")
     assert second["standalone_query"] == "When did SpaceX first launch a rocket?"
     assert second["citations"][0]["id"] == "s-launch"
 
@@ -134,6 +133,16 @@ def test_chat_reads_turns_from_stdin(run_cli, indexed):
     p = run_cli("chat", "--data-dir", "data", input="AnySearch 支持哪些检索方式？\n\n价格呢？\n")
     assert p.returncode == 0, p.stderr
     assert "→ AnySearch 的价格" in p.stdout
+
+
+def test_chat_is_stored_and_resumed_by_session_id(run_cli, indexed):
+    first = run_cli("chat", "--data-dir", "data", "--session", "c1", input="AnySearch 支持哪些检索方式？\n")
+    assert first.returncode == 0, first.stderr
+    later = run_cli("chat", "--data-dir", "data", "--session", "c1", input="价格呢？\n")  # a new process
+    assert later.returncode == 0, later.stderr
+    assert "→ AnySearch 的价格" in later.stdout
+    fresh = run_cli("chat", "--data-dir", "data", input="价格呢？\n")
+    assert "→ AnySearch" not in fresh.stdout and "resume with --session chat-" in fresh.stderr
 
 
 def test_chat_reports_bad_turn_and_goes_on(run_cli, indexed):
@@ -245,19 +254,17 @@ def test_missing_input_path(run_cli):
     assert_clean_failure(p, "missing.jsonl", "no such file")
 
 
-def test_unknown_role_in_session_file(run_cli, indexed, tmp_path):
-    s = tmp_path / "s.json"
-    s.write_text(json.dumps([{"role": "robot", "content": "AnySearch"}]), encoding="utf-8")
-    p = run_cli("search", "价格呢？", "--data-dir", "data", "--session", str(s))
-    assert_clean_failure(p, "'robot'")
+def test_bad_session_id(run_cli, indexed):
+    p = run_cli("search", "价格呢？", "--data-dir", "data", "--session", "x" * 300)
+    assert_clean_failure(p, "session", "limit")
     assert p.returncode == 2
 
 
-def test_corrupt_session_file(run_cli, indexed, tmp_path):
-    s = tmp_path / "s.json"
-    s.write_text("{not json", encoding="utf-8")
-    p = run_cli("search", "价格呢？", "--data-dir", "data", "--session", str(s))
-    assert_clean_failure(p, "s.json", "not valid JSON")
+def test_unreadable_history_store_runs_the_turn_statelessly(run_cli, indexed, tmp_path):
+    (tmp_path / "data" / "history.sqlite3").write_bytes(b"this is not a database" * 100)
+    p = run_cli("search", "NovaDB 价格", "--data-dir", "data", "--session", "s1")
+    assert p.returncode == 0, p.stderr
+    assert "[1] NovaDB 价格" in p.stdout and "history store unavailable" in p.stdout
 
 
 def test_malformed_batch_line(run_cli, tmp_path):

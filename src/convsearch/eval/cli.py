@@ -45,6 +45,13 @@ def load_rewriter(name: str) -> Rewriter:
         raise ConfigError(f"rewriter {name!r} is not available: {exc}") from exc
 
 
+def _close(rewriter: Any) -> None:
+    """LLM rewriters hold an HTTP client; close it when the run is over."""
+    close = getattr(rewriter, "close", None)
+    if close:
+        close()
+
+
 def _name(value: Any) -> str:
     return value.value if isinstance(value, Enum) else str(value)
 
@@ -54,10 +61,13 @@ def rewrite_report(data: Path, rewriter: Any = "rules", limit: int | None = None
     """Load ``data`` (first ``limit`` records) and run ``evaluate_rewrite``; adds ``data`` and ``seconds``."""
     import time
 
-    rw = load_rewriter(_name(rewriter))
     records = load_records(data, limit=limit)
+    rw = load_rewriter(_name(rewriter))
     t0 = time.perf_counter()
-    report = evaluate_rewrite(records, rw, use_topic=topic)
+    try:
+        report = evaluate_rewrite(records, rw, use_topic=topic)
+    finally:
+        _close(rw)
     report["seconds"] = time.perf_counter() - t0
     report["data"] = str(data)
     return report
@@ -66,10 +76,13 @@ def rewrite_report(data: Path, rewriter: Any = "rules", limit: int | None = None
 def retrieval_report(data: Path, rewriter: Any = "rules", limit: int | None = None, topic: bool = True,
                      **_: Any) -> dict[str, Any]:
     """Load all of ``data`` (the corpus) and run ``evaluate_retrieval`` on the first ``limit`` turns."""
-    rw = load_rewriter(_name(rewriter))
     records = load_records(data)
-    with tempfile.TemporaryDirectory(prefix="convsearch-eval-") as tmp:
-        report = evaluate_retrieval(records, rw, index_dir=Path(tmp) / "index", limit=limit, use_topic=topic)
+    rw = load_rewriter(_name(rewriter))
+    try:
+        with tempfile.TemporaryDirectory(prefix="convsearch-eval-") as tmp:
+            report = evaluate_retrieval(records, rw, index_dir=Path(tmp) / "index", limit=limit, use_topic=topic)
+    finally:
+        _close(rw)
     report["data"] = str(data)
     return report
 
@@ -143,7 +156,8 @@ def _fail(exc: ConvsearchError) -> typer.Exit:
 
 # --- commands --------------------------------------------------------------------------------------
 DataOpt = typer.Option(..., "--data", help="A JSONL file of the shared schema.")
-RewriterOpt = typer.Option(RewriterName.rules, "--rewriter", help="The rewriter to evaluate.")
+RewriterOpt = typer.Option(RewriterName.rules, "--rewriter",
+                           help="The rewriter to evaluate (llm and auto read the CONVSEARCH_LLM_* settings).")
 LimitOpt = typer.Option(None, "--limit", min=1, help="Use only the first N records (retrieval: score N turns).")
 JsonOpt = typer.Option(False, "--json", help="Print the full report as JSON.")
 TopicOpt = typer.Option(True, "--topic/--no-topic", help="Pass the record's topic (title) to the rewriter.")

@@ -110,6 +110,13 @@ _LABEL_RE = re.compile(
     r"\s*(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*", re.IGNORECASE)
 _QUOTES = (('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’"), ("「", "」"), ("『", "』"), ("`", "`"))
 _JSON_KEYS = ("query", "rewrite", "rewritten", "standalone_query", "question")
+# reasoning models (DeepSeek-R1, Qwen3 in thinking mode) put their thoughts in the content; an unclosed block
+# (cut by max_tokens) leaves nothing usable
+_THINK_RE = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
+
+
+def strip_thinking(text: str) -> str:
+    return _THINK_RE.sub("", text or "")
 
 
 def clean_output(text: str) -> str:
@@ -117,7 +124,7 @@ def clean_output(text: str) -> str:
     first non-empty line only, whitespace collapsed. A JSON object with a query-like key gives that value."""
     from ..llm import strip_fences
 
-    t = strip_fences(text or "").strip()
+    t = strip_fences(strip_thinking(text).strip()).strip()
     if t.startswith("{"):
         try:
             obj = json.loads(t)
@@ -129,6 +136,8 @@ def clean_output(text: str) -> str:
                     t = obj[k]
                     break
     lines = [ln.strip() for ln in t.splitlines() if ln.strip()]
+    while len(lines) > 1 and lines[0].rstrip("*").endswith((":", "：")):
+        lines = lines[1:]  # "Sure, here is the rewritten query:" / "Query:" on a line of its own
     t = lines[0] if lines else ""
     t = _LABEL_RE.sub("", t, count=1).strip()
     for _ in range(2):
@@ -501,7 +510,7 @@ def hypothetical_answer(llm: LLM, query: str, *, max_chars: int = 400, budget_s:
 def _strip_preamble(text: str) -> str:
     from ..llm import strip_fences
 
-    return _LABEL_RE.sub("", strip_fences(text).strip(), count=1)
+    return _LABEL_RE.sub("", strip_fences(strip_thinking(text).strip()).strip(), count=1)
 
 
 _SENTENCE_END_RE = re.compile(r"[。！？!?.；;](?=\s|$)|[。！？；]")

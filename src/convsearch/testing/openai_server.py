@@ -22,6 +22,8 @@ Example::
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -91,11 +93,34 @@ def echo_last_user(request: dict[str, Any]) -> Reply:
     return Reply.of("")
 
 
+def answer_by_query(answers: dict[str, str]) -> Callable[[dict[str, Any]], Reply]:
+    """A responder that maps the last user message to a scripted rewrite (unknown ones are echoed)."""
+
+    def respond(request: dict[str, Any]) -> Reply:
+        last = echo_last_user(request)
+        return Reply.of(answers.get(last.text, last.text))
+
+    return respond
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # 50 clients connecting at once must not overflow the listen backlog
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # a client that gave up (its timeout) is not a server error
+        super().handle_error(request, client_address)
+
+
 @dataclass
 class _State:
     queue: deque[Reply] = field(default_factory=deque)
     requests: list[dict[str, Any]] = field(default_factory=list)
-    in_flight: int = 0
+    generation: int = 0  # bumped by reset(): requests from before (a delayed reply nobody waits for) don't count
+    in_flight: dict[int, int] = field(default_factory=dict)
     max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -110,8 +135,7 @@ class FakeOpenAIServer:
         self.api_key = api_key      # when set, other keys get 401
         self._state = _State()
         self._stop = threading.Event()
-        self._httpd = ThreadingHTTPServer((host, 0), _handler_class(self))
-        self._httpd.daemon_threads = True
+        self._httpd = _HTTPServer((host, 0), _handler_class(self))
         self._thread: threading.Thread | None = None
 
     # --- lifecycle ---
@@ -148,7 +172,8 @@ class FakeOpenAIServer:
         with self._state.lock:
             self._state.queue.clear()
             self._state.requests.clear()
-            self._state.max_in_flight = self._state.in_flight
+            self._state.generation += 1
+            self._state.max_in_flight = 0
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -158,6 +183,7 @@ class FakeOpenAIServer:
 
     @property
     def max_in_flight(self) -> int:
+        """The most requests in flight at once since the last ``reset()``."""
         return self._state.max_in_flight
 
     def messages(self, i: int = -1) -> list[dict[str, Any]]:
@@ -171,19 +197,19 @@ class FakeOpenAIServer:
                 return self._state.queue.popleft()
         return self.responder(request)
 
-    def _enter(self, record: dict[str, Any]) -> None:
+    def _enter(self, record: dict[str, Any], gen: int) -> None:
+        """Count a request in flight; record it unless its connection was accepted before the last reset()
+        (a straggler of an earlier test is not this test's request)."""
         with self._state.lock:
-            self._state.requests.append(record)
-            self._state.in_flight += 1
-            self._state.max_in_flight = max(self._state.max_in_flight, self._state.in_flight)
+            st = self._state
+            st.in_flight[gen] = st.in_flight.get(gen, 0) + 1
+            if gen == st.generation:
+                st.requests.append(record)
+                st.max_in_flight = max(st.max_in_flight, st.in_flight[gen])
 
-    def _leave(self) -> None:
+    def _leave(self, gen: int) -> None:
         with self._state.lock:
-            self._state.in_flight -= 1
-
-    def _sleep(self, seconds: float) -> bool:
-        """Sleep, unless the server is closing; True when the sleep ran its course."""
-        return not self._stop.wait(seconds) if seconds > 0 else True
+            self._state.in_flight[gen] -= 1
 
 
 def _completion(model: str, *, content: str | None, tool: tuple[str, str] | None = None) -> dict[str, Any]:
@@ -219,6 +245,33 @@ def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (its timeout): nothing to do
 
+        def setup(self) -> None:
+            super().setup()
+            self.generation = server._state.generation  # stamped when the connection is accepted
+
+        def _client_gone(self) -> bool:
+            try:
+                ready, _, _ = select.select([self.connection], [], [], 0)
+                return bool(ready) and not self.connection.recv(1, socket.MSG_PEEK)
+            except OSError:
+                return True
+
+        def _wait(self, seconds: float) -> bool:
+            """Sleep through a scripted delay; False when the server is closing or the client hung up (as a
+            real server stops generating when its client goes away)."""
+            end = time.perf_counter() + seconds
+            while (left := end - time.perf_counter()) > 0:
+                if server._stop.is_set():
+                    return False
+                try:
+                    # wakes at once when the client hangs up (readable at EOF), else after the wait
+                    ready, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+                    if ready and not self.connection.recv(1, socket.MSG_PEEK):
+                        return False
+                except OSError:
+                    return False
+            return not server._stop.is_set()
+
         def do_GET(self) -> None:  # noqa: N802 - stdlib name
             if self.path.rstrip("/").endswith("/models"):
                 self._send(200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}))
@@ -236,9 +289,12 @@ def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 self._send(400, json.dumps({"error": {"message": "request body is not JSON"}}))
                 return
+            if self._client_gone():
+                return  # the client gave up before we read its request: it never arrived, as far as it knows
             record = {"path": self.path, "headers": dict(self.headers.items()), "json": payload,
                       "t": time.perf_counter()}
-            server._enter(record)
+            gen = self.generation
+            server._enter(record, gen)
             try:
                 if server.api_key is not None and self.headers.get("Authorization") != f"Bearer {server.api_key}":
                     # echoes the header it got, as some providers do: clients must scrub it from errors
@@ -246,7 +302,8 @@ def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     self._send(401, json.dumps({"error": {"message": f"invalid key in header {got!r}"}}))
                     return
                 reply = server._next_reply(payload)
-                if not server._sleep(server.latency_s + reply.delay_s):
+                if not self._wait(server.latency_s + reply.delay_s):
+                    record["abandoned"] = True
                     return
                 model = str(payload.get("model", "fake"))
                 if reply.kind == "status":
@@ -262,9 +319,33 @@ def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     self._send(200, json.dumps(_completion(model, content=reply.text), ensure_ascii=False),
                                reply.headers)
             finally:
-                server._leave()
+                server._leave(gen)
 
     return Handler
 
 
-__all__ = ["FakeOpenAIServer", "Reply", "echo_last_user"]
+def main(argv: list[str] | None = None) -> None:
+    """``python -m convsearch.testing.openai_server [--latency S] [--fail-status CODE]``: serve until stdin
+    closes (or Ctrl-C); prints ``READY <base_url>`` once listening. Every request is echoed (the last user
+    message), after ``--latency`` seconds, or answered with HTTP ``--fail-status``."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--fail-status", type=int, default=0)
+    args = ap.parse_args(argv)
+    responder = (lambda req: Reply.error(args.fail_status)) if args.fail_status else echo_last_user
+    with FakeOpenAIServer(responder, latency_s=args.latency) as srv:
+        print(f"READY {srv.base_url}", flush=True)
+        try:
+            sys.stdin.read()
+        except KeyboardInterrupt:
+            pass
+
+
+__all__ = ["FakeOpenAIServer", "Reply", "answer_by_query", "echo_last_user", "main"]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""Conversations that persist: a history store scoped tenant → agent → session, rolling summaries and
+memory layers (window, task stack of cited results, opt-in profile).
+
+>>> from convsearch.history import Conversation, Scope, open_store
+>>> store = open_store(Settings.from_env())          # SQLite under the data dir, or CONVSEARCH_DB_URL
+>>> conv = Conversation(store, Scope("acme", "support-bot", "s-42"))
+>>> search_with_context("价格呢？", backend=index, session=conv)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import CitedResult, Fact, HistoryStore, MemoryStore, Scope, StoredMessage, Summary
+from .memory import Memory, cited_refs, extract_facts, fit_tokens
+from .memory_store import InMemoryStore
+from .session import Conversation
+from .summary import BackgroundRefresher, ExtractiveSummarizer, Summarizer, default_refresher, refresh_summary
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from .sql import SqlStore
+
+
+def open_store(settings: "Settings") -> "SqlStore":
+    """The store the settings name: ``CONVSEARCH_DB_URL``, else SQLite at ``DATA_DIR/history.sqlite3``;
+    migrated to the current schema on open."""
+    from .sql import SqlStore
+
+    return SqlStore.from_settings(settings)
+
+
+def flush_refreshes(timeout: float | None = 30.0) -> bool:
+    """Wait for the background summary refreshes queued so far (tests, shutdown)."""
+    return default_refresher().flush(timeout)
+
+
+__all__ = ["BackgroundRefresher", "CitedResult", "Conversation", "ExtractiveSummarizer", "Fact", "HistoryStore",
+           "InMemoryStore", "Memory", "MemoryStore", "Scope", "StoredMessage", "Summarizer", "Summary", "cited_refs",
+           "default_refresher", "extract_facts", "fit_tokens", "flush_refreshes", "open_store", "refresh_summary"]

@@ -1,0 +1,1 @@
+"""Infrastructure behind small protocols: rate limiting (``ratelimit``)."""

@@ -1,0 +1,58 @@
+"""Serve convsearch to agents: the HTTP API (``create_app``), the MCP server and the web playground.
+
+Needs the ``[server]`` extra (FastAPI, uvicorn, the MCP SDK, prometheus_client); ``require()`` says so plainly
+when it is missing.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..config import Settings
+from ..errors import ConfigError
+
+
+def require() -> None:
+    """ConfigError naming the extra to install when the server's dependencies are missing."""
+    for mod in ("fastapi", "uvicorn", "mcp", "prometheus_client"):
+        try:
+            __import__(mod)
+        except ImportError as exc:
+            raise ConfigError(f"the server needs the [server] extra ({mod} is missing): "
+                              "pip install 'convsearch[server]'") from exc
+
+
+def serve(settings: Settings, *, workers: int = 1, log_level: str = "info") -> None:
+    """Run the HTTP API with uvicorn on ``settings.server_host:server_port`` until interrupted.
+
+    With ``workers > 1`` each worker process builds its own app from the environment (rate limits and caches
+    are then per process)."""
+    require()
+    import uvicorn
+
+    from .app import check_bind, create_app
+    from .service import Service
+
+    service = Service(settings)
+    check_bind(settings, service)
+    kw: dict[str, Any] = dict(host=settings.server_host, port=settings.server_port, log_level=log_level,
+                              proxy_headers=False, server_header=False)
+    if workers > 1:
+        service.close()
+        os.environ["CONVSEARCH_DATA_DIR"] = str(settings.data_dir)  # the workers read Settings.from_env()
+        uvicorn.run("convsearch.server.app:create_app", factory=True, workers=workers, **kw)
+    else:
+        uvicorn.run(create_app(settings, service=service), **kw)
+
+
+def serve_mcp_stdio(settings: Settings) -> None:
+    """The MCP tools over stdin/stdout (``convsearch mcp``)."""
+    require()
+    from .mcp import run_stdio
+    from .service import Service
+
+    run_stdio(Service(settings))
+
+
+__all__ = ["require", "serve", "serve_mcp_stdio"]

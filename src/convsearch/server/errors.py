@@ -1,0 +1,123 @@
+"""The one place where exceptions become HTTP responses.
+
+Every error body has one shape, ``{"error": {"code", "status", "message", "field", "request_id"}}``, and never
+a traceback: 4xx bodies say what was wrong (400 names the field), 5xx bodies say only what kind of failure
+it was and the request id, while the details go to the server log.
+
+    exception                                   status
+    pydantic validation / InputError            400  (``field`` names the request field at fault)
+    AuthError                                   401  (``WWW-Authenticate: Bearer``)
+    IndexMissingError, unknown route            404
+    MessageIdConflict                           409
+    BodyTooLarge, MessageTooLarge               413
+    RateLimited                                 429  (``Retry-After``: whole seconds)
+    BackendError                                502
+    HistoryUnavailable                          503
+    DeadlineExceeded                            504
+    ConfigError, anything else                  500
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..errors import AuthError, ConvsearchError, InputError, RateLimited
+from ..infra.ratelimit import Allowance
+
+log = logging.getLogger("convsearch.server")
+
+CODES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+         405: "method_not_allowed", 406: "not_acceptable", 409: "conflict", 413: "payload_too_large",
+         415: "unsupported_media_type", 429: "rate_limited", 500: "internal", 502: "backend_error",
+         503: "unavailable", 504: "deadline_exceeded"}
+# 5xx bodies say this much and no more (the exception's text may hold paths, URLs or SQL)
+SERVER_MESSAGES = {500: "internal error", 502: "the search backend failed", 503: "a dependency is unavailable",
+                   504: "the request ran past its deadline"}
+
+
+class InvalidField(InputError):
+    """Bad input in one named request field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def status_of(exc: BaseException) -> int:
+    """The HTTP status of any exception (our tree carries its own ``http_status``)."""
+    if isinstance(exc, ConvsearchError):
+        return int(exc.http_status)
+    if isinstance(exc, RequestValidationError):
+        return 400
+    if isinstance(exc, StarletteHTTPException):
+        return int(exc.status_code)
+    return 500
+
+
+def error_body(status: int, message: str, *, request_id: str, field: str | None = None) -> dict[str, Any]:
+    return {"error": {"code": CODES.get(status, "error"), "status": status,
+                      "message": message if status < 500 else SERVER_MESSAGES.get(status, "server error"),
+                      "field": field, "request_id": request_id}}
+
+
+def error_response(exc: BaseException, request_id: str) -> JSONResponse:
+    """The response for ``exc``: status, headers (Retry-After, WWW-Authenticate) and body."""
+    if isinstance(exc, StarletteHTTPException) and isinstance(exc.__cause__, ConvsearchError):
+        exc = exc.__cause__  # FastAPI wraps errors raised while reading the body (BodyTooLarge) in a 400
+    status = status_of(exc)
+    headers: dict[str, str] = {"X-Request-ID": request_id}
+    field = getattr(exc, "field", None)
+    if isinstance(exc, RequestValidationError):
+        field, message = validation_summary(exc)
+    elif isinstance(exc, StarletteHTTPException):
+        message = str(exc.detail)
+        headers.update(exc.headers or {})
+    else:
+        message = str(exc) or type(exc).__name__
+    if isinstance(exc, RateLimited):
+        headers["Retry-After"] = Allowance(False, exc.retry_after).retry_after_header
+    if isinstance(exc, AuthError):
+        headers["WWW-Authenticate"] = "Bearer"
+    if status >= 500:
+        log.error("request %s failed with %s: %s", request_id, status, exc,
+                  exc_info=(type(exc), exc, exc.__traceback__) if not isinstance(exc, ConvsearchError) else None)
+    return JSONResponse(error_body(status, message, request_id=request_id, field=field), status_code=status,
+                        headers=headers)
+
+
+def validation_summary(exc: RequestValidationError) -> tuple[str, str]:
+    """(field, message) for the first problem of a validation error; never echoes the input."""
+    errors = list(exc.errors())
+    if not errors:
+        return "body", "invalid request"
+    first = errors[0]
+    loc = [str(x) for x in first.get("loc", ())]
+    where = loc[0] if loc else "body"
+    field = ".".join(loc[1:]) if len(loc) > 1 and first.get("type") != "json_invalid" else where
+    message = f"{field}: {first.get('msg', 'invalid')}"
+    if len(errors) > 1:
+        message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return field, message
+
+
+def request_id_of(request: Request) -> str:
+    return getattr(request.state, "request_id", None) or "-"
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers: ours, FastAPI's validation errors, Starlette's HTTP errors, and the rest."""
+
+    async def handle(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(exc, request_id_of(request))
+
+    for cls in (ConvsearchError, RequestValidationError, StarletteHTTPException, Exception):
+        app.add_exception_handler(cls, handle)
+
+
+__all__ = ["CODES", "InvalidField", "error_body", "error_response", "install", "status_of", "validation_summary"]

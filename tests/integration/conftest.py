@@ -1,0 +1,56 @@
+"""Integration fixtures for the history store: a real PostgreSQL when ``CONVSEARCH_TEST_PG_URL`` is set.
+
+Start one with ``eval "$(scripts/pg.sh start)"`` (``.ci/run`` does). Without it the PostgreSQL tests skip
+with that reason and the run ends with a line saying the history tests ran on SQLite only; with CI=true a
+missing PostgreSQL fails them instead.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+# Read at import: the autouse fixture in tests/conftest.py removes CONVSEARCH_* variables from every test.
+PG_URL = os.environ.get("CONVSEARCH_TEST_PG_URL", "").strip()
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+SQLITE_ONLY = ("CONVSEARCH_TEST_PG_URL is not set: the history store tests ran on SQLite only "
+               "(start PostgreSQL with: eval \"$(scripts/pg.sh start)\")")
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> str:
+    """The test PostgreSQL's URL; skips (fails in CI) when there is none."""
+    if not PG_URL:
+        if IN_CI:
+            pytest.fail("CI=true but CONVSEARCH_TEST_PG_URL is not set: .ci/run must start PostgreSQL "
+                        "(scripts/pg.sh start) before make test")
+        pytest.skip(SQLITE_ONLY)
+    return PG_URL
+
+
+def _admin(url: str):
+    import psycopg
+
+    return psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True, connect_timeout=5)
+
+
+@pytest.fixture
+def pg_url(pg_server_url: str):
+    """A URL whose connections live in a fresh, empty schema (dropped afterwards): every test migrates
+    its own database, as a first open in production would."""
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with _admin(pg_server_url) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    sep = "&" if "?" in pg_server_url else "?"
+    yield f"{pg_server_url}{sep}options=-csearch_path%3D{schema}"
+    with _admin(pg_server_url) as conn:
+        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if not PG_URL:
+        terminalreporter.write_line(SQLITE_ONLY, yellow=True, bold=True)
+    else:
+        terminalreporter.write_line("history store tests ran on SQLite and PostgreSQL (CONVSEARCH_TEST_PG_URL)")

@@ -1,0 +1,73 @@
+"""schemathesis against the published OpenAPI schema, in process (``from_asgi``), bounded by schemathesis.toml:
+every generated request, valid or not, must get a documented, schema-conformant answer and never a 5xx."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+schemathesis = pytest.importorskip("schemathesis")
+pytest.importorskip("fastapi")
+
+from convsearch.config import Settings  # noqa: E402
+from convsearch.history import InMemoryStore  # noqa: E402
+from convsearch.server.app import create_app  # noqa: E402
+from convsearch.server.service import Service  # noqa: E402
+from convsearch.types import Document  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+HEADERS = {"Authorization": "Bearer key-fuzz"}
+MIN_REQUESTS = 1000
+DOCS = [Document("zh-1", "AnySearch 支持 BM25、向量和混合检索，专业版每月 99 元。", title="AnySearch", url="https://a.example/1",
+                 date="2024-06-01"),
+        Document("zh-2", "深圳最近三天多云转晴，适合露营。", title="深圳露营天气", url="https://w.example/sz", date="2024-11-28"),
+        Document("en-1", "SpaceX first launched Falcon 1 in March 2006.", title="Falcon 1", url="https://h.example/f1",
+                 date="2020-01-02")]
+
+
+def _app():
+    import tempfile
+
+    from convsearch.backends.local import LocalIndex
+
+    idx = LocalIndex(Path(tempfile.mkdtemp(prefix="convsearch-fuzz-")) / "index", embedder=None)
+    idx.add(DOCS)
+    settings = Settings.from_env({}, api_keys="fuzz:key-fuzz", dense="off", rate_limit=0)
+    service = Service(settings, backend=idx, store=InMemoryStore())
+    return create_app(settings, service=service, mcp=False), service
+
+
+APP, SERVICE = _app()
+CONFIG = schemathesis.config.SchemathesisConfig.from_path(str(REPO / "schemathesis.toml"))
+schema = schemathesis.openapi.from_asgi("/openapi.json", APP, config=CONFIG)
+
+
+@schema.parametrize()
+def test_api_never_fails_with_a_server_error(case) -> None:
+    response = case.call(headers=HEADERS)
+    assert response.status_code < 500, f"{case.method} {case.path} → {response.status_code}: {response.text[:500]}"
+    assert "Traceback" not in response.text
+    case.validate_response(response)
+
+
+def test_fuzzing_sent_enough_requests() -> None:
+    """Runs after the generated tests of this module: at least 1,000 generated requests, none answered ≥ 500.
+
+    The 401s are not counted: they are schemathesis's own ``ignored_auth`` check, which replays requests
+    without the key to see that the API refuses them (the generated requests all carry a valid key)."""
+    counts: dict[str, float] = {}
+    for metric in SERVICE.metrics.registry.collect():
+        if metric.name == "convsearch_http_requests":
+            for s in metric.samples:
+                if s.name.endswith("_total"):
+                    counts[s.labels["status"]] = counts.get(s.labels["status"], 0) + s.value
+    generated = sum(v for k, v in counts.items() if k != "401")
+    if not counts:
+        pytest.skip("run the whole module: the generated tests send the requests this test counts")
+    print(f"schemathesis: {int(generated)} generated requests (+ {int(counts.get('401', 0))} auth replays); "
+          f"by status {counts}")
+    assert generated >= MIN_REQUESTS, counts
+    assert not any(int(code) >= 500 for code in counts), counts

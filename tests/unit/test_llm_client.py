@@ -1,0 +1,203 @@
+"""The LLM client's pure parts: Secret, settings, request payloads, reply parsing, the scripted double."""
+
+from __future__ import annotations
+
+import pickle
+from types import SimpleNamespace
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from convsearch.config import Settings
+from convsearch.errors import BackendError, ConfigError
+from convsearch.llm import (LLM, Deadline, LLMBadOutput, LLMConfig, LLMTimeout, ScriptedLLM, Secret, llm_config,
+                            llm_configured, parse_structured, request_payload, response_content, strip_fences)
+
+
+@pytest.fixture(autouse=True)
+def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+
+
+class Pick(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    variants: list[str]
+
+
+# --- Secret -----------------------------------------------------------------------------------------
+def test_secret_prints_only_the_variable_name():
+    s = Secret.from_env_var("CONVSEARCH_LLM_API_KEY", env={"CONVSEARCH_LLM_API_KEY": "sk-live-abc123"})
+    assert s is not None and s.reveal() == "sk-live-abc123"
+    for text in (repr(s), str(s), f"{s}", repr([s]), repr({"k": s})):
+        assert "sk-live" not in text
+    assert repr(s) == "Secret(env='CONVSEARCH_LLM_API_KEY')"
+    assert repr(Secret.from_token("sk-x")) == "Secret(<token>)"
+
+
+def test_secret_takes_the_first_variable_set_and_skips_blanks():
+    env = {"A": "  ", "B": "sk-b"}
+    s = Secret.from_env_var("A", "B", env=env)
+    assert s is not None and s.env_var == "B" and s.reveal() == "sk-b"
+    assert Secret.from_env_var("C", env=env) is None
+
+
+def test_secret_scrubs_its_value_and_survives_pickling():
+    s = Secret.from_token("sk-zzz")
+    assert s.scrub("bad key sk-zzz given") == "bad key *** given"
+    assert pickle.loads(pickle.dumps(s)).reveal() == "sk-zzz"
+
+
+# --- settings -----------------------------------------------------------------------------------------
+def test_settings_read_llm_variables_with_openai_fallbacks():
+    s = Settings.from_env({"CONVSEARCH_LLM_MODEL": "qwen2.5", "OPENAI_BASE_URL": "http://localhost:11434/v1",
+                           "OPENAI_API_KEY": "sk-from-openai", "CONVSEARCH_LLM_TIMEOUT_S": "1.5"})
+    assert s.llm_base_url == "http://localhost:11434/v1"
+    assert s.llm_api_key is not None and s.llm_api_key.env_var == "OPENAI_API_KEY"
+    assert s.llm_timeout_s == 1.5 and llm_configured(s)
+    assert "sk-from-openai" not in repr(s)
+    cfg = llm_config(s)
+    assert cfg.model == "qwen2.5" and cfg.timeout_s == 1.5 and "sk-from-openai" not in repr(cfg)
+
+
+def test_convsearch_variables_win_over_openai_ones():
+    s = Settings.from_env({"CONVSEARCH_LLM_API_KEY": "sk-ours", "OPENAI_API_KEY": "sk-theirs",
+                           "CONVSEARCH_LLM_BASE_URL": "http://a/v1", "OPENAI_BASE_URL": "http://b/v1"})
+    assert s.llm_api_key.reveal() == "sk-ours" and s.llm_base_url == "http://a/v1"
+
+
+def test_settings_defaults_and_validation():
+    s = Settings()
+    assert s.rewriter == "auto" and s.llm_timeout_s == 3.0 and not llm_configured(s)
+    assert s.llm_max_zh_chars == 30 and s.llm_max_en_words == 20
+    with pytest.raises(ConfigError, match="CONVSEARCH_LLM_MODEL"):
+        llm_config(s)
+    for env in ({"CONVSEARCH_LLM_TIMEOUT_S": "0"}, {"CONVSEARCH_LLM_STRUCTURED": "xml"},
+                {"CONVSEARCH_REWRITER": "magic"}, {"CONVSEARCH_LLM_TIMEOUT_S": "soon"}):
+        with pytest.raises(ConfigError):
+            Settings.from_env(env)
+    assert Settings.from_env({"CONVSEARCH_LLM_BLOCKED_WORDS": "竞品, competitor ,"}).llm_blocked == ("竞品", "competitor")
+
+
+def test_a_key_passed_as_an_override_becomes_a_secret():
+    s = Settings.from_env({}, llm_api_key="sk-override")
+    assert isinstance(s.llm_api_key, Secret) and "sk-override" not in repr(s)
+
+
+def test_llm_config_rejects_nonsense():
+    with pytest.raises(ConfigError):
+        LLMConfig(model="")
+    with pytest.raises(ConfigError):
+        LLMConfig(model="m", structured="yaml")
+    with pytest.raises(ConfigError):
+        LLMConfig(model="m", max_concurrency=0)
+
+
+# --- payloads ---------------------------------------------------------------------------------------
+MSGS = [{"role": "system", "content": "rewrite"}, {"role": "user", "content": "价格呢？"}]
+
+
+def test_plain_payload_has_no_response_format():
+    p = request_payload(LLMConfig(model="m"), MSGS, None, 96)
+    assert p == {"model": "m", "messages": MSGS, "temperature": 0.0, "max_tokens": 96}
+
+
+def test_json_schema_payload_is_strict_and_named():
+    p = request_payload(LLMConfig(model="m"), MSGS, Pick, None)
+    rf = p["response_format"]
+    assert rf["type"] == "json_schema" and rf["json_schema"]["name"] == "Pick" and rf["json_schema"]["strict"]
+    assert rf["json_schema"]["schema"]["additionalProperties"] is False
+    assert "max_tokens" not in p
+
+
+def test_tools_payload_forces_the_function():
+    p = request_payload(LLMConfig(model="m", structured="tools"), MSGS, Pick, None)
+    assert p["tools"][0]["function"]["name"] == "Pick"
+    assert p["tool_choice"] == {"type": "function", "function": {"name": "Pick"}}
+    assert "response_format" not in p
+
+
+@pytest.mark.parametrize("mode", ["json_object", "prompt"])
+def test_json_object_and_prompt_modes_put_the_schema_in_the_system_message(mode):
+    p = request_payload(LLMConfig(model="m", structured=mode), MSGS, Pick, None)
+    assert "JSON Schema" in p["messages"][0]["content"] and p["messages"][-1] == MSGS[-1]
+    assert ("response_format" in p) == (mode == "json_object")
+    assert MSGS[0]["content"] == "rewrite"  # the caller's messages are not mutated
+
+
+# --- parsing ----------------------------------------------------------------------------------------
+def _resp(content=None, tool_args=None, choices=True):
+    tool_calls = [SimpleNamespace(function=SimpleNamespace(arguments=tool_args, name="Pick"))] if tool_args else None
+    msg = SimpleNamespace(content=content, tool_calls=tool_calls)
+    return SimpleNamespace(choices=[SimpleNamespace(message=msg)] if choices else [])
+
+
+def test_strip_fences():
+    assert strip_fences('```json\n{"a": 1}\n```') == '{"a": 1}'
+    assert strip_fences("plain") == "plain"
+
+
+def test_parse_structured_accepts_fences_and_prose_around_the_object():
+    assert parse_structured('```json\n{"variants": ["a"]}\n```', Pick).variants == ["a"]
+    assert parse_structured('Sure! {"variants": ["b"]} Hope this helps.', Pick).variants == ["b"]
+
+
+@pytest.mark.parametrize("raw", ["", "not json", '{"variants": "a"}', '{"variants": [], "extra": 1}'])
+def test_parse_structured_rejects_bad_output(raw):
+    with pytest.raises(LLMBadOutput):
+        parse_structured(raw, Pick)
+
+
+def test_response_content_text_tool_calls_and_failures():
+    assert response_content(_resp("AnySearch 的价格"), None) == "AnySearch 的价格"
+    assert response_content(_resp(None, tool_args='{"variants": ["x"]}'), Pick).variants == ["x"]
+    assert response_content(_resp('{"variants": ["y"]}'), Pick).variants == ["y"]
+    with pytest.raises(LLMBadOutput, match="empty content"):
+        response_content(_resp("  "), None)
+    with pytest.raises(LLMBadOutput, match="tool call instead of text"):
+        response_content(_resp(None, tool_args="{}"), None)
+    with pytest.raises(LLMBadOutput, match="no choices"):
+        response_content(_resp(choices=False), None)
+
+
+def test_llm_errors_are_backend_errors_with_a_reason():
+    e = LLMTimeout("timed out (budget 3.00 s)")
+    assert isinstance(e, BackendError) and e.reason == str(e) and e.http_status == 504
+
+
+def test_deadline():
+    d = Deadline(10.0)
+    assert 9.0 < d.remaining() <= 10.0 and not d.expired()
+    assert Deadline(0.0).expired()
+
+
+# --- the scripted double ------------------------------------------------------------------------------
+def test_scripted_llm_follows_its_script_and_records_calls():
+    llm = ScriptedLLM(["a", LLMTimeout("slow"), '{"variants": ["v"]}', lambda msgs: msgs[-1]["content"].upper()],
+                      default="dflt")
+    assert isinstance(llm, LLM)
+    assert llm.complete(MSGS) == "a"
+    with pytest.raises(LLMTimeout):
+        llm.complete(MSGS)
+    assert llm.complete(MSGS, schema=Pick).variants == ["v"]
+    assert llm.complete([{"role": "user", "content": "abc"}]) == "ABC"
+    assert llm.complete(MSGS, budget_s=1.0) == "dflt"
+    assert len(llm.calls) == 5 and llm.calls[-1][2] == 1.0 and llm.calls[2][1] is Pick
+
+
+def test_public_names_are_locked():
+    import convsearch.llm as llm_mod
+    import convsearch.rewrite.enhance as enhance_mod
+    import convsearch.rewrite.llm as rewrite_llm_mod
+
+    assert sorted(llm_mod.__all__) == [
+        "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
+        "LLMTimeout", "LLMUnavailable", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES", "ScriptedLLM", "Secret",
+        "llm_config", "llm_configured", "open_llm", "parse_structured", "request_payload", "response_content",
+        "strip_fences"]
+    assert sorted(enhance_mod.__all__) == [
+        "Chain", "EnhanceRequest", "Enhanced", "Enhancer", "EnhancerRewriter", "Gated", "HyDE", "LLM", "Logged",
+        "Passthrough", "Rules", "SkipFilterOnly", "auto_rewriter", "from_rewrite", "hyde_search"]
+    for mod in (llm_mod, enhance_mod, rewrite_llm_mod):
+        for name in mod.__all__:
+            assert hasattr(mod, name), name
