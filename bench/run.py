@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import batch_rewrite  # noqa: E402
 import bm25_100k  # noqa: E402
 import hybrid  # noqa: E402
+import llm_path  # noqa: E402
 import regress  # noqa: E402
 import rule_path  # noqa: E402
 from common import CACHE, DATA, REPO, machine, table, verdict  # noqa: E402
@@ -35,6 +36,7 @@ BENCHMARKS = {
     "batch": batch_rewrite,
     "bm25": bm25_100k,
     "hybrid": hybrid,
+    "llm_path": llm_path,
     "regress": regress,
 }
 
@@ -71,6 +73,11 @@ def _summary(res: dict[str, dict]) -> list[tuple]:
         q = r["query"]["search"]
         rows.append((f"4. Hybrid `search` at {r['n']:,} docs, p50 / p99", f"{q['p50']:.1f} ms / {q['p99']:.1f} ms",
                      "reported", "-"))
+    if "llm_path" in res:
+        r = res["llm_path"]["result"]
+        rows.append(("LLM path: time a gate-resolved turn adds (p99) / worst overshoot past the LLM timeout",
+                     f"{r['gate']['added_p99_ms']:.2f} ms / {r['deadline']['worst_over_ms']:.1f} ms",
+                     "< 1 ms / ≤ 50 ms", verdict(r["met"])))
     if "regress" in res:
         r = res["regress"]["result"]
         if r["status"] in ("ok", "fail"):
