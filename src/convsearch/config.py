@@ -49,6 +49,7 @@
 | CONVSEARCH_CACHE_SIZE        | 1024                 | stateless search/rewrite responses cached per tenant; 0 = off |
 | CONVSEARCH_CACHE_TTL_S       | 60                   | how long a cached response is served |
 | CONVSEARCH_MCP_TENANT        | local                | the tenant `convsearch mcp` (stdio) acts for |
+| CONVSEARCH_INLINE_TURNS      | auto                 | auto: I/O-free rule-path turns run on the server's event loop (see Service.inline); off: always in a thread under the deadline |
 """
 
 from __future__ import annotations
@@ -120,6 +121,7 @@ class Settings:
     cache_size: int = 1024
     cache_ttl_s: float = 60.0
     mcp_tenant: str = "local"
+    inline_turns: str = "auto"  # auto | off
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -189,6 +191,8 @@ class Settings:
                 raise ConfigError(f"{name} must be positive")
 
     def _validate_server(self) -> None:
+        if self.inline_turns not in ("auto", "off"):
+            raise ConfigError(f"inline_turns must be 'auto' or 'off', not {self.inline_turns!r}")
         if self.server_auth not in ("auto", "on", "off"):
             raise ConfigError(f"server_auth must be auto, on or off, not {self.server_auth!r}")
         if not 0 < self.server_port < 65536:

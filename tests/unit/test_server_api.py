@@ -387,3 +387,16 @@ def test_playground_page_and_its_safety(client: TestClient) -> None:
     source = (STATIC / "app.js").read_text(encoding="utf-8")
     # no HTML sinks at all: every piece of text goes through textContent / text nodes
     assert not re.search(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(", source)
+
+
+def test_which_turns_run_inline(bm25_index) -> None:
+    from convsearch.server.auth import Tenant
+
+    t = Tenant("acme")
+    svc = Service(settings(), backend=bm25_index, store=InMemoryStore())
+    assert svc.inline(t, None, search=True) and svc.inline(t, None, search=False)
+    assert not svc.inline(t, "s1", search=True)  # a stored session waits on the database
+    assert not Service(settings(inline_turns="off"), backend=bm25_index).inline(t, None, search=True)
+    assert not Service(settings(), backend=InMemoryBackend()).inline(t, None, search=True)  # not known I/O-free
+    assert not Service(settings(), backend=bm25_index,
+                       rewriter_factory=lambda s: object()).inline(t, None, search=False)  # e.g. an LLM rewriter

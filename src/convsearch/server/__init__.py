@@ -41,9 +41,9 @@ def serve(settings: Settings, *, workers: int = 1, log_level: str = "info") -> N
     if workers > 1:
         service.close()
         os.environ["CONVSEARCH_DATA_DIR"] = str(settings.data_dir)  # the workers read Settings.from_env()
-        uvicorn.run("convsearch.server.app:create_app", factory=True, workers=workers, **kw)
+        uvicorn.run("convsearch.server.app:create_served_app", factory=True, workers=workers, **kw)
     else:
-        uvicorn.run(create_app(settings, service=service), **kw)
+        uvicorn.run(create_app(settings, service=service, warm=True), **kw)
 
 
 def serve_mcp_stdio(settings: Settings) -> None:

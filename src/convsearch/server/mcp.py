@@ -83,7 +83,7 @@ def build_mcp(service: Service, *, transport: Literal["stdio", "http"] = "stdio"
             t = tenant_of(ctx)
             req = m.SearchRequest(query=query, session_id=session_id, messages=messages or [], topic=topic,
                                   top_k=top_k, recency=recency, lang=lang)
-            out = await service.run(service.search, t, req)
+            out = await service.asearch(t, req)
         except Exception as exc:
             calls.labels("search", "error").inc()
             raise _tool_error(exc) from None
@@ -98,7 +98,7 @@ def build_mcp(service: Service, *, transport: Literal["stdio", "http"] = "stdio"
         try:
             t = tenant_of(ctx)
             req = m.RewriteRequest(query=query, session_id=session_id, messages=messages or [], topic=topic)
-            out = await service.run(service.rewrite, t, req)
+            out = await service.arewrite(t, req)
         except Exception as exc:
             calls.labels("rewrite", "error").inc()
             raise _tool_error(exc) from None

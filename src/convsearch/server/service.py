@@ -30,7 +30,8 @@ from ..errors import ConvsearchError, DeadlineExceeded, IndexMissingError, Input
 from ..infra.ratelimit import RateLimiter, TokenBucketLimiter
 from ..pipeline import plan_queries, search_with_context, validate_query
 from ..rewrite import default_variant_maker, get_rewriter
-from ..rewrite.base import Rewriter
+from ..rewrite.base import Passthrough, Rewriter
+from ..rewrite.rules import RuleRewriter
 from ..rewrite.cache import LRUCache, NoCache
 from ..window import history_window, to_messages
 from . import models as m
@@ -127,6 +128,37 @@ class Service:
         except TimeoutError as exc:
             raise DeadlineExceeded(f"the request took longer than {self.settings.deadline_s:g}s") from exc
 
+    async def asearch(self, t: Tenant, req: m.SearchRequest) -> m.SearchOut:
+        """``search`` on the event loop when the turn cannot wait on I/O (see ``inline``), else in a thread
+        under the deadline."""
+        if self.inline(t, req.session_id, search=True):
+            return self.search(t, req)
+        return await self.run(self.search, t, req)
+
+    async def arewrite(self, t: Tenant, req: m.RewriteRequest) -> m.RewriteOut:
+        if self.inline(t, req.session_id, search=False):
+            return self.rewrite(t, req)
+        return await self.run(self.rewrite, t, req)
+
+    def inline(self, t: Tenant, session_id: str | None, *, search: bool) -> bool:
+        """Whether a turn is pure CPU work of about a millisecond: rule (or pass-through) rewriter, heuristic
+        variants, no stored session, and for a search the embedded BM25 index without dense vectors. Such a
+        turn runs on the event loop: a worker thread would add its hand-off and GIL ping-pong (~40% of the
+        throughput on 2 cores, docs/BENCHMARKS_SERVE.md) and buy nothing, since the GIL serialises the work
+        anyway. Anything that may wait (LLM, history database, embeddings, a remote backend) goes to a
+        thread under the deadline. ``CONVSEARCH_INLINE_TURNS=off`` sends every turn to a thread."""
+        if self.settings.inline_turns == "off" or session_id:
+            return False
+        state = self.tenant(t)
+        if state.variant_maker is not None or not isinstance(state.rewriter, (RuleRewriter, Passthrough)):
+            return False
+        if not search:
+            return True
+        from ..backends.local import LocalIndex
+
+        b = self._backend
+        return isinstance(b, LocalIndex) and b.embedder is None
+
     # --- operations -------------------------------------------------------------------------------
     def search(self, t: Tenant, req: m.SearchRequest) -> m.SearchOut:
         """One turn for tenant ``t`` (cached per tenant when the request carries no session)."""
@@ -207,6 +239,19 @@ class Service:
             index = m.IndexHealth(status="error", detail=type(exc).__name__)
         return m.Health(status="ok" if index.status == "ok" else "degraded", version=__version__,
                         auth="open" if self.keys.open else "keys", index=index)
+
+    def warm_up(self) -> None:
+        """Load what the first turns would (dictionaries, stemmer, the index) before any request waits on it."""
+        from ..rewrite.rules import RuleRewriter
+        from ..types import Message
+
+        rules = RuleRewriter()
+        for query, before in (("价格呢？", "AnySearch 支持哪些检索方式？"), ("When did it launch?", "Who founded SpaceX?")):
+            plan_queries(query, (Message("user", before),), rewriter=rules, settings=self.settings)
+        try:
+            self.backend().search("warm up", top_k=1)
+        except ConvsearchError as exc:  # no index yet: /healthz says so
+            log.warning("warm-up: %s", exc)
 
     def close(self) -> None:
         for state in self._tenants.values():
