@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import batch_rewrite  # noqa: E402
 import bm25_100k  # noqa: E402
+import history  # noqa: E402
 import hybrid  # noqa: E402
 import llm_path  # noqa: E402
 import regress  # noqa: E402
@@ -37,6 +38,7 @@ BENCHMARKS = {
     "bm25": bm25_100k,
     "hybrid": hybrid,
     "llm_path": llm_path,
+    "history": history,
     "regress": regress,
 }
 
@@ -78,6 +80,13 @@ def _summary(res: dict[str, dict]) -> list[tuple]:
         rows.append(("LLM path: time a gate-resolved turn adds (p99) / worst overshoot past the LLM timeout",
                      f"{r['gate']['added_p99_ms']:.2f} ms / {r['deadline']['worst_over_ms']:.1f} ms",
                      "< 1 ms / ≤ 50 ms", verdict(r["met"])))
+    if "history" in res:
+        r = res["history"]["result"]
+        for name, st in r.get("stores", {}).items():
+            p99 = st["append+window"]["p99"]
+            target = 5.0 if "sqlite" in name.lower() else 10.0
+            rows.append((f"History append + windowed read p99 ({name})", f"{p99:.2f} ms", f"≤ {target:g} ms",
+                         verdict(p99 <= target)))
     if "regress" in res:
         r = res["regress"]["result"]
         if r["status"] in ("ok", "fail"):

@@ -118,7 +118,8 @@ def _rewrite_zh(query: str, focus: Focus) -> tuple[str | None, str]:
         body = re.sub(r"呢$", "", body).rstrip(_TRAIL_PUNCT)
     xm = mentions(body, "zh") if body else []
     bare_x = bool(body) and len(xm) == 1 and len(xm[0].text) >= len(body) - 1
-    if is_ne or (lead and bare_x):
+    has_pron = any(w in lx.ZH_PRONOUNS for w, _ in tagged(body))  # "它的价格呢": the pronoun names the entity
+    if (is_ne or (lead and bare_x)) and not has_pron:
         if not body:
             return (focus.frame.rstrip(_TRAIL_PUNCT) if focus.frame else None), "ellipsis: repeat previous question"
         target = _swap_target(xm, focus.frame_mentions) if focus.frame else None
