@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import InputError, MessageTooLarge
 from ..types import Message
+from ..window import to_messages
 
 MAX_ID_CHARS = 128
 MAX_SESSION_CHARS = 256
@@ -199,3 +200,13 @@ def thread_filter(rows: Sequence[StoredMessage], speaker: str | None) -> list[St
 
 __all__ = ["CitedResult", "Fact", "HistoryStore", "MemoryStore", "Scope", "StoredMessage", "Summary",
            "check_id", "check_size", "thread_filter"]
+
+
+def checked_append(message: Message | dict[str, Any], *, max_bytes: int, message_id: str | None,
+                   speaker: str | None, reply_to: str | None) -> Message:
+    """The checks every store runs before an append: a known role, the size limit, well-formed ids."""
+    m = to_messages([message])[0]
+    check_size(m.content, max_bytes)
+    for kind, value in (("message id", message_id), ("speaker", speaker), ("reply_to", reply_to)):
+        check_id(kind, value)
+    return m

@@ -16,8 +16,9 @@ from typing import Any
 
 from ..errors import HistoryUnavailable, MessageIdConflict
 from ..types import Message
-from ..window import in_window, to_messages
-from .base import CitedResult, Fact, Scope, StoredMessage, Summary, check_id, check_size, thread_filter
+from ..window import in_window
+from .base import (CitedResult, Fact, Scope, StoredMessage, Summary, check_id, check_size, checked_append,
+                   thread_filter)
 
 _Key = tuple[str, str, str]
 
@@ -72,11 +73,8 @@ class InMemoryStore:
     # --- messages ---------------------------------------------------------------------------------
     def append(self, scope: Scope, message: Message | dict[str, Any], *, message_id: str | None = None,
                speaker: str | None = None, reply_to: str | None = None) -> StoredMessage:
-        m = to_messages([message])[0]
-        check_size(m.content, self.max_message_bytes)
-        check_id("message id", message_id)
-        check_id("speaker", speaker)
-        check_id("reply_to", reply_to)
+        m = checked_append(message, max_bytes=self.max_message_bytes, message_id=message_id, speaker=speaker,
+                           reply_to=reply_to)
         self._up()
         k = _key(scope)
         with self._lock:

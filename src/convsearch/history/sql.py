@@ -30,9 +30,9 @@ from sqlalchemy.engine import URL, make_url
 
 from ..errors import ConfigError, HistoryUnavailable, MessageIdConflict
 from ..types import Message
-from ..window import KEPT_ROLES, in_window, to_messages
+from ..window import KEPT_ROLES, in_window
 from . import schema as t
-from .base import CitedResult, Fact, Scope, StoredMessage, Summary, check_id, check_size
+from .base import CitedResult, Fact, Scope, StoredMessage, Summary, check_id, check_size, checked_append
 from .memory_store import resolve_thread
 
 log = logging.getLogger("convsearch.history")
@@ -299,11 +299,8 @@ class SqlStore:
     # --- messages ---------------------------------------------------------------------------------
     def append(self, scope: Scope, message: Message | dict[str, Any], *, message_id: str | None = None,
                speaker: str | None = None, reply_to: str | None = None) -> StoredMessage:
-        m = to_messages([message])[0]
-        check_size(m.content, self.max_message_bytes)
-        check_id("message id", message_id)
-        check_id("speaker", speaker)
-        check_id("reply_to", reply_to)
+        m = checked_append(message, max_bytes=self.max_message_bytes, message_id=message_id, speaker=speaker,
+                           reply_to=reply_to)
         mt = t.messages
         mid = message_id or uuid.uuid4().hex
         sp = _scope_params(scope)

@@ -15,7 +15,7 @@ turn, oldest first, the way a reader does:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -342,23 +342,38 @@ def _modifier_suffix(words_: list[str]) -> list[str]:
     return out
 
 
+def _word_at(text_lower: str, word: str) -> Iterator[int]:
+    """Start offsets of ``word`` in ``text_lower`` on word boundaries (str.find: no pattern to compile)."""
+    i = text_lower.find(word)
+    n = len(word)
+    while i >= 0:
+        if (i == 0 or not text_lower[i - 1].isalnum()) and (i + n == len(text_lower) or not text_lower[i + n].isalnum()):
+            yield i
+        i = text_lower.find(word, i + 1)
+
+
 def definite_expansion(query: str, history: Sequence[Message]) -> tuple[int, int, str] | None:
     """A definite noun phrase of the query whose head an earlier turn named more fully: "the expedition"
-    after "the Lewis and Clark expedition" → (start, end, "Lewis and Clark expedition"). Most recent first."""
+    after "the Lewis and Clark expedition" → (start, end, "Lewis and Clark expedition"). Most recent first.
+    Only names qualify as the fuller form ("Lewis and Clark"), not "12" or a sentence-opening verb."""
     for m in _DEF_NP_RE.finditer(query):
         head = m.group(2)
         low = head.lower()
         if low in lx.STOP_EN or low in lx.RELATIONAL_EN or len(low) < 3:
             continue
-        pat = _compiled(r"((?:[\w'’-]+\s+(?:(?:and|of|&)\s+)?){1,4})" + re.escape(head) + r"\b")
         for msg in reversed(history):
-            for hm in pat.finditer(msg.content):
-                mods = _modifier_suffix(hm.group(1).split())
-                # only names qualify ("Lewis and Clark"), not "12" or a sentence-opening verb ("Answering")
-                if not mods or not all(_is_cap(w) or w.lower() in ("and", "of", "&") for w in mods) \
-                        or hm.start() == len(msg.content) - len(msg.content.lstrip()):
+            text = msg.content
+            for i in _word_at(text.lower(), low):
+                before = text[:i].split()[-6:]
+                if before and not before[-1][-1:].isalnum():
+                    before = []  # punctuation right before the head ends the phrase
+                cut = max((k + 1 for k, w in enumerate(before) if not w[-1:].isalnum()), default=0)
+                mods = _modifier_suffix(before[cut:])
+                if not mods or not all(_is_cap(w) or w.lower() in ("and", "of", "&") for w in mods):
                     continue
-                full = " ".join(mods) + " " + msg.content[hm.end() - len(head):hm.end()]
+                if not text[: i].strip()[: -len(" ".join(mods))].strip():
+                    continue  # the name would open the message: likely a capitalised verb ("Answering call")
+                full = " ".join(mods) + " " + text[i:i + len(head)]
                 if full.lower() in query.lower():
                     continue
                 return m.start(2) - len(m.group(1)), m.end(2), full
@@ -385,7 +400,11 @@ _WHO_RE = re.compile(r"^\s*(who|whom)\b|谁", re.IGNORECASE)
 
 def _definite(text: str, phrase: str) -> bool:
     """'the system' in a follow-up usually points back (bridging) rather than opening a new subject."""
-    return _compiled(r"\bthe\s+" + re.escape(phrase) + r"\b(?!\s+of\b)").search(text) is not None
+    tl = text.lower()
+    for i in _word_at(tl, phrase.lower()):
+        if tl[:i].rstrip().endswith("the") and not tl[i + len(phrase):].lstrip().startswith("of "):
+            return True
+    return False
 
 
 def _alias_of(short: Mention, full: Mention) -> bool:
