@@ -33,8 +33,6 @@ TURNS = _turns()
 # Turns that fail today, each with the reason (BUG: src; DATA: the demo corpus or script). Keyed by
 # (conversation, turn index). Strict: a fixed turn turns the suite red until its entry is removed.
 QUERY_FAILURES: dict[tuple[str, int], str] = {
-    ("acme-expenses-en", 1): "BUG: the gate calls 'How long does approval take?' standalone after an expense question; "
-                             "'approval' of what is missing, so 'expense' never reaches the query",
 }
 RETRIEVAL_FAILURES: dict[tuple[str, int], str] = {
 }
@@ -42,10 +40,6 @@ RETRIEVAL_FAILURES: dict[tuple[str, int], str] = {
 
 # Retrieval with the hybrid index differs a little from BM25-only; these override the map for mode "auto".
 DENSE_RETRIEVAL_FAILURES: dict[tuple[str, int], str | None] = {
-    ("stellar-rockets-en", 0): None,  # passes with dense
-    ("novadb-pricing-en", 1): None,
-    ("acme-expenses-en", 1): "BUG: follows from the missed rewrite of 'How long does approval take?' (see the query "
-                             "test): with dense on, the other approval-time pages outrank the expense one",
 }
 
 

@@ -25,7 +25,7 @@ from .. import lexicon as lx
 from ..gate import _ZH_NE_RE, en_ellipsis, needs_rewrite, zh_lead
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message, RewriteResult
-from .entities import (Focus, Mention, _demonstrative_det, definite_expansion, en_tokens, find_focus, mentions,
+from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_expansion, en_tokens, find_focus, mentions,
                        name_like, partial_name_span,
                        topic_entity)
 from .guard import unfaithful_words
@@ -216,7 +216,7 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
         return None, "no focus"
     excluding = focus.last_answer is not None and bool(_EN_ELSE_RE.search(q))
     if out is None and ent.text.lower() not in q.lower():
-        out, how = _complete_en(q, ent)
+        out, how = _complete_en(q, _relational_owner(q, focus) or ent)
     if excluding and focus.last_answer.text.lower() not in (out or q).lower():
         # "what else / any other ...": exclude what the last answer already covered
         base = out or q
@@ -227,6 +227,15 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
 
 _EN_HAPPEN_RE = re.compile(r"\b(happen(?:ed|s)?)\b", re.IGNORECASE)
 _EN_CLASS_NP_RE = re.compile(r"\b(the)\s+(" + "|".join(sorted(lx.EN_CLASS_NOUNS)) + r")\b", re.IGNORECASE)
+
+
+def _relational_owner(q: str, focus: Focus) -> Mention | None:
+    """For a query whose only nouns are relational ("How long does approval take?"), the thing they belong
+    to is what the previous question was about: its first plain common noun ("expense reimbursement")."""
+    qm = mentions(q, "en")
+    if not qm or not all(m.relational for m in qm):
+        return None
+    return next((m for m in focus.frame_mentions if not m.proper and not m.relational), None)
 
 
 def _complete_en(q: str, ent: Mention) -> tuple[str, str]:
@@ -241,8 +250,14 @@ def _complete_en(q: str, ent: Mention) -> tuple[str, str]:
         return f"{q[:m.end(1)]} {ent.text}{q[m.end(1):]}", f"frame completion with {ent.text}"
     core = q.rstrip(_TRAIL_PUNCT)
     last = mentions(core, "en")
-    of = " of" if last and last[-1].relational and core.lower().endswith(last[-1].text.lower()) else ""
-    return f"{core}{of} {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
+    if last and last[-1].relational and core.lower().endswith(last[-1].text.lower()):
+        return f"{core} of {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
+    rel = next((m for m in last if m.relational and not ent.proper), None)
+    if rel is not None:  # "How long does approval take?" → "How long does expense reimbursement approval take?"
+        i = next(iter(_word_at(q.lower(), rel.text.lower())), -1)
+        if i >= 0:
+            return f"{q[:i]}{ent.text} {q[i:]}", f"frame completion with {ent.text}"
+    return f"{core} {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
 
 
 _EN_ELSE_RE = re.compile(r"\b(else|other|another|besides|additional)\b", re.IGNORECASE)
