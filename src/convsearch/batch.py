@@ -6,7 +6,7 @@ import json
 import time
 from pathlib import Path
 
-from .errors import DataFileError
+from .ingest import json_lines, read_text
 from .rewrite import get_rewriter
 from .window import history_window
 
@@ -15,20 +15,8 @@ def rewrite_batch(src: Path, dst: Path, rewriter_name: str = "rules", *, window:
     """Read every record first (a bad line fails before anything is written), then rewrite in order."""
     from .eval.data import parse_record, topic_text
 
-    if not src.is_file():
-        raise DataFileError(str(src), "no such file")
-    try:
-        text = src.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataFileError(str(src), f"invalid UTF-8 at byte {exc.start}") from exc
     records = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataFileError(str(src), f"malformed JSON ({exc.msg})", n) from exc
+    for n, obj in json_lines(src, read_text(src)):
         if isinstance(obj, dict):
             obj.setdefault("rewrite", obj.get("question", ""))
             obj.setdefault("history", [])

@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from .errors import DataFileError
 from .types import Document
@@ -29,7 +30,10 @@ def iter_files(paths: list[Path]) -> Iterator[Path]:
             raise DataFileError(str(p), f"unsupported file type {p.suffix or '(none)'}; use .jsonl, .md or .txt")
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A file's text; invalid UTF-8 is a DataFileError naming the line."""
+    if not path.is_file():
+        raise DataFileError(str(path), "no such file")
     raw = path.read_bytes()
     try:
         return raw.decode("utf-8")
@@ -38,11 +42,22 @@ def _read_text(path: Path) -> str:
         raise DataFileError(str(path), f"invalid UTF-8 at byte {exc.start}", line) from exc
 
 
+def json_lines(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    """(line number, decoded value) for every non-blank line of a JSONL text; bad JSON names file:line."""
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataFileError(str(path), f"malformed JSON ({exc.msg})", n) from exc
+
+
 def read_documents(path: Path) -> Iterator[Document]:
     """Documents of one file. JSONL: one object per line with ``text`` (and optional id, title, url, date,
     lang, metadata). Markdown/text: one document per file; the first heading (or line) is the title."""
     kind = SUFFIXES.get(path.suffix.lower())
-    text = _read_text(path)
+    text = read_text(path)
     if kind == "jsonl":
         yield from _jsonl(path, text)
         return
@@ -66,13 +81,7 @@ def read_documents(path: Path) -> Iterator[Document]:
 
 
 def _jsonl(path: Path, text: str) -> Iterator[Document]:
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataFileError(str(path), f"malformed JSON ({exc.msg})", n) from exc
+    for n, obj in json_lines(path, text):
         if not isinstance(obj, dict):
             raise DataFileError(str(path), "each line must be a JSON object", n)
         body = obj.get("text") or obj.get("content") or obj.get("body")
