@@ -82,6 +82,28 @@ def _antecedent_inside(q: str) -> bool:
 _EN_PRONOUN_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
 
 
+def _zh_marker(q: str) -> Decision | None:
+    if has_pronoun(q, "zh"):
+        return Decision(True, "pronoun or demonstrative", 0.9)
+    if _ZH_NE_RE.search(q):
+        return Decision(True, "ellipsis: 'X呢'", 0.9)
+    if zh_lead(q):
+        return Decision(True, "leading follow-up marker", 0.8)
+    return None
+
+
+def _en_marker(q: str, history: Sequence[Message]) -> Decision | None:
+    if has_pronoun(q, "en"):
+        if _antecedent_inside(q):
+            return Decision(False, "the pronoun refers to an entity named earlier in the query", 0.6)
+        return Decision(True, "pronoun or demonstrative", 0.9)
+    if en_ellipsis(q):
+        return Decision(True, "ellipsis: 'what about X' / 'and X'", 0.9)
+    if history and definite_expansion(q, history):
+        return Decision(True, "definite reference to an earlier turn ('the expedition')", 0.7)
+    return None
+
+
 def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None = None,
                   lang: str | None = None) -> Decision:
     """Decide whether ``query`` needs a rewrite given the (windowed) ``history``.
@@ -98,43 +120,22 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
     named_topic = topic_entity(topic) if topic and name_like(topic_entity(topic)) else ""
     if named_topic and partial_name_span(q, named_topic):
         return Decision(True, "partial name of the session topic", 0.8)
+    marker = _zh_marker(q) if lang == "zh" else _en_marker(q, history)
+    if marker is not None:
+        return marker
     if lang == "zh":
-        toks = tagged(q)
-        qwords = [w for w, t in toks if t not in ("x", "w") and w.strip()]
-        if has_pronoun(q, "zh"):
-            return Decision(True, "pronoun or demonstrative", 0.9)
-        if _ZH_NE_RE.search(q):
-            return Decision(True, "ellipsis: 'X呢'", 0.9)
-        if zh_lead(q):
-            return Decision(True, "leading follow-up marker", 0.8)
-        ms = mentions(q, "zh")
-        if any(m.proper for m in ms):
-            return Decision(False, "names its own entity", 0.8)
-        if len(qwords) <= 3:
-            return Decision(True, "very short query", 0.6)
-        if not ms:
-            return Decision(True, "no content noun", 0.6)
-        if all(m.relational for m in ms):
-            return Decision(True, "only relational nouns (the price of what?)", 0.7)
+        n_words, short = sum(1 for w, t in tagged(q) if t not in ("x", "w") and w.strip()), 3
     else:
-        toks = [t for t in en_tokens(q) if t[0].isalnum()]
-        if has_pronoun(q, "en"):
-            if _antecedent_inside(q):
-                return Decision(False, "the pronoun refers to an entity named earlier in the query", 0.6)
-            return Decision(True, "pronoun or demonstrative", 0.9)
-        if en_ellipsis(q):
-            return Decision(True, "ellipsis: 'what about X' / 'and X'", 0.9)
-        if history and definite_expansion(q, history):
-            return Decision(True, "definite reference to an earlier turn ('the expedition')", 0.7)
-        ms = mentions(q, "en")
-        if any(m.proper for m in ms):
-            return Decision(False, "names its own entity", 0.8)
-        if len(toks) <= 2:
-            return Decision(True, "very short query", 0.6)
-        if not ms:
-            return Decision(True, "no content noun", 0.6)
-        if all(m.relational for m in ms):
-            return Decision(True, "only relational nouns (the types of what?)", 0.7)
+        n_words, short = sum(1 for t in en_tokens(q) if t[0].isalnum()), 2
+    ms = mentions(q, lang)
+    if any(m.proper for m in ms):
+        return Decision(False, "names its own entity", 0.8)
+    if n_words <= short:
+        return Decision(True, "very short query", 0.6)
+    if not ms:
+        return Decision(True, "no content noun", 0.6)
+    if all(m.relational for m in ms):
+        return Decision(True, "only relational nouns (the price / the types of what?)", 0.7)
     if topic:
         topic_words = {w for w in words(topic_entity(topic)) if w not in lx.STOP_EN and w not in lx.STOP_ZH}
         if topic_words & set(words(q)):
