@@ -19,6 +19,7 @@ Checked in order, first match wins (each returns a Decision with its reason):
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Sequence
 
 from . import lexicon as lx
@@ -111,6 +112,12 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
     >>> needs_rewrite([Message("user", "AnySearch 支持哪些检索方式？")], "价格呢？").needed
     True
     """
+    # The pipeline asks first and the rewriter it calls asks again: remember the last answers.
+    return _needs_rewrite(tuple(history), query, topic, lang)
+
+
+@lru_cache(maxsize=1024)
+def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, lang: str | None) -> Decision:
     if not history and not topic:
         return Decision(False, "no history and no session topic", 1.0)
     lang = lang or detect_lang(query)
