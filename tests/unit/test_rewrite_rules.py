@@ -334,3 +334,33 @@ else:
     @pytest.mark.skip(reason="hypothesis is not installed: add it to the dev extra in pyproject.toml")
     def test_rules_never_invent_words_property():
         raise AssertionError("unreachable")
+
+
+# --- Chinese chit-chat: object slot, kept 那, situational deixis, stale focus --------------------------
+
+def test_zh_clause_final_verb_gets_the_object_after_it():
+    r = rw([U("你吃过大列巴吗"), A("夜宵必备")], "你吃过吗")
+    assert r.rewritten == "你吃过大列巴吗"  # after 吃过 (the aspect marker stays on the verb), before 吗
+
+
+def test_zh_frame_completion_keeps_a_subject_na():
+    r = rw([U("下周想去成都玩"), A("周末可能会下雨")], "那是极好的")
+    assert r.rewritten.endswith("那是极好的") and r.rewritten != "那是极好的"
+
+
+def test_zh_situational_demonstrative_is_not_a_reference():
+    r = rw([U("最近工作好累"), A("元宵节快到了")], "这个时候该吃汤圆了")
+    assert "工作" not in r.rewritten  # 这个时候 is "now"; 该 here means "should"
+    assert rw([U("AnySearch 怎么样"), A("不错")], "该产品支持中文吗").rewritten.startswith("AnySearch")
+
+
+def test_zh_stale_user_focus_yields_to_the_latest_reply():
+    # the latest user turn names nothing ("哪的"): the reply's noun, not the opening post's, is left out
+    h = [U("想找个健身教练"), A("我也想找"), U("哪的"), A("学校操场")]
+    assert rw(h, "好远啊").rewritten == "学校操场好远啊"
+
+
+def test_zh_one_character_proper_tags_are_not_entities():
+    from convsearch.rewrite.entities import mentions
+    assert all(len(m.text) > 1 for m in mentions("做乜", "zh"))
+    assert all(m.text != "谢谢" for m in mentions("谢谢 一个地方", "zh"))

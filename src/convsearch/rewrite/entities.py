@@ -92,7 +92,7 @@ def _zh_clause_mentions(text: str) -> list[Mention]:
             if cls in ("nrt", "nrfg"):
                 cls = "nr"
             phrase = join_tokens(words)
-            if len(phrase) > 1 or propers:
+            if len(phrase) > 1 or (propers and not is_cjk(phrase)):  # 乜/nr, 爪/ns: one-character tags are noise
                 out.append(Mention(phrase, bool(propers), cls, words[-1]))
         run.clear()
 
@@ -251,9 +251,21 @@ def _mentions(text: str, lang: str) -> tuple[Mention, ...]:
     return tuple(zh_mentions(text) if lang == "zh" else en_mentions(text))
 
 
+def zh_anaphor_at(toks: Sequence[tuple[str, str]], i: int) -> bool:
+    """Is token i a pronoun standing for something of an earlier turn? Not the 这个 of 这个时候."""
+    w = toks[i][0]
+    if w not in lx.ZH_PRONOUNS:
+        return False
+    nxt = toks[i + 1] if i + 1 < len(toks) else ("", "")
+    if w == "该":  # 该产品 (that product) but 该吃饭了 (should)
+        return nxt[1] in lx.ZH_NOUN_TAGS
+    return not (w in lx.ZH_DETERMINERS and nxt[0] in lx.ZH_DEICTIC_NOUNS)
+
+
 def has_pronoun(text: str, lang: str) -> bool:
     if lang == "zh":
-        return any(w in lx.ZH_PRONOUNS for w, _ in tagged(text))
+        toks = tagged(text)
+        return any(zh_anaphor_at(toks, i) for i in range(len(toks)))
     return any(t.lower() in lx.EN_PRONOUNS and not _demonstrative_det(en_tokens(text), k)
                for k, t in enumerate(en_tokens(text)))
 
@@ -433,6 +445,7 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
     asked_who = False
     user_asked = False
     last_turn: Mention | None = None
+    user_fresh = False  # the latest user turn named the user focus (or pointed at it with a pronoun)
     for m in history:
         lang = detect_lang(m.content)
         ms = mentions(m.content, lang)
@@ -446,6 +459,7 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
             if has_pronoun(m.content, lang) and (user_focus or answer_focus):
                 question_named = True
                 user_named_last = bool(proper)
+                user_fresh = True
                 continue
             plain = [x for x in ms if not x.relational and not (lang == "en" and _definite(m.content, x.text))]
             if lang == "zh":  # "公司的入职流程", "AnySearch 的 SDK": the noun after 的 is the head
@@ -457,6 +471,7 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
                 proper.sort(key=rank)
             pick = proper[0] if proper else (plain[0] if plain else None)
             user_named_last = bool(proper)
+            user_fresh = pick is not None
             if pick is not None:
                 user_focus = pick
                 if proper:
@@ -485,7 +500,7 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
     recent_proper = user_focus is not None and user_focus.proper and (user_named_last or topic_m is None)
     # In chit-chat (the user made a statement, not a question) the reply's own noun is what a follow-up
     # most often leaves out: on su2019 and restoration-200k the last turn supplies most restored words.
-    chat_noun = last_turn if (last_turn is not None and not user_asked) else None
+    chat_noun = last_turn if (last_turn is not None and (not user_asked or not user_fresh)) else None
     ranked = [(user_focus, "user") if recent_proper else (None, ""),
               (chat_noun, "reply"), (topic_m, "topic"), (answer_focus, "answer"), (user_focus, "user"), (loose, "assistant")]
     entity, source = next(((e, s) for e, s in ranked if e is not None), (None, "none"))

@@ -25,9 +25,8 @@ from .. import lexicon as lx
 from ..gate import _ZH_NE_RE, en_ellipsis, needs_rewrite, zh_lead
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message, RewriteResult
-from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_expansion, en_tokens, find_focus, mentions,
-                       name_like, partial_name_span,
-                       topic_entity)
+from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_expansion, en_tokens, find_focus,
+                       has_pronoun, mentions, name_like, partial_name_span, topic_entity, zh_anaphor_at)
 from .guard import unfaithful_words
 
 _TRAIL_PUNCT = "？?！!。.，,~～ \t"
@@ -118,7 +117,7 @@ def _rewrite_zh(query: str, focus: Focus) -> tuple[str | None, str]:
         body = re.sub(r"呢$", "", body).rstrip(_TRAIL_PUNCT)
     xm = mentions(body, "zh") if body else []
     bare_x = bool(body) and len(xm) == 1 and len(xm[0].text) >= len(body) - 1
-    has_pron = any(w in lx.ZH_PRONOUNS for w, _ in tagged(body))  # "它的价格呢": the pronoun names the entity
+    has_pron = has_pronoun(body, "zh")  # "它的价格呢": the pronoun names the entity
     if (is_ne or (lead and bare_x)) and not has_pron:
         if not body:
             return (focus.frame.rstrip(_TRAIL_PUNCT) if focus.frame else None), "ellipsis: repeat previous question"
@@ -132,7 +131,7 @@ def _rewrite_zh(query: str, focus: Focus) -> tuple[str | None, str]:
     # 3. pronoun → entity
     toks = tagged(body)
     for i, (w, t) in enumerate(toks):
-        if w not in lx.ZH_PRONOUNS:
+        if not zh_anaphor_at(toks, i):
             continue
         if w in ("前者", "后者") and len(focus.frame_mentions) >= 2:
             fm = [x for x in focus.frame_mentions if x.proper] or list(focus.frame_mentions)
@@ -154,9 +153,11 @@ def _rewrite_zh(query: str, focus: Focus) -> tuple[str | None, str]:
         return f"{before}{sep_l}{rep}{sep_r}{after}", f"pronoun {w} → {rep}"
     # 4. frame completion: put the focus in as the subject, after any interjection
     if ent is None:
-        return (body if body != core else None), "no focus to complete with"
+        return None, "no focus to complete with"
     if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
-        return (body if body != core else None), "already names the focus"
+        return None, "already names the focus"
+    if lead and not (toks and toks[0][1] in lx.ZH_NOUN_TAGS):
+        toks = tagged(core)  # "那是极好的": 那 is the subject here, not a follow-up marker to drop
     prefix = ""
     rest = toks
     while rest and (rest[0][0] in lx.ZH_INTERJECTIONS or rest[0][1] in ("x", "w", "y", "e")):
@@ -165,8 +166,36 @@ def _rewrite_zh(query: str, focus: Focus) -> tuple[str | None, str]:
     rest_text = "".join(w for w, _ in rest)
     if not rest_text:
         return None, "nothing to complete"
+    slot = _object_slot(rest)
+    if slot is not None:  # "你吃过吗" → "你吃过大列巴吗": a clause-final verb is missing its object
+        before = "".join(w for w, _ in rest[:slot])
+        after = "".join(w for w, _ in rest[slot:])
+        return prefix + _join_zh(before, ent.text, after), f"frame completion (object) with {ent.text}"
     noun_first = rest[0][1] in lx.ZH_NOUN_TAGS
     return prefix + _attach(ent.text, rest_text, de=noun_first), f"frame completion with {ent.text}"
+
+
+_ZH_VERB_TAGS = frozenset({"v", "vd", "vg", "vi", "vq"})
+_ZH_FINAL_TAGS = frozenset({"x", "w", "y", "e", "ul", "uj", "zg"})
+
+
+def _object_slot(toks: Sequence[tuple[str, str]]) -> int | None:
+    """Where an omitted object goes: right after the clause's last word when that word is a verb (only
+    sentence-final particles and punctuation after it): "都懒得去了" → after 去; None otherwise."""
+    j = len(toks)
+    while j > 0 and (toks[j - 1][1] in _ZH_FINAL_TAGS or toks[j - 1][0] in lx.ZH_FINAL_PARTICLES):
+        j -= 1
+    k = j - 1 if j > 1 and toks[j - 1][0] in ("过", "着") else j  # 吃过 / 看着: the aspect marker stays on the verb
+    if k == 0 or toks[k - 1][1] not in _ZH_VERB_TAGS or toks[k - 1][0] in lx.ZH_INTERJECTIONS:
+        return None
+    return j
+
+
+def _join_zh(before: str, entity: str, after: str) -> str:
+    """Put ``entity`` between two pieces of Chinese text, with a space only next to a Latin word."""
+    left = " " if before and not is_cjk(before[-1]) and before[-1].isalnum() and entity[:1].isalnum() else ""
+    right = " " if after and not is_cjk(entity[-1]) and after[:1].isalnum() and not is_cjk(after[0]) else ""
+    return f"{before}{left}{entity}{right}{after}"
 
 
 # --- English ---------------------------------------------------------------------------------------
