@@ -471,7 +471,8 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
                 proper.sort(key=rank)
             pick = proper[0] if proper else (plain[0] if plain else None)
             user_named_last = bool(proper)
-            user_fresh = pick is not None
+            # "价格呢？" names only an aspect: it still leans on the focus, which stays fresh
+            user_fresh = pick is not None or any(x.relational for x in ms) or m.content.rstrip(" ？?").endswith("呢")
             if pick is not None:
                 user_focus = pick
                 if proper:
@@ -497,10 +498,10 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
         topic_m = Mention(name, True, tm[0].cls if tm else "proper", tm[-1].head if tm else name)
     if topic_m is not None and user_focus is not None and user_focus.proper and _alias_of(user_focus, topic_m):
         user_focus = topic_m  # "Ben" or "Stein" when the page is about "Ben Stein"
-    recent_proper = user_focus is not None and user_focus.proper and (user_named_last or topic_m is None)
+    recent_proper = user_focus is not None and user_focus.proper and (user_named_last or (topic_m is None and user_fresh))
     # In chit-chat (the user made a statement, not a question) the reply's own noun is what a follow-up
     # most often leaves out: on su2019 and restoration-200k the last turn supplies most restored words.
-    chat_noun = last_turn if (last_turn is not None and (not user_asked or not user_fresh)) else None
+    chat_noun = last_turn if (last_turn is not None and (not user_asked or (not user_fresh and not topic))) else None
     ranked = [(user_focus, "user") if recent_proper else (None, ""),
               (chat_noun, "reply"), (topic_m, "topic"), (answer_focus, "answer"), (user_focus, "user"), (loose, "assistant")]
     entity, source = next(((e, s) for e, s in ranked if e is not None), (None, "none"))

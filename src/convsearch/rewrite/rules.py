@@ -175,6 +175,7 @@ def _rewrite_zh(query: str, focus: Focus) -> tuple[str | None, str]:
     return prefix + _attach(ent.text, rest_text, de=noun_first), f"frame completion with {ent.text}"
 
 
+_OBJECT_SLOT_MAX_WORDS = 4
 _ZH_VERB_TAGS = frozenset({"v", "vd", "vg", "vi", "vq"})
 _ZH_FINAL_TAGS = frozenset({"x", "w", "y", "e", "ul", "uj", "zg"})
 
@@ -187,6 +188,8 @@ def _object_slot(toks: Sequence[tuple[str, str]]) -> int | None:
         j -= 1
     k = j - 1 if j > 1 and toks[j - 1][0] in ("过", "着") else j  # 吃过 / 看着: the aspect marker stays on the verb
     if k == 0 or toks[k - 1][1] not in _ZH_VERB_TAGS or toks[k - 1][0] in lx.ZH_INTERJECTIONS:
+        return None
+    if k > _OBJECT_SLOT_MAX_WORDS:  # in a longer clause the object is usually there already, or not wanted
         return None
     return j
 
