@@ -47,6 +47,24 @@ def zh_lead(query: str) -> str | None:
     return None
 
 
+_ZH_NE_MAX_WORDS = 4
+
+
+def zh_ellipsis(query: str) -> bool:
+    """'X呢' where X is a short phrase without a verb ("价格呢", "那番禺呢", "末班十点呢"). In a longer
+    clause or after a verb, 呢 is a modal particle ("你觉得呢", "我们正讨论呢"), not an ellipsis."""
+    q = query.strip()
+    if not _ZH_NE_RE.search(q):
+        return False
+    core = _ZH_NE_RE.sub("", q)
+    lead = zh_lead(core)
+    body = core[len(lead):] if lead else core
+    toks = [(w, t) for w, t in tagged(body) if t not in ("x", "w") and w.strip()]
+    if len(toks) > _ZH_NE_MAX_WORDS:
+        return False
+    return not any(t.startswith("v") and t != "vn" and w not in lx.ZH_NOMINAL_VERBS and w != "是" for w, t in toks)
+
+
 def en_ellipsis(query: str) -> re.Match[str] | None:
     """'what about X', 'how about X', or 'and X?' — a bare 'And …' opens an ellipsis only when what follows is
     short (≤ 4 words): "And let's call mom back." is a whole request."""
@@ -86,7 +104,7 @@ _EN_PRONOUN_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", 
 def _zh_marker(q: str) -> Decision | None:
     if has_pronoun(q, "zh"):
         return Decision(True, "pronoun or demonstrative", 0.9)
-    if _ZH_NE_RE.search(q):
+    if zh_ellipsis(q):
         return Decision(True, "ellipsis: 'X呢'", 0.9)
     if zh_lead(q):
         return Decision(True, "leading follow-up marker", 0.8)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .. import lexicon as lx
-from ..gate import _ZH_NE_RE, en_ellipsis, needs_rewrite, zh_lead
+from ..gate import _ZH_NE_RE, en_ellipsis, needs_rewrite, zh_ellipsis, zh_lead
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_expansion, en_tokens, find_focus,
@@ -112,7 +112,7 @@ def _rewrite_zh(query: str, focus: Focus) -> tuple[str | None, str]:
     body = core[len(lead):].lstrip(" ，,") if lead else core
     ent = focus.entity
     # 1-2. ellipsis: "X呢" or a bare "那X"
-    is_ne = bool(_ZH_NE_RE.search(q))
+    is_ne = zh_ellipsis(q)
     if is_ne:
         body = re.sub(r"呢$", "", body).rstrip(_TRAIL_PUNCT)
     xm = mentions(body, "zh") if body else []
