@@ -23,8 +23,8 @@ from functools import lru_cache
 from collections.abc import Sequence
 
 from . import lexicon as lx
-from .rewrite.entities import (definite_expansion, en_tokens, has_pronoun, mentions, name_like, partial_name_span,
-                               topic_entity)
+from .rewrite.entities import (definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
+                               partial_name_span, topic_entity)
 from .text import detect_lang, tagged, words
 from .types import Decision, Message
 
@@ -148,4 +148,22 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
         if topic_words & set(words(q)):
             return Decision(False, "names the session topic", 0.7)
         return Decision(True, "does not name the session topic", 0.5)
+    if lang == "en" and _EN_INFO_Q_RE.match(q) and not _EN_REQUEST_RE.match(q) and sum(not m.relational for m in ms) <= 1:
+        subject = find_focus(history).subject
+        if subject is not None and not _names(q, subject.text):
+            return Decision(True, "does not name the conversation's focus", 0.5)
     return Decision(False, "standalone", 0.7)
+
+
+# An information question (wh-word, auxiliary, "tell me about"), not a command to the assistant ("can you
+# cancel that reminder?"): only such a question is about the conversation's subject when it names nothing.
+_EN_INFO_Q_RE = re.compile(r"^\s*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?(?:what|who|whom|whose|when|where|why|how|which|"
+                           r"is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|may|might|must|"
+                           r"tell me|describe|explain|list|give me)\b", re.IGNORECASE)
+_EN_REQUEST_RE = re.compile(r"^\s*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?(?:can|could|will|would)\s+you\b", re.IGNORECASE)
+
+
+def _names(q: str, phrase: str) -> bool:
+    """Does ``q`` share a content word with ``phrase``?"""
+    want = {w for w in words(phrase) if w not in lx.STOP_EN}
+    return bool(want & set(words(q)))

@@ -171,6 +171,10 @@ def _rewrite_zh(query: str, focus: Focus) -> tuple[str | None, str]:
 
 # --- English ---------------------------------------------------------------------------------------
 
+# The only words the English rules add that need not come from the conversation: the glue that attaches an
+# entity ("features of X", "trails in X", "happened to X", "Besides X, ...") and the possessive 's.
+EN_GLUE = frozenset({"of", "in", "to", "besides", "s"})
+
 _EN_PRON_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|these|those)\b", re.IGNORECASE)
 
 
@@ -201,12 +205,11 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
                 core = frame.rstrip(_TRAIL_PUNCT)
                 return f"{core} {x_raw}{frame[len(core):].strip()}", f"ellipsis: frame + {x_raw}"
         if not xm[0].proper and ent is not None and ent.text.lower() not in x.lower():
-            # "What about pricing?" → "NovaDB pricing", like "价格呢？" → "AnySearch 的价格"
-            return f"{ent.text} {x}", f"ellipsis completion with {ent.text}"
-        if ent is not None and ent.text.lower() not in x.lower():
-            return f"{x} {ent.text}", f"ellipsis completion with {ent.text}"
-        return x, "ellipsis without a frame"
-    out, how = _replace_pronoun(q, ent, focus.person) if ent is not None else (None, "no focus")
+            # "What about pricing?" → "What about NovaDB pricing?", like "价格呢？" → "AnySearch 的价格"
+            i = q.find(x, m.end())
+            return f"{q[:i]}{ent.text} {q[i:]}", f"ellipsis completion with {ent.text}"
+        return None, "ellipsis without a frame"
+    out, how = _replace_pronoun(q, ent, focus.person, _candidates(focus, history)) if ent is not None else (None, "no focus")
     if out is None:
         d = definite_expansion(q, history)
         if d is not None:
@@ -215,8 +218,9 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
     if ent is None:
         return None, "no focus"
     excluding = focus.last_answer is not None and bool(_EN_ELSE_RE.search(q))
-    if out is None and ent.text.lower() not in q.lower():
-        out, how = _complete_en(q, _relational_owner(q, focus) or ent)
+    subject = focus.subject or ent
+    if out is None and ent.text.lower() not in q.lower() and subject.text.lower() not in q.lower():
+        out, how = _complete_en(q, _relational_owner(q, focus) or subject)
     if excluding and focus.last_answer.text.lower() not in (out or q).lower():
         # "what else / any other ...": exclude what the last answer already covered
         base = out or q
@@ -229,12 +233,16 @@ _EN_HAPPEN_RE = re.compile(r"\b(happen(?:ed|s)?)\b", re.IGNORECASE)
 _EN_CLASS_NP_RE = re.compile(r"\b(the)\s+(" + "|".join(sorted(lx.EN_CLASS_NOUNS)) + r")\b", re.IGNORECASE)
 
 
+_EN_QUESTION_RE = re.compile(r"\?|^\s*(?:what|who|when|where|why|how|which|is|are|do|does|did|can|could|will|would|"
+                             r"should|tell me|describe|explain)\b", re.IGNORECASE)
+
+
 def _relational_owner(q: str, focus: Focus) -> Mention | None:
     """For a query whose only nouns are relational ("How long does approval take?"), the thing they belong
     to is what the previous question was about: its first plain common noun ("expense reimbursement")."""
     qm = mentions(q, "en")
-    if not qm or not all(m.relational for m in qm):
-        return None
+    if not qm or not all(m.relational for m in qm) or not focus.frame or not _EN_QUESTION_RE.search(focus.frame):
+        return None  # the previous turn must have asked about something ("I don't care." names nothing)
     return next((m for m in focus.frame_mentions if not m.proper and not m.relational), None)
 
 
@@ -250,14 +258,14 @@ def _complete_en(q: str, ent: Mention) -> tuple[str, str]:
         return f"{q[:m.end(1)]} {ent.text}{q[m.end(1):]}", f"frame completion with {ent.text}"
     core = q.rstrip(_TRAIL_PUNCT)
     last = mentions(core, "en")
-    if last and last[-1].relational and core.lower().endswith(last[-1].text.lower()):
+    if last and last[-1].head in lx.RELATIONAL_EN and core.lower().endswith(last[-1].text.lower()):
         return f"{core} of {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
     rel = next((m for m in last if m.relational and not ent.proper), None)
     if rel is not None:  # "How long does approval take?" → "How long does expense reimbursement approval take?"
         i = next(iter(_word_at(q.lower(), rel.text.lower())), -1)
         if i >= 0:
             return f"{q[:i]}{ent.text} {q[i:]}", f"frame completion with {ent.text}"
-    return f"{core} {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
+    return f"{core} in {ent.phrase}{q[len(core):].strip()}", f"frame completion with {ent.text}"
 
 
 _EN_ELSE_RE = re.compile(r"\b(else|other|another|besides|additional)\b", re.IGNORECASE)
@@ -270,7 +278,36 @@ def _possessive_suffix(name: str) -> str:
 _EN_PERSON = frozenset({"he", "him", "his", "she", "her"})
 
 
-def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None) -> tuple[str | None, str]:
+_EN_SINGULAR_S = ("ss", "us", "is", "ics", "ous", "sis")
+
+
+def _plural(m: Mention) -> bool:
+    """A plural noun phrase: "lavender plants", "red blood cells", "The Avengers", "Cubesats"."""
+    head = m.text.split()[-1].lower()
+    return len(head) > 3 and head.endswith("s") and not head.endswith(_EN_SINGULAR_S) and head[-2:] != "'s"
+
+
+def _agrees(m: Mention, pronoun: str) -> bool:
+    """Number agreement: it/its stand for a singular phrase, they/them/their for a plural one."""
+    if pronoun in ("it", "its"):
+        return not _plural(m)
+    if pronoun in ("they", "them", "their", "these", "those"):
+        return _plural(m) or m.proper
+    return True
+
+
+def _candidates(focus: Focus, history: Sequence[Message]) -> list[Mention]:
+    """Antecedents other than the focus, most likely first: the subject of the conversation, then what the
+    user's turns named, most recent first."""
+    out = [focus.subject] if focus.subject is not None else []
+    for msg in reversed(history):
+        if msg.role == "user":
+            out.extend(x for x in mentions(msg.content, "en") if not x.relational)
+    return out
+
+
+def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
+                     others: Sequence[Mention] = ()) -> tuple[str | None, str]:
     """Replace the first personal pronoun (or, failing that, a demonstrative standing alone)."""
     toks = en_tokens(q)
     words_lower = [t.lower() for t in toks]
@@ -285,6 +322,8 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None) -> tup
             if w == "that" and k is not None and k > 0 and words_lower[k - 1] not in lx.EN_AUX | lx.EN_WH | {"about", "of", "is"}:
                 continue  # a relative pronoun ("the band that ...")
         target = person if (w in _EN_PERSON and person is not None) else ent
+        if not _agrees(target, w):  # "Tell me about its invention" after "What are the types of networks?"
+            target = next((x for x in others if _agrees(x, w) and x.text.lower() not in q.lower()), target)
         phrase = target.phrase if mt.start() > 0 else target.phrase[:1].upper() + target.phrase[1:]
         possessive = w in lx.EN_POSSESSIVE
         if w == "her":
