@@ -65,6 +65,8 @@ def is_social(query: str) -> bool:
     asks for anything ("Thank you, that's all I need" yes; "pick the quickest route, thank you" no)."""
     if not _SOCIAL_RE.search(query):
         return False
+    if "?" in query and detect_lang(query) == "en":  # "Thanks! What else is there?" asks for more
+        return False
     rest = _SOCIAL_RE.sub(" ", query)
     return not any(w not in lx.STOP_EN and w not in lx.STOP_ZH and w not in lx.ZH_INTERJECTIONS
                    and w not in _SOCIAL_WORDS for w in words(rest))
@@ -148,7 +150,7 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
         if topic_words & set(words(q)):
             return Decision(False, "names the session topic", 0.7)
         return Decision(True, "does not name the session topic", 0.5)
-    if lang == "en" and _EN_INFO_Q_RE.match(q) and not _EN_REQUEST_RE.match(q) and sum(not m.relational for m in ms) <= 1:
+    if lang == "en" and en_info_question(q) and sum(not m.relational for m in ms) <= 1:
         subject = find_focus(history).subject
         if subject is not None and not _names(q, subject.text):
             return Decision(True, "does not name the conversation's focus", 0.5)
@@ -157,10 +159,17 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
 
 # An information question (wh-word, auxiliary, "tell me about"), not a command to the assistant ("can you
 # cancel that reminder?"): only such a question is about the conversation's subject when it names nothing.
-_EN_INFO_Q_RE = re.compile(r"^\s*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?(?:what|who|whom|whose|when|where|why|how|which|"
+_EN_INFO_Q_RE = re.compile(r"^\W*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?(?:what|who|whom|whose|when|where|why|how|which|"
                            r"is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|may|might|must|"
-                           r"tell me|describe|explain|list|give me)\b", re.IGNORECASE)
-_EN_REQUEST_RE = re.compile(r"^\s*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?(?:can|could|will|would)\s+you\b", re.IGNORECASE)
+                           r"tell me|describe|explain|list|give me|any|anything|anyone|anybody|anywhere|else)\b", re.IGNORECASE)
+_EN_REQUEST_RE = re.compile(r"^\W*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?(?:can|could|will|would)\s+you\s+(?:please\s+)?"
+                            r"(?!tell|give me|provide|explain|describe|list)", re.IGNORECASE)
+
+
+def en_info_question(q: str) -> bool:
+    """An English question asking for information ("What are popular trails?", "Tell me about X"), not a
+    command to the assistant ("Can you cancel that reminder?", "Answer that.") nor a reply ("Yes.")."""
+    return bool(_EN_INFO_Q_RE.match(q) or q.rstrip().endswith("?")) and not _EN_REQUEST_RE.match(q)
 
 
 def _names(q: str, phrase: str) -> bool:

@@ -390,3 +390,17 @@ def test_en_relational_query_after_a_statement_is_not_completed_from_it():
     h = [U("I'd like a cheap restaurant."), A("Nandos is cheap."), U("I don't care.")]
     r = rw(h, "What is the phone number?")
     assert "care" not in r.rewritten
+
+
+@pytest.mark.parametrize("query", ["That's very helpful, thank you. Tell me more about the cafes.",
+                                   "It sounds wonderful. Any other shops nearby?", "I really appreciate it!"])
+def test_en_feedback_pronoun_is_not_replaced(query):
+    h = [U("Tell me about Lisbon."), A("Lisbon is the capital of Portugal.")]
+    r = rw(h, query)
+    assert query.split()[0] in r.rewritten and "appreciate Lisbon" not in r.rewritten
+
+
+def test_en_exclusion_goes_before_the_sentence_that_asks_for_more():
+    h = [U("Which museums are in Lisbon?"), A("The Gulbenkian Museum is the best known.")]
+    r = rw(h, "Thanks! What else is there?")
+    assert r.rewritten.startswith("Thanks! Besides Gulbenkian Museum, what else")

@@ -302,8 +302,27 @@ def _mentions(text: str, lang: str) -> tuple[Mention, ...]:
 def has_pronoun(text: str, lang: str) -> bool:
     if lang == "zh":
         return any(w in lx.ZH_PRONOUNS for w, _ in tagged(text))
-    return any(t.lower() in lx.EN_PRONOUNS and not _demonstrative_det(en_tokens(text), k)
-               for k, t in enumerate(en_tokens(text)))
+    toks = en_tokens(text)
+    return any(t.lower() in lx.EN_PRONOUNS and not _demonstrative_det(toks, k) and not en_feedback_pronoun(toks, k)
+               for k, t in enumerate(toks))
+
+
+def en_feedback_pronoun(toks: Sequence[str], k: int) -> bool:
+    """Token k is a pronoun that points at the last answer, not at an entity: "That's very helpful",
+    "It sounds wonderful", "Those are excellent points", "appreciate it", "thanks for that"."""
+    low = toks[k].lower()
+    if low not in ("it", "that", "this", "these", "those", "they"):
+        return False
+    prev = toks[k - 1].lower() if k > 0 else ""
+    prev2 = toks[k - 2].lower() if k > 1 else ""
+    if prev in ("appreciate", "appreciated") or (prev == "for" and prev2 in ("thanks", "you", "thank")):
+        return True
+    j = k + 1
+    if j < len(toks) and toks[j].lower() in lx.EN_PERCEPTION:
+        return True
+    while j < len(toks) and j <= k + 4 and toks[j].lower() in lx.EN_INTENSIFIERS:
+        j += 1
+    return j > k + 1 and j < len(toks) and toks[j].lower() in lx.EN_EVALUATIVE
 
 
 def _demonstrative_det(toks: Sequence[str], k: int) -> bool:

@@ -22,10 +22,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .. import lexicon as lx
-from ..gate import _ZH_NE_RE, en_ellipsis, needs_rewrite, zh_lead
+from ..gate import _ZH_NE_RE, en_ellipsis, en_info_question, needs_rewrite, zh_lead
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message, RewriteResult
-from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_expansion, en_tokens, find_focus, mentions,
+from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_expansion, en_feedback_pronoun, en_tokens,
+                       find_focus, mentions,
                        name_like, partial_name_span,
                        topic_entity)
 from .guard import unfaithful_words
@@ -224,7 +225,11 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
     if excluding and focus.last_answer.text.lower() not in (out or q).lower():
         # "what else / any other ...": exclude what the last answer already covered
         base = out or q
-        out = f"Besides {focus.last_answer.text}, {base[:1].lower()}{base[1:]}"
+        # before the sentence that asks for more ("Thanks! What else ...?" → "Thanks! Besides X, what else ...?")
+        m_else = _EN_ELSE_RE.search(base)
+        cut = max((mm.end() for mm in _EN_SENT_END_RE.finditer(base, 0, m_else.start() if m_else else 0)), default=0)
+        head, tail = base[:cut], base[cut:]
+        out = f"{head}Besides {focus.last_answer.text}, {tail[:1].lower()}{tail[1:]}"
         how = (how + "; " if out is not None and how != "no pronoun" else "") + f"exclusion: besides {focus.last_answer.text}"
     return out, how if out is not None else "already names the focus"
 
@@ -246,7 +251,7 @@ def _relational_owner(q: str, focus: Focus) -> Mention | None:
     return next((m for m in focus.frame_mentions if not m.proper and not m.relational), None)
 
 
-def _complete_en(q: str, ent: Mention) -> tuple[str, str]:
+def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
     """Put the focus where English puts it: "What happened in 1990?" → "What happened to X in 1990?";
     "Did the band tour?" → "Did the X band tour?"; "What are the safety features?" → "... features of X?";
     otherwise after the question."""
@@ -265,9 +270,12 @@ def _complete_en(q: str, ent: Mention) -> tuple[str, str]:
         i = next(iter(_word_at(q.lower(), rel.text.lower())), -1)
         if i >= 0:
             return f"{q[:i]}{ent.text} {q[i:]}", f"frame completion with {ent.text}"
+    if not en_info_question(q):
+        return None, "not a question: nothing to complete"  # "Yes.", "Answer that.", "Change that to video."
     return f"{core} in {ent.phrase}{q[len(core):].strip()}", f"frame completion with {ent.text}"
 
 
+_EN_SENT_END_RE = re.compile(r"[.!?]+\s+")
 _EN_ELSE_RE = re.compile(r"\b(else|other|another|besides|additional)\b", re.IGNORECASE)
 def _possessive_suffix(name: str) -> str:
     if name.endswith(("'s", "’s")):
@@ -316,6 +324,8 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
     for mt in personal or matches:
         w = mt.group(1).lower()
         k = next((i for i, t in enumerate(words_lower) if t == w), None)
+        if k is not None and en_feedback_pronoun(toks, k):
+            continue  # "That's very helpful": the answer, not an entity
         if w in lx.EN_DEMONSTRATIVES:
             if k is not None and _demonstrative_det(toks, k):
                 continue  # "that album": a determiner
