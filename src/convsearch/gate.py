@@ -79,7 +79,17 @@ _SOCIAL_WORDS = frozenset({"no", "yes", "ok", "okay", "great", "perfect", "cheer
 def _antecedent_inside(q: str) -> bool:
     """'What is Rock City, and why is it famous?': a proper noun before the first pronoun is its antecedent."""
     m = _EN_PRONOUN_RE.search(q)
-    return bool(m) and any(x.proper for x in mentions(q[: m.start()], "en"))
+    if not m:
+        return False
+    before = q[: m.start()]
+    if m.group(1).lower() in ("it", "them", "him", "her", "they") and not _EN_CLAUSE_BREAK_RE.search(before):
+        # "Why did Elon Musk start it?": an object pronoun is not the subject of its own clause
+        # ("Who are the Electors and what were they doing?" has a clause break before "they")
+        return False
+    return any(x.proper for x in mentions(before, "en"))
+
+
+_EN_CLAUSE_BREAK_RE = re.compile(r"[,;:.?!]|\b(?:and|but|or|so|because|when|if|since|while)\b", re.IGNORECASE)
 
 
 _EN_PRONOUN_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)

@@ -38,6 +38,9 @@ EN_PARTICIPLES = _read_words("verbs_en.txt", "participles")
 EN_EVALUATIVE = _read_words("feedback_en.txt", "evaluative")
 EN_PERCEPTION = _read_words("feedback_en.txt", "perception")
 EN_INTENSIFIERS = _read_words("feedback_en.txt", "intensifiers")
+# The "it" of the weather ("Will it drizzle on Tuesday?") stands for nothing
+EN_WEATHER = _read_words("feedback_en.txt", "weather")
+EN_WEATHER_GLUE = _read_words("feedback_en.txt", "weather_glue")
 # Verbs that jieba tags v but that head or modify noun phrases (入职流程, 报销审批)
 ZH_NOMINAL_VERBS = _read_words("relational.txt", "zh_nominal_verbs")
 

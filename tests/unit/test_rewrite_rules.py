@@ -404,3 +404,26 @@ def test_en_exclusion_goes_before_the_sentence_that_asks_for_more():
     h = [U("Which museums are in Lisbon?"), A("The Gulbenkian Museum is the best known.")]
     r = rw(h, "Thanks! What else is there?")
     assert r.rewritten.startswith("Thanks! Besides Gulbenkian Museum, what else")
+
+
+def test_en_object_pronoun_is_not_the_subject_of_its_own_clause():
+    h = [U("Tell me more about Tesla.")]
+    assert rw(h, "Why did Elon Musk start it?").rewritten == "Why did Elon Musk start Tesla?"
+    # a clause break: "it" is Rock City
+    assert not rw(h, "What is Rock City, and why is it famous?").changed
+
+
+def test_en_first_turn_definite_noun_is_the_focus():
+    r = rw([U("Describe the oceanic crust.")], "How does it differ from the continental crust?")
+    assert r.rewritten == "How does the oceanic crust differ from the continental crust?"
+
+
+def test_en_weather_it_is_not_replaced():
+    h = [U("What is the forecast for Boston?"), A("Sunny all week.")]
+    assert "Boston drizzle" not in rw(h, "Will it drizzle on Tuesday?").rewritten
+
+
+def test_en_descriptive_topic_does_not_take_the_pronoun():
+    h = [U("What is throat cancer?"), U("Tell me about lung cancer.")]
+    r = rw(h, "What are its symptoms?", topic="head and neck cancer")
+    assert r.rewritten == "What are lung cancer's symptoms?"

@@ -308,8 +308,8 @@ def has_pronoun(text: str, lang: str) -> bool:
 
 
 def en_feedback_pronoun(toks: Sequence[str], k: int) -> bool:
-    """Token k is a pronoun that points at the last answer, not at an entity: "That's very helpful",
-    "It sounds wonderful", "Those are excellent points", "appreciate it", "thanks for that"."""
+    """Token k is a pronoun that points at the last answer or at nothing, not at an entity: "That's very
+    helpful", "It sounds wonderful", "Those are excellent points", "appreciate it", "Will it rain?"."""
     low = toks[k].lower()
     if low not in ("it", "that", "this", "these", "those", "they"):
         return False
@@ -318,6 +318,12 @@ def en_feedback_pronoun(toks: Sequence[str], k: int) -> bool:
     if prev in ("appreciate", "appreciated") or (prev == "for" and prev2 in ("thanks", "you", "thank")):
         return True
     j = k + 1
+    if low == "it":
+        while j < len(toks) and j <= k + 4 and toks[j].lower() in lx.EN_WEATHER_GLUE:
+            j += 1
+        if j < len(toks) and toks[j].lower() in lx.EN_WEATHER:
+            return True  # "Will it drizzle?", "Is it going to be humid?"
+        j = k + 1
     if j < len(toks) and toks[j].lower() in lx.EN_PERCEPTION:
         return True
     while j < len(toks) and j <= k + 4 and toks[j].lower() in lx.EN_INTENSIFIERS:
@@ -538,7 +544,9 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
                 question_named = True
                 user_named_last = bool(proper)
                 continue
-            plain = [x for x in ms if not x.relational and not (lang == "en" and _definite(m.content, x.text))]
+            # "the system" points back (bridging) unless nothing came before ("Describe the oceanic crust.")
+            bridging = user_focus is not None or answer_focus is not None or topic is not None
+            plain = [x for x in ms if not x.relational and not (lang == "en" and bridging and _definite(m.content, x.text))]
             if lang == "zh":  # "公司的入职流程", "AnySearch 的 SDK": the noun after 的 is the head
                 def rank(x: Mention, text: str = m.content) -> int:
                     if "的" in x.text:
@@ -589,6 +597,11 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
                 (chat_noun, "reply"), (topic_m, "topic"), (answer_focus, "answer"), (user, "user"), (loose, "assistant")]
     entity, source = next(((e, s) for e, s in ranked(user_focus) if e is not None), (None, "none"))
     subject = next((e for e, _ in ranked(user_subject) if e is not None), None)
+    if (user_focus is not None and topic_m is not None and entity is topic_m and topic_m.text.isascii()
+            and not name_like(topic_m.text)):
+        # a pronoun stands for what the user's questions named rather than for a descriptive session topic
+        # ("it" after "Tell me about lung cancer" in a session on "head and neck cancer")
+        entity, source = user_focus, "user"
     person = topic_m if topic_m is not None and not recent_proper else (person_focus or entity)
     if last_answer is not None and entity is not None and (_alias_of(last_answer, entity) or last_answer.text == entity.text):
         last_answer = None
