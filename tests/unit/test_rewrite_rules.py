@@ -427,3 +427,16 @@ def test_en_descriptive_topic_does_not_take_the_pronoun():
     h = [U("What is throat cancer?"), U("Tell me about lung cancer.")]
     r = rw(h, "What are its symptoms?", topic="head and neck cancer")
     assert r.rewritten == "What are lung cancer's symptoms?"
+
+
+def test_en_she_needs_a_name():
+    h = [U("I want to start a bakery."), A("Start with market research.")]
+    r = rw(h, "I have a friend who can help. She is a business major.")
+    assert "Market is" not in r.rewritten and "research is" not in r.rewritten
+
+
+@pytest.mark.parametrize("query,excluded", [("Did he play any other sports?", True),
+                                            ("Can it raise the risk of developing other conditions?", False)])
+def test_en_exclusion_only_when_asking_for_more(query, excluded):
+    h = [U("What teams did he play for?"), A("He played baseball for Texas.")]
+    assert rw(h, query, topic="Juan Gonzalez").rewritten.startswith("Besides Texas") is excluded

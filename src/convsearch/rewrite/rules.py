@@ -218,7 +218,7 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
             return q[:start] + full + q[end:], f"definite reference: {q[start:end]} → {full}"
     if ent is None:
         return None, "no focus"
-    excluding = focus.last_answer is not None and bool(_EN_ELSE_RE.search(q))
+    excluding = focus.last_answer is not None and _asks_for_more(q)
     subject = focus.subject or ent
     if out is None and ent.text.lower() not in q.lower() and subject.text.lower() not in q.lower():
         out, how = _complete_en(q, _relational_owner(q, focus) or subject)
@@ -276,6 +276,18 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
 
 
 _EN_SENT_END_RE = re.compile(r"[.!?]+\s+")
+
+
+def _asks_for_more(q: str) -> bool:
+    """'What else ...', 'Did he play any other sports?', 'Other songs?': else/other asks for more (after any/what,
+    or among the first four words of its sentence), not 'the risk of developing other health conditions'."""
+    if _EN_MORE_RE.search(q):
+        return True
+    return any(_EN_ELSE_RE.search(" ".join(sent.split()[:4])) for sent in _EN_SENT_END_RE.split(q))
+
+
+_EN_MORE_RE = re.compile(r"\b(?:any|anything|anyone|anybody|anywhere|something|what|who|where)\s+(?:else|other|another)\b|"
+                         r"\bbesides\b", re.IGNORECASE)
 _EN_ELSE_RE = re.compile(r"\b(else|other|another|besides|additional)\b", re.IGNORECASE)
 def _possessive_suffix(name: str) -> str:
     if name.endswith(("'s", "’s")):
@@ -332,6 +344,8 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
             if w == "that" and k is not None and k > 0 and words_lower[k - 1] not in lx.EN_AUX | lx.EN_WH | {"about", "of", "is"}:
                 continue  # a relative pronoun ("the band that ...")
         target = person if (w in _EN_PERSON and person is not None) else ent
+        if w in _EN_PERSON and not target.proper:
+            continue  # he/she name a person: "market research" is no antecedent of "She is a business major"
         if not _agrees(target, w):  # "Tell me about its invention" after "What are the types of networks?"
             target = next((x for x in others if _agrees(x, w) and x.text.lower() not in q.lower()), target)
         phrase = target.phrase if mt.start() > 0 else target.phrase[:1].upper() + target.phrase[1:]
