@@ -155,6 +155,10 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
         return Decision(True, "no content noun", 0.6)
     if all(m.relational for m in ms):
         return Decision(True, "only relational nouns (the price / the types of what?)", 0.7)
+    if topic and lang == "en" and not history and not named_topic:
+        # a descriptive topic ("head and neck cancer") names a subject area; the opening question of the
+        # session picks its own subject in it ("What is throat cancer?")
+        return Decision(False, "opens a session on a descriptive topic", 0.6)
     if topic:
         topic_words = {w for w in words(topic_entity(topic)) if w not in lx.STOP_EN and w not in lx.STOP_ZH}
         if topic_words & set(words(q)):

@@ -440,3 +440,13 @@ def test_en_she_needs_a_name():
 def test_en_exclusion_only_when_asking_for_more(query, excluded):
     h = [U("What teams did he play for?"), A("He played baseball for Texas.")]
     assert rw(h, query, topic="Juan Gonzalez").rewritten.startswith("Besides Texas") is excluded
+
+
+def test_en_descriptive_topic_opening_question_is_standalone():
+    assert not rw([], "What is throat cancer?", topic="head and neck cancer").changed
+
+
+def test_en_descriptive_topic_completes_with_the_words_the_user_used():
+    h = [U("What are the types of pork ribs?"), U("What are ways to cook them?")]
+    r = rw(h, "What is in a typical rub?", topic="cooking pork ribs")
+    assert r.rewritten == "What is in a typical rub in pork ribs?"

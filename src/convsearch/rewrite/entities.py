@@ -510,6 +510,19 @@ def _en_topic_setting(text: str) -> bool:
     return " ".join(lead).startswith(ms[0].text.lower())
 
 
+def _en_topic_in_use(name: str, history: Sequence[Message]) -> Mention | None:
+    """The words of a descriptive topic that the user's turns use: "pork ribs" for "cooking pork ribs",
+    "Emilia-Romagna" for "Emilia-Romagna food travel" (the first such mention, the session's opener)."""
+    want = {w.lower() for w in re.findall(r"[\w'’-]+", name) if w.lower() not in lx.STOP_EN}
+    for msg in history:
+        if msg.role != "user":
+            continue
+        for x in mentions(msg.content, "en"):
+            if not x.relational and want & {w.lower() for w in x.text.split()}:
+                return x
+    return None
+
+
 def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
     """Walk the turns oldest first and return the focus, in this order of trust:
     a proper noun the user named > a proper noun a short answer named after a question that named
@@ -583,6 +596,8 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
     if name:
         tm = mentions(name)
         topic_m = Mention(name, True, tm[0].cls if tm else "proper", tm[-1].head if tm else name)
+        if name.isascii() and not name_like(name):
+            topic_m = _en_topic_in_use(name, history) or topic_m
     if topic_m is not None and user_focus is not None and user_focus.proper and _alias_of(user_focus, topic_m):
         user_focus = topic_m  # "Ben" or "Stein" when the page is about "Ben Stein"
     if topic_m is not None and user_subject is not None and user_subject.proper and _alias_of(user_subject, topic_m):
