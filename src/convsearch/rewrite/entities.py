@@ -512,7 +512,7 @@ def _en_topic_setting(text: str) -> bool:
 
 def _en_topic_in_use(name: str, history: Sequence[Message]) -> Mention | None:
     """The words of a descriptive topic that the user's turns use: "pork ribs" for "cooking pork ribs",
-    "Emilia-Romagna" for "Emilia-Romagna food travel" (the first such mention, the session's opener)."""
+    "Emilia-Romagna" for "Emilia-Romagna food travel" (the first such mention: the session's opener)."""
     want = {w.lower() for w in re.findall(r"[\w'’-]+", name) if w.lower() not in lx.STOP_EN}
     for msg in history:
         if msg.role != "user":

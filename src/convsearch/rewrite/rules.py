@@ -310,7 +310,7 @@ def _plural(m: Mention) -> bool:
 def _agrees(m: Mention, pronoun: str) -> bool:
     """Number agreement: it/its stand for a singular phrase, they/them/their for a plural one."""
     if pronoun in ("it", "its"):
-        return not _plural(m)
+        return not _plural(m) or m.proper  # "Fleet Foxes", "A-Teens": names of one band, one album
     if pronoun in ("they", "them", "their", "these", "those"):
         return _plural(m) or m.proper
     return True
