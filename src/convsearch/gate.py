@@ -23,8 +23,8 @@ from functools import lru_cache
 from collections.abc import Sequence
 
 from . import lexicon as lx
-from .rewrite.entities import (definite_expansion, en_tokens, has_pronoun, mentions, name_like, partial_name_span,
-                               topic_entity)
+from .rewrite.entities import (definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
+                               partial_name_span, topic_entity)
 from .text import detect_lang, tagged, words
 from .types import Decision, Message
 
@@ -83,6 +83,8 @@ def is_social(query: str) -> bool:
     asks for anything ("Thank you, that's all I need" yes; "pick the quickest route, thank you" no)."""
     if not _SOCIAL_RE.search(query):
         return False
+    if "?" in query and detect_lang(query) == "en":  # "Thanks! What else is there?" asks for more
+        return False
     rest = _SOCIAL_RE.sub(" ", query)
     return not any(w not in lx.STOP_EN and w not in lx.STOP_ZH and w not in lx.ZH_INTERJECTIONS
                    and w not in _SOCIAL_WORDS for w in words(rest))
@@ -95,7 +97,17 @@ _SOCIAL_WORDS = frozenset({"no", "yes", "ok", "okay", "great", "perfect", "cheer
 def _antecedent_inside(q: str) -> bool:
     """'What is Rock City, and why is it famous?': a proper noun before the first pronoun is its antecedent."""
     m = _EN_PRONOUN_RE.search(q)
-    return bool(m) and any(x.proper for x in mentions(q[: m.start()], "en"))
+    if not m:
+        return False
+    before = q[: m.start()]
+    if m.group(1).lower() in ("it", "them", "him", "her", "they") and not _EN_CLAUSE_BREAK_RE.search(before):
+        # "Why did Elon Musk start it?": an object pronoun is not the subject of its own clause
+        # ("Who are the Electors and what were they doing?" has a clause break before "they")
+        return False
+    return any(x.proper for x in mentions(before, "en"))
+
+
+_EN_CLAUSE_BREAK_RE = re.compile(r"[,;:.?!]|\b(?:and|but|or|so|because|when|if|since|while)\b", re.IGNORECASE)
 
 
 _EN_PRONOUN_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
@@ -161,9 +173,38 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
         return Decision(True, "no content noun", 0.6)
     if all(m.relational for m in ms):
         return Decision(True, "only relational nouns (the price / the types of what?)", 0.7)
+    if topic and lang == "en" and not history and not named_topic:
+        # a descriptive topic ("head and neck cancer") names a subject area; the opening question of the
+        # session picks its own subject in it ("What is throat cancer?")
+        return Decision(False, "opens a session on a descriptive topic", 0.6)
     if topic:
         topic_words = {w for w in words(topic_entity(topic)) if w not in lx.STOP_EN and w not in lx.STOP_ZH}
         if topic_words & set(words(q)):
             return Decision(False, "names the session topic", 0.7)
         return Decision(True, "does not name the session topic", 0.5)
+    if lang == "en" and en_info_question(q) and sum(not m.relational for m in ms) <= 1:
+        subject = find_focus(history).subject
+        if subject is not None and not _names(q, subject.text):
+            return Decision(True, "does not name the conversation's focus", 0.5)
     return Decision(False, "standalone", 0.7)
+
+
+# An information question (wh-word, auxiliary, "tell me about"), not a command to the assistant ("can you
+# cancel that reminder?"): only such a question is about the conversation's subject when it names nothing.
+_EN_INFO_Q_RE = re.compile(r"^\W*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?(?:what|who|whom|whose|when|where|why|how|which|"
+                           r"is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|may|might|must|"
+                           r"tell me|describe|explain|list|give me|any|anything|anyone|anybody|anywhere|else)\b", re.IGNORECASE)
+_EN_REQUEST_RE = re.compile(r"^\W*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?(?:can|could|will|would)\s+you\s+(?:please\s+)?"
+                            r"(?!tell|give me|provide|explain|describe|list)", re.IGNORECASE)
+
+
+def en_info_question(q: str) -> bool:
+    """An English question asking for information ("What are popular trails?", "Tell me about X"), not a
+    command to the assistant ("Can you cancel that reminder?", "Answer that.") nor a reply ("Yes.")."""
+    return bool(_EN_INFO_Q_RE.match(q) or q.rstrip().endswith("?")) and not _EN_REQUEST_RE.match(q)
+
+
+def _names(q: str, phrase: str) -> bool:
+    """Does ``q`` share a content word with ``phrase``?"""
+    want = {w for w in words(phrase) if w not in lx.STOP_EN}
+    return bool(want & set(words(q)))

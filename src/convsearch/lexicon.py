@@ -31,6 +31,16 @@ RELATIONAL_ZH = _read_words("relational.txt", "zh")
 # Nouns naming the kind of thing a session is about ("the band", "the film"): a definite one with no
 # name of its own points at the session's entity.
 EN_CLASS_NOUNS = _read_words("relational.txt", "en_class")
+# Common English verbs (base and -s forms) and irregular past participles: they end a subject noun phrase
+EN_VERBS = _read_words("verbs_en.txt", "base")
+EN_PARTICIPLES = _read_words("verbs_en.txt", "participles")
+# Feedback on an answer ("That's very helpful", "It sounds wonderful"): the pronoun is no reference
+EN_EVALUATIVE = _read_words("feedback_en.txt", "evaluative")
+EN_PERCEPTION = _read_words("feedback_en.txt", "perception")
+EN_INTENSIFIERS = _read_words("feedback_en.txt", "intensifiers")
+# The "it" of the weather ("Will it drizzle on Tuesday?") stands for nothing
+EN_WEATHER = _read_words("feedback_en.txt", "weather")
+EN_WEATHER_GLUE = _read_words("feedback_en.txt", "weather_glue")
 # Verbs that jieba tags v but that head or modify noun phrases (入职流程, 报销审批)
 ZH_NOMINAL_VERBS = _read_words("relational.txt", "zh_nominal_verbs")
 

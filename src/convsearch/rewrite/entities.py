@@ -42,8 +42,11 @@ class Mention:
     @property
     def relational(self) -> bool:
         """A common noun that names an aspect of something else (price, types, 价格, 区别)."""
-        return not self.proper and self.text.lower() == self.head and (
-            self.head in lx.RELATIONAL_EN or self.head in lx.RELATIONAL_ZH)
+        if self.proper:
+            return False
+        if self.text.isascii():  # "price", "phone number": every word relational
+            return all(w in lx.RELATIONAL_EN for w in self.text.lower().split())
+        return self.text.lower() == self.head and self.head in lx.RELATIONAL_ZH
 
 
 def join_tokens(tokens: Sequence[str]) -> str:
@@ -194,8 +197,14 @@ def en_mentions(text: str) -> list[Mention]:
                         break
                 else:
                     break
-            span = toks[i:end]
             det = "the " if i > 0 and toks[i - 1].lower() == "the" else ""
+            if det and not (i >= 2 and toks[i - 2].lower() in lx.EN_AUX):
+                # "the Bronze Age collapse", "the BBC experiment": a name modifying a common head noun
+                k = end
+                while k < n and k - end < 2 and _plain_noun(toks[k]):
+                    k += 1
+                end = k
+            span = toks[i:end]
             out.append(Mention(" ".join(span), True, "proper", span[-1].lower(), det))
             i = end
             sentence_start = False
@@ -204,14 +213,19 @@ def en_mentions(text: str) -> list[Mention]:
         # common-noun run: content words that are not verbs by position
         if low not in lx.STOP_EN and not _verb_position(toks, i) and not low.endswith("ed"):
             j = i
+            subject = _after_do(toks, i)
+            verb_next = False
             while j < n and toks[j][0].isalnum() and toks[j].lower() not in lx.STOP_EN and not (
                     _is_cap(toks[j]) and j > i) and j - i < 4:
+                if j > i and _ends_subject(toks, j, subject):
+                    verb_next = True
+                    break
                 j += 1
             span = [t.lower() if not _is_cap(t) else t for t in toks[i:j]]
             if not (len(span) == 1 and (len(span[0]) < 3 or span[0].isdigit())):
                 det = "the " if i > 0 and toks[i - 1].lower() == "the" else ""
                 out.append(Mention(" ".join(span), False, "noun", span[-1].lower(), det))
-            i = max(j, i + 1)
+            i = max(j + verb_next, i + 1)
             sentence_start = False
             prev_lower = ""
             continue
@@ -219,6 +233,38 @@ def en_mentions(text: str) -> list[Mention]:
         prev_lower = low
         i += 1
     return out
+
+
+_EN_DO_MODAL = frozenset({"do", "does", "did", "can", "could", "will", "would", "should", "may", "might", "must"})
+_EN_DETS = frozenset({"the", "this", "that", "these", "those", "a", "an", "my", "your", "his", "her", "its", "their",
+                      "our"})
+_EN_BE_CONTRACTED = frozenset({"i'm", "i’m", "we're", "we’re", "you're", "you’re", "they're", "they’re", "he's", "he’s",
+                               "she's", "she’s"})
+
+
+def _plain_noun(tok: str) -> bool:
+    """A lower-case content word that can head a noun phrase (not a verb form, not relational)."""
+    low = tok.lower()
+    return (tok[:1].isalpha() and not _is_cap(tok) and low not in lx.STOP_EN and low not in lx.RELATIONAL_EN
+            and low not in lx.EN_VERBS and low not in lx.EN_PARTICIPLES and not low.endswith(("ed", "ing")))
+
+
+def _after_do(toks: Sequence[str], i: int) -> bool:
+    """Token i opens the subject of a do/modal question ("How did [this tradition] start?")."""
+    k = i - 1
+    if k >= 0 and toks[k].lower() in _EN_DETS:
+        k -= 1
+    return k >= 0 and toks[k].lower() in _EN_DO_MODAL
+
+
+def _ends_subject(toks: Sequence[str], j: int, subject: bool) -> bool:
+    """Token j is the verb after a subject noun phrase: "tradition | start", "dogs | live", "restaurants |
+    serving"."""
+    low = toks[j].lower()
+    plural_before = toks[j - 1].lower().endswith("s") and not toks[j - 1].lower().endswith("ss")
+    if low in lx.EN_VERBS:
+        return subject or plural_before
+    return plural_before and low.endswith("ing")
 
 
 def _verb_position(toks: Sequence[str], i: int) -> bool:
@@ -236,7 +282,9 @@ def _verb_position(toks: Sequence[str], i: int) -> bool:
         return True
     if low.endswith("ed") and prev in lx.EN_AUX | lx.EN_WH:
         return True
-    if low.endswith("ing") and prev in lx.EN_AUX:  # "I am looking for", "is going"
+    if low.endswith("ing") and (prev in lx.EN_AUX or prev in _EN_BE_CONTRACTED):  # "I am looking", "I'm going"
+        return True
+    if low in lx.EN_PARTICIPLES and prev in lx.EN_AUX:  # "What is done with ..."
         return True
     return False
 
@@ -264,10 +312,35 @@ def zh_anaphor_at(toks: Sequence[tuple[str, str]], i: int) -> bool:
 
 def has_pronoun(text: str, lang: str) -> bool:
     if lang == "zh":
-        toks = tagged(text)
-        return any(zh_anaphor_at(toks, i) for i in range(len(toks)))
-    return any(t.lower() in lx.EN_PRONOUNS and not _demonstrative_det(en_tokens(text), k)
-               for k, t in enumerate(en_tokens(text)))
+        ztoks = tagged(text)
+        return any(zh_anaphor_at(ztoks, i) for i in range(len(ztoks)))
+    toks = en_tokens(text)
+    return any(t.lower() in lx.EN_PRONOUNS and not _demonstrative_det(toks, k) and not en_feedback_pronoun(toks, k)
+               for k, t in enumerate(toks))
+
+
+def en_feedback_pronoun(toks: Sequence[str], k: int) -> bool:
+    """Token k is a pronoun that points at the last answer or at nothing, not at an entity: "That's very
+    helpful", "It sounds wonderful", "Those are excellent points", "appreciate it", "Will it rain?"."""
+    low = toks[k].lower()
+    if low not in ("it", "that", "this", "these", "those", "they"):
+        return False
+    prev = toks[k - 1].lower() if k > 0 else ""
+    prev2 = toks[k - 2].lower() if k > 1 else ""
+    if prev in ("appreciate", "appreciated") or (prev == "for" and prev2 in ("thanks", "you", "thank")):
+        return True
+    j = k + 1
+    if low == "it":
+        while j < len(toks) and j <= k + 4 and toks[j].lower() in lx.EN_WEATHER_GLUE:
+            j += 1
+        if j < len(toks) and toks[j].lower() in lx.EN_WEATHER:
+            return True  # "Will it drizzle?", "Is it going to be humid?"
+        j = k + 1
+    if j < len(toks) and toks[j].lower() in lx.EN_PERCEPTION:
+        return True
+    while j < len(toks) and j <= k + 4 and toks[j].lower() in lx.EN_INTENSIFIERS:
+        j += 1
+    return j > k + 1 and j < len(toks) and toks[j].lower() in lx.EN_EVALUATIVE
 
 
 def _demonstrative_det(toks: Sequence[str], k: int) -> bool:
@@ -402,6 +475,7 @@ class Focus:
     source: str  # "user", "answer", "topic", "assistant" or "none"
     person: Mention | None = None  # what he/she/his/her most likely refer to
     last_answer: Mention | None = None  # the first proper noun of the latest assistant turn
+    subject: Mention | None = None  # what a question naming nothing is about (en: the last topic-setting entity)
 
 
 _SHORT_ANSWER_TOKENS = 12
@@ -426,6 +500,41 @@ def _alias_of(short: Mention, full: Mention) -> bool:
     return bool(a) and a <= b and a != b if short.text.isascii() else short.text in full.text
 
 
+_EN_TOPIC_SET_RE = re.compile(
+    r"^\s*(?:(?:so|and|ok|okay|now|then)\s*,?\s+)?(?:"
+    r"(?:what|who)(?:\s+|['’])(?:is|are|was|were|s)|(?:can you\s+|could you\s+|please\s+)?tell (?:me|us)"
+    r"(?:\s+(?:some|something|a bit|a little|more|all))*\s+about|describe|explain|define|(?:what|how) about"
+    r")\s+(.+?)[\s?.!]*$", re.IGNORECASE)
+
+
+def _en_topic_setting(text: str) -> bool:
+    """Does an English user turn open a (sub)topic ("What is X?", "Tell me about X", "What about X?") rather than
+    ask about an aspect of the current one ("What is the best time to visit?", "What are the types of X?")?"""
+    m = _EN_TOPIC_SET_RE.match(text)
+    if not m or has_pronoun(m.group(1), "en"):
+        return False
+    ms = mentions(m.group(1), "en")
+    if not ms or ms[0].relational:
+        return False
+    lead = m.group(1).lower().split()
+    while lead and (lead[0] in _EN_DETS or lead[0] in ("some", "more", "any")):
+        lead = lead[1:]
+    return " ".join(lead).startswith(ms[0].text.lower())
+
+
+def _en_topic_in_use(name: str, history: Sequence[Message]) -> Mention | None:
+    """The words of a descriptive topic that the user's turns use: "pork ribs" for "cooking pork ribs",
+    "Emilia-Romagna" for "Emilia-Romagna food travel" (the first such mention: the session's opener)."""
+    want = {w.lower() for w in re.findall(r"[\w'’-]+", name) if w.lower() not in lx.STOP_EN}
+    for msg in history:
+        if msg.role != "user":
+            continue
+        for x in mentions(msg.content, "en"):
+            if not x.relational and want & {w.lower() for w in x.text.split()}:
+                return x
+    return None
+
+
 def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
     """Walk the turns oldest first and return the focus, in this order of trust:
     a proper noun the user named > a proper noun a short answer named after a question that named
@@ -434,6 +543,7 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
     to the topic.
     On CANARD dev, trusting the topic over answer-named entities gains 3 BLEU (46.9 → 50.2)."""
     user_focus: Mention | None = None
+    user_subject: Mention | None = None  # en: like user_focus, but only a topic-setting turn moves it to a common noun
     answer_focus: Mention | None = None
     loose: Mention | None = None
     frame: str | None = None
@@ -461,7 +571,9 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
                 user_named_last = bool(proper)
                 user_fresh = True
                 continue
-            plain = [x for x in ms if not x.relational and not (lang == "en" and _definite(m.content, x.text))]
+            # "the system" points back (bridging) unless nothing came before ("Describe the oceanic crust.")
+            bridging = user_focus is not None or answer_focus is not None or topic is not None
+            plain = [x for x in ms if not x.relational and not (lang == "en" and bridging and _definite(m.content, x.text))]
             if lang == "zh":  # "公司的入职流程", "AnySearch 的 SDK": the noun after 的 is the head
                 def rank(x: Mention, text: str = m.content) -> int:
                     if "的" in x.text:
@@ -474,6 +586,10 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
             # "价格呢？" names only an aspect: it still leans on the focus, which stays fresh
             user_fresh = pick is not None or any(x.relational for x in ms) or m.content.rstrip(" ？?").endswith("呢")
             if pick is not None:
+                # "What is the best time to visit the pools?" asks about an aspect of the current subject: the
+                # common noun it names is the local focus (for pronouns), not the subject of the conversation
+                if proper or user_subject is None or lang != "en" or _en_topic_setting(m.content):
+                    user_subject = pick
                 user_focus = pick
                 if proper:
                     answer_focus = None
@@ -496,16 +612,28 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
     if name:
         tm = mentions(name)
         topic_m = Mention(name, True, tm[0].cls if tm else "proper", tm[-1].head if tm else name)
+        if name.isascii() and not name_like(name):
+            topic_m = _en_topic_in_use(name, history) or topic_m
     if topic_m is not None and user_focus is not None and user_focus.proper and _alias_of(user_focus, topic_m):
         user_focus = topic_m  # "Ben" or "Stein" when the page is about "Ben Stein"
+    if topic_m is not None and user_subject is not None and user_subject.proper and _alias_of(user_subject, topic_m):
+        user_subject = topic_m
     recent_proper = user_focus is not None and user_focus.proper and (user_named_last or (topic_m is None and user_fresh))
     # In chit-chat (the user made a statement, not a question) the reply's own noun is what a follow-up
     # most often leaves out: on su2019 and restoration-200k the last turn supplies most restored words.
     chat_noun = last_turn if (last_turn is not None and (not user_asked or (not user_fresh and not topic))) else None
-    ranked = [(user_focus, "user") if recent_proper else (None, ""),
-              (chat_noun, "reply"), (topic_m, "topic"), (answer_focus, "answer"), (user_focus, "user"), (loose, "assistant")]
-    entity, source = next(((e, s) for e, s in ranked if e is not None), (None, "none"))
+
+    def ranked(user: Mention | None) -> list[tuple[Mention | None, str]]:
+        return [(user, "user") if recent_proper else (None, ""),
+                (chat_noun, "reply"), (topic_m, "topic"), (answer_focus, "answer"), (user, "user"), (loose, "assistant")]
+    entity, source = next(((e, s) for e, s in ranked(user_focus) if e is not None), (None, "none"))
+    subject = next((e for e, _ in ranked(user_subject) if e is not None), None)
+    if (user_focus is not None and topic_m is not None and entity is topic_m and topic_m.text.isascii()
+            and not name_like(topic_m.text)):
+        # a pronoun stands for what the user's questions named rather than for a descriptive session topic
+        # ("it" after "Tell me about lung cancer" in a session on "head and neck cancer")
+        entity, source = user_focus, "user"
     person = topic_m if topic_m is not None and not recent_proper else (person_focus or entity)
     if last_answer is not None and entity is not None and (_alias_of(last_answer, entity) or last_answer.text == entity.text):
         last_answer = None
-    return Focus(entity, frame, frame_mentions, source, person, last_answer)
+    return Focus(entity, frame, frame_mentions, source, person, last_answer, subject)

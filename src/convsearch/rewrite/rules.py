@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .. import lexicon as lx
-from ..gate import _ZH_NE_RE, en_ellipsis, needs_rewrite, zh_ellipsis, zh_lead
+from ..gate import _ZH_NE_RE, en_ellipsis, en_info_question, needs_rewrite, zh_ellipsis, zh_lead
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message, RewriteResult
-from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_expansion, en_tokens, find_focus,
-                       has_pronoun, mentions, name_like, partial_name_span, topic_entity, zh_anaphor_at)
+from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_expansion, en_feedback_pronoun, en_tokens,
+                       find_focus, has_pronoun, mentions, name_like, partial_name_span, topic_entity, zh_anaphor_at)
 from .guard import unfaithful_words
 
 _TRAIL_PUNCT = "？?！!。.，,~～ \t"
@@ -203,6 +203,10 @@ def _join_zh(before: str, entity: str, after: str) -> str:
 
 # --- English ---------------------------------------------------------------------------------------
 
+# The only words the English rules add that need not come from the conversation: the glue that attaches an
+# entity ("features of X", "trails in X", "happened to X", "Besides X, ...") and the possessive 's.
+EN_GLUE = frozenset({"of", "in", "to", "besides", "s"})
+
 _EN_PRON_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|these|those)\b", re.IGNORECASE)
 
 
@@ -233,12 +237,11 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
                 core = frame.rstrip(_TRAIL_PUNCT)
                 return f"{core} {x_raw}{frame[len(core):].strip()}", f"ellipsis: frame + {x_raw}"
         if not xm[0].proper and ent is not None and ent.text.lower() not in x.lower():
-            # "What about pricing?" → "NovaDB pricing", like "价格呢？" → "AnySearch 的价格"
-            return f"{ent.text} {x}", f"ellipsis completion with {ent.text}"
-        if ent is not None and ent.text.lower() not in x.lower():
-            return f"{x} {ent.text}", f"ellipsis completion with {ent.text}"
-        return x, "ellipsis without a frame"
-    out, how = _replace_pronoun(q, ent, focus.person) if ent is not None else (None, "no focus")
+            # "What about pricing?" → "What about NovaDB pricing?", like "价格呢？" → "AnySearch 的价格"
+            i = q.find(x, m.end())
+            return f"{q[:i]}{ent.text} {q[i:]}", f"ellipsis completion with {ent.text}"
+        return None, "ellipsis without a frame"
+    out, how = _replace_pronoun(q, ent, focus.person, _candidates(focus, history)) if ent is not None else (None, "no focus")
     if out is None:
         d = definite_expansion(q, history)
         if d is not None:
@@ -246,13 +249,18 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
             return q[:start] + full + q[end:], f"definite reference: {q[start:end]} → {full}"
     if ent is None:
         return None, "no focus"
-    excluding = focus.last_answer is not None and bool(_EN_ELSE_RE.search(q))
-    if out is None and ent.text.lower() not in q.lower():
-        out, how = _complete_en(q, _relational_owner(q, focus) or ent)
+    excluding = focus.last_answer is not None and _asks_for_more(q)
+    subject = focus.subject or ent
+    if out is None and ent.text.lower() not in q.lower() and subject.text.lower() not in q.lower():
+        out, how = _complete_en(q, _relational_owner(q, focus) or subject)
     if excluding and focus.last_answer.text.lower() not in (out or q).lower():
         # "what else / any other ...": exclude what the last answer already covered
         base = out or q
-        out = f"Besides {focus.last_answer.text}, {base[:1].lower()}{base[1:]}"
+        # before the sentence that asks for more ("Thanks! What else ...?" → "Thanks! Besides X, what else ...?")
+        m_else = _EN_ELSE_RE.search(base)
+        cut = max((mm.end() for mm in _EN_SENT_END_RE.finditer(base, 0, m_else.start() if m_else else 0)), default=0)
+        head, tail = base[:cut], base[cut:]
+        out = f"{head}Besides {focus.last_answer.text}, {tail[:1].lower()}{tail[1:]}"
         how = (how + "; " if out is not None and how != "no pronoun" else "") + f"exclusion: besides {focus.last_answer.text}"
     return out, how if out is not None else "already names the focus"
 
@@ -261,16 +269,20 @@ _EN_HAPPEN_RE = re.compile(r"\b(happen(?:ed|s)?)\b", re.IGNORECASE)
 _EN_CLASS_NP_RE = re.compile(r"\b(the)\s+(" + "|".join(sorted(lx.EN_CLASS_NOUNS)) + r")\b", re.IGNORECASE)
 
 
+_EN_QUESTION_RE = re.compile(r"\?|^\s*(?:what|who|when|where|why|how|which|is|are|do|does|did|can|could|will|would|"
+                             r"should|tell me|describe|explain)\b", re.IGNORECASE)
+
+
 def _relational_owner(q: str, focus: Focus) -> Mention | None:
     """For a query whose only nouns are relational ("How long does approval take?"), the thing they belong
     to is what the previous question was about: its first plain common noun ("expense reimbursement")."""
     qm = mentions(q, "en")
-    if not qm or not all(m.relational for m in qm):
-        return None
+    if not qm or not all(m.relational for m in qm) or not focus.frame or not _EN_QUESTION_RE.search(focus.frame):
+        return None  # the previous turn must have asked about something ("I don't care." names nothing)
     return next((m for m in focus.frame_mentions if not m.proper and not m.relational), None)
 
 
-def _complete_en(q: str, ent: Mention) -> tuple[str, str]:
+def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
     """Put the focus where English puts it: "What happened in 1990?" → "What happened to X in 1990?";
     "Did the band tour?" → "Did the X band tour?"; "What are the safety features?" → "... features of X?";
     otherwise after the question."""
@@ -282,16 +294,31 @@ def _complete_en(q: str, ent: Mention) -> tuple[str, str]:
         return f"{q[:m.end(1)]} {ent.text}{q[m.end(1):]}", f"frame completion with {ent.text}"
     core = q.rstrip(_TRAIL_PUNCT)
     last = mentions(core, "en")
-    if last and last[-1].relational and core.lower().endswith(last[-1].text.lower()):
+    if last and last[-1].head in lx.RELATIONAL_EN and core.lower().endswith(last[-1].text.lower()):
         return f"{core} of {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
     rel = next((m for m in last if m.relational and not ent.proper), None)
     if rel is not None:  # "How long does approval take?" → "How long does expense reimbursement approval take?"
         i = next(iter(_word_at(q.lower(), rel.text.lower())), -1)
         if i >= 0:
             return f"{q[:i]}{ent.text} {q[i:]}", f"frame completion with {ent.text}"
-    return f"{core} {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
+    if not en_info_question(q):
+        return None, "not a question: nothing to complete"  # "Yes.", "Answer that.", "Change that to video."
+    return f"{core} in {ent.phrase}{q[len(core):].strip()}", f"frame completion with {ent.text}"
 
 
+_EN_SENT_END_RE = re.compile(r"[.!?]+\s+")
+
+
+def _asks_for_more(q: str) -> bool:
+    """'What else ...', 'Did he play any other sports?', 'Other songs?': else/other asks for more (after any/what,
+    or among the first four words of its sentence), not 'the risk of developing other health conditions'."""
+    if _EN_MORE_RE.search(q):
+        return True
+    return any(_EN_ELSE_RE.search(" ".join(sent.split()[:4])) for sent in _EN_SENT_END_RE.split(q))
+
+
+_EN_MORE_RE = re.compile(r"\b(?:any|anything|anyone|anybody|anywhere|something|what|who|where)\s+(?:else|other|another)\b|"
+                         r"\bbesides\b", re.IGNORECASE)
 _EN_ELSE_RE = re.compile(r"\b(else|other|another|besides|additional)\b", re.IGNORECASE)
 def _possessive_suffix(name: str) -> str:
     if name.endswith(("'s", "’s")):
@@ -302,7 +329,36 @@ def _possessive_suffix(name: str) -> str:
 _EN_PERSON = frozenset({"he", "him", "his", "she", "her"})
 
 
-def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None) -> tuple[str | None, str]:
+_EN_SINGULAR_S = ("ss", "us", "is", "ics", "ous", "sis")
+
+
+def _plural(m: Mention) -> bool:
+    """A plural noun phrase: "lavender plants", "red blood cells", "The Avengers", "Cubesats"."""
+    head = m.text.split()[-1].lower()
+    return len(head) > 3 and head.endswith("s") and not head.endswith(_EN_SINGULAR_S) and head[-2:] != "'s"
+
+
+def _agrees(m: Mention, pronoun: str) -> bool:
+    """Number agreement: it/its stand for a singular phrase, they/them/their for a plural one."""
+    if pronoun in ("it", "its"):
+        return not _plural(m) or m.proper  # "Fleet Foxes", "A-Teens": names of one band, one album
+    if pronoun in ("they", "them", "their", "these", "those"):
+        return _plural(m) or m.proper
+    return True
+
+
+def _candidates(focus: Focus, history: Sequence[Message]) -> list[Mention]:
+    """Antecedents other than the focus, most likely first: the subject of the conversation, then what the
+    user's turns named, most recent first."""
+    out = [focus.subject] if focus.subject is not None else []
+    for msg in reversed(history):
+        if msg.role == "user":
+            out.extend(x for x in mentions(msg.content, "en") if not x.relational)
+    return out
+
+
+def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
+                     others: Sequence[Mention] = ()) -> tuple[str | None, str]:
     """Replace the first personal pronoun (or, failing that, a demonstrative standing alone)."""
     toks = en_tokens(q)
     words_lower = [t.lower() for t in toks]
@@ -311,12 +367,18 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None) -> tup
     for mt in personal or matches:
         w = mt.group(1).lower()
         k = next((i for i, t in enumerate(words_lower) if t == w), None)
+        if k is not None and en_feedback_pronoun(toks, k):
+            continue  # "That's very helpful": the answer, not an entity
         if w in lx.EN_DEMONSTRATIVES:
             if k is not None and _demonstrative_det(toks, k):
                 continue  # "that album": a determiner
             if w == "that" and k is not None and k > 0 and words_lower[k - 1] not in lx.EN_AUX | lx.EN_WH | {"about", "of", "is"}:
                 continue  # a relative pronoun ("the band that ...")
         target = person if (w in _EN_PERSON and person is not None) else ent
+        if w in _EN_PERSON and not target.proper:
+            continue  # he/she name a person: "market research" is no antecedent of "She is a business major"
+        if not _agrees(target, w):  # "Tell me about its invention" after "What are the types of networks?"
+            target = next((x for x in others if _agrees(x, w) and x.text.lower() not in q.lower()), target)
         phrase = target.phrase if mt.start() > 0 else target.phrase[:1].upper() + target.phrase[1:]
         possessive = w in lx.EN_POSSESSIVE
         if w == "her":
