@@ -4,12 +4,13 @@ migrations, and faults (a locked SQLite file, an unreachable server, an unreadab
 from __future__ import annotations
 
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, event, inspect
 
 from convsearch import InMemoryBackend, Settings, search_with_context
 from convsearch.errors import ConfigError, HistoryUnavailable
@@ -239,6 +240,125 @@ def test_sqlite_reads_run_beside_a_writer(tmp_path):
         other.rollback()
     engine.dispose()
     store.close()
+
+
+# --- writers in one process -------------------------------------------------------------------------
+
+def test_concurrent_appends_are_each_stored_once_in_order(tmp_path):
+    """Many threads, over two stores on one SQLite file, append to one shared session and to a session of
+    their own: every acknowledged append is stored exactly once, each writer's messages keep its order, and
+    the writers queue in the process (one BEGIN IMMEDIATE at a time) instead of on SQLite's busy handler."""
+    url = f"sqlite:///{tmp_path / SQLITE_FILE}"
+    stores = [SqlStore(url, timeout=10), SqlStore(url, timeout=10)]
+    at_begin, peak, count_lock = [0], [0], threading.Lock()
+
+    def began(conn, cursor, statement, *args) -> None:
+        if statement == "BEGIN IMMEDIATE":
+            with count_lock:
+                at_begin[0] += 1
+                peak[0] = max(peak[0], at_begin[0])
+
+    def ended(conn) -> None:
+        if conn.get_execution_options().get("convsearch_write"):
+            with count_lock:
+                at_begin[0] -= 1
+
+    for st in stores:
+        event.listen(st.engine, "before_cursor_execute", began)  # a writer about to wait for SQLite's lock
+        event.listen(st.engine, "commit", ended)
+        event.listen(st.engine, "rollback", ended)
+    shared = Scope("acme", "bot", "shared")
+    n_threads, per_thread = 16, 25
+    acked: dict[int, list] = {w: [] for w in range(n_threads)}
+    errors: list[BaseException] = []
+    start = threading.Barrier(n_threads)
+
+    def writer(w: int) -> None:
+        store, own = stores[w % 2], Scope("acme", "bot", f"own-{w}")
+        try:
+            start.wait()
+            for i in range(per_thread):
+                scope = shared if i % 2 == 0 else own
+                row = store.append(scope, {"role": "user", "content": f"w{w} m{i}"}, message_id=f"w{w}-{i}")
+                acked[w].append((scope, row))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(n_threads)]
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # hand the GIL over often, so that transactions really overlap
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert not errors, errors
+    assert peak[0] == 1, peak  # one writer at BEGIN IMMEDIATE at a time, across both stores
+    reader = stores[0]
+    stored_shared = reader.messages(shared)
+    assert len(stored_shared) == len({m.id for m in stored_shared})  # no id twice
+    assert [m.seq for m in stored_shared] == sorted({m.seq for m in stored_shared})
+    by_id = {m.id: m for m in stored_shared}
+    for w in range(n_threads):
+        mine_shared = [row for scope, row in acked[w] if scope == shared]
+        mine_own = [row for scope, row in acked[w] if scope != shared]
+        assert len(mine_shared) + len(mine_own) == per_thread
+        assert all(by_id[r.id].seq == r.seq and by_id[r.id].content == r.content for r in mine_shared)
+        in_session = [m.id for m in stored_shared if m.id.startswith(f"w{w}-")]
+        assert in_session == [r.id for r in mine_shared]  # the writer's order, kept
+        assert [(m.id, m.seq, m.content) for m in reader.messages(Scope("acme", "bot", f"own-{w}"))] == \
+            [(r.id, r.seq, r.content) for r in mine_own]
+    assert len(stored_shared) == sum(1 for w in acked for scope, _ in acked[w] if scope == shared)
+    for s in stores:
+        s.close()
+
+
+def test_a_writer_held_up_in_this_process_times_out_as_unavailable(tmp_path, caplog):
+    """Another thread's long write transaction: a second store on the same file (spelled differently) waits its
+    timeout for the process's write lock, then raises HistoryUnavailable; readers, another file's writers and
+    everything already stored are unaffected."""
+    path = tmp_path / SQLITE_FILE
+    holder = SqlStore(f"sqlite:///{path}", timeout=5)
+    holder.append(A, {"role": "user", "content": "AnySearch 支持哪些检索方式？"}, message_id="m1")
+    store = SqlStore(f"sqlite:///{tmp_path / 'sub' / '..' / SQLITE_FILE}", timeout=0.3)
+    other_file = SqlStore(f"sqlite:///{tmp_path / 'other.sqlite3'}", timeout=0.3)
+    in_tx, release = threading.Event(), threading.Event()
+
+    def long_write() -> None:
+        with holder.batch(write=True):
+            holder.append(A, {"role": "assistant", "content": "BM25 and dense."}, message_id="m2")
+            in_tx.set()
+            release.wait(10)
+
+    t = threading.Thread(target=long_write)
+    t.start()
+    try:
+        assert in_tx.wait(10)
+        t0 = time.perf_counter()
+        with pytest.raises(HistoryUnavailable) as e:
+            store.append(A, {"role": "user", "content": "价格呢？"}, message_id="m3")
+        waited = time.perf_counter() - t0
+        assert 0.25 <= waited < 1.5, waited
+        msg = str(e.value)
+        assert msg.startswith("history store unavailable (sqlite:///") and "database is locked" in msg, msg
+        assert "other writers in this process" in msg and "0.3 s" in msg and "\n" not in msg, msg
+        assert e.value.__cause__ is None  # not a wrapped driver error: the lock timed out before SQLite was asked
+        r = search_with_context("价格呢？", backend=_backend(), session=Conversation(store, A, refresh="off"))
+        assert r.standalone_query == "AnySearch 的价格"  # readers never take the lock
+        notes = [n for n in r.trace.notes if "not recorded" in n]
+        assert len(notes) == 1 and "database is locked" in notes[0] and "Traceback" not in notes[0], r.trace.notes
+        assert not [rec for rec in caplog.records if rec.exc_info], caplog.records
+        other_file.append(A, {"role": "user", "content": "elsewhere"})  # another file: another lock
+    finally:
+        release.set()
+        t.join()
+    assert [m.id for m in holder.messages(A)] == ["m1", "m2"]  # nothing stored is lost
+    store.append(A, {"role": "user", "content": "价格呢？"}, message_id="m3")  # the lock is free again
+    assert [m.id for m in store.messages(A)] == ["m1", "m2", "m3"]
+    for s in (holder, store, other_file):
+        s.close()
 
 
 def test_store_path_is_created_on_first_use(tmp_path):
