@@ -70,6 +70,8 @@ ZH_PROPER_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng"})
 ZH_NOUN_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "eng", "vn", "nw", "j", "an", "ng"})
 
 # --- English -------------------------------------------------------------------------------------
+# Nouns that name a member of a list ("the third step", "the first one"): see rewrite/ordinal.py.
+EN_LIST_NOUNS = _read_words("kinds.txt", "en_list_nouns")
 EN_SUBJECT = {"it": "thing", "they": "group", "he": "person", "she": "person", "them": "group", "him": "person"}
 EN_POSSESSIVE = {"its": "thing", "their": "group", "his": "person", "her": "person"}
 EN_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})

@@ -28,6 +28,7 @@ from ..types import Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_expansion, en_feedback_pronoun, en_tokens,
                        find_focus, has_pronoun, mentions, name_like, partial_name_span, topic_entity, zh_anaphor_at)
 from .guard import unfaithful_words
+from .ordinal import resolve_ordinal
 
 _TRAIL_PUNCT = "？?！!。.，,~～ \t"
 _PRODUCTISH = frozenset({"nz", "eng", "nt"})
@@ -68,6 +69,13 @@ class RuleRewriter:
         decision = needs_rewrite(history, query, topic=topic, lang=lang)
         if not decision.needed:
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}", False)
+        ordinal = resolve_ordinal(query, history, lang)
+        if ordinal is not None:
+            start, end, items = ordinal
+            out = query[:start] + items + query[end:]
+            if lang == "zh":
+                out = _ZH_NE_RE.sub("", out).rstrip(_TRAIL_PUNCT) or out  # "第二种呢？" → "向量检索"
+            return self._checked(query, out, history, topic, f"gate: {decision.reason}; ordinal: {query[start:end]} → {items}")
         focus = find_focus(history, topic)
         if focus.frame and decision.reason.startswith(("ellipsis", "leading")):
             focus = self._resolve_frame(history, focus, topic)
@@ -83,10 +91,15 @@ class RuleRewriter:
             out, op = _rewrite_en(query, focus, history)
         if out is None or not out.strip():
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}; {op}", False)
+        return self._checked(query, out, history, topic, f"gate: {decision.reason}; {op}")
+
+    @staticmethod
+    def _checked(query: str, out: str, history: Sequence[Message], topic: str | None, how: str) -> RewriteResult:
+        """The rewrite if it only adds words found in the history, the query or the topic; else the query."""
         bad = unfaithful_words(out, query, history, topic)
         if bad:
             return RewriteResult(query, query, "rules", f"unfaithful rewrite rejected ({', '.join(sorted(bad))})", True)
-        return RewriteResult(query, out, "rules", f"gate: {decision.reason}; {op}", False)
+        return RewriteResult(query, out, "rules", how, False)
 
 
     def _resolve_frame(self, history: Sequence[Message], focus: Focus, topic: str | None) -> Focus:

@@ -1,0 +1,245 @@
+"""References to a listed item by its position: "the first one", "the third step", "the last two options",
+"the latter", "option 2", "第二种", "最后一个".
+
+An assistant answer that lists things lets the user pick from it by position. Two list shapes are read:
+
+- numbered items: "1. Research your market. 2. Define your services." / "1) Executive Summary: …" / "1、…";
+  an item is named by its title (the text before a colon) or else its first clause;
+- an inline series: "the Hotel Navona, the Eitch Borromini Palazzo, and the Hotel Raphael",
+  "Trello or Jira", "关键词检索、向量检索和混合检索"; an item is the noun phrase at its edge.
+
+The reference is replaced by the item(s) it picks, from the most recent assistant turn whose list is long
+enough (the answer just before may be about one of the items: "Tell me more about the last one." after a
+paragraph on the first hotel). Everything here is pure string work on text already in the history, so the
+rewrite stays faithful; lists are parsed once per distinct turn text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .. import lexicon as lx
+from ..text import tagged
+from ..types import Message
+from .entities import mentions
+
+_EN_ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,
+           "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8, "ninth": 9, "9th": 9,
+           "tenth": 10, "10th": 10, "last": -1, "final": -1}
+_EN_COUNT = {"two": 2, "three": 3, "2": 2, "3": 3}
+_ORD = "|".join(sorted(_EN_ORD, key=len, reverse=True))
+# "the third step", "the first and second options", "the third or the fourth one"
+_EN_ORD_RE = re.compile(rf"\bthe\s+({_ORD})(?:\s+(?:and|or|&)\s+(?:the\s+)?({_ORD}))?\s+([a-z][a-z-]*)\b", re.IGNORECASE)
+# "the last two options", "the first three"
+_EN_RUN_RE = re.compile(r"\bthe\s+(first|last)\s+(two|three|2|3)(?:\s+([a-z][a-z-]*))?\b", re.IGNORECASE)
+_EN_FORMER_RE = re.compile(r"\bthe\s+(former|latter)\b", re.IGNORECASE)
+# "option 2", "step #3", "number 4"
+_EN_NUM_RE = re.compile(r"\b(option|step|number|item|choice|point|no\.)\s*#?(\d{1,2})\b", re.IGNORECASE)
+
+_ZH_NUM = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+_ZH_CLS = "个种款家条步点项类部本首位套组样"
+_ZH_ORD_RE = re.compile(rf"第\s*([一二三四五六七八九十]|\d{{1,2}})\s*([{_ZH_CLS}])")
+_ZH_LAST_RE = re.compile(rf"最后(?:一|那)?\s*([{_ZH_CLS}])")
+
+# Numbered items: "1. ", "2) ", "3、", "(4) ", "（5）" at the start or after whitespace / sentence end.
+_NUM_ITEM_RE = re.compile(r"(?:^|(?<=[\s。；;:：.!?！？]))[(（]?(\d{1,2})[.)）、](?!\d)\s*")
+_TITLE_END_RE = re.compile(r"[:：]")
+_CLAUSE_END_RE = re.compile(r"[.;,!?。；，！？]|\s[-–—]\s")
+_SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_EN_SERIES_LAST_RE = re.compile(r"^\s*(?:and|or)\s+", re.IGNORECASE)
+_EN_PAIR_RE = re.compile(r"\b(?:such as|like|including|include|includes|either|between)?\s*"
+                         r"([A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*)\s+(?:or|and)\s+([A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*)")
+# "<kind> such as / like / including A, B and C" — the kind noun says what the items are
+_EN_EXAMPLES_RE = re.compile(r"\b([a-z]+),?\s+(?:such as|like|including)\s+([^.;:!?()]+?)(?=\s*(?:[.;:!?()]|,\s+(?:that|which|who)\b|\s+(?:that|which|who|can|could|are|is|to|for|in|help)\b|$))")
+_EN_SPLIT_RE = re.compile(r",\s*(?:and|or)?\s*|\s+(?:and|or)\s+")
+_ZH_SERIES_LAST_RE = re.compile(r"(以及|或者|和|与|及|或|还有)")
+
+_MAX_TITLE_WORDS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class OrdinalRef:
+    start: int
+    end: int
+    positions: tuple[int, ...]  # 1-based; negative counts from the end (-1 = last)
+    noun: str  # the head noun the reference used ("step", "one"), "" when none
+
+
+def find_ordinal(query: str, lang: str) -> OrdinalRef | None:
+    """The first positional reference in ``query``, or None."""
+    if lang == "zh":
+        m = _ZH_ORD_RE.search(query)
+        if m:
+            g = m.group(1)
+            return OrdinalRef(m.start(), m.end(), (int(g) if g.isdigit() else _ZH_NUM[g],), m.group(2))
+        m = _ZH_LAST_RE.search(query)
+        if m:
+            return OrdinalRef(m.start(), m.end(), (-1,), m.group(1))
+        return None
+    m = _EN_RUN_RE.search(query)
+    if m:
+        k = _EN_COUNT[m.group(2).lower()]
+        noun = (m.group(3) or "").lower()
+        end = m.end() if not noun or _list_noun(noun) else m.end(2)  # "the last two technologies": keep the noun
+        pos = tuple(range(1, k + 1)) if m.group(1).lower() == "first" else tuple(range(-k, 0))
+        return OrdinalRef(m.start(), end, pos, noun)
+    m = _EN_ORD_RE.search(query)
+    if m and _list_noun(m.group(3).lower()):
+        pos = (_EN_ORD[m.group(1).lower()],) + ((_EN_ORD[m.group(2).lower()],) if m.group(2) else ())
+        return OrdinalRef(m.start(), m.end(), pos, m.group(3).lower())
+    m = _EN_FORMER_RE.search(query)
+    if m:
+        return OrdinalRef(m.start(), m.end(), (1 if m.group(1).lower() == "former" else -1,), "")
+    m = _EN_NUM_RE.search(query)
+    if m:
+        return OrdinalRef(m.start(), m.end(), (int(m.group(2)),), m.group(1).lower())
+    return None
+
+
+def _list_noun(word: str) -> bool:
+    """Nouns that name a member of a list ("one", "option", "step", "hotel" …): not "the first time"."""
+    return word in lx.EN_LIST_NOUNS or word.rstrip("s") in lx.EN_LIST_NOUNS
+
+
+_MAX_TURNS_BACK = 2  # assistant turns searched for the list, newest first
+
+
+def resolve_ordinal(query: str, history: Sequence[Message], lang: str) -> tuple[int, int, str] | None:
+    """(start, end, replacement) for a positional reference whose list is in one of the latest assistant
+    turns; else None. A series of plain nouns ("air conditioning, wi-fi, and an elevator") only answers a
+    reference that names their kind; "the last one" looks for numbered items or names."""
+    ref = find_ordinal(query, lang)
+    if ref is None:
+        return None
+    need = max(max(ref.positions), -min(ref.positions), 2)
+    answers = [m for m in reversed(history) if m.role == "assistant"][:_MAX_TURNS_BACK]
+    for age, msg in enumerate(answers):
+        for items, kind in reversed(lists_in(msg.content, lang)):  # the list named last is the one meant
+            if len(items) < need or (kind != "names" and kind != "numbered" and not _names_kind(ref.noun, kind, items)):
+                continue
+            if age and not any(it.lower() in answers[0].content.lower() for it in items):
+                continue  # an older list only while the latest answer is about one of its items
+            picked = [items[p - 1] if p > 0 else items[p] for p in ref.positions]
+            return ref.start, ref.end, ("和" if lang == "zh" else " and ").join(picked)
+    return None
+
+
+def _names_kind(noun: str, kind: str, items: Sequence[str]) -> bool:
+    """Does the reference's noun name what the items are? "the last two technologies" for "technologies
+    like reverse osmosis and nanofiltration", "the second drink" for "… coffee, tea, and a soft drink"."""
+    if not noun or noun in ("one", "ones") or len(noun) == 1:
+        return False
+    stem = noun.rstrip("s")
+    return kind.rstrip("s") == stem or any(it.lower().rstrip("s").endswith(stem) for it in items)
+
+
+def list_items(text: str, lang: str) -> tuple[str, ...]:
+    """The items of the last list an answer gives (numbered items, names or nouns in a series)."""
+    found = lists_in(text, lang)
+    return found[-1][0] if found else ()
+
+
+@lru_cache(maxsize=2048)
+def lists_in(text: str, lang: str) -> tuple[tuple[tuple[str, ...], str], ...]:
+    """Every list in an answer, in order, each with its kind: "numbered", "names" or "nouns"."""
+    numbered = _numbered_items(text, lang)
+    if len(numbered) >= 2:
+        return ((numbered, "numbered"),)
+    out: list[tuple[tuple[str, ...], str]] = []
+    for sentence in _SENTENCE_RE.split(text):
+        for items, kind in (_zh_series(sentence) if lang == "zh" else _en_series(sentence)):
+            out.append((items, kind))
+    return tuple(out)
+
+
+def _numbered_items(text: str, lang: str) -> tuple[str, ...]:
+    marks = list(_NUM_ITEM_RE.finditer(text))
+    # keep the first run 1, 2, 3 … in order
+    run: list[re.Match[str]] = []
+    for m in marks:
+        if int(m.group(1)) == len(run) + 1:
+            run.append(m)
+    if len(run) < 2:
+        return ()
+    out: list[str] = []
+    for i, m in enumerate(run):
+        end = run[i + 1].start() if i + 1 < len(run) else len(text)
+        body = text[m.end():end].strip()
+        out.append(_title(body, lang))
+    return tuple(x for x in out if x) if all(out) else ()
+
+
+def _title(body: str, lang: str) -> str:
+    """An item's name: the text before a colon when short, else its first clause (capped)."""
+    t = _TITLE_END_RE.search(body)
+    if t and _n_words(body[: t.start()], lang) <= _MAX_TITLE_WORDS:
+        return body[: t.start()].strip()
+    c = _CLAUSE_END_RE.search(body)
+    head = body[: c.start()] if c else body
+    if lang == "zh":
+        return head.strip()[:24]
+    return " ".join(head.split()[:_MAX_TITLE_WORDS])
+
+
+def _n_words(s: str, lang: str) -> int:
+    return len(tagged(s)) if lang == "zh" else len(s.split())
+
+
+def _en_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
+    out: list[tuple[tuple[str, ...], str]] = []
+    chunks = sentence.rstrip(" .!?").split(",")
+    if len(chunks) >= 3 and _EN_SERIES_LAST_RE.match(chunks[-1]):
+        items: list[str] = []
+        proper = True
+        for i, chunk in enumerate(chunks):
+            chunk = _EN_SERIES_LAST_RE.sub("", chunk).strip()
+            ms = mentions(chunk, "en")
+            m = (ms[-1] if i == 0 else ms[0]) if ms else None  # "Hotels near X include the Hotel Navona"
+            if m is None or (i > 0 and len(chunk.split()) > 6 and not m.proper):
+                items = []
+                break
+            proper = proper and m.proper
+            items.append(m.phrase if i else _with_det(chunk, m.text))
+        if items:
+            out.append((tuple(items), "names" if proper else "nouns"))
+    for ex in _EN_EXAMPLES_RE.finditer(sentence):  # "treatment technologies, like reverse osmosis and nanofiltration"
+        parts = [p.strip() for p in _EN_SPLIT_RE.split(ex.group(2)) if p.strip()]
+        if len(parts) >= 2 and all(len(p.split()) <= 4 for p in parts):
+            names = all(p[:1].isupper() for p in parts)
+            out.append((tuple(parts), "names" if names else ex.group(1).lower()))
+    for pair in _EN_PAIR_RE.finditer(sentence):  # "Tools such as Trello or Jira": two names
+        a, b = pair.group(1), pair.group(2)
+        if a.split()[0].lower() not in lx.STOP_EN and b.split()[0].lower() not in lx.STOP_EN:
+            out.append(((a, b), "names"))
+    return out
+
+
+def _with_det(chunk: str, text: str) -> str:
+    i = chunk.find(text)
+    return ("the " + text) if i >= 4 and chunk[i - 4:i].lower() == "the " else text
+
+
+def _zh_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
+    if "、" not in sentence:
+        return []
+    chunks = sentence.split("、")
+    last = _ZH_SERIES_LAST_RE.split(chunks[-1], maxsplit=1)
+    if len(last) == 3:
+        chunks = chunks[:-1] + [last[0], last[2]]
+    items: list[str] = []
+    proper = True
+    for i, chunk in enumerate(chunks):
+        ms = [m for m in mentions(chunk, "zh") if "的" not in m.text] or list(mentions(chunk, "zh"))
+        if not ms:
+            return []
+        m = ms[-1] if i == 0 else ms[0]
+        proper = proper and m.proper
+        items.append(m.text)
+    # a Chinese series names its members as answers to the question ("支持哪些检索方式"): usable as listed
+    return [(tuple(items), "names")] if len(items) >= 2 else []
+
+
+__all__ = ["OrdinalRef", "find_ordinal", "list_items", "lists_in", "resolve_ordinal"]

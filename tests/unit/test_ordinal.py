@@ -1,0 +1,86 @@
+"""Positional references to a listed item ("the third step", "the last one", "第二种")."""
+
+from __future__ import annotations
+
+import pytest
+
+from convsearch import Message, RuleRewriter, needs_rewrite
+from convsearch.rewrite.ordinal import find_ordinal, list_items, lists_in, resolve_ordinal
+
+U = lambda s: Message("user", s)  # noqa: E731
+A = lambda s: Message("assistant", s)  # noqa: E731
+
+HOTELS = A("Hotels near the Piazza Navona include the Hotel Navona, the Eitch Borromini Palazzo, and the Hotel Raphael.")
+STEPS = A("Here are the steps: 1. Research your target market. 2. Define your services and prices. "
+          "3) Write a business plan: goals, strategies and projections. 4. Register the business.")
+
+
+def rewrite(history, query):
+    return RuleRewriter().rewrite(history, query)
+
+
+@pytest.mark.parametrize("query,positions", [
+    ("Tell me more about the first one.", (1,)),
+    ("Can you compare the third and fourth options?", (3, 4)),
+    ("Compare the last two options", (-2, -1)),
+    ("Which is cheaper, the former?", (1,)),
+    ("What does step 2 involve?", (2,)),
+])
+def test_find_ordinal_positions(query, positions):
+    ref = find_ordinal(query, "en")
+    assert ref is not None and ref.positions == positions
+
+
+@pytest.mark.parametrize("query", ["What was the first time you went there?", "Who won the second world war?",
+                                   "Tell me about the hotel."])
+def test_not_a_positional_reference(query):
+    assert find_ordinal(query, "en") is None
+
+
+def test_numbered_list_items_use_the_title_or_first_clause():
+    assert list_items(STEPS.content, "en") == ("Research your target market", "Define your services and prices",
+                                               "Write a business plan", "Register the business")
+
+
+def test_inline_series_of_names():
+    assert list_items(HOTELS.content, "en") == ("the Hotel Navona", "the Eitch Borromini Palazzo", "the Hotel Raphael")
+    r = rewrite([U("Any hotels near Piazza Navona?"), HOTELS], "Is the last one expensive?")
+    assert r.rewritten == "Is the Hotel Raphael expensive?"
+    assert needs_rewrite([U("Any hotels near Piazza Navona?"), HOTELS], "Is the last one expensive?").needed
+
+
+def test_numbered_reference_is_replaced_by_the_item():
+    r = rewrite([U("How do I start a business?"), STEPS], "Can you tell me about the third step?")
+    assert r.rewritten == "Can you tell me about Write a business plan?"
+
+
+def test_plain_nouns_answer_only_a_reference_that_names_their_kind():
+    a = A("Some treatment technologies, like reverse osmosis and nanofiltration, help with desalination.")
+    assert resolve_ordinal("Compare the last two technologies you mentioned.", [a], "en")[2] == \
+        "reverse osmosis and nanofiltration"
+    b = A("The room has air conditioning, wi-fi, and an elevator.")
+    assert resolve_ordinal("Tell me more about the last one.", [b], "en") is None
+
+
+def test_older_list_only_while_the_latest_answer_is_about_one_of_its_items():
+    about_first = A("The Hotel Navona is a small hotel in a historic building.")
+    h = [U("Any hotels near Piazza Navona?"), HOTELS, U("Tell me about the first one."), about_first]
+    assert rewrite(h, "Tell me more about the last one.").rewritten == "Tell me more about the Hotel Raphael."
+    unrelated = A("You can fund a business with loans or investors.")
+    h2 = [U("How do I start a business?"), STEPS, U("How do I pay for it?"), unrelated]
+    assert resolve_ordinal("Compare the third and fourth options.", h2, "en") is None
+
+
+def test_zh_series_and_numbered_list():
+    a = A("AnySearch 支持关键词检索、向量检索和混合检索三种方式。")
+    assert list_items(a.content, "zh") == ("关键词检索", "向量检索", "混合检索")
+    assert rewrite([U("AnySearch 支持哪些检索方式？"), a], "第三种怎么收费？").rewritten == "混合检索怎么收费"
+    assert rewrite([U("AnySearch 支持哪些检索方式？"), a], "第二种呢？").rewritten == "向量检索"
+    b = A("推荐以下几家：1. 海底捞 2. 西贝莜面村 3. 外婆家")
+    assert rewrite([U("附近有什么餐厅"), b], "最后一家人均多少？").rewritten == "外婆家人均多少"
+
+
+def test_no_list_no_rewrite_from_ordinal():
+    h = [U("Tell me about Rome."), A("Rome is the capital of Italy.")]
+    assert resolve_ordinal("Tell me more about the first one.", h, "en") is None
+    assert lists_in("Rome is the capital of Italy.", "en") == ()
