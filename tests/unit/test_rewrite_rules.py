@@ -480,3 +480,32 @@ def test_en_descriptive_topic_completes_with_the_words_the_user_used():
     h = [U("What are the types of pork ribs?"), U("What are ways to cook them?")]
     r = rw(h, "What is in a typical rub?", topic="cooking pork ribs")
     assert r.rewritten == "What is in a typical rub in pork ribs?"
+
+
+def test_en_descriptive_topic_gerund_is_no_subject():
+    h = [U("I want to study abroad, can you help me with finding a college?"), A("Sure, which subject?"),
+         U("Biology. Which colleges are good?"), A("Here are five colleges.")]
+    r = rw(h, "Which are the best three with the highest ranking?", topic="Finding a college")
+    assert "finding" not in r.rewritten.lower().split() and " in help" not in r.rewritten
+
+
+@pytest.mark.parametrize("query", ["Can you give more examples?", "What could I say about my hobbies?"])
+def test_en_no_completion_with_a_verb_or_a_relational_word(query):
+    h = [U("Hello, I am looking for tips for my first date."), A("Be yourself."),
+         U("Now, what could I potentially talk about?"), A("Ask open-ended questions.")]
+    r = rw(h, query, topic="Dating tips")
+    assert not r.rewritten.rstrip("?").endswith((" talk", " tips", " help"))
+
+
+def test_en_completion_skips_a_query_that_names_the_subject_in_the_plural():
+    h = [U("Can you help me with finding a university?"), A("Which subject?")]
+    r = rw(h, "Can you tell me the name of the best universities?", topic="Finding a university")
+    assert not r.changed
+
+
+def test_en_thanks_sentence_does_not_move_the_focus():
+    h = [U("I think I have irritable bowel syndrome. What is it?"), A("IBS is a common disorder."),
+         U("Thanks for that suggestion. Are there any specific foods I should avoid?"), A("Avoid fatty foods.")]
+    r = rw(h, "What else could be causing it in me?", topic="Irritable bowel syndrome")
+    assert "suggestion" not in r.rewritten and "irritable bowel syndrome" in r.rewritten
+    assert not r.rewritten.startswith("Besides IBS")  # the acronym of the subject is the subject, not another thing

@@ -500,6 +500,14 @@ def _alias_of(short: Mention, full: Mention) -> bool:
     return bool(a) and a <= b and a != b if short.text.isascii() else short.text in full.text
 
 
+def _acronym_of(short: str, full: str) -> bool:
+    """"IBS" for "Irritable bowel syndrome", "US" for "United States": the initials of the content words."""
+    if not (2 <= len(short) <= 6 and short.isupper() and short.isalpha()):
+        return False
+    words_ = [w for w in re.findall(r"[A-Za-z][\w'’-]*", full) if w.lower() not in ("of", "the", "and", "for", "a", "an")]
+    return len(words_) == len(short) and "".join(w[0] for w in words_).upper() == short
+
+
 _EN_TOPIC_SET_RE = re.compile(
     r"^\s*(?:(?:so|and|ok|okay|now|then)\s*,?\s+)?(?:"
     r"(?:what|who)(?:\s+|['’])(?:is|are|was|were|s)|(?:can you\s+|could you\s+|please\s+)?tell (?:me|us)"
@@ -522,15 +530,74 @@ def _en_topic_setting(text: str) -> bool:
     return " ".join(lead).startswith(ms[0].text.lower())
 
 
+def _verbish(word: str) -> bool:
+    """A word that reads as a verb or a gerund rather than as a thing: "finding", "help", "talk", "start"."""
+    low = word.lower()
+    return low.endswith("ing") or low in lx.EN_VERBS or low in lx.EN_PARTICIPLES
+
+
+def weak_anchor(m: Mention) -> bool:
+    """A mention too vague to name what a conversation is about: one lower-case word that is a verb or a
+    gerund ("finding", "help", "talk") or relational ("tips", "examples"). Writing it into a query
+    ("... in help?", "Yes, finding was 98.") adds a word and no subject."""
+    if m.proper or " " in m.text.strip():
+        return False
+    return _verbish(m.text) or m.relational
+
+
+_EN_SENT_RE = re.compile(r"[^.!?]+[.!?]*\s*")
+_EN_THANKS_RE = re.compile(r"^\W*(?:(?:ok|okay|great|wow|oh|ah|yes|no)\W+)?(?:thanks|thank you|thank u|many thanks)\b",
+                           re.IGNORECASE)
+
+
+def _en_feedback_sentence(sent: str) -> bool:
+    """"Thanks for that suggestion.", "That sounds intriguing!", "Those are excellent points, thanks!": a
+    sentence about the last answer, whose nouns name no subject to search for."""
+    if _EN_THANKS_RE.match(sent):
+        return True
+    toks = en_tokens(sent)
+    k = next((i for i, t in enumerate(toks) if t[0].isalnum()), None)
+    return k is not None and en_feedback_pronoun(toks, k)
+
+
+def en_request_part(text: str) -> str:
+    """An English user turn without its feedback sentences ("Thanks for that suggestion. Are there any
+    specific foods I should avoid?" → "Are there any specific foods I should avoid?"); the whole turn when
+    every sentence is feedback."""
+    sents = _EN_SENT_RE.findall(text)
+    if len(sents) < 2:
+        return text
+    kept = [x for x in sents if not _en_feedback_sentence(x)]
+    return "".join(kept) if kept else text
+
+
+def _noun_phrase_topic(name: str) -> bool:
+    """A descriptive topic that is itself a plain noun phrase ("Marching band", "oceanic crust") can stand for
+    the subject even when the user never said it; one with a verb, a gerund or a relational word ("Finding a
+    university", "Dating tips", "How to start my own business?") only names an activity around it."""
+    content = [w.lower() for w in re.findall(r"[\w'’-]+", name) if w.lower() not in lx.STOP_EN]
+    return bool(content) and "?" not in name and not any(_verbish(w) or w in lx.RELATIONAL_EN for w in content)
+
+
 def _en_topic_in_use(name: str, history: Sequence[Message]) -> Mention | None:
     """The words of a descriptive topic that the user's turns use: "pork ribs" for "cooking pork ribs",
-    "Emilia-Romagna" for "Emilia-Romagna food travel" (the first such mention: the session's opener)."""
-    want = {w.lower() for w in re.findall(r"[\w'’-]+", name) if w.lower() not in lx.STOP_EN}
+    "Emilia-Romagna" for "Emilia-Romagna food travel" (the first such mention: the session's opener).
+    Only the topic's nouns count: "finding" of "Finding a university" or "start" of "How to start my own
+    business?" is no subject."""
+    want = {w.lower() for w in re.findall(r"[\w'’-]+", name)
+            if w.lower() not in lx.STOP_EN and not _verbish(w) and w.lower() not in lx.RELATIONAL_EN}
+    ends = [w.lower() for w in name.split()[:1] + name.split()[-1:]]
+    whole = not any(_verbish(w) or w in lx.RELATIONAL_EN or w in lx.EN_FUNCTION for w in ends)
     for msg in history:
         if msg.role != "user":
             continue
         for x in mentions(msg.content, "en"):
-            if not x.relational and want & {w.lower() for w in x.text.split()}:
+            if not x.relational and not weak_anchor(x) and want & {w.lower() for w in x.text.split()}:
+                i = next(iter(_word_at(msg.content.lower(), name.lower())), -1)
+                if i >= 0 and len(name.split()) > len(x.text.split()) and x.text.lower() in name.lower() and whole:
+                    # the turn says the whole topic ("related to irritable bowel syndrome"): keep all of it
+                    text = msg.content[i:i + len(name)]
+                    return Mention(text, x.proper, x.cls, text.split()[-1].lower(), x.det)
                 return x
     return None
 
@@ -558,7 +625,7 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
     user_fresh = False  # the latest user turn named the user focus (or pointed at it with a pronoun)
     for m in history:
         lang = detect_lang(m.content)
-        ms = mentions(m.content, lang)
+        ms = mentions(en_request_part(m.content) if m.role == "user" and lang == "en" else m.content, lang)
         proper = [x for x in ms if x.proper]
         last_turn = None
         if m.role == "user":
@@ -613,7 +680,7 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
         tm = mentions(name)
         topic_m = Mention(name, True, tm[0].cls if tm else "proper", tm[-1].head if tm else name)
         if name.isascii() and not name_like(name):
-            topic_m = _en_topic_in_use(name, history) or topic_m
+            topic_m = _en_topic_in_use(name, history) or (topic_m if _noun_phrase_topic(name) else None)
     if topic_m is not None and user_focus is not None and user_focus.proper and _alias_of(user_focus, topic_m):
         user_focus = topic_m  # "Ben" or "Stein" when the page is about "Ben Stein"
     if topic_m is not None and user_subject is not None and user_subject.proper and _alias_of(user_subject, topic_m):
@@ -634,6 +701,8 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
         # ("it" after "Tell me about lung cancer" in a session on "head and neck cancer")
         entity, source = user_focus, "user"
     person = topic_m if topic_m is not None and not recent_proper else (person_focus or entity)
-    if last_answer is not None and entity is not None and (_alias_of(last_answer, entity) or last_answer.text == entity.text):
-        last_answer = None
+    if last_answer is not None and any(x is not None and (_alias_of(last_answer, x) or last_answer.text == x.text
+                                                          or _acronym_of(last_answer.text, x.text))
+                                       for x in (entity, subject, Mention(name, True, "proper", name) if name else None)):
+        last_answer = None  # the answer named the subject itself ("IBS" in a session on irritable bowel syndrome)
     return Focus(entity, frame, frame_mentions, source, person, last_answer, subject)

@@ -26,7 +26,8 @@ from ..gate import _ZH_NE_RE, en_ellipsis, en_info_question, needs_rewrite, zh_e
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_expansion, en_feedback_pronoun, en_tokens,
-                       find_focus, has_pronoun, mentions, name_like, partial_name_span, topic_entity, zh_anaphor_at)
+                       en_request_part, find_focus, has_pronoun, mentions, name_like, partial_name_span, topic_entity, weak_anchor,
+                       zh_anaphor_at)
 from .guard import unfaithful_words
 from .ordinal import resolve_ordinal
 
@@ -264,7 +265,7 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
         return None, "no focus"
     excluding = focus.last_answer is not None and _asks_for_more(q)
     subject = focus.subject or ent
-    if out is None and ent.text.lower() not in q.lower() and subject.text.lower() not in q.lower():
+    if out is None and not _en_names(q, ent) and not _en_names(q, subject):
         out, how = _complete_en(q, _relational_owner(q, focus) or subject)
     if excluding and focus.last_answer.text.lower() not in (out or q).lower():
         # "what else / any other ...": exclude what the last answer already covered
@@ -295,10 +296,30 @@ def _relational_owner(q: str, focus: Focus) -> Mention | None:
     return next((m for m in focus.frame_mentions if not m.proper and not m.relational), None)
 
 
+def _singular(word: str) -> str:
+    w = word.lower()
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    return w[:-1] if w.endswith("s") and not w.endswith(_EN_SINGULAR_S) else w
+
+
+def _en_names(q: str, m: Mention) -> bool:
+    """Does ``q`` already name ``m``: its text, or (for a common noun) its head in either number
+    ("the best universities" names "university")?"""
+    if m.text.lower() in q.lower():
+        return True
+    if m.proper:
+        return False
+    head = _singular(m.head)
+    return any(_singular(w) == head for w in re.findall(r"[A-Za-z][\w'’-]*", q))
+
+
 def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
     """Put the focus where English puts it: "What happened in 1990?" → "What happened to X in 1990?";
     "Did the band tour?" → "Did the X band tour?"; "What are the safety features?" → "... features of X?";
-    otherwise after the question."""
+    otherwise after the question. A vague focus ("help", "tips", "finding") is no subject: nothing is added."""
+    if weak_anchor(ent):
+        return None, f"no subject to complete with ({ent.text} is too vague)"
     m = _EN_HAPPEN_RE.search(q)
     if m:
         return f"{q[:m.end()]} to {ent.text}{q[m.end():]}", f"frame completion with {ent.text}"
@@ -309,7 +330,8 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
     last = mentions(core, "en")
     if last and last[-1].head in lx.RELATIONAL_EN and core.lower().endswith(last[-1].text.lower()):
         return f"{core} of {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
-    rel = next((m for m in last if m.relational and not ent.proper), None)
+    rel = next((m for m in mentions(en_request_part(core), "en") if m.relational and not ent.proper and not _EN_OF_AFTER_RE.match(
+        core.lower(), core.lower().find(m.text.lower()) + len(m.text))), None)  # "the name of X" has its owner
     if rel is not None:  # "How long does approval take?" → "How long does expense reimbursement approval take?"
         i = next(iter(_word_at(q.lower(), rel.text.lower())), -1)
         if i >= 0:
@@ -320,6 +342,7 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
 
 
 _EN_SENT_END_RE = re.compile(r"[.!?]+\s+")
+_EN_OF_AFTER_RE = re.compile(r"\s+(?:of|for)\b")
 
 
 def _asks_for_more(q: str) -> bool:
@@ -390,8 +413,11 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
         target = person if (w in _EN_PERSON and person is not None) else ent
         if w in _EN_PERSON and not target.proper:
             continue  # he/she name a person: "market research" is no antecedent of "She is a business major"
-        if not _agrees(target, w):  # "Tell me about its invention" after "What are the types of networks?"
-            target = next((x for x in others if _agrees(x, w) and x.text.lower() not in q.lower()), target)
+        if not _agrees(target, w) or weak_anchor(target):  # "Tell me about its invention" after "What are the types of networks?"
+            target = next((x for x in others if _agrees(x, w) and not weak_anchor(x) and x.text.lower() not in q.lower()),
+                          target)
+        if weak_anchor(target):
+            return None, f"pronoun {mt.group(1)}: no antecedent ({target.text} is too vague)"
         phrase = target.phrase if mt.start() > 0 else target.phrase[:1].upper() + target.phrase[1:]
         possessive = w in lx.EN_POSSESSIVE
         if w == "her":
