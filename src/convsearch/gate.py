@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from . import lexicon as lx
 from .rewrite.entities import (definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
                                partial_name_span, topic_entity)
+from .rewrite.offer import accepted_offer
 from .rewrite.ordinal import resolve_ordinal
 from .text import detect_lang, tagged, words
 from .types import Decision, Message
@@ -158,6 +159,8 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
     named_topic = topic_entity(topic) if topic and name_like(topic_entity(topic)) else ""
     if named_topic and partial_name_span(q, named_topic):
         return Decision(True, "partial name of the session topic", 0.8)
+    if history and accepted_offer(q, history) is not None:
+        return Decision(True, "a yes to the latest answer's offer of information", 0.8)
     if history and resolve_ordinal(q, history, lang) is not None:
         return Decision(True, "positional reference to a listed item ('the third step', '第二种')", 0.85)
     marker = _zh_marker(q) if lang == "zh" else _en_marker(q, history)

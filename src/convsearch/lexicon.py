@@ -72,6 +72,8 @@ ZH_NOUN_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "eng", "vn
 # --- English -------------------------------------------------------------------------------------
 # Nouns that name a member of a list ("the third step", "the first one"): see rewrite/ordinal.py.
 EN_LIST_NOUNS = _read_words("kinds.txt", "en_list_nouns")
+# Words that make an offer an offer of information: see rewrite/offer.py.
+EN_INFO_OFFER = _read_words("kinds.txt", "en_info_offer")
 EN_SUBJECT = {"it": "thing", "they": "group", "he": "person", "she": "person", "them": "group", "him": "person"}
 EN_POSSESSIVE = {"its": "thing", "their": "group", "his": "person", "her": "person"}
 EN_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})

@@ -29,6 +29,7 @@ from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_ex
                        en_request_part, find_focus, has_pronoun, mentions, name_like, partial_name_span, topic_entity, weak_anchor,
                        zh_anaphor_at)
 from .guard import unfaithful_words
+from .offer import accepted_offer
 from .ordinal import resolve_ordinal
 
 _TRAIL_PUNCT = "？?！!。.，,~～ \t"
@@ -78,6 +79,14 @@ class RuleRewriter:
                 out = _ZH_NE_RE.sub("", out).rstrip(_TRAIL_PUNCT) or out  # "第二种呢？" → "向量检索"
             return self._checked(query, out, history, topic, f"gate: {decision.reason}; ordinal: {query[start:end]} → {items}")
         focus = find_focus(history, topic)
+        offer = accepted_offer(query, history)
+        if offer is not None:
+            # "their location": the offer's pronoun points at what that same answer named first
+            named = next((m for m in mentions(history[-1].content, lang) if m.proper), None) or focus.entity
+            if named is not None:
+                offer = _replace_pronoun(offer, named, named)[0] or offer
+            return self._checked(query, f"{query.rstrip()} {offer}", history, topic,
+                                 f"gate: {decision.reason}; offer accepted: {offer}")
         if focus.frame and decision.reason.startswith(("ellipsis", "leading")):
             focus = self._resolve_frame(history, focus, topic)
         name = topic_entity(topic) if topic else ""

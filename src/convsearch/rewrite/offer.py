@@ -1,0 +1,41 @@
+"""A bare "yes" to an offer of information: "Yes please!" after "…, would you like me to give you more
+information on alternative therapies?" asks for that information.
+
+Only offers of information count (the offered phrase names information, details, a location, a phone number,
+more about something …); a "yes" to an offered action ("Would you like me to call Anna?") is an answer, not a
+search, and stays as typed. The rewrite is the acceptance followed by the offered phrase seen from the
+user's side ("give you" → "give me"), so every added word comes from the history.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .. import lexicon as lx
+from ..types import Message
+
+_ACCEPT_RE = re.compile(r"^\s*(?:(?:yes|yeah|yep|sure|ok|okay|please|please do|of course|definitely|absolutely|"
+                        r"that would be (?:great|nice|helpful)|sounds good|go ahead)[\s,.!]*){1,3}$", re.IGNORECASE)
+_OFFER_RE = re.compile(r"(?:would you like|do you want|do you need|shall i|should i|can i|may i)\s+"
+                       r"(?:me\s+to\s+|to\s+)?([^?]{2,160})\?\s*$", re.IGNORECASE)
+_SWAP = {"you": "me", "your": "my", "yours": "mine", "yourself": "myself"}
+_SWAP_RE = re.compile(r"\b(you|your|yours|yourself)\b", re.IGNORECASE)
+
+
+def accepted_offer(query: str, history: Sequence[Message]) -> str | None:
+    """The information the user says yes to, as the user would ask for it; None when the query is not a
+    bare acceptance of the latest answer's offer of information."""
+    if not history or history[-1].role != "assistant" or not _ACCEPT_RE.match(query):
+        return None
+    m = _OFFER_RE.search(history[-1].content.strip())
+    if m is None:
+        return None
+    phrase = m.group(1).strip().rstrip(",;")
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", phrase)}
+    if not words & lx.EN_INFO_OFFER:
+        return None
+    return _SWAP_RE.sub(lambda w: _SWAP[w.group(1).lower()], phrase)
+
+
+__all__ = ["accepted_offer"]
