@@ -194,7 +194,7 @@ def _rewrite_zh(query: str, focus: Focus) -> tuple[str | None, str]:
         before = "".join(w for w, _ in rest[:slot])
         after = "".join(w for w, _ in rest[slot:])
         return prefix + _join_zh(before, ent.text, after), f"frame completion (object) with {ent.text}"
-    noun_first = rest[0][1] in lx.ZH_NOUN_TAGS
+    noun_first = rest[0][1] in lx.ZH_NOUN_TAGS and rest[0][0] in lx.RELATIONAL_ZH  # 的 only before an aspect (的价格)
     return prefix + _attach(ent.text, rest_text, de=noun_first), f"frame completion with {ent.text}"
 
 
