@@ -84,3 +84,11 @@ def test_no_list_no_rewrite_from_ordinal():
     h = [U("Tell me about Rome."), A("Rome is the capital of Italy.")]
     assert resolve_ordinal("Tell me more about the first one.", h, "en") is None
     assert lists_in("Rome is the capital of Italy.", "en") == ()
+
+
+def test_plain_nouns_answer_a_reference_named_by_the_question():
+    h = [U("What deployment options does NovaDB offer?"),
+         A("NovaDB runs as a managed cloud service, on your own Kubernetes with the NovaDB Operator, or as a single binary.")]
+    r = rewrite(h, "How do I install the second option?")
+    assert r.rewritten == "How do I install my own Kubernetes with the NovaDB Operator?"  # seen from the user's side
+    assert rewrite(h, "Is the last option free?").rewritten == "Is a single binary free?"

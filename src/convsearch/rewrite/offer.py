@@ -35,7 +35,12 @@ def accepted_offer(query: str, history: Sequence[Message]) -> str | None:
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", phrase)}
     if not words & lx.EN_INFO_OFFER:
         return None
-    return _SWAP_RE.sub(lambda w: _SWAP[w.group(1).lower()], phrase)
+    return user_side(phrase)
 
 
-__all__ = ["accepted_offer"]
+def user_side(text: str) -> str:
+    """Words an assistant wrote, as the user would say them: "give you" → "give me", "your own" → "my own"."""
+    return _SWAP_RE.sub(lambda w: _SWAP[w.group(1).lower()], text)
+
+
+__all__ = ["accepted_offer", "user_side"]

@@ -19,12 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 from functools import lru_cache
 
 from .. import lexicon as lx
 from ..text import tagged
 from ..types import Message
 from .entities import mentions
+from .offer import user_side
 
 _EN_ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,
            "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8, "ninth": 9, "9th": 9,
@@ -115,10 +117,14 @@ def resolve_ordinal(query: str, history: Sequence[Message], lang: str) -> tuple[
     if ref is None:
         return None
     need = max(max(ref.positions), -min(ref.positions), 2)
-    answers = [m for m in reversed(history) if m.role == "assistant"][:_MAX_TURNS_BACK]
-    for age, msg in enumerate(answers):
+    idx = [i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"][:_MAX_TURNS_BACK]
+    answers = [history[i] for i in idx]
+    for age, (i, msg) in enumerate(zip(idx, answers)):
+        asked = next((m.content for m in reversed(history[:i]) if m.role == "user"), "")
         for items, kind in reversed(lists_in(msg.content, lang)):  # the list named last is the one meant
-            if len(items) < need or (kind != "names" and kind != "numbered" and not _names_kind(ref.noun, kind, items)):
+            if len(items) < need:
+                continue
+            if kind not in ("names", "numbered") and not _names_kind(ref.noun, kind, items, asked):
                 continue
             if age and not any(it.lower() in answers[0].content.lower() for it in items):
                 continue  # an older list only while the latest answer is about one of its items
@@ -127,13 +133,16 @@ def resolve_ordinal(query: str, history: Sequence[Message], lang: str) -> tuple[
     return None
 
 
-def _names_kind(noun: str, kind: str, items: Sequence[str]) -> bool:
+def _names_kind(noun: str, kind: str, items: Sequence[str], asked: str = "") -> bool:
     """Does the reference's noun name what the items are? "the last two technologies" for "technologies
-    like reverse osmosis and nanofiltration", "the second drink" for "… coffee, tea, and a soft drink"."""
+    like reverse osmosis and nanofiltration", "the second drink" for "… coffee, tea, and a soft drink",
+    "the second option" when the question the list answers asked for "deployment options"."""
     if not noun or noun in ("one", "ones") or len(noun) == 1:
         return False
     stem = noun.rstrip("s")
-    return kind.rstrip("s") == stem or any(it.lower().rstrip("s").endswith(stem) for it in items)
+    if kind.rstrip("s") == stem or any(it.lower().rstrip("s").endswith(stem) for it in items):
+        return True
+    return bool(asked) and re.search(rf"\b{re.escape(stem)}s?\b", asked, re.IGNORECASE) is not None
 
 
 def list_items(text: str, lang: str) -> tuple[str, ...]:
@@ -202,7 +211,7 @@ def _en_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
                 items = []
                 break
             proper = proper and m.proper
-            items.append(m.phrase if i else _with_det(chunk, m.text))
+            items.append(_series_item(chunk, m) if i else _with_det(chunk, m.text))
         if items:
             out.append((tuple(items), "names" if proper else "nouns"))
     for ex in _EN_EXAMPLES_RE.finditer(sentence):  # "treatment technologies, like reverse osmosis and nanofiltration"
@@ -215,6 +224,21 @@ def _en_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
         if a.split()[0].lower() not in lx.STOP_EN and b.split()[0].lower() not in lx.STOP_EN:
             out.append(((a, b), "names"))
     return out
+
+
+_LEAD_PREP_RE = re.compile(r"^(?:(?:as|on|in|at|with|by|via|through|from|for|to)\s+)+", re.IGNORECASE)
+_NOT_ITEM_START = frozenset({"which", "that", "who", "where", "when", "to", "can", "could", "will", "would", "is",
+                             "are", "was", "were", "it", "they", "this", "these", "you", "we", "i"})
+
+
+def _series_item(chunk: str, first: Any) -> str:
+    """A later member of a series: the whole short chunk ("your own Kubernetes with the NovaDB Operator",
+    "a single binary"), or its first noun phrase when the chunk is long or a clause."""
+    item = _LEAD_PREP_RE.sub("", chunk).strip()
+    words = item.split()
+    if words and len(words) <= 8 and words[0].lower() not in _NOT_ITEM_START:
+        return user_side(item)
+    return first.phrase
 
 
 def _with_det(chunk: str, text: str) -> str:
