@@ -546,3 +546,9 @@ def test_en_quoted_title_is_one_name_but_a_quoted_sentence_is_not():
 def test_en_name_with_lowercase_particles_is_name_like():
     from convsearch.rewrite.entities import name_like
     assert name_like("Ludwig Mies van der Rohe")
+
+
+def test_en_sentence_openers_are_no_names():
+    from convsearch.rewrite.entities import mentions
+    ms = mentions("Despite the injury, he played on. Eventually Kara Lund left the club.", "en")
+    assert [m.text for m in ms if m.proper] == ["Kara Lund"]

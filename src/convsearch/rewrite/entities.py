@@ -193,7 +193,7 @@ def en_mentions(text: str) -> list[Mention]:
             prev_lower = ""
             i += 1
             continue
-        if _is_cap(tok) and not (sentence_start and (low in lx.STOP_EN or low in lx.RELATIONAL_EN)) \
+        if _is_cap(tok) and not (sentence_start and (low in lx.STOP_EN or low in lx.RELATIONAL_EN or low in lx.EN_OPENERS)) \
                 and low not in lx.EN_PRONOUNS and low != "i" and not low.startswith(("i'", "i’")):
             j = i + 1
             end = i + 1
