@@ -74,6 +74,8 @@ ZH_NOUN_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "eng", "vn
 EN_LIST_NOUNS = _read_words("kinds.txt", "en_list_nouns")
 # Words that make an offer an offer of information: see rewrite/offer.py.
 EN_INFO_OFFER = _read_words("kinds.txt", "en_info_offer")
+EN_CALENDAR = _read_words("kinds.txt", "en_calendar")
+EN_OPENERS = _read_words("kinds.txt", "en_openers")
 EN_SUBJECT = {"it": "thing", "they": "group", "he": "person", "she": "person", "them": "group", "him": "person"}
 EN_POSSESSIVE = {"its": "thing", "their": "group", "his": "person", "her": "person"}
 EN_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
@@ -81,5 +83,5 @@ EN_PRONOUNS = frozenset(EN_SUBJECT) | frozenset(EN_POSSESSIVE) | EN_DEMONSTRATIV
 EN_WH = frozenset({"what", "who", "when", "where", "why", "how", "which", "whom", "whose"})
 EN_AUX = frozenset({"is", "are", "was", "were", "do", "does", "did", "can", "could", "will", "would", "should",
                     "shall", "may", "might", "must", "has", "have", "had", "am"})
-EN_CONNECTORS = frozenset({"of", "the", "and", "&", "de", "von", "van", "da", "del", "la", "le", "for", "on", "in"})
+EN_CONNECTORS = frozenset({"of", "the", "and", "&", "de", "von", "van", "der", "da", "del", "du", "di", "la", "le", "for", "on", "in"})
 EN_SUBJECT_PRONOUNS = frozenset({"i", "you", "we", "he", "she", "it", "they"})

@@ -509,3 +509,46 @@ def test_en_thanks_sentence_does_not_move_the_focus():
     r = rw(h, "What else could be causing it in me?", topic="Irritable bowel syndrome")
     assert "suggestion" not in r.rewritten and "irritable bowel syndrome" in r.rewritten
     assert not r.rewritten.startswith("Besides IBS")  # the acronym of the subject is the subject, not another thing
+
+
+# --- animacy: he/she and it --------------------------------------------------------------------------
+
+def test_en_he_is_the_session_person_not_the_team_just_named():
+    h = [U("Where did he play in 1990?"), A("He joined Riverside United that summer."),
+         U("What was Riverside United?"), A("A club in the second division.")]
+    r = rw(h, "What position did he play?", topic="Tomas Brandt: Riverside United")
+    assert r.rewritten == "What position did Tomas Brandt play?"
+
+
+def test_en_it_is_the_quoted_work_once_the_person_is_he():
+    h = [U("What did she release in 2012?"), A('In 2012, Brandt sang "Silver Lining",')]
+    r = rw(h, "was it a hit?", topic="Nora Brandt: Career")
+    assert r.rewritten == "was Silver Lining a hit?"
+
+
+def test_en_it_stays_with_the_session_when_nobody_was_called_he():
+    h = [U("When was the album recorded?"), A('It was recorded in Leeds, with "Silver Lining" as a single.')]
+    r = rw(h, "was it a hit?", topic="Northern Lights Band: Career")
+    assert "Silver Lining" not in r.rewritten
+
+
+def test_en_months_and_number_words_are_no_names():
+    from convsearch.rewrite.entities import mentions
+    assert [m.text for m in mentions("In December, Three of the members met Jon Hale.", "en") if m.proper] == ["Jon Hale"]
+
+
+def test_en_quoted_title_is_one_name_but_a_quoted_sentence_is_not():
+    from convsearch.rewrite.entities import mentions
+    assert "This Is Music" in [m.text for m in mentions('the first single "This Is Music" reached No. 35', "en")]
+    assert not any(m.cls == "title" for m in mentions('he said "Pratt was my guide and inspiration"', "en"))
+
+
+def test_en_name_with_lowercase_particles_is_name_like():
+    from convsearch.rewrite.entities import name_like
+    assert name_like("Ludwig Mies van der Rohe")
+
+
+def test_en_sentence_openers_are_no_names():
+    from convsearch.rewrite.entities import mentions
+    ms = mentions("Despite the injury, he played on. Eventually Kara Lund left the club.", "en")
+    assert [m.text for m in ms if m.proper] == ["Kara Lund"]

@@ -157,6 +157,11 @@ def en_tokens(text: str) -> list[str]:
     return [_POSSESSIVE_RE.sub("", t) if len(t) > 2 else t for t in _EN_TOKEN_RE.findall(text)]
 
 
+_EN_OPEN_QUOTES = frozenset({'"', "“"})
+_EN_CLOSE_QUOTES = frozenset({'"', "”"})
+_EN_TITLE_MAX = 6
+
+
 def _is_cap(tok: str) -> bool:
     return tok[:1].isupper() or (any(c.isupper() for c in tok[1:]) and tok[:1].isalpha()) or (
         tok[:1].isdigit() and any(c.isalpha() for c in tok))
@@ -173,12 +178,22 @@ def en_mentions(text: str) -> list[Mention]:
     while i < n:
         tok = toks[i]
         low = tok.lower()
+        if tok in _EN_OPEN_QUOTES:
+            j = next((k for k in range(i + 1, min(n, i + _EN_TITLE_MAX + 2)) if not toks[k][0].isalnum()), n)
+            inner = toks[i + 1:j]
+            if inner and j < n and toks[j] in _EN_CLOSE_QUOTES and _is_cap(inner[0]) and all(
+                    _is_cap(t) or t.lower() in lx.EN_FUNCTION for t in inner):
+                # a quoted title ("This Is Music", "Chikni Chameli"): one name, even with small words inside
+                out.append(Mention(" ".join(inner), True, "title", inner[-1].lower()))
+                i = j + 1
+                sentence_start = False
+                continue
         if not tok[0].isalnum():
             sentence_start = tok in ".?!:;"
             prev_lower = ""
             i += 1
             continue
-        if _is_cap(tok) and not (sentence_start and (low in lx.STOP_EN or low in lx.RELATIONAL_EN)) \
+        if _is_cap(tok) and not (sentence_start and (low in lx.STOP_EN or low in lx.RELATIONAL_EN or low in lx.EN_OPENERS)) \
                 and low not in lx.EN_PRONOUNS and low != "i" and not low.startswith(("i'", "i’")):
             j = i + 1
             end = i + 1
@@ -205,7 +220,8 @@ def en_mentions(text: str) -> list[Mention]:
                     k += 1
                 end = k
             span = toks[i:end]
-            out.append(Mention(" ".join(span), True, "proper", span[-1].lower(), det))
+            if not (len(span) == 1 and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
+                out.append(Mention(" ".join(span), True, "proper", span[-1].lower(), det))
             i = end
             sentence_start = False
             prev_lower = ""
@@ -378,8 +394,8 @@ def name_like(topic: str) -> bool:
         return False
     if any(is_cjk(ch) for ch in topic):
         return any(m.proper for m in mentions(topic, "zh"))
-    content = [w for w in re.findall(r"[\w'’-]+", topic) if w.lower() not in lx.STOP_EN]
-    return bool(content) and all(_is_cap(w) or not w[:1].isalpha() for w in content)
+    content = [w for w in re.findall(r"[\w'’-]+", topic) if w.lower() not in lx.STOP_EN and w.lower() not in lx.EN_CONNECTORS]
+    return bool(content) and all(_is_cap(w) or not w[:1].isalpha() for w in content)  # "Ludwig Mies van der Rohe"
 
 
 def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
@@ -700,7 +716,10 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
         # a pronoun stands for what the user's questions named rather than for a descriptive session topic
         # ("it" after "Tell me about lung cancer" in a session on "head and neck cancer")
         entity, source = user_focus, "user"
-    person = topic_m if topic_m is not None and not recent_proper else (person_focus or entity)
+    # he/she: a name the user just typed is as often a team, a work or a place ("Dundee United", "Universal
+    # Studios") as a person; in a session about a named entity the person is that entity
+    named_session = topic_m is not None and name_like(name)
+    person = topic_m if topic_m is not None and (not recent_proper or named_session) else (person_focus or entity)
     if last_answer is not None and any(x is not None and (_alias_of(last_answer, x) or last_answer.text == x.text
                                                           or _acronym_of(last_answer.text, x.text))
                                        for x in (entity, subject, Mention(name, True, "proper", name) if name else None)):

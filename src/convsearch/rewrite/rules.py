@@ -264,7 +264,8 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
             i = q.find(x, m.end())
             return f"{q[:i]}{ent.text} {q[i:]}", f"ellipsis completion with {ent.text}"
         return None, "ellipsis without a frame"
-    out, how = _replace_pronoun(q, ent, focus.person, _candidates(focus, history)) if ent is not None else (None, "no focus")
+    out, how = _replace_pronoun(q, ent, focus.person, _candidates(focus, history),
+                                _things_named(focus, history)) if ent is not None else (None, "no focus")
     if out is None:
         d = definite_expansion(q, history)
         if d is not None:
@@ -402,9 +403,36 @@ def _candidates(focus: Focus, history: Sequence[Message]) -> list[Mention]:
     return out
 
 
+def _person_pronoun_used(history: Sequence[Message]) -> bool:
+    """Did the user call someone he or she (so the session's person is a person, not an "it")?"""
+    return any(m.role == "user" and _EN_PERSON_RE.search(m.content) for m in history)
+
+
+_EN_NAME_ANSWER_WORDS = 5
+_EN_PERSON_RE = re.compile(r"\b(?:he|she|him|his|her|hers)\b", re.IGNORECASE)
+
+
+def _things_named(focus: Focus, history: Sequence[Message]) -> list[Mention]:
+    """What "it" may stand for once the user has called the session's person he or she: the names the latest
+    answer gave (the album, the film, the memorial), then those the user's turns gave, most recent first,
+    never the person under another name ("Kaif" for "Katrina Kaif")."""
+    person = focus.person
+    if person is None or not person.proper or not _person_pronoun_used(history):
+        return []
+    out: list[Mention] = []
+    for msg in reversed(history):
+        ms = mentions(msg.content, "en")
+        out.extend(x for x in ms if x.cls == "title")  # a quoted title names a work
+        if msg is history[-1] and msg.role == "assistant" and len(msg.content.split()) <= _EN_NAME_ANSWER_WORDS:
+            out.extend(x for x in ms if x.proper)  # "Streetlife Serenade.": the answer is the name
+    pw = {w.lower() for w in person.text.split()}
+    return [x for x in out if not ({w.lower() for w in x.text.split()} & pw) and len(x.text) > 2]
+
+
 def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
-                     others: Sequence[Mention] = ()) -> tuple[str | None, str]:
-    """Replace the first personal pronoun (or, failing that, a demonstrative standing alone)."""
+                     others: Sequence[Mention] = (), things: Sequence[Mention] = ()) -> tuple[str | None, str]:
+    """Replace the first personal pronoun (or, failing that, a demonstrative standing alone). ``things``: what
+    it/its stand for when the focus is the session's person (see ``_things_named``)."""
     toks = en_tokens(q)
     words_lower = [t.lower() for t in toks]
     matches = list(_EN_PRON_RE.finditer(q))
@@ -420,6 +448,8 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
             if w == "that" and k is not None and k > 0 and words_lower[k - 1] not in lx.EN_AUX | lx.EN_WH | {"about", "of", "is"}:
                 continue  # a relative pronoun ("the band that ...")
         target = person if (w in _EN_PERSON and person is not None) else ent
+        if w in ("it", "its") and things and person is not None and target.text == person.text:
+            target = next((x for x in things if x.text.lower() not in q.lower()), target)  # a person is no "it"
         if w in _EN_PERSON and not target.proper:
             continue  # he/she name a person: "market research" is no antecedent of "She is a business major"
         if not _agrees(target, w) or weak_anchor(target):  # "Tell me about its invention" after "What are the types of networks?"
