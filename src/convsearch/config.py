@@ -37,6 +37,7 @@
 | CONVSEARCH_LLM_CACHE_SIZE    | 1024                 | LLM rewrites remembered (same window, query, model, prompt → no call); 0 = off |
 | CONVSEARCH_LLM_UNCERTAIN_BELOW | 0                  | a standalone gate verdict less sure than this still asks the LLM (0: never) |
 | CONVSEARCH_LLM_VARIANTS      | off                  | on: LLM query variants (structured output) merged with the heuristic ones |
+| CONVSEARCH_HYDE              | off                  | on: the LLM writes a short hypothetical answer; a hybrid index embeds it for its dense side (HyDE) |
 | CONVSEARCH_SERVER_HOST       | 127.0.0.1            | `convsearch serve` binds here |
 | CONVSEARCH_SERVER_PORT       | 8000                 | and on this port |
 | CONVSEARCH_SERVER_AUTH       | auto                 | auto: API keys required when any is configured, else one open tenant `local` (loopback only); on; off |
@@ -108,6 +109,7 @@ class Settings:
     llm_cache_size: int = 1024
     llm_uncertain_below: float = 0.0
     llm_variants: str = "off"  # off | on
+    hyde: str = "off"  # off | on: a hypothetical answer for the dense side of the standalone query
     # the HTTP API and MCP server (convsearch.server); api_keys holds secrets: kept out of repr
     server_host: str = "127.0.0.1"
     server_port: int = 8000
@@ -180,8 +182,9 @@ class Settings:
             raise ConfigError(f"rewriter must be one of {', '.join(REWRITER_NAMES)}, not {self.rewriter!r}")
         if self.llm_structured not in STRUCTURED_MODES:
             raise ConfigError(f"llm_structured must be one of {', '.join(STRUCTURED_MODES)}, not {self.llm_structured!r}")
-        if self.llm_variants not in ("off", "on"):
-            raise ConfigError(f"llm_variants must be 'off' or 'on', not {self.llm_variants!r}")
+        for name in ("llm_variants", "hyde"):
+            if getattr(self, name) not in ("off", "on"):
+                raise ConfigError(f"{name} must be 'off' or 'on', not {getattr(self, name)!r}")
         if self.llm_timeout_s <= 0:
             raise ConfigError("llm_timeout_s must be positive")
         if self.llm_max_retries < 0 or self.llm_window < 0 or self.llm_cache_size < 0:

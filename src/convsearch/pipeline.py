@@ -16,7 +16,7 @@ from .format import citations, context
 from .fuse import fuse
 from .gate import needs_rewrite
 from .rerank import rerank
-from .rewrite import default_rewriter, default_variant_maker
+from .rewrite import default_hyde, default_rewriter, default_variant_maker
 from .rewrite.base import Rewriter
 from .rewrite.guard import content_words
 from .rewrite.rules import RuleRewriter
@@ -99,6 +99,28 @@ def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *
     return ranked, stats, cites, ctx
 
 
+def _hypothetical_answer(rw: RewriteResult, settings: Settings, clock: "_Clock") -> tuple[str | None, tuple[str, ...]]:
+    """HyDE (CONVSEARCH_HYDE=on with an LLM): a short passage that would answer the standalone query, for the
+    dense side of the first search; None (and why, in the trace) when off, failed or out of budget."""
+    hyde = default_hyde(settings)
+    if hyde is None or not rw.rewritten.strip():
+        return None, ()
+    text, why = hyde(rw.rewritten)
+    clock.lap("hyde")
+    return text, (why,)
+
+
+def _search_first(backend: SearchBackend, query: str, dense: str | None, depth: int,
+                  filters: dict[str, Any] | None) -> list[Hit]:
+    """The standalone query's search: keyword side with the query, dense side with the hypothetical answer
+    when there is one and the backend has both sides (``hyde_search``); otherwise an ordinary search."""
+    if dense is None:
+        return backend.search(query, top_k=depth, filters=filters)
+    from .rewrite.enhance import Enhanced, hyde_search
+
+    return hyde_search(backend, Enhanced(query, query, "hyde", "", dense_query=dense), top_k=depth, filters=filters)
+
+
 def search_with_context(
     query: str,
     messages: Iterable[Message | dict[str, Any]] = (),
@@ -142,7 +164,10 @@ def search_with_context(
                                                    variant_maker=variant_maker or default_variant_maker(settings))
     events.emit("rewrite", original=rw.original, rewritten=rw.rewritten, method=rw.method, reason=rw.reason,
                 fell_back=rw.fell_back, gate=decision.reason)
-    lists = [backend.search(x, top_k=max(top_k * 2, 10), filters=filters) for x in queries]
+    depth = max(top_k * 2, 10)
+    dense, hyde_notes = _hypothetical_answer(rw, settings, clock)
+    lists = [_search_first(backend, x, dense, depth, filters) if i == 0 else backend.search(x, top_k=depth, filters=filters)
+             for i, x in enumerate(queries)]
     clock.lap("search")
     ranked, stats, cites, ctx = finish_turn(q, rw, lists, settings=settings, top_k=top_k, today=today, clock=clock)
     events.emit("dedup", before=stats.before, after=stats.after, by_url=stats.by_url, by_hash=stats.by_hash,
@@ -155,7 +180,7 @@ def search_with_context(
     trace = Trace(decision=decision, rewrite=rw, variants=tuple(variants), queries=tuple(queries),
                   timings_ms=dict(clock.timings), hits_before_dedup=stats.before, hits_after_dedup=stats.after,
                   window_size=len(history), fusion=settings.fusion,
-                  notes=_fallback_notes(rw) + history_notes)
+                  notes=_fallback_notes(rw) + hyde_notes + history_notes)
     return SearchResponse(query=q, standalone_query=rw.rewritten, rewrite=rw, variants=tuple(variants),
                           hits=tuple(ranked), citations=tuple(cites), context=ctx, trace=trace, memory=memory)
 

@@ -406,3 +406,58 @@ def test_the_api_key_never_appears_in_logs_reprs_or_errors(srv, opened, caplog):
     for text in texts:
         assert KEY not in text and "SECRET-5f3c" not in text
     assert "***" in str(exc)  # the echoed header was scrubbed, not dropped silently
+
+
+# --- HyDE in the pipeline (CONVSEARCH_HYDE=on) ------------------------------------------------------------
+class _DenseSpy:
+    """A real hybrid index that remembers what its dense side was asked."""
+
+    def __init__(self, inner):
+        self.inner, self.dense_queries = inner, []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def search_dense(self, query, **kw):
+        self.dense_queries.append(query)
+        return self.inner.search_dense(query, **kw)
+
+
+def _hyde_turn(srv, hybrid_index, *replies):
+    from convsearch import search_with_context
+    from convsearch.rewrite import default_hyde
+
+    s = settings(srv, hyde="on", rewriter="rules")
+    srv.push(*replies)
+    spy = _DenseSpy(hybrid_index)
+    try:
+        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=spy, settings=s)
+    finally:
+        default_hyde(s).close()
+        default_hyde.cache_clear()
+    return r, spy
+
+
+def test_hyde_answer_feeds_the_dense_side_and_the_trace_says_so(srv, hybrid_index):
+    passage = "AnySearch 专业版每月收费 99 元，免费版每月可查询 1000 次。"
+    r, spy = _hyde_turn(srv, hybrid_index, Reply.of(passage))
+    assert r.standalone_query == "AnySearch 的价格"  # the rules rewrote; the LLM only wrote the passage
+    assert spy.dense_queries == [passage]
+    assert any(n.startswith("hyde: ") for n in r.trace.notes) and "hyde" in r.trace.timings_ms
+    assert len(srv.requests) == 1 and "参考文档" in srv.requests[0]["json"]["messages"][0]["content"]
+    assert srv.requests[0]["json"]["messages"][1]["content"] == "AnySearch 的价格"
+    assert r.hits and r.hits[0].id == "zh-any-price"
+
+
+def test_hyde_fails_open_to_an_ordinary_search(srv, hybrid_index):
+    r, spy = _hyde_turn(srv, hybrid_index, Reply.error(500), Reply.error(500))
+    assert spy.dense_queries == []  # no passage: the ordinary hybrid search ran instead
+    assert any(n.startswith("hyde fell back") for n in r.trace.notes)
+    assert r.hits and r.hits[0].id == "zh-any-price"
+
+
+def test_hyde_setting_is_checked():
+    from convsearch.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="hyde must be 'off' or 'on'"):
+        Settings.from_env({"CONVSEARCH_HYDE": "yes"})

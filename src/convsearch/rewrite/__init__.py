@@ -86,5 +86,38 @@ def default_variant_maker(settings: "Settings") -> Any:
                                       budget_s=settings.llm_timeout_s))
 
 
-__all__ = ["REWRITERS", "Passthrough", "Rewriter", "Scripted", "default_rewriter", "default_variant_maker",
-           "get_rewriter"]
+class HydeWriter:
+    """``(query) -> (hypothetical answer or None, reason)`` with the settings' LLM, budget, cache and blocked words."""
+
+    def __init__(self, llm: Any, *, budget_s: float, cache: Any, blocked: tuple[str, ...] = ()) -> None:
+        self.llm = llm
+        self.budget_s = budget_s
+        self.cache = cache
+        self.blocked = blocked
+
+    def __call__(self, query: str) -> tuple[str | None, str]:
+        from .llm import hypothetical_answer
+
+        return hypothetical_answer(self.llm, query, budget_s=self.budget_s, cache=self.cache, blocked=self.blocked)
+
+    def close(self) -> None:
+        close = getattr(self.llm, "close", None)
+        if close:
+            close()
+
+
+@lru_cache(maxsize=8)
+def default_hyde(settings: "Settings") -> HydeWriter | None:
+    """The HyDE writer when CONVSEARCH_HYDE=on and an LLM is configured, else None (no dense rewrite)."""
+    from ..llm import llm_configured
+
+    if settings.hyde != "on" or not llm_configured(settings):
+        return None
+    from .cache import LRUCache
+
+    return HydeWriter(_open_llm(settings), budget_s=settings.llm_timeout_s, cache=LRUCache(settings.llm_cache_size),
+                      blocked=settings.llm_blocked)
+
+
+__all__ = ["REWRITERS", "HydeWriter", "Passthrough", "Rewriter", "Scripted", "default_hyde", "default_rewriter",
+           "default_variant_maker", "get_rewriter"]
