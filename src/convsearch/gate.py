@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from . import lexicon as lx
 from .rewrite.entities import (definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
-                               partial_name_span, topic_entity)
+                               partial_name_span, topic_entity, zh_anaphor_at)
 from .rewrite.offer import accepted_offer
 from .rewrite.ordinal import resolve_ordinal
 from .text import detect_lang, tagged, words
@@ -115,8 +115,24 @@ _EN_CLAUSE_BREAK_RE = re.compile(r"[,;:.?!]|\b(?:and|but|or|so|because|when|if|s
 _EN_PRONOUN_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
 
 
+_ZH_PERSONAL = frozenset({"他", "她", "他们", "她们"})
+
+
+def _zh_antecedent_inside(q: str) -> bool:
+    """'我妈说她明天来': 他/她 after a person named earlier in the query (a name, or a noun ending like 妈, 朋友,
+    老师) refer to that person, not to an earlier turn."""
+    toks = tagged(q)
+    i = next((i for i in range(len(toks)) if zh_anaphor_at(toks, i)), None)
+    if i is None or toks[i][0] not in _ZH_PERSONAL:
+        return False
+    return any(m.cls == "nr" or m.text[-1] in lx.ZH_PERSON_FINALS
+               for m in mentions("".join(w for w, _ in toks[:i]), "zh"))
+
+
 def _zh_marker(q: str) -> Decision | None:
     if has_pronoun(q, "zh"):
+        if _zh_antecedent_inside(q):
+            return Decision(False, "the pronoun refers to an entity named earlier in the query", 0.6)
         return Decision(True, "pronoun or demonstrative", 0.9)
     if zh_ellipsis(q):
         return Decision(True, "ellipsis: 'X呢'", 0.9)

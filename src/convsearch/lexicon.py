@@ -59,6 +59,8 @@ ZH_PRONOUNS = frozenset({"它", "它们", "他", "她", "他们", "她们", "其
 ZH_DETERMINERS = frozenset({"这个", "那个", "这款", "那款", "这家", "那家", "该", "这些", "那些", "此", "其"})
 # Nouns after which a determiner is situational deixis ("这个时候"), not a reference to an earlier turn.
 ZH_DEICTIC_NOUNS = _read_words("kinds.txt", "zh_deictic")
+# Final characters of Chinese nouns that name people (女朋友, 老师, 我妈).
+ZH_PERSON_FINALS = _read_words("kinds.txt", "zh_person_final")
 # Leading words that mark a follow-up ("那番禺呢", "还有年假呢").
 ZH_LEADS = ("那么", "那", "还有", "另外", "那如果", "如果是", "换成", "要是")
 ZH_INTERJECTIONS = frozenset({"嗯", "嗯嗯", "哦", "噢", "哈", "哈哈", "哈哈哈", "哎", "哎哎", "唉", "呵呵", "嘿嘿", "好",

@@ -203,3 +203,10 @@ def test_zh_ne_is_an_ellipsis_only_after_a_short_verbless_phrase():
     assert not zh_ellipsis("我们正在讨论这个方案的细节呢")
     h = [Message("user", "明天去爬山吗"), Message("assistant", "好呀")]
     assert not needs_rewrite(h, "那会不会下雨呢").reason.startswith("ellipsis")
+
+
+def test_zh_pronoun_after_a_person_named_in_the_query_is_no_follow_up():
+    h = [Message("user", "周末去爬山吗"), Message("assistant", "香山不错")]
+    assert not needs_rewrite(h, "我妈说她周末要加班").needed  # 她 is 我妈
+    assert needs_rewrite(h, "他们说周末人多").needed  # nobody named before 他们
+    assert needs_rewrite(h, "每次去香山它都很堵").needed  # 它 is not a person: no antecedent check

@@ -361,6 +361,26 @@ def test_zh_stale_user_focus_yields_to_the_latest_reply():
     assert rw(h, "好远啊").rewritten == "学校操场好远啊"
 
 
+def test_zh_frame_completion_reaches_back_one_exchange():
+    # the focus (围巾) was named two exchanges ago: the reply's own noun stands in, or nothing is added
+    h = [U("我在织围巾"), A("织给谁"), U("给自己的"), A("手套也不错")]
+    out = rw(h, "可以试试").rewritten
+    assert "手套" in out and "围巾" not in out
+    h = [U("我在织围巾"), A("织给谁"), U("给自己的"), A("真好")]
+    assert rw(h, "可以试试").rewritten == "可以试试"
+
+
+def test_zh_degree_adverb_hao_is_no_interjection():
+    h = [U("周末去哪玩"), A("火锅店")]
+    assert rw(h, "好贵啊").rewritten == "火锅店好贵啊"  # 好 (so) belongs to its clause
+    assert rw(h, "好的我们走").rewritten.startswith("好的")
+
+
+def test_zh_object_slot_counts_the_clause_from_its_subject():
+    h = [U("你喝过椰子汁吗"), A("超好喝")]
+    assert rw(h, "我不知道我没喝过").rewritten == "我不知道我没喝过椰子汁"
+
+
 def test_zh_one_character_proper_tags_are_not_entities():
     from convsearch.rewrite.entities import mentions
     assert all(len(m.text) > 1 for m in mentions("做乜", "zh"))
