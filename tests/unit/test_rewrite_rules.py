@@ -572,3 +572,13 @@ def test_en_sentence_openers_are_no_names():
     from convsearch.rewrite.entities import mentions
     ms = mentions("Despite the injury, he played on. Eventually Kara Lund left the club.", "en")
     assert [m.text for m in ms if m.proper] == ["Kara Lund"]
+
+
+def test_zh_focus_kept_alive_by_a_follow_up_in_between():
+    # the user's "价格呢？" leaned on AnySearch: two exchanges later, a query naming nothing still means it
+    h = [U("AnySearch 支持哪些检索方式？"), A("AnySearch 支持关键词检索、向量检索和混合检索三种方式。"),
+         U("价格呢？"), A("标准版每月 499 元，专业版每月 1999 元。")]
+    assert rw(h, "怎么部署？").rewritten == "AnySearch 怎么部署"
+    # a user turn that moved on ("周末去哪玩") lets an old focus go: the reply's noun is left out instead
+    h2 = [U("AnySearch 支持哪些检索方式？"), A("支持三种。"), U("周末去哪玩"), A("去西湖边的茶馆坐坐")]
+    assert "AnySearch" not in rw(h2, "好远啊").rewritten

@@ -213,10 +213,22 @@ def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | 
     last two turns supplies 8% of the words it adds, the reply's noun 37%."""
     if ent is None or not history or any(ent.text in m.content for m in history[-_ZH_FRAME_REACH:]):
         return ent
+    asked = next((m.content for m in reversed(history) if m.role == "user"), "")
+    if asked and _leans_on_focus(asked):
+        return ent  # "价格呢？" in between kept the focus alive (AnySearch → 价格呢 → 怎么部署)
     last = history[-1]
     if last.role != "assistant":
         return None
     return next((x for x in mentions(last.content, "zh") if not x.relational), None)
+
+
+def _leans_on_focus(text: str) -> bool:
+    """Did this user turn itself lean on the focus (an ellipsis, a pronoun, a follow-up marker, or only an
+    aspect noun) rather than move on?"""
+    if zh_ellipsis(text) or has_pronoun(text, "zh") or zh_lead(text.strip()):
+        return True
+    ms = mentions(text, "zh")
+    return bool(ms) and all(m.relational for m in ms)
 
 
 _OBJECT_SLOT_MAX_WORDS = 4
