@@ -436,6 +436,18 @@ def test_en_exclusion_goes_before_the_sentence_that_asks_for_more():
     assert r.rewritten.startswith("Thanks! Besides Gulbenkian Museum, what else")
 
 
+def test_en_exclusion_names_what_the_answer_listed():
+    h = [U("Who did he fight early on?"), A("He beat boxers that included Tom Reyes, Jim Dale and Ron Watts in 1960.")]
+    r = rw(h, "Any other boxers?", topic="Sam Cole")
+    assert r.rewritten.startswith("Besides Tom Reyes, Jim Dale and Ron Watts, any other boxers")
+
+
+def test_en_exclusion_keeps_a_short_answer_whole():
+    h = [U("Where did she take lessons?"), A("Beverly Hills,")]
+    r = rw(h, "Did she have other lessons?", topic="Ann Lee")
+    assert r.rewritten.startswith("Besides Beverly Hills, did Ann Lee")
+
+
 def test_en_object_pronoun_is_not_the_subject_of_its_own_clause():
     h = [U("Tell me more about Tesla.")]
     assert rw(h, "Why did Elon Musk start it?").rewritten == "Why did Elon Musk start Tesla?"
