@@ -564,3 +564,23 @@ def test_en_sentence_openers_are_no_names():
     from convsearch.rewrite.entities import mentions
     ms = mentions("Despite the injury, he played on. Eventually Kara Lund left the club.", "en")
     assert [m.text for m in ms if m.proper] == ["Kara Lund"]
+
+
+# --- class nouns for named works -----------------------------------------------------------------
+
+def test_en_class_noun_takes_the_title_the_answer_named():
+    h = [U("What did they release next?"), A("The band's fourth album, Blue Harbour, came out in 2003.")]
+    r = rw(h, "Was that album well received?", topic="Grey Owls")
+    assert r.rewritten == "Was the Grey Owls album Blue Harbour well received?"
+
+
+def test_en_class_noun_without_a_title_is_left_to_the_other_rules():
+    h = [U("What did they do in 2003?"), A("They toured Europe with Grey Owls.")]
+    r = rw(h, "Was the album a hit?", topic="Grey Owls")
+    assert "Europe" not in r.rewritten
+
+
+def test_en_group_noun_is_not_resolved_to_a_name_after_it():
+    h = [U("Who was in it?"), A("The band Doctor Dolphin had two members.")]
+    r = rw(h, "Did the band tour?", topic="Grey Owls")
+    assert "Doctor Dolphin" not in r.rewritten

@@ -25,7 +25,7 @@ from .. import lexicon as lx
 from ..gate import _ZH_NE_RE, en_ellipsis, en_info_question, needs_rewrite, zh_ellipsis, zh_lead
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message, RewriteResult
-from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_expansion, en_feedback_pronoun, en_tokens,
+from .entities import (Focus, Mention, _demonstrative_det, _word_at, class_reference, definite_expansion, en_feedback_pronoun, en_tokens,
                        en_request_part, find_focus, has_pronoun, mentions, name_like, partial_name_span, topic_entity, weak_anchor,
                        zh_anaphor_at)
 from .guard import unfaithful_words
@@ -264,15 +264,19 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
             i = q.find(x, m.end())
             return f"{q[:i]}{ent.text} {q[i:]}", f"ellipsis completion with {ent.text}"
         return None, "ellipsis without a frame"
+    cref = class_reference(q, history, ent.text if ent is not None else "")
+    if cref is not None:  # "did that album sell well?" → "did the album Museum sell well?"; the rules go on from there
+        start, end, name = cref
+        q = f"{q[:start]}the {q[start:end].split()[-1]} {name}{q[end:]}"
     out, how = _replace_pronoun(q, ent, focus.person, _candidates(focus, history),
                                 _things_named(focus, history)) if ent is not None else (None, "no focus")
-    if out is None:
+    if out is None and cref is None:
         d = definite_expansion(q, history)
         if d is not None:
             start, end, full = d
             return q[:start] + full + q[end:], f"definite reference: {q[start:end]} → {full}"
     if ent is None:
-        return None, "no focus"
+        return (q, f"class reference: {cref[2]}") if cref is not None else (None, "no focus")
     excluding = focus.last_answer is not None and _asks_for_more(q)
     subject = focus.subject or ent
     if out is None and not _en_names(q, ent) and not _en_names(q, subject):
@@ -287,6 +291,8 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
         head, tail = base[:cut], base[cut:]
         out = f"{head}Besides {gist}, {tail[:1].lower()}{tail[1:]}"
         how = (how + "; " if out is not None and how != "no pronoun" else "") + f"exclusion: besides {gist}"
+    if cref is not None:
+        return (out or q), f"class reference: {query.strip()[cref[0]:cref[1]]} → {cref[2]}" + (f"; {how}" if out else "")
     return out, how if out is not None else "already names the focus"
 
 
