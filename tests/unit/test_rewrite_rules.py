@@ -584,3 +584,17 @@ def test_en_group_noun_is_not_resolved_to_a_name_after_it():
     h = [U("Who was in it?"), A("The band Doctor Dolphin had two members.")]
     r = rw(h, "Did the band tour?", topic="Grey Owls")
     assert "Doctor Dolphin" not in r.rewritten
+
+
+# --- the session's section -----------------------------------------------------------------------
+
+def test_en_this_time_is_the_years_of_the_section():
+    h = [U("What did she record then?"), A("She moved to a country label.")]
+    r = rw(h, "Did she do any duets during that time?", topic="Ann Lee: Country music: 1966-1982")
+    assert r.rewritten == "Did Ann Lee do any duets during 1966-1982?"
+
+
+def test_en_this_time_without_years_in_the_section_is_kept():
+    h = [U("What did she record then?"), A("She moved to a country label.")]
+    r = rw(h, "Did she do any duets during that time?", topic="Ann Lee: Country music")
+    assert "during that time" in r.rewritten

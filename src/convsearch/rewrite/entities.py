@@ -386,6 +386,12 @@ def topic_entity(topic: str) -> str:
     return _PAREN_RE.sub("", _TOPIC_SEP_RE.split(topic.strip(), maxsplit=1)[0]).strip()
 
 
+def topic_section(topic: str) -> str:
+    """The section a session topic names after its entity ("Frank Zappa: Disbandment" → "Disbandment"), or ""."""
+    parts = _TOPIC_SEP_RE.split(topic.strip(), maxsplit=1)
+    return parts[1].strip() if len(parts) > 1 else ""
+
+
 def name_like(topic: str) -> bool:
     """Does the session topic name an entity ("Vinnie Paz", "AnySearch", "深圳") rather than describe a
     subject ("Dating tips", "head and neck cancer")? English: every content word capitalised; Chinese: a

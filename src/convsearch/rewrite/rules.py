@@ -26,7 +26,8 @@ from ..gate import _ZH_NE_RE, en_ellipsis, en_info_question, needs_rewrite, zh_e
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, _word_at, class_reference, definite_expansion, en_feedback_pronoun, en_tokens,
-                       en_request_part, find_focus, has_pronoun, mentions, name_like, partial_name_span, topic_entity, weak_anchor,
+                       en_request_part, find_focus, has_pronoun, mentions, name_like, partial_name_span, topic_entity, topic_section,
+                       weak_anchor,
                        zh_anaphor_at)
 from .guard import unfaithful_words
 from .offer import accepted_offer
@@ -98,7 +99,7 @@ class RuleRewriter:
         if lang == "zh":
             out, op = _rewrite_zh(query, focus)
         else:
-            out, op = _rewrite_en(query, focus, history)
+            out, op = _rewrite_en(query, focus, history, topic_section(topic) if topic else "")
         if out is None or not out.strip():
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}; {op}", False)
         return self._checked(query, out, history, topic, f"gate: {decision.reason}; {op}")
@@ -233,8 +234,11 @@ EN_GLUE = frozenset({"of", "in", "to", "besides", "s"})
 _EN_PRON_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|these|those)\b", re.IGNORECASE)
 
 
-def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tuple[str | None, str]:
+def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = (), section: str = "") -> tuple[str | None, str]:
     q = query.strip()
+    sref = _section_reference(q, section) if section else None
+    if sref is not None:
+        q = q[:sref[0]] + sref[2] + q[sref[1]:]
     ent = focus.entity
     m = en_ellipsis(q)
     if m:
@@ -291,9 +295,26 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
         head, tail = base[:cut], base[cut:]
         out = f"{head}Besides {gist}, {tail[:1].lower()}{tail[1:]}"
         how = (how + "; " if out is not None and how != "no pronoun" else "") + f"exclusion: besides {gist}"
+    if sref is not None and cref is None:
+        return (out or q), f"section reference: {sref[2]}" + (f"; {how}" if out else "")
     if cref is not None:
         return (out or q), f"class reference: {query.strip()[cref[0]:cref[1]]} → {cref[2]}" + (f"; {how}" if out else "")
     return out, how if out is not None else "already names the focus"
+
+
+_EN_SECTION_TIME_RE = re.compile(r"\b(?:this|that)\s+(?:time\s+(?:period|frame)|time|period|era)\b", re.IGNORECASE)
+_EN_YEARS_RE = re.compile(r"\b(?:1[5-9]|20)\d\d(?:\s*[-–]\s*(?:\d{4}|\d{2}|present))?\b")
+
+
+def _section_reference(q: str, section: str) -> tuple[int, int, str] | None:
+    """ "during this time (period)" in a session on a page section dated by its title ("1966-1982", "Early career
+    (1985-1989)") → (start, end, those years). A section without years is no time span: left alone (naming the
+    section title instead gained nothing on CANARD dev)."""
+    m = _EN_SECTION_TIME_RE.search(q)
+    if m is None:
+        return None
+    y = _EN_YEARS_RE.search(section)
+    return (m.start(), m.end(), y.group(0)) if y is not None else None
 
 
 _EN_GIST_WHOLE_WORDS = 6  # an answer this short is itself what was said ("Beverly Hills,", "named the Series MVP.")
