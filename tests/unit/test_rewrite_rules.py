@@ -598,3 +598,13 @@ def test_en_this_time_without_years_in_the_section_is_kept():
     h = [U("What did she record then?"), A("She moved to a country label.")]
     r = rw(h, "Did she do any duets during that time?", topic="Ann Lee: Country music")
     assert "during that time" in r.rewritten
+
+
+def test_en_standalone_that_is_the_short_answer():
+    h = [U("Which song copied it?"), A("Country Boy")]
+    assert rw(h, "Who was that by?", topic="Hound Dog").rewritten == "Who was Country Boy by?"
+
+
+def test_en_standalone_that_after_a_long_answer_keeps_the_focus():
+    h = [U("What did he do next?"), A("He wrote a long book about the war in the north of the country.")]
+    assert "long book" not in rw(h, "When did that happen?", topic="Sam Cole").rewritten
