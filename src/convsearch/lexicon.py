@@ -78,6 +78,7 @@ EN_LIST_NOUNS = _read_words("kinds.txt", "en_list_nouns")
 EN_INFO_OFFER = _read_words("kinds.txt", "en_info_offer")
 EN_CALENDAR = _read_words("kinds.txt", "en_calendar")
 EN_OPENERS = _read_words("kinds.txt", "en_openers")
+EN_WORKS = _read_words("kinds.txt", "en_works")
 EN_SUBJECT = {"it": "thing", "they": "group", "he": "person", "she": "person", "them": "group", "him": "person"}
 EN_POSSESSIVE = {"its": "thing", "their": "group", "his": "person", "her": "person"}
 EN_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})

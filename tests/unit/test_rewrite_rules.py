@@ -456,6 +456,18 @@ def test_en_exclusion_goes_before_the_sentence_that_asks_for_more():
     assert r.rewritten.startswith("Thanks! Besides Gulbenkian Museum, what else")
 
 
+def test_en_exclusion_names_what_the_answer_listed():
+    h = [U("Who did he fight early on?"), A("He beat boxers that included Tom Reyes, Jim Dale and Ron Watts in 1960.")]
+    r = rw(h, "Any other boxers?", topic="Sam Cole")
+    assert r.rewritten.startswith("Besides Tom Reyes, Jim Dale and Ron Watts, any other boxers")
+
+
+def test_en_exclusion_keeps_a_short_answer_whole():
+    h = [U("Where did she take lessons?"), A("Beverly Hills,")]
+    r = rw(h, "Did she have other lessons?", topic="Ann Lee")
+    assert r.rewritten.startswith("Besides Beverly Hills, did Ann Lee")
+
+
 def test_en_object_pronoun_is_not_the_subject_of_its_own_clause():
     h = [U("Tell me more about Tesla.")]
     assert rw(h, "Why did Elon Musk start it?").rewritten == "Why did Elon Musk start Tesla?"
@@ -582,3 +594,47 @@ def test_zh_focus_kept_alive_by_a_follow_up_in_between():
     # a user turn that moved on ("周末去哪玩") lets an old focus go: the reply's noun is left out instead
     h2 = [U("AnySearch 支持哪些检索方式？"), A("支持三种。"), U("周末去哪玩"), A("去西湖边的茶馆坐坐")]
     assert "AnySearch" not in rw(h2, "好远啊").rewritten
+
+
+# --- class nouns for named works -----------------------------------------------------------------
+
+def test_en_class_noun_takes_the_title_the_answer_named():
+    h = [U("What did they release next?"), A("The band's fourth album, Blue Harbour, came out in 2003.")]
+    r = rw(h, "Was that album well received?", topic="Grey Owls")
+    assert r.rewritten == "Was the Grey Owls album Blue Harbour well received?"
+
+
+def test_en_class_noun_without_a_title_is_left_to_the_other_rules():
+    h = [U("What did they do in 2003?"), A("They toured Europe with Grey Owls.")]
+    r = rw(h, "Was the album a hit?", topic="Grey Owls")
+    assert "Europe" not in r.rewritten
+
+
+def test_en_group_noun_is_not_resolved_to_a_name_after_it():
+    h = [U("Who was in it?"), A("The band Doctor Dolphin had two members.")]
+    r = rw(h, "Did the band tour?", topic="Grey Owls")
+    assert "Doctor Dolphin" not in r.rewritten
+
+
+# --- the session's section -----------------------------------------------------------------------
+
+def test_en_this_time_is_the_years_of_the_section():
+    h = [U("What did she record then?"), A("She moved to a country label.")]
+    r = rw(h, "Did she do any duets during that time?", topic="Ann Lee: Country music: 1966-1982")
+    assert r.rewritten == "Did Ann Lee do any duets during 1966-1982?"
+
+
+def test_en_this_time_without_years_in_the_section_is_kept():
+    h = [U("What did she record then?"), A("She moved to a country label.")]
+    r = rw(h, "Did she do any duets during that time?", topic="Ann Lee: Country music")
+    assert "during that time" in r.rewritten
+
+
+def test_en_standalone_that_is_the_short_answer():
+    h = [U("Which song copied it?"), A("Country Boy")]
+    assert rw(h, "Who was that by?", topic="Hound Dog").rewritten == "Who was Country Boy by?"
+
+
+def test_en_standalone_that_after_a_long_answer_keeps_the_focus():
+    h = [U("What did he do next?"), A("He wrote a long book about the war in the north of the country.")]
+    assert "long book" not in rw(h, "When did that happen?", topic="Sam Cole").rewritten

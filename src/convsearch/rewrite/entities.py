@@ -386,6 +386,12 @@ def topic_entity(topic: str) -> str:
     return _PAREN_RE.sub("", _TOPIC_SEP_RE.split(topic.strip(), maxsplit=1)[0]).strip()
 
 
+def topic_section(topic: str) -> str:
+    """The section a session topic names after its entity ("Frank Zappa: Disbandment" → "Disbandment"), or ""."""
+    parts = _TOPIC_SEP_RE.split(topic.strip(), maxsplit=1)
+    return parts[1].strip() if len(parts) > 1 else ""
+
+
 def name_like(topic: str) -> bool:
     """Does the session topic name an entity ("Vinnie Paz", "AnySearch", "深圳") rather than describe a
     subject ("Dating tips", "head and neck cancer")? English: every content word capitalised; Chinese: a
@@ -478,6 +484,38 @@ def definite_expansion(query: str, history: Sequence[Message]) -> tuple[int, int
                 if full.lower() in query.lower():
                     continue
                 return m.start(2) - len(m.group(1)), m.end(2), full
+    return None
+
+
+_EN_CLASS_REF_RE = re.compile(r"\b(the|this|that)\s+(" + "|".join(sorted(lx.EN_WORKS)) + r")\b(?!\s+(?:of|that|which)\b)",
+                              re.IGNORECASE)
+_EN_NAME_GLUE_RE = re.compile(r"\s*,?\s*(?:(?:called|titled|entitled|named)\s+)?(?:the\s+)?[\"“‘']?\s*$", re.IGNORECASE)
+_EN_CLASS_TURNS = 4  # how far back a class noun looks for the name it stands for
+
+
+def class_reference(query: str, history: Sequence[Message], own: str = "") -> tuple[int, int, str] | None:
+    """A class noun the query uses for a named thing ("the album", "this film") and the nearest name of that class
+    in the history: a name right after the noun ("the 1982 album Computer Games", "second album, entitled
+    \"Teen Spirit\""), most recent turn first → (start, end, name). ``own``: the conversation's own entity,
+    never the answer (the band is no album of itself)."""
+    m = _EN_CLASS_REF_RE.search(query)
+    if m is None:
+        return None
+    noun = m.group(2).lower()
+    own_l = own.lower()
+    for msg in list(reversed(history))[:_EN_CLASS_TURNS]:
+        text = msg.content
+        low = text.lower()
+        names = [x for x in mentions(text, "en") if x.proper]
+        for i in _word_at(low, noun):
+            after = i + len(noun)
+            for x in names:
+                j = text.find(x.text, after)
+                if j < 0 or not _EN_NAME_GLUE_RE.fullmatch(text[after:j]) or text[after:j].count(",") > 1:
+                    continue
+                if x.text.lower() in own_l or x.text.lower() in query.lower() or len(x.text) < 2:
+                    continue
+                return m.start(), m.end(), x.text
     return None
 
 

@@ -25,8 +25,9 @@ from .. import lexicon as lx
 from ..gate import _ZH_NE_RE, en_ellipsis, en_info_question, needs_rewrite, zh_ellipsis, zh_lead
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message, RewriteResult
-from .entities import (Focus, Mention, _demonstrative_det, _word_at, definite_expansion, en_feedback_pronoun, en_tokens,
-                       en_request_part, find_focus, has_pronoun, mentions, name_like, partial_name_span, topic_entity, weak_anchor,
+from .entities import (Focus, Mention, _demonstrative_det, _word_at, class_reference, definite_expansion, en_feedback_pronoun, en_tokens,
+                       en_request_part, find_focus, has_pronoun, mentions, name_like, partial_name_span, topic_entity, topic_section,
+                       weak_anchor,
                        zh_anaphor_at)
 from .guard import unfaithful_words
 from .offer import accepted_offer
@@ -98,7 +99,7 @@ class RuleRewriter:
         if lang == "zh":
             out, op = _rewrite_zh(query, focus, history)
         else:
-            out, op = _rewrite_en(query, focus, history)
+            out, op = _rewrite_en(query, focus, history, topic_section(topic) if topic else "")
         if out is None or not out.strip():
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}; {op}", False)
         return self._checked(query, out, history, topic, f"gate: {decision.reason}; {op}")
@@ -270,8 +271,11 @@ EN_GLUE = frozenset({"of", "in", "to", "besides", "s"})
 _EN_PRON_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|these|those)\b", re.IGNORECASE)
 
 
-def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tuple[str | None, str]:
+def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = (), section: str = "") -> tuple[str | None, str]:
     q = query.strip()
+    sref = _section_reference(q, section) if section else None
+    if sref is not None:
+        q = q[:sref[0]] + sref[2] + q[sref[1]:]
     ent = focus.entity
     m = en_ellipsis(q)
     if m:
@@ -301,29 +305,87 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
             i = q.find(x, m.end())
             return f"{q[:i]}{ent.text} {q[i:]}", f"ellipsis completion with {ent.text}"
         return None, "ellipsis without a frame"
+    cref = class_reference(q, history, ent.text if ent is not None else "")
+    if cref is not None:  # "did that album sell well?" → "did the album Museum sell well?"; the rules go on from there
+        start, end, name = cref
+        q = f"{q[:start]}the {q[start:end].split()[-1]} {name}{q[end:]}"
+    said = _answer_said(history) if ent is not None else None
     out, how = _replace_pronoun(q, ent, focus.person, _candidates(focus, history),
-                                _things_named(focus, history)) if ent is not None else (None, "no focus")
-    if out is None:
+                                _things_named(focus, history), said) if ent is not None else (None, "no focus")
+    if out is None and cref is None:
         d = definite_expansion(q, history)
         if d is not None:
             start, end, full = d
             return q[:start] + full + q[end:], f"definite reference: {q[start:end]} → {full}"
     if ent is None:
-        return None, "no focus"
+        return (q, f"class reference: {cref[2]}") if cref is not None else (None, "no focus")
     excluding = focus.last_answer is not None and _asks_for_more(q)
     subject = focus.subject or ent
     if out is None and not _en_names(q, ent) and not _en_names(q, subject):
         out, how = _complete_en(q, _relational_owner(q, focus) or subject)
-    if excluding and focus.last_answer.text.lower() not in (out or q).lower():
+    gist = _answer_gist(history[-1].content, focus) if excluding and history else None
+    if excluding and gist and gist.lower() not in (out or q).lower():
         # "what else / any other ...": exclude what the last answer already covered
         base = out or q
         # before the sentence that asks for more ("Thanks! What else ...?" → "Thanks! Besides X, what else ...?")
         m_else = _EN_ELSE_RE.search(base)
         cut = max((mm.end() for mm in _EN_SENT_END_RE.finditer(base, 0, m_else.start() if m_else else 0)), default=0)
         head, tail = base[:cut], base[cut:]
-        out = f"{head}Besides {focus.last_answer.text}, {tail[:1].lower()}{tail[1:]}"
-        how = (how + "; " if out is not None and how != "no pronoun" else "") + f"exclusion: besides {focus.last_answer.text}"
+        out = f"{head}Besides {gist}, {tail[:1].lower()}{tail[1:]}"
+        how = (how + "; " if out is not None and how != "no pronoun" else "") + f"exclusion: besides {gist}"
+    if sref is not None and cref is None:
+        return (out or q), f"section reference: {sref[2]}" + (f"; {how}" if out else "")
+    if cref is not None:
+        return (out or q), f"class reference: {query.strip()[cref[0]:cref[1]]} → {cref[2]}" + (f"; {how}" if out else "")
     return out, how if out is not None else "already names the focus"
+
+
+_EN_SECTION_TIME_RE = re.compile(r"\b(?:this|that)\s+(?:time\s+(?:period|frame)|time|period|era)\b", re.IGNORECASE)
+_EN_YEARS_RE = re.compile(r"\b(?:1[5-9]|20)\d\d(?:\s*[-–]\s*(?:\d{4}|\d{2}|present))?\b")
+
+
+def _section_reference(q: str, section: str) -> tuple[int, int, str] | None:
+    """ "during this time (period)" in a session on a page section dated by its title ("1966-1982", "Early career
+    (1985-1989)") → (start, end, those years). A section without years is no time span: left alone (naming the
+    section title instead gained nothing on CANARD dev)."""
+    m = _EN_SECTION_TIME_RE.search(q)
+    if m is None:
+        return None
+    y = _EN_YEARS_RE.search(section)
+    return (m.start(), m.end(), y.group(0)) if y is not None else None
+
+
+_EN_GIST_WHOLE_WORDS = 6  # an answer this short is itself what was said ("Beverly Hills,", "named the Series MVP.")
+_EN_GIST_NAMES = 4  # "Besides Tony Esperti, Jim Robinson, Donnie Fleeman, ...": people list what the answer listed
+_EN_GIST_STRIP = ' ,;:."“”'
+
+
+def _answer_gist(answer: str, focus: Focus) -> str | None:
+    """What the last answer already said, for "Besides <it>, what else ...": a short fragment whole, else the names
+    it gave (up to four, without the conversation's own entity), else its first proper noun.
+    On CANARD dev this beats the first proper noun alone by +0.3 BLEU and +0.3 restoration F1."""
+    text = answer.strip().strip(_EN_GIST_STRIP)
+    if 0 < len(text.split()) <= _EN_GIST_WHOLE_WORDS and not _EN_PRON_RE.search(text):
+        return text  # a fragment, not a sentence about someone ("He played for Texas.")
+    own = focus.entity.text if focus.entity is not None else ""
+    names: list[str] = []
+    for m in mentions(answer, "en"):
+        if m.proper and m.text not in names and m.text not in own:
+            names.append(m.text)
+    if names:
+        return ", ".join(names[:_EN_GIST_NAMES])
+    return focus.last_answer.text if focus.last_answer is not None else None
+
+
+def _answer_said(history: Sequence[Message]) -> Mention | None:
+    """What a standalone "that" / "this" stands for: the last answer when it is a short fragment ("Country Boy",
+    "the album Calling All Lovers"). Its first proper noun instead cost iKAT 1.1 restoration F1."""
+    if not history or history[-1].role != "assistant":
+        return None
+    text = history[-1].content.strip().strip(_EN_GIST_STRIP)
+    if 0 < len(text.split()) <= _EN_GIST_WHOLE_WORDS and not _EN_PRON_RE.search(text):
+        return Mention(text, True, "proper", text.split()[-1].lower())
+    return None
 
 
 _EN_HAPPEN_RE = re.compile(r"\b(happen(?:ed|s)?)\b", re.IGNORECASE)
@@ -467,7 +529,8 @@ def _things_named(focus: Focus, history: Sequence[Message]) -> list[Mention]:
 
 
 def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
-                     others: Sequence[Mention] = (), things: Sequence[Mention] = ()) -> tuple[str | None, str]:
+                     others: Sequence[Mention] = (), things: Sequence[Mention] = (),
+                     said: Mention | None = None) -> tuple[str | None, str]:
     """Replace the first personal pronoun (or, failing that, a demonstrative standing alone). ``things``: what
     it/its stand for when the focus is the session's person (see ``_things_named``)."""
     toks = en_tokens(q)
@@ -485,6 +548,8 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
             if w == "that" and k is not None and k > 0 and words_lower[k - 1] not in lx.EN_AUX | lx.EN_WH | {"about", "of", "is"}:
                 continue  # a relative pronoun ("the band that ...")
         target = person if (w in _EN_PERSON and person is not None) else ent
+        if w in ("this", "that") and said is not None and said.text.lower() not in q.lower():
+            target = said  # a standalone "that" points at what the last answer named ("Who was that by?")
         if w in ("it", "its") and things and person is not None and target.text == person.text:
             target = next((x for x in things if x.text.lower() not in q.lower()), target)  # a person is no "it"
         if w in _EN_PERSON and not target.proper:
