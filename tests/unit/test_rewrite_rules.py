@@ -638,3 +638,11 @@ def test_en_standalone_that_is_the_short_answer():
 def test_en_standalone_that_after_a_long_answer_keeps_the_focus():
     h = [U("What did he do next?"), A("He wrote a long book about the war in the north of the country.")]
     assert "long book" not in rw(h, "When did that happen?", topic="Sam Cole").rewritten
+
+
+def test_zh_standalone_demonstrative_takes_the_latest_exchange():
+    h = [U("AnySearch 支持哪些检索方式？"), A("AnySearch 支持关键词检索、向量检索和混合检索三种方式。"),
+         U("价格呢？"), A("标准版每月 499 元，专业版每月 1999 元。")]
+    assert rw(h, "这个怎么部署？").rewritten == "AnySearch 怎么部署"  # 价格呢 kept AnySearch the focus
+    h2 = [U("AnySearch 支持哪些检索方式？"), A("支持三种。"), U("周末去哪玩"), A("去西湖边的茶馆坐坐")]
+    assert "AnySearch" not in rw(h2, "这个好玩吗").rewritten  # the user moved on

@@ -162,7 +162,10 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
             fm = fm if len(fm) >= 2 else list(focus.frame_mentions)
             rep = fm[0 if w == "前者" else -1].text
         elif ent is not None:
-            rep = ent.text
+            near = _recent_focus(ent, history) if w in _ZH_STANDALONE_DEMONSTRATIVES else ent
+            if near is None:
+                return None, f"{w}: nothing named in the latest exchange"
+            rep = near.text
         else:
             return None, "pronoun without an antecedent"
         before = "".join(x for x, _ in toks[:i])
@@ -173,7 +176,7 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
                 after_toks = after_toks[1:]
         after = "".join(x for x, _ in after_toks)
         sep_l = " " if before and not is_cjk(before[-1]) and before[-1].isalnum() else ""
-        sep_r = " " if after and not is_cjk(rep[-1]) and not is_cjk(after[0]) and after[0].isalnum() else ""
+        sep_r = " " if after and not is_cjk(rep[-1]) and rep[-1].isalnum() and (is_cjk(after[0]) or after[0].isalnum()) else ""
         return f"{before}{sep_l}{rep}{sep_r}{after}", f"pronoun {w} → {rep}"
     # 4. frame completion: put the focus in as the subject, after any interjection
     ent = _recent_focus(ent, history)
@@ -203,6 +206,7 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
 
 
 _ZH_FRAME_REACH = 2
+_ZH_STANDALONE_DEMONSTRATIVES = frozenset({"这个", "那个", "这些", "那些"})
 # Interjections that are also adverbs of degree or copulas: "好的" / "好想吃", "是啊" / "是真的"
 _ZH_ADVERB_TOO = frozenset({"好", "是", "对"})
 _ZH_PREDICATE_TAGS = frozenset({"v", "vd", "vi", "a", "ad", "d", "l"})
@@ -232,7 +236,7 @@ def _leans_on_focus(text: str) -> bool:
     return bool(ms) and all(m.relational for m in ms)
 
 
-_OBJECT_SLOT_MAX_WORDS = 4
+_OBJECT_SLOT_MAX_WORDS = 2
 _ZH_SUBJECT_PRONOUNS = frozenset({"我", "你", "他", "她", "我们", "你们", "他们", "她们", "咱", "咱们", "俺", "人家"})
 _ZH_VERB_TAGS = frozenset({"v", "vd", "vg", "vi", "vq"})
 _ZH_FINAL_TAGS = frozenset({"x", "w", "y", "e", "ul", "uj", "zg"})
