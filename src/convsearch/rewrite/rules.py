@@ -162,7 +162,7 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
             fm = fm if len(fm) >= 2 else list(focus.frame_mentions)
             rep = fm[0 if w == "前者" else -1].text
         elif ent is not None:
-            near = _recent_focus(ent, history) if w in _ZH_STANDALONE_DEMONSTRATIVES else ent
+            near = _recent_focus(ent, history) if w in _ZH_RECENT_PRONOUNS else ent
             if near is None:
                 return None, f"{w}: nothing named in the latest exchange"
             rep = near.text
@@ -206,7 +206,8 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
 
 
 _ZH_FRAME_REACH = 2
-_ZH_STANDALONE_DEMONSTRATIVES = frozenset({"这个", "那个", "这些", "那些"})
+# pronouns that take what the latest exchange named (or a focus a follow-up kept alive), like frame completion
+_ZH_RECENT_PRONOUNS = frozenset({"这个", "那个", "这些", "那些", "他", "她", "他们", "她们"})
 # Interjections that are also adverbs of degree or copulas: "好的" / "好想吃", "是啊" / "是真的"
 _ZH_ADVERB_TOO = frozenset({"好", "是", "对"})
 _ZH_PREDICATE_TAGS = frozenset({"v", "vd", "vi", "a", "ad", "d", "l"})
