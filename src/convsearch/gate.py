@@ -102,7 +102,10 @@ def _antecedent_inside(q: str) -> bool:
     if not m:
         return False
     before = q[: m.start()]
-    if m.group(1).lower() in ("it", "them", "him", "her", "they") and not _EN_CLAUSE_BREAK_RE.search(before):
+    word = m.group(1).lower()
+    nxt = re.match(r"\s*([A-Za-z]+)", q[m.end():])
+    possessive_her = word == "her" and nxt is not None and nxt.group(1).lower() not in lx.EN_FUNCTION
+    if word in ("it", "them", "him", "her", "they") and not possessive_her and not _EN_CLAUSE_BREAK_RE.search(before):
         # "Why did Elon Musk start it?": an object pronoun is not the subject of its own clause
         # ("Who are the Electors and what were they doing?" has a clause break before "they")
         return False
@@ -160,8 +163,9 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
     >>> needs_rewrite([Message("user", "AnySearch 支持哪些检索方式？")], "价格呢？").needed
     True
     """
-    # The pipeline asks first and the rewriter it calls asks again: remember the last answers.
-    return _needs_rewrite(tuple(history), query, topic, lang)
+    # The pipeline asks first and the rewriter it calls asks again: remember the last answers (the language is
+    # resolved first, so both calls share one cache key).
+    return _needs_rewrite(tuple(history), query, topic, lang or detect_lang(query))
 
 
 @lru_cache(maxsize=1024)
@@ -223,6 +227,8 @@ _EN_REQUEST_RE = re.compile(r"^\W*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?(
 def en_info_question(q: str) -> bool:
     """An English question asking for information ("What are popular trails?", "Tell me about X"), not a
     command to the assistant ("Can you cancel that reminder?", "Answer that.") nor a reply ("Yes.")."""
+    if not any(c.isalpha() for c in q):
+        return False  # "?" alone asks nothing
     return bool(_EN_INFO_Q_RE.match(q) or q.rstrip().endswith("?")) and not _EN_REQUEST_RE.match(q)
 
 

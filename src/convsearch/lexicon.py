@@ -59,6 +59,10 @@ ZH_PRONOUNS = frozenset({"它", "它们", "他", "她", "他们", "她们", "其
 ZH_DETERMINERS = frozenset({"这个", "那个", "这款", "那款", "这家", "那家", "该", "这些", "那些", "此", "其"})
 # Nouns after which a determiner is situational deixis ("这个时候"), not a reference to an earlier turn.
 ZH_DEICTIC_NOUNS = _read_words("kinds.txt", "zh_deictic")
+# Verbs with their object built in (吃饭, 睡觉): no object slot after them.
+ZH_VERB_OBJECT = _read_words("kinds.txt", "zh_verb_object")
+# Conjunctions that join the last member of a series ("关键词检索、向量检索和混合检索").
+ZH_SERIES_JOINS = frozenset({"和", "与", "及", "以及", "或", "或者", "还有", "跟"})
 # Final characters of Chinese nouns that name people (女朋友, 老师, 我妈).
 ZH_PERSON_FINALS = _read_words("kinds.txt", "zh_person_final")
 # Leading words that mark a follow-up ("那番禺呢", "还有年假呢").
@@ -76,6 +80,7 @@ ZH_NOUN_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "eng", "vn
 EN_LIST_NOUNS = _read_words("kinds.txt", "en_list_nouns")
 # Words that make an offer an offer of information: see rewrite/offer.py.
 EN_INFO_OFFER = _read_words("kinds.txt", "en_info_offer")
+EN_INFO_OFFER_VERBS = _read_words("kinds.txt", "en_info_offer_verbs")
 EN_CALENDAR = _read_words("kinds.txt", "en_calendar")
 EN_OPENERS = _read_words("kinds.txt", "en_openers")
 EN_WORKS = _read_words("kinds.txt", "en_works")

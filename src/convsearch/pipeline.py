@@ -99,12 +99,17 @@ def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *
     return ranked, stats, cites, ctx
 
 
-def _hypothetical_answer(rw: RewriteResult, settings: Settings, clock: "_Clock") -> tuple[str | None, tuple[str, ...]]:
+def _hypothetical_answer(rw: RewriteResult, settings: Settings, clock: "_Clock",
+                         backend: SearchBackend) -> tuple[str | None, tuple[str, ...]]:
     """HyDE (CONVSEARCH_HYDE=on with an LLM): a short passage that would answer the standalone query, for the
-    dense side of the first search; None (and why, in the trace) when off, failed or out of budget."""
+    dense side of the first search; None (and why, in the trace) when off, failed or out of budget. A backend
+    without a dense side costs no call."""
     hyde = default_hyde(settings)
     if hyde is None or not rw.rewritten.strip():
         return None, ()
+    if not (hasattr(backend, "search_bm25") and hasattr(backend, "search_dense")
+            and getattr(backend, "embedder", None) is not None):
+        return None, ("hyde skipped: the backend has no dense side",)
     text, why = hyde(rw.rewritten)
     clock.lap("hyde")
     return text, (why,)
@@ -165,7 +170,7 @@ def search_with_context(
     events.emit("rewrite", original=rw.original, rewritten=rw.rewritten, method=rw.method, reason=rw.reason,
                 fell_back=rw.fell_back, gate=decision.reason)
     depth = max(top_k * 2, 10)
-    dense, hyde_notes = _hypothetical_answer(rw, settings, clock)
+    dense, hyde_notes = _hypothetical_answer(rw, settings, clock, backend)
     lists = [_search_first(backend, x, dense, depth, filters) if i == 0 else backend.search(x, top_k=depth, filters=filters)
              for i, x in enumerate(queries)]
     clock.lap("search")

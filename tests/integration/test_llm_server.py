@@ -461,3 +461,17 @@ def test_hyde_setting_is_checked():
 
     with pytest.raises(ConfigError, match="hyde must be 'off' or 'on'"):
         Settings.from_env({"CONVSEARCH_HYDE": "yes"})
+
+
+def test_hyde_costs_no_call_without_a_dense_side(srv, bm25_index):
+    from convsearch import search_with_context
+    from convsearch.rewrite import default_hyde
+
+    s = settings(srv, hyde="on", rewriter="rules")
+    try:
+        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index, settings=s)
+    finally:
+        default_hyde(s).close()
+        default_hyde.cache_clear()
+    assert srv.requests == [] and "hyde skipped: the backend has no dense side" in r.trace.notes
+    assert r.hits and r.hits[0].id == "zh-any-price"

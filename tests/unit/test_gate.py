@@ -209,4 +209,6 @@ def test_zh_pronoun_after_a_person_named_in_the_query_is_no_follow_up():
     h = [Message("user", "周末去爬山吗"), Message("assistant", "香山不错")]
     assert not needs_rewrite(h, "我妈说她周末要加班").needed  # 她 is 我妈
     assert needs_rewrite(h, "他们说周末人多").needed  # nobody named before 他们
-    assert needs_rewrite(h, "每次去香山它都很堵").needed  # 它 is not a person: no antecedent check
+    # 它 is not a person, so the person check does not apply; 它 here is 香山 (named in the same query), which the
+    # gate does not see yet: a known limitation, pinned so a change to it is noticed
+    assert needs_rewrite(h, "每次去香山它都很堵").needed

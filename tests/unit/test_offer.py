@@ -34,3 +34,9 @@ def test_offer_pronoun_points_at_what_the_answer_named():
 ])
 def test_not_an_accepted_information_offer(history, query):
     assert accepted_offer(query, history) is None
+
+
+@pytest.mark.parametrize("offer", ["Would you like me to add eggs to your shopping list too?",
+                                   "Should I call the number on their website?"])
+def test_yes_to_an_offered_action_is_not_a_search_even_with_an_information_word(offer):
+    assert accepted_offer("Yes please", [U("Buy milk."), A(offer)]) is None

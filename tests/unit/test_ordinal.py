@@ -92,3 +92,27 @@ def test_plain_nouns_answer_a_reference_named_by_the_question():
     r = rewrite(h, "How do I install the second option?")
     assert r.rewritten == "How do I install my own Kubernetes with the NovaDB Operator?"  # seen from the user's side
     assert rewrite(h, "Is the last option free?").rewritten == "Is a single binary free?"
+
+
+@pytest.mark.parametrize("query", ["Why do I need a plan in the first place?", "What was the first question I asked?",
+                                   "What happens in the first two weeks?", "Is option 0 ok?"])
+def test_idioms_and_impossible_positions_are_not_references(query):
+    assert resolve_ordinal(query, [U("How do I start?"), STEPS], "en") is None
+
+
+@pytest.mark.parametrize("query", ["最后一个问题，价格是多少？", "最后一点，怎么部署？", "第0种呢"])
+def test_zh_one_last_question_is_not_a_reference(query):
+    a = A("AnySearch 支持关键词检索、向量检索和混合检索三种方式。")
+    assert resolve_ordinal(query, [a], "zh") is None
+
+
+def test_zh_series_splits_on_the_conjunction_word_not_inside_a_name():
+    assert list_items("推荐你去故宫、颐和园和长城看看。", "zh") == ("故宫", "颐和园", "长城")
+
+
+def test_long_capitalised_answers_parse_in_bounded_time():
+    import time
+    t = time.perf_counter()
+    for text in ("WORD " * 1400, "Word " * 2500, "Tools such as " + "Word " * 3000 + "."):
+        lists_in(text, "en")
+    assert time.perf_counter() - t < 0.5  # was seconds with a backtracking pattern

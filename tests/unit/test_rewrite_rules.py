@@ -646,3 +646,17 @@ def test_zh_standalone_demonstrative_takes_the_latest_exchange():
     assert rw(h, "这个怎么部署？").rewritten == "AnySearch 怎么部署"  # 价格呢 kept AnySearch the focus
     h2 = [U("AnySearch 支持哪些检索方式？"), A("支持三种。"), U("周末去哪玩"), A("去西湖边的茶馆坐坐")]
     assert "AnySearch" not in rw(h2, "这个好玩吗").rewritten  # the user moved on
+
+
+def test_en_possessive_her_refers_to_the_name_before_it():
+    h = [U("Who was Albert Einstein?"), A("A physicist.")]
+    assert not rw(h, "What did Marie Curie discover in her lab?").changed
+
+
+def test_zh_interjection_reply_and_verb_object_compounds_are_not_completed():
+    assert not rw([U("我想买猫粮"), A("需要我给你推荐几个品牌吗？")], "好的").changed
+    assert "吃饭香山" not in rw([U("周末去香山"), A("香山人多")], "该吃饭了").rewritten
+
+
+def test_en_punctuation_only_query_is_left_alone():
+    assert rw([U("Tell me about Rome."), A("Rome is old.")], "?").rewritten == "?"

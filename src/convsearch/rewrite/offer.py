@@ -32,8 +32,12 @@ def accepted_offer(query: str, history: Sequence[Message]) -> str | None:
     if m is None:
         return None
     phrase = m.group(1).strip().rstrip(",;")
-    words = {w.lower() for w in re.findall(r"[A-Za-z]+", phrase)}
-    if not words & lx.EN_INFO_OFFER:
+    tokens = [w.lower() for w in re.findall(r"[A-Za-z]+", phrase)]
+    if not tokens or not set(tokens) & lx.EN_INFO_OFFER:
+        return None
+    # "give you more information" / "their location" offer information; "add eggs to your list" or "call the
+    # number" offer an action, even when an information word appears in them
+    if tokens[0] not in lx.EN_INFO_OFFER_VERBS and tokens[0] not in lx.EN_FUNCTION and tokens[0] not in lx.EN_INFO_OFFER:
         return None
     return user_side(phrase)
 

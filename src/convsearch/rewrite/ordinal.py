@@ -19,13 +19,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 from functools import lru_cache
 
 from .. import lexicon as lx
 from ..text import tagged
 from ..types import Message
-from .entities import mentions
+from .entities import Mention, mentions
 from .offer import user_side
 
 _EN_ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,
@@ -43,8 +42,10 @@ _EN_NUM_RE = re.compile(r"\b(option|step|number|item|choice|point|no\.)\s*#?(\d{
 
 _ZH_NUM = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 _ZH_CLS = "个种款家条步点项类部本首位套组样"
-_ZH_ORD_RE = re.compile(rf"第\s*([一二三四五六七八九十]|\d{{1,2}})\s*([{_ZH_CLS}])")
-_ZH_LAST_RE = re.compile(rf"最后(?:一|那)?\s*([{_ZH_CLS}])")
+# not "第一点，" (firstly) or "最后一个问题" (one last question): those open the speaker's own list
+_ZH_NOT_REF = r"(?!\s*(?:问题|[，,：:]))"
+_ZH_ORD_RE = re.compile(rf"第\s*([一二三四五六七八九十]|\d{{1,2}})\s*([{_ZH_CLS}]){_ZH_NOT_REF}")
+_ZH_LAST_RE = re.compile(rf"最后(?:一|那)?\s*([{_ZH_CLS}]){_ZH_NOT_REF}")
 
 # Numbered items: "1. ", "2) ", "3、", "(4) ", "（5）" at the start or after whitespace / sentence end.
 _NUM_ITEM_RE = re.compile(r"(?:^|(?<=[\s。；;:：.!?！？]))[(（]?(\d{1,2})[.)）、](?!\d)\s*")
@@ -52,12 +53,12 @@ _TITLE_END_RE = re.compile(r"[:：]")
 _CLAUSE_END_RE = re.compile(r"[.;,!?。；，！？]|\s[-–—]\s")
 _SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _EN_SERIES_LAST_RE = re.compile(r"^\s*(?:and|or)\s+", re.IGNORECASE)
-_EN_PAIR_RE = re.compile(r"\b(?:such as|like|including|include|includes|either|between)?\s*"
-                         r"([A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*)\s+(?:or|and)\s+([A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*)")
+_EN_PAIR_JOIN_RE = re.compile(r"\s(?:or|and)\s")
+_MAX_NAME_WORDS = 4
+_MAX_LIST_CHARS = 4000  # lists are read from the head of an answer: bounded work on the gate path
 # "<kind> such as / like / including A, B and C" — the kind noun says what the items are
 _EN_EXAMPLES_RE = re.compile(r"\b([a-z]+),?\s+(?:such as|like|including)\s+([^.;:!?()]+?)(?=\s*(?:[.;:!?()]|,\s+(?:that|which|who)\b|\s+(?:that|which|who|can|could|are|is|to|for|in|help)\b|$))")
 _EN_SPLIT_RE = re.compile(r",\s*(?:and|or)?\s*|\s+(?:and|or)\s+")
-_ZH_SERIES_LAST_RE = re.compile(r"(以及|或者|和|与|及|或|还有)")
 
 _MAX_TITLE_WORDS = 10
 
@@ -68,6 +69,7 @@ class OrdinalRef:
     end: int
     positions: tuple[int, ...]  # 1-based; negative counts from the end (-1 = last)
     noun: str  # the head noun the reference used ("step", "one"), "" when none
+    strict: bool = False  # the noun is no list noun ("weeks"): only a list of that kind can answer
 
 
 def find_ordinal(query: str, lang: str) -> OrdinalRef | None:
@@ -76,7 +78,8 @@ def find_ordinal(query: str, lang: str) -> OrdinalRef | None:
         m = _ZH_ORD_RE.search(query)
         if m:
             g = m.group(1)
-            return OrdinalRef(m.start(), m.end(), (int(g) if g.isdigit() else _ZH_NUM[g],), m.group(2))
+            n = int(g) if g.isdigit() else _ZH_NUM[g]
+            return OrdinalRef(m.start(), m.end(), (n,), m.group(2)) if n > 0 else None
         m = _ZH_LAST_RE.search(query)
         if m:
             return OrdinalRef(m.start(), m.end(), (-1,), m.group(1))
@@ -85,9 +88,10 @@ def find_ordinal(query: str, lang: str) -> OrdinalRef | None:
     if m:
         k = _EN_COUNT[m.group(2).lower()]
         noun = (m.group(3) or "").lower()
-        end = m.end() if not noun or _list_noun(noun) else m.end(2)  # "the last two technologies": keep the noun
+        strict = bool(noun) and not _list_noun(noun)  # "the last two technologies" / "the first two weeks"
+        end = m.end(2) if strict else m.end()  # keep a noun that only says the kind
         pos = tuple(range(1, k + 1)) if m.group(1).lower() == "first" else tuple(range(-k, 0))
-        return OrdinalRef(m.start(), end, pos, noun)
+        return OrdinalRef(m.start(), end, pos, noun, strict)
     m = _EN_ORD_RE.search(query)
     if m and _list_noun(m.group(3).lower()):
         pos = (_EN_ORD[m.group(1).lower()],) + ((_EN_ORD[m.group(2).lower()],) if m.group(2) else ())
@@ -96,7 +100,7 @@ def find_ordinal(query: str, lang: str) -> OrdinalRef | None:
     if m:
         return OrdinalRef(m.start(), m.end(), (1 if m.group(1).lower() == "former" else -1,), "")
     m = _EN_NUM_RE.search(query)
-    if m:
+    if m and int(m.group(2)) > 0:
         return OrdinalRef(m.start(), m.end(), (int(m.group(2)),), m.group(1).lower())
     return None
 
@@ -124,7 +128,7 @@ def resolve_ordinal(query: str, history: Sequence[Message], lang: str) -> tuple[
         for items, kind in reversed(lists_in(msg.content, lang)):  # the list named last is the one meant
             if len(items) < need:
                 continue
-            if kind not in ("names", "numbered") and not _names_kind(ref.noun, kind, items, asked):
+            if (ref.strict or kind not in ("names", "numbered")) and not _names_kind(ref.noun, kind, items, asked):
                 continue
             if age and not any(it.lower() in answers[0].content.lower() for it in items):
                 continue  # an older list only while the latest answer is about one of its items
@@ -154,6 +158,7 @@ def list_items(text: str, lang: str) -> tuple[str, ...]:
 @lru_cache(maxsize=2048)
 def lists_in(text: str, lang: str) -> tuple[tuple[tuple[str, ...], str], ...]:
     """Every list in an answer, in order, each with its kind: "numbered", "names" or "nouns"."""
+    text = text[:_MAX_LIST_CHARS]
     numbered = _numbered_items(text, lang)
     if len(numbered) >= 2:
         return ((numbered, "numbered"),)
@@ -219,11 +224,26 @@ def _en_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
         if len(parts) >= 2 and all(len(p.split()) <= 4 for p in parts):
             names = all(p[:1].isupper() for p in parts)
             out.append((tuple(parts), "names" if names else ex.group(1).lower()))
-    for pair in _EN_PAIR_RE.finditer(sentence):  # "Tools such as Trello or Jira": two names
-        a, b = pair.group(1), pair.group(2)
-        if a.split()[0].lower() not in lx.STOP_EN and b.split()[0].lower() not in lx.STOP_EN:
+    for j in _EN_PAIR_JOIN_RE.finditer(sentence):  # "Tools such as Trello or Jira": two names
+        a = _cap_run(sentence[: j.start()].split()[-_MAX_NAME_WORDS:], from_end=True)
+        b = _cap_run(sentence[j.end():].split()[:_MAX_NAME_WORDS], from_end=False)
+        if a and b and a.split()[0].lower() not in lx.STOP_EN and b.split()[0].lower() not in lx.STOP_EN:
             out.append(((a, b), "names"))
     return out
+
+
+def _cap_run(words: Sequence[str], *, from_end: bool) -> str:
+    """The capitalised words next to a join ("Trello" before "or", "Jira" after it), at most a few."""
+    seq = list(reversed(words)) if from_end else list(words)
+    run: list[str] = []
+    for w in seq:
+        w = w.strip(",;:()\"'“”")
+        if not w or not w[0].isupper():
+            break
+        run.append(w)
+        if w != seq[0] and not from_end and w.endswith((".", ",")):
+            break
+    return " ".join(reversed(run) if from_end else run).rstrip(".")
 
 
 _LEAD_PREP_RE = re.compile(r"^(?:(?:as|on|in|at|with|by|via|through|from|for|to)\s+)+", re.IGNORECASE)
@@ -231,7 +251,7 @@ _NOT_ITEM_START = frozenset({"which", "that", "who", "where", "when", "to", "can
                              "are", "was", "were", "it", "they", "this", "these", "you", "we", "i"})
 
 
-def _series_item(chunk: str, first: Any) -> str:
+def _series_item(chunk: str, first: Mention) -> str:
     """A later member of a series: the whole short chunk ("your own Kubernetes with the NovaDB Operator",
     "a single binary"), or its first noun phrase when the chunk is long or a clause."""
     item = _LEAD_PREP_RE.sub("", chunk).strip()
@@ -250,18 +270,17 @@ def _zh_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
     if "、" not in sentence:
         return []
     chunks = sentence.split("、")
-    last = _ZH_SERIES_LAST_RE.split(chunks[-1], maxsplit=1)
-    if len(last) == 3:
-        chunks = chunks[:-1] + [last[0], last[2]]
+    # the last member follows a conjunction word (和/与/或者), found by the tokenizer: not the 和 of 颐和园
+    toks = tagged(chunks[-1])
+    k = next((i for i, (w, t) in enumerate(toks) if i > 0 and t == "c" and w in lx.ZH_SERIES_JOINS), None)
+    if k is not None:
+        chunks = chunks[:-1] + ["".join(w for w, _ in toks[:k]), "".join(w for w, _ in toks[k + 1:])]
     items: list[str] = []
-    proper = True
     for i, chunk in enumerate(chunks):
         ms = [m for m in mentions(chunk, "zh") if "的" not in m.text] or list(mentions(chunk, "zh"))
         if not ms:
             return []
-        m = ms[-1] if i == 0 else ms[0]
-        proper = proper and m.proper
-        items.append(m.text)
+        items.append((ms[-1] if i == 0 else ms[0]).text)
     # a Chinese series names its members as answers to the question ("支持哪些检索方式"): usable as listed
     return [(tuple(items), "names")] if len(items) >= 2 else []
 
