@@ -21,8 +21,9 @@ Checked in order, first match wins (each returns a Decision with its reason and 
 8. English, no topic: an information question with at most one plain noun that names nothing of the
    conversation's subject → rewrite (confidence 0.5): "What are popular hiking trails?" after questions on
    Lisbon. A real change of subject ("What is machine learning?") is rewritten too — the price of this
-   rule (CAsT 2019 gate recall .58 → .84); the rerank with the original query and a low confidence let
-   callers (or an LLM with CONVSEARCH_LLM_UNCERTAIN_BELOW) treat such verdicts with care;
+   rule (CAsT 2019 gate recall .58 → .84). The rerank still scores hits against the original query, the
+   verdict carries a low confidence, and with an LLM configured (rewriter ``auto``) the LLM, not the rules,
+   writes these rewrites;
 9. otherwise standalone.
 """
 
