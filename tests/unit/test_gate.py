@@ -212,3 +212,14 @@ def test_zh_pronoun_after_a_person_named_in_the_query_is_no_follow_up():
     # 它 is not a person, so the person check does not apply; 它 here is 香山 (named in the same query), which the
     # gate does not see yet: a known limitation, pinned so a change to it is noticed
     assert needs_rewrite(h, "每次去香山它都很堵").needed
+
+
+def test_zh_question_without_the_product_the_user_asked_about_leans_on_it():
+    h = [Message("user", "AnySearch 支持哪些检索方式？"), Message("assistant", "支持三种检索方式。"),
+         Message("user", "价格呢？"), Message("assistant", "标准版每月 499 元。")]
+    d = needs_rewrite(h, "有免费额度吗？")
+    assert d.needed and d.confidence == 0.5
+    assert RuleRewriter().rewrite(h, "有免费额度吗？").rewritten == "AnySearch 有免费额度吗"
+    assert not needs_rewrite(h, "深圳今天天气怎么样？").needed  # names its own place
+    chat = [Message("user", "今天好累"), Message("assistant", "早点休息")]
+    assert not needs_rewrite(chat, "你晚饭吃了吗？").needed  # no named focus: chit-chat stays as typed
