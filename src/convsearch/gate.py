@@ -38,7 +38,7 @@ from collections.abc import Sequence
 
 from . import lexicon as lx
 from .rewrite.entities import (definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
-                               partial_name_span, topic_entity, zh_anaphor_at)
+                               partial_name_span, topic_entity, zh_anaphor_at, zh_ellipsis, zh_lead)
 from .rewrite.offer import accepted_offer
 from .rewrite.ordinal import resolve_ordinal
 from .text import detect_lang, tagged, words
@@ -46,41 +46,6 @@ from .types import Decision, Message
 
 _EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what about|how about|and|what of|same for|what if)\b",
                              re.IGNORECASE)
-_ZH_NE_RE = re.compile(r"呢[\s？?！!。.，,~～]*$")
-
-
-_ZH_NOT_LEAD = frozenset("个款家种些位部台项件样里儿边时")
-
-
-def zh_lead(query: str) -> str | None:
-    """The follow-up marker a query opens with (那, 那么, 还有 …); not the 那 of 那个/那里."""
-    q = query.strip()
-    for lead in lx.ZH_LEADS:
-        if q.startswith(lead) and len(q) > len(lead):
-            if lead == "那" and q[1] in _ZH_NOT_LEAD:
-                return None
-            return lead
-    return None
-
-
-_ZH_NE_MAX_WORDS = 4
-
-
-def zh_ellipsis(query: str) -> bool:
-    """'X呢' where X is a short phrase without a verb ("价格呢", "那番禺呢", "末班十点呢"). In a longer
-    clause or after a verb, 呢 is a modal particle ("你觉得呢", "我们正讨论呢"), not an ellipsis."""
-    q = query.strip()
-    if not _ZH_NE_RE.search(q):
-        return False
-    core = _ZH_NE_RE.sub("", q)
-    lead = zh_lead(core)
-    body = core[len(lead):] if lead else core
-    toks = [(w, t) for w, t in tagged(body) if t not in ("x", "w") and w.strip()]
-    if len(toks) > _ZH_NE_MAX_WORDS:
-        return False
-    return not any(t.startswith("v") and t != "vn" and w not in lx.ZH_NOMINAL_VERBS and w != "是" for w, t in toks)
-
-
 def en_ellipsis(query: str) -> re.Match[str] | None:
     """'what about X', 'how about X', or 'and X?' — a bare 'And …' opens an ellipsis only when what follows is
     short (≤ 4 words): "And let's call mom back." is a whole request."""

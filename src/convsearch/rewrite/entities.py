@@ -326,6 +326,54 @@ def zh_anaphor_at(toks: Sequence[tuple[str, str]], i: int) -> bool:
     return not (w in lx.ZH_DETERMINERS and nxt[0] in lx.ZH_DEICTIC_NOUNS)
 
 
+# --- Chinese follow-up markers ---------------------------------------------------------------------
+
+_ZH_NE_RE = re.compile(r"呢[\s？?！!。.，,~～]*$")
+
+
+_ZH_NOT_LEAD = frozenset("个款家种些位部台项件样里儿边时")
+
+
+def zh_lead(query: str) -> str | None:
+    """The follow-up marker a query opens with (那, 那么, 还有 …); not the 那 of 那个/那里."""
+    q = query.strip()
+    for lead in lx.ZH_LEADS:
+        if q.startswith(lead) and len(q) > len(lead):
+            if lead == "那" and q[1] in _ZH_NOT_LEAD:
+                return None
+            return lead
+    return None
+
+
+_ZH_NE_MAX_WORDS = 4
+
+
+def zh_ellipsis(query: str) -> bool:
+    """'X呢' where X is a short phrase without a verb ("价格呢", "那番禺呢", "末班十点呢"). In a longer
+    clause or after a verb, 呢 is a modal particle ("你觉得呢", "我们正讨论呢"), not an ellipsis."""
+    q = query.strip()
+    if not _ZH_NE_RE.search(q):
+        return False
+    core = _ZH_NE_RE.sub("", q)
+    lead = zh_lead(core)
+    body = core[len(lead):] if lead else core
+    toks = [(w, t) for w, t in tagged(body) if t not in ("x", "w") and w.strip()]
+    if len(toks) > _ZH_NE_MAX_WORDS:
+        return False
+    return not any(t.startswith("v") and t != "vn" and w not in lx.ZH_NOMINAL_VERBS and w != "是" for w, t in toks)
+
+
+def leans_on_focus(text: str, lang: str) -> bool:
+    """Does this user turn point back at the conversation's focus rather than move on? A pronoun, an aspect
+    noun ("价格呢？", "What about the price?") or a 呢-ellipsis. One definition for ``find_focus`` (the
+    focus stays fresh) and the Chinese rules (an older focus stays usable)."""
+    if has_pronoun(text, lang):
+        return True
+    if any(m.relational for m in mentions(text, lang)):
+        return True
+    return lang == "zh" and zh_ellipsis(text)
+
+
 def has_pronoun(text: str, lang: str) -> bool:
     if lang == "zh":
         ztoks = tagged(text)
@@ -705,7 +753,7 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
             pick = proper[0] if proper else (plain[0] if plain else None)
             user_named_last = bool(proper)
             # "价格呢？" names only an aspect: it still leans on the focus, which stays fresh
-            user_fresh = pick is not None or any(x.relational for x in ms) or m.content.rstrip(" ？?").endswith("呢")
+            user_fresh = pick is not None or leans_on_focus(m.content, lang)
             if pick is not None:
                 # "What is the best time to visit the pools?" asks about an aspect of the current subject: the
                 # common noun it names is the local focus (for pronouns), not the subject of the conversation

@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .. import lexicon as lx
-from ..gate import _ZH_NE_RE, en_ellipsis, en_info_question, needs_rewrite, zh_ellipsis, zh_lead
+from ..gate import en_ellipsis, en_info_question, needs_rewrite
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, _word_at, class_reference, definite_expansion, en_feedback_pronoun, en_tokens,
-                       en_request_part, find_focus, has_pronoun, mentions, name_like, partial_name_span, topic_entity, topic_section,
+                       en_request_part, find_focus, has_pronoun, leans_on_focus, mentions, name_like, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
-                       zh_anaphor_at)
+                       zh_anaphor_at, _ZH_NE_RE, zh_ellipsis, zh_lead)
 from .guard import unfaithful_words
 from .offer import accepted_offer
 from .ordinal import resolve_ordinal
@@ -222,21 +222,12 @@ def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | 
     if ent is None or not history or any(ent.text in m.content for m in history[-_ZH_FRAME_REACH:]):
         return ent
     asked = next((m.content for m in reversed(history) if m.role == "user"), "")
-    if asked and _leans_on_focus(asked):
+    if asked and leans_on_focus(asked, "zh"):
         return ent  # "价格呢？" in between kept the focus alive (AnySearch → 价格呢 → 怎么部署)
     last = history[-1]
     if last.role != "assistant":
         return None
     return next((x for x in mentions(last.content, "zh") if not x.relational), None)
-
-
-def _leans_on_focus(text: str) -> bool:
-    """Did this user turn itself lean on the focus (an ellipsis, a pronoun, a follow-up marker, or only an
-    aspect noun) rather than move on?"""
-    if zh_ellipsis(text) or has_pronoun(text, "zh") or zh_lead(text.strip()):
-        return True
-    ms = mentions(text, "zh")
-    return bool(ms) and all(m.relational for m in ms)
 
 
 _OBJECT_SLOT_MAX_WORDS = 2
