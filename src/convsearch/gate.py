@@ -112,11 +112,19 @@ def _zh_antecedent_inside(q: str) -> bool:
                for m in mentions("".join(w for w, _ in toks[:i]), "zh"))
 
 
+def _pronoun_marker(q: str, lang: str) -> Decision | None:
+    """A pronoun or demonstrative standing alone leans on an earlier turn, unless its antecedent is named
+    earlier in the same query."""
+    if not has_pronoun(q, lang):
+        return None
+    if _zh_antecedent_inside(q) if lang == "zh" else _antecedent_inside(q):
+        return Decision(False, "the pronoun refers to an entity named earlier in the query", 0.6)
+    return Decision(True, "pronoun or demonstrative", 0.9)
+
+
 def _zh_marker(q: str) -> Decision | None:
-    if has_pronoun(q, "zh"):
-        if _zh_antecedent_inside(q):
-            return Decision(False, "the pronoun refers to an entity named earlier in the query", 0.6)
-        return Decision(True, "pronoun or demonstrative", 0.9)
+    if (d := _pronoun_marker(q, "zh")) is not None:
+        return d
     if zh_ellipsis(q):
         return Decision(True, "ellipsis: 'X呢'", 0.9)
     if zh_lead(q):
@@ -125,10 +133,8 @@ def _zh_marker(q: str) -> Decision | None:
 
 
 def _en_marker(q: str, history: Sequence[Message]) -> Decision | None:
-    if has_pronoun(q, "en"):
-        if _antecedent_inside(q):
-            return Decision(False, "the pronoun refers to an entity named earlier in the query", 0.6)
-        return Decision(True, "pronoun or demonstrative", 0.9)
+    if (d := _pronoun_marker(q, "en")) is not None:
+        return d
     if en_ellipsis(q):
         return Decision(True, "ellipsis: 'what about X' / 'and X'", 0.9)
     if history and definite_expansion(q, history):
