@@ -705,6 +705,13 @@ def _en_topic_in_use(name: str, history: Sequence[Message]) -> Mention | None:
 
 
 def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
+    """The conversation's focus (see ``_find_focus``); the gate and the rewriter ask for it on the same turn,
+    so answers are remembered."""
+    return _find_focus(tuple(history), topic)
+
+
+@lru_cache(maxsize=1024)
+def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     """Walk the turns oldest first and return the focus, in this order of trust:
     a proper noun the user named > a proper noun a short answer named after a question that named
     nothing > the session topic > a common noun the user named > any proper noun an assistant named.
