@@ -4,7 +4,7 @@ history window → follow-up gate → rewrite → variants → backends → fuse
 → cited context, with a trace of every step.
 """
 
-from .backends.base import InMemoryBackend, SearchBackend, search_many
+from .backends.base import Capabilities, Filters, InMemoryBackend, Recency, SearchBackend
 from .config import Settings
 from .errors import (BackendError, ConfigError, ConvsearchError, DataFileError, DeadlineExceeded, IndexMissingError,
                      InputError)
@@ -12,15 +12,15 @@ from .gate import needs_rewrite
 from .pipeline import compare_queries, search_with_context
 from .rewrite import Passthrough, Rewriter, get_rewriter
 from .rewrite.rules import RuleRewriter
-from .types import Citation, Decision, Document, Hit, Message, QueryComparison, RewriteResult, SearchResponse, Trace
+from .types import Citation, Completion, Decision, DecisionKind, Document, Hit, Message, QueryComparison, RewriteResult, SearchResponse, ToolCall, Trace, Usage
 from .window import history_window
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "BackendError", "Citation", "ConfigError", "ConvsearchError", "DataFileError", "DeadlineExceeded", "Decision",
-    "Document", "Hit", "InMemoryBackend", "IndexMissingError", "InputError", "Message", "Passthrough",
-    "QueryComparison", "RewriteResult", "Rewriter", "RuleRewriter", "SearchBackend", "SearchResponse", "Settings",
-    "Trace", "compare_queries", "get_rewriter", "history_window", "needs_rewrite", "search_many",
-    "search_with_context",
+    "BackendError", "Capabilities", "Citation", "Completion", "ConfigError", "ConvsearchError", "DataFileError",
+    "DeadlineExceeded", "Decision", "DecisionKind", "Document", "Filters", "Hit", "InMemoryBackend",
+    "IndexMissingError", "InputError", "Message", "Passthrough", "QueryComparison", "Recency", "RewriteResult",
+    "Rewriter", "RuleRewriter", "SearchBackend", "SearchResponse", "Settings", "ToolCall", "Trace", "Usage",
+    "compare_queries", "get_rewriter", "history_window", "needs_rewrite", "search_with_context",
 ]

@@ -42,7 +42,7 @@ from .rewrite.entities import (definite_expansion, en_tokens, find_focus, has_pr
 from .rewrite.offer import accepted_offer
 from .rewrite.ordinal import resolve_ordinal
 from .text import detect_lang, tagged, words
-from .types import Decision, Message
+from .types import Decision, DecisionKind, Message
 
 _EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what about|how about|and|what of|same for|what if)\b",
                              re.IGNORECASE)
@@ -118,17 +118,17 @@ def _pronoun_marker(q: str, lang: str) -> Decision | None:
     if not has_pronoun(q, lang):
         return None
     if _zh_antecedent_inside(q) if lang == "zh" else _antecedent_inside(q):
-        return Decision(False, "the pronoun refers to an entity named earlier in the query", 0.6)
-    return Decision(True, "pronoun or demonstrative", 0.9)
+        return Decision(False, "the pronoun refers to an entity named earlier in the query", 0.6, DecisionKind.ANTECEDENT_INSIDE)
+    return Decision(True, "pronoun or demonstrative", 0.9, DecisionKind.PRONOUN)
 
 
 def _zh_marker(q: str) -> Decision | None:
     if (d := _pronoun_marker(q, "zh")) is not None:
         return d
     if zh_ellipsis(q):
-        return Decision(True, "ellipsis: 'X呢'", 0.9)
+        return Decision(True, "ellipsis: 'X呢'", 0.9, DecisionKind.ELLIPSIS)
     if zh_lead(q):
-        return Decision(True, "leading follow-up marker", 0.8)
+        return Decision(True, "leading follow-up marker", 0.8, DecisionKind.LEADING)
     return None
 
 
@@ -136,9 +136,9 @@ def _en_marker(q: str, history: Sequence[Message]) -> Decision | None:
     if (d := _pronoun_marker(q, "en")) is not None:
         return d
     if en_ellipsis(q):
-        return Decision(True, "ellipsis: 'what about X' / 'and X'", 0.9)
+        return Decision(True, "ellipsis: 'what about X' / 'and X'", 0.9, DecisionKind.ELLIPSIS)
     if history and definite_expansion(q, history):
-        return Decision(True, "definite reference to an earlier turn ('the expedition')", 0.7)
+        return Decision(True, "definite reference to an earlier turn ('the expedition')", 0.7, DecisionKind.DEFINITE)
     return None
 
 
@@ -157,18 +157,18 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
 @lru_cache(maxsize=1024)
 def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, lang: str | None) -> Decision:
     if not history and not topic:
-        return Decision(False, "no history and no session topic", 1.0)
+        return Decision(False, "no history and no session topic", 1.0, DecisionKind.NO_CONTEXT)
     lang = lang or detect_lang(query)
     q = query.strip()
     if is_social(q):
-        return Decision(False, "a social turn (thanks, goodbye), not a request", 0.8)
+        return Decision(False, "a social turn (thanks, goodbye), not a request", 0.8, DecisionKind.SOCIAL)
     named_topic = topic_entity(topic) if topic and name_like(topic_entity(topic)) else ""
     if named_topic and partial_name_span(q, named_topic):
-        return Decision(True, "partial name of the session topic", 0.8)
+        return Decision(True, "partial name of the session topic", 0.8, DecisionKind.PARTIAL_NAME)
     if history and accepted_offer(q, history) is not None:
-        return Decision(True, "a yes to the latest answer's offer of information", 0.8)
+        return Decision(True, "a yes to the latest answer's offer of information", 0.8, DecisionKind.OFFER)
     if history and resolve_ordinal(q, history, lang) is not None:
-        return Decision(True, "positional reference to a listed item ('the third step', '第二种')", 0.85)
+        return Decision(True, "positional reference to a listed item ('the third step', '第二种')", 0.85, DecisionKind.ORDINAL)
     marker = _zh_marker(q) if lang == "zh" else _en_marker(q, history)
     if marker is not None:
         return marker
@@ -178,31 +178,31 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
         n_words, short = sum(1 for t in en_tokens(q) if t[0].isalnum()), 2
     ms = mentions(q, lang)
     if any(m.proper for m in ms):
-        return Decision(False, "names its own entity", 0.8)
+        return Decision(False, "names its own entity", 0.8, DecisionKind.NAMED)
     if n_words <= short:
-        return Decision(True, "very short query", 0.6)
+        return Decision(True, "very short query", 0.6, DecisionKind.SHORT)
     if not ms:
-        return Decision(True, "no content noun", 0.6)
+        return Decision(True, "no content noun", 0.6, DecisionKind.SHORT)
     if all(m.relational for m in ms):
-        return Decision(True, "only relational nouns (the price / the types of what?)", 0.7)
+        return Decision(True, "only relational nouns (the price / the types of what?)", 0.7, DecisionKind.SHORT)
     if topic and lang == "en" and not history and not named_topic:
         # a descriptive topic ("head and neck cancer") names a subject area; the opening question of the
         # session picks its own subject in it ("What is throat cancer?")
-        return Decision(False, "opens a session on a descriptive topic", 0.6)
+        return Decision(False, "opens a session on a descriptive topic", 0.6, DecisionKind.TOPIC)
     if topic:
         topic_words = {w for w in words(topic_entity(topic)) if w not in lx.STOP_EN and w not in lx.STOP_ZH}
         if topic_words & set(words(q)):
-            return Decision(False, "names the session topic", 0.7)
-        return Decision(True, "does not name the session topic", 0.5)
+            return Decision(False, "names the session topic", 0.7, DecisionKind.TOPIC)
+        return Decision(True, "does not name the session topic", 0.5, DecisionKind.TOPIC)
     if lang == "zh" and _ZH_QUESTION_RE.search(q) and sum(not m.relational for m in ms) <= 1:
         focus = find_focus(history)
         if focus.entity is not None and focus.entity.proper and focus.source == "user" and focus.entity.text not in q:
-            return Decision(True, "a question that does not name the product or place the user asked about", 0.5)
+            return Decision(True, "a question that does not name the product or place the user asked about", 0.5, DecisionKind.SUBJECT)
     if lang == "en" and en_info_question(q) and sum(not m.relational for m in ms) <= 1:
         subject = find_focus(history).subject
         if subject is not None and not _names(q, subject.text):
-            return Decision(True, "does not name the conversation's focus", 0.5)
-    return Decision(False, "standalone", 0.7)
+            return Decision(True, "does not name the conversation's focus", 0.5, DecisionKind.SUBJECT)
+    return Decision(False, "standalone", 0.7, DecisionKind.STANDALONE)
 
 
 # An information question (wh-word, auxiliary, "tell me about"), not a command to the assistant ("can you

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from .errors import BackendError, ConfigError
+from .infra.deadline import MIN_ATTEMPT_S as _MIN_ATTEMPT_S
+from .infra.deadline import Deadline
 
 if TYPE_CHECKING:  # pydantic is part of the [llm] extra; imported lazily at run time
     from pydantic import BaseModel
@@ -53,7 +55,6 @@ ModelT = TypeVar("ModelT", bound="BaseModel")
 STRUCTURED_MODES = ("json_schema", "json_object", "tools", "prompt")
 
 # Below this much budget a request cannot finish on any network; give up instead of starting one.
-_MIN_ATTEMPT_S = 0.005
 
 
 # --- secrets --------------------------------------------------------------------------------------
@@ -226,22 +227,6 @@ class LLMStats:
                 setattr(self, name, getattr(self, name) + 1)
             else:
                 self.failures[kind] = self.failures.get(kind, 0) + 1
-
-
-class Deadline:
-    """A point in time a step must finish by; ``remaining()`` is what is left of its budget."""
-
-    __slots__ = ("budget_s", "end")
-
-    def __init__(self, budget_s: float) -> None:
-        self.budget_s = budget_s
-        self.end = time.perf_counter() + budget_s
-
-    def remaining(self) -> float:
-        return self.end - time.perf_counter()
-
-    def expired(self) -> bool:
-        return self.remaining() <= _MIN_ATTEMPT_S
 
 
 # --- output parsing (pure) ------------------------------------------------------------------------

@@ -64,7 +64,7 @@ def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, 
     if clock:
         clock.lap("gate")
     if decision.needed or decision.confidence < getattr(rewriter, "uncertain_below", 0.0):
-        rw = rewriter.rewrite(history, query, topic=topic)
+        rw = rewriter.rewrite(history, query, topic=topic, decision=decision)
     else:
         rw = RewriteResult(query, query, "gate", f"standalone: {decision.reason}", False)
     if clock:

@@ -6,6 +6,7 @@ they convert to these frozen dataclasses and derive changed copies with ``datacl
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -43,13 +44,40 @@ class Message:
                    name=d.get("name"))
 
 
+class DecisionKind(str, enum.Enum):
+    """Why the gate decided as it did, as data (rewriters branch on this, never on ``Decision.reason`` text)."""
+
+    NO_CONTEXT = "no_context"        # no history and no topic: nothing to lean on
+    SOCIAL = "social"                # thanks, goodbyes: nothing to search for
+    PARTIAL_NAME = "partial_name"    # a partial name of the topic ("Divac")
+    OFFER = "offer"                  # a bare yes to an offer of information
+    ORDINAL = "ordinal"              # a positional reference to a listed item ("the third step", 第二种)
+    PRONOUN = "pronoun"              # a pronoun or demonstrative standing alone
+    DEFINITE = "definite"            # an English definite noun phrase naming an earlier entity's head
+    ELLIPSIS = "ellipsis"            # an ellipsis frame: "X呢", "what about X", "and X?"
+    LEADING = "leading"              # a leading 那/那么/还有/另外
+    NAMED = "named"                  # the query names its own entity: standalone
+    SHORT = "short"                  # very short, or only relational nouns (价格, types)
+    TOPIC = "topic"                  # names nothing of the session topic
+    SUBJECT = "subject"              # an information question naming nothing of the conversation's subject
+    STANDALONE = "standalone"        # none of the above
+    ANTECEDENT_INSIDE = "antecedent_inside"  # a pronoun whose antecedent is in the query itself
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """The follow-up gate's verdict: does this query need a rewrite, why, and how sure."""
+    """The follow-up gate's verdict: does this query need a rewrite, why (``kind`` as data, ``reason`` for
+    people), and how sure."""
 
     needed: bool
     reason: str
     confidence: float
+    kind: DecisionKind = DecisionKind.STANDALONE
+
+    @property
+    def is_frame(self) -> bool:
+        """An ellipsis or leading-word frame: the rule rewriter completes it from the previous question's frame."""
+        return self.kind in (DecisionKind.ELLIPSIS, DecisionKind.LEADING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +172,42 @@ class SearchResponse:
         from dataclasses import asdict
 
         return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call a model asked for; ``arguments`` is the raw JSON text (parse it, it may be junk)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens of one LLM call (0 when the server did not say)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What ``LLM.complete`` returns: text (or the parsed structured value in ``parsed``), tool calls, usage."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = Usage()
+    model: str = ""
+    finish_reason: str = ""
+    parsed: Any = None
 
 
 @dataclass(frozen=True, slots=True)

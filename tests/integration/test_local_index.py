@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from convsearch import BackendError, IndexMissingError, SearchBackend
+from convsearch import BackendError, IndexMissingError, InputError, SearchBackend
 from convsearch.backends.local import LocalIndex, query_terms
 from convsearch.embed import HashEmbedder
 from convsearch.types import Document
@@ -77,8 +77,8 @@ def test_lang_filter(bm25_index):
     assert all(i.startswith("zh-") for i in zh) and all(i.startswith("en-") for i in en)
 
 
-def test_unsupported_filter_is_a_backend_error(bm25_index):
-    with pytest.raises(BackendError, match="'title'"):
+def test_unknown_filter_field_is_an_input_error(bm25_index):
+    with pytest.raises(InputError, match="'title'"):
         bm25_index.search("AnySearch", filters={"title": "x"})
 
 

@@ -67,7 +67,7 @@ class _Recording:
     def __init__(self) -> None:
         self.seen: list[tuple[Sequence[Message], str, str | None]] = []
 
-    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult:
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None, decision: object = None) -> RewriteResult:
         self.seen.append((history, query, topic))
         if "歌手" in query:
             raise InputError("refuse")

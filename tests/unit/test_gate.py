@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from convsearch import Decision, Message, RuleRewriter, needs_rewrite
+from convsearch import Decision, DecisionKind, Message, RuleRewriter, needs_rewrite
 
 
 def U(s: str) -> Message:
@@ -24,7 +24,7 @@ EN_HISTORY = [U("Tell me about AnySearch and NovaDB."), A("Both are search engin
 @pytest.mark.parametrize("query", ["价格呢？", "它多少钱？", "那番禺呢？", "what about NovaDB?", "Is it free?", "Why?"])
 def test_no_history_and_no_topic_never_rewrites(query):
     d = needs_rewrite([], query)
-    assert d == Decision(False, "no history and no session topic", 1.0)
+    assert d == Decision(False, "no history and no session topic", 1.0, DecisionKind.NO_CONTEXT)
 
 
 def test_no_history_but_a_topic_can_rewrite():
@@ -180,7 +180,7 @@ def test_standalone_question_comes_back_byte_identical(history, query):
 
 def test_query_naming_the_session_topic_is_standalone():
     d = needs_rewrite([U("hello")], "price of anysearch plans", topic="AnySearch")
-    assert d == Decision(False, "names the session topic", 0.7)
+    assert d == Decision(False, "names the session topic", 0.7, DecisionKind.TOPIC)
 
 
 def test_query_not_naming_the_session_topic_rewrites_with_low_confidence():
@@ -223,3 +223,38 @@ def test_zh_question_without_the_product_the_user_asked_about_leans_on_it():
     assert not needs_rewrite(h, "深圳今天天气怎么样？").needed  # names its own place
     chat = [Message("user", "今天好累"), Message("assistant", "早点休息")]
     assert not needs_rewrite(chat, "你晚饭吃了吗？").needed  # no named focus: chit-chat stays as typed
+
+
+# --- the verdict as data, and one gate per turn -------------------------------------------------------------
+
+@pytest.mark.parametrize("history,query,kind", [
+    (["AnySearch 支持哪些检索方式？"], "价格呢？", DecisionKind.ELLIPSIS),
+    (["AnySearch 支持哪些检索方式？"], "那怎么部署", DecisionKind.LEADING),
+    (["Who founded SpaceX?"], "what about Tesla?", DecisionKind.ELLIPSIS),
+    (["Who founded SpaceX?"], "When did it first launch a rocket?", DecisionKind.PRONOUN),
+    (["Who founded SpaceX?"], "Thanks, goodbye!", DecisionKind.SOCIAL),
+])
+def test_decision_kind_says_which_check_decided(history, query, kind):
+    d = needs_rewrite([Message("user", h) for h in history], query)
+    assert d.kind is kind
+    assert d.is_frame == (kind in (DecisionKind.ELLIPSIS, DecisionKind.LEADING))
+
+
+@pytest.mark.parametrize("rewriter", ["rules", "auto"])
+def test_a_turn_gates_exactly_once(monkeypatch, rewriter):
+    """The pipeline hands its Decision to the rewriter, which does not ask the gate again (cache or not)."""
+    from convsearch import InMemoryBackend, Settings, search_with_context
+    from convsearch import gate
+
+    calls = []
+    real = gate._needs_rewrite.__wrapped__
+
+    def counted(*args):
+        calls.append(args[1])
+        return real(*args)
+
+    monkeypatch.setattr(gate, "_needs_rewrite", counted)
+    r = search_with_context("价格呢？", [{"role": "user", "content": "AnySearch 支持哪些检索方式？"}],
+                            backend=InMemoryBackend(), settings=Settings(rewriter=rewriter))
+    assert r.standalone_query != "价格呢？"
+    assert calls == ["价格呢？"]

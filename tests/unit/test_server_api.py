@@ -297,7 +297,7 @@ class Recording(RuleRewriter):
         super().__init__()
         self.seen: list[str] = []
 
-    def rewrite(self, history: Any, query: str, *, topic: str | None = None) -> RewriteResult:
+    def rewrite(self, history: Any, query: str, *, topic: str | None = None, decision: object = None) -> RewriteResult:
         self.seen.append(query)
         return super().rewrite(history, query, topic=topic)
 

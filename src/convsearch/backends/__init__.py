@@ -1,5 +1,5 @@
 """Search backends: the embedded hybrid index (default) and the in-memory test double."""
 
-from .base import InMemoryBackend, SearchBackend, search_many
+from .base import Capabilities, Filters, InMemoryBackend, Recency, SearchBackend, WritableBackend
 
-__all__ = ["InMemoryBackend", "SearchBackend", "search_many"]
+__all__ = ["Capabilities", "Filters", "InMemoryBackend", "Recency", "SearchBackend", "WritableBackend"]

@@ -32,6 +32,7 @@ from ..errors import BackendError, IndexMissingError
 from ..fuse import fuse_rrf
 from ..text import detect_lang, index_terms, words
 from ..types import Document, Hit
+from .base import Capabilities, Filters, Recency
 
 SCHEMA_VERSION = 1
 _HEAP = 50_000_000
@@ -62,6 +63,10 @@ class LocalIndex:
     """
 
     name = "local"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(writable=True, dense=self.embedder is not None, filters=frozenset({"lang"}))
 
     def __init__(self, path: Path | str, *, embedder: Embedder | None = None, create: bool = True) -> None:
         self.path = Path(path)
@@ -200,9 +205,10 @@ class LocalIndex:
                    url=p.get("url", ""), date=p.get("date"), source=source, rank=rank,
                    metadata={**(p.get("metadata") or {}), "lang": p.get("lang")})
 
-    def _filter_query(self, filters: dict[str, Any] | None) -> list[tuple[Any, Any]]:
+    def _filter_query(self, filters: Filters | dict[str, Any] | None) -> list[tuple[Any, Any]]:
         clauses = []
-        for k, v in (filters or {}).items():
+        f = Filters.of(filters)
+        for k, v in (f.fields() if f else {}).items():
             if k != "lang":
                 raise BackendError(f"unsupported filter {k!r} (the local index filters on: lang)")
             clauses.append((tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "lang", str(v))))
@@ -232,14 +238,15 @@ class LocalIndex:
             h = self._get(self._ids[r])
             if h is None:
                 continue
-            if filters and any(h.metadata.get(fk) != fv for fk, fv in filters.items()):
+            if filters and any(h.metadata.get(fk) != fv for fk, fv in (Filters.of(filters) or Filters()).fields().items()):
                 continue
             out.append(Hit(h.id, h.title, h.text, float(scores[r]), h.url, h.date, "dense", len(out) + 1, h.metadata))
             if len(out) >= top_k:
                 break
         return out
 
-    def search(self, query: str, *, top_k: int = 10, filters: dict[str, Any] | None = None) -> list[Hit]:
+    def search(self, query: str, *, top_k: int = 10, filters: Filters | dict[str, Any] | None = None,
+               recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
         """BM25, or BM25 + dense fused by RRF when an embedder is configured."""
         bm25 = self.search_bm25(query, top_k=top_k, filters=filters)
         if self.embedder is None:
@@ -248,8 +255,10 @@ class LocalIndex:
         fused = fuse_rrf([bm25, dense])[:top_k]
         return [Hit(h.id, h.title, h.text, h.score, h.url, h.date, "hybrid", h.rank, h.metadata) for h in fused]
 
-    async def asearch(self, query: str, *, top_k: int = 10, filters: dict[str, Any] | None = None) -> list[Hit]:
-        return await asyncio.to_thread(self.search, query, top_k=top_k, filters=filters)
+    async def asearch(self, query: str, *, top_k: int = 10, filters: Filters | dict[str, Any] | None = None,
+                      recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
+        return await asyncio.to_thread(self.search, query, top_k=top_k, filters=filters, recency=recency,
+                                       dense_query=dense_query)
 
     def close(self) -> None:
         """Nothing to flush (writes commit per batch); kept for symmetry with remote backends."""

@@ -43,6 +43,10 @@ class RecencyFilter:
         self.backend = backend
         self.oldest = oldest
         self.name = getattr(backend, "name", "backend")
+        self.capabilities = backend.capabilities
+
+    def close(self) -> None:
+        self.backend.close()
 
     def search(self, query: str, *, top_k: int = 10, filters: dict[str, Any] | None = None) -> list[Hit]:
         hits = self.backend.search(query, top_k=top_k * 4, filters=filters)

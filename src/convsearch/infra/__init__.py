@@ -1,1 +1,1 @@
-"""Infrastructure behind small protocols: rate limiting (``ratelimit``)."""
+"""Infrastructure behind small protocols: rate limiting (``ratelimit``), deadlines (``deadline``)."""

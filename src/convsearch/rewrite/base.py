@@ -5,16 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from ..types import Message, RewriteResult
+from ..types import Decision, Message, RewriteResult
 
 
 @runtime_checkable
 class Rewriter(Protocol):
-    """Turns the last user query into a standalone one, given the (already windowed) history."""
+    """Turns the last user query into a standalone one, given the (already windowed) history.
+
+    ``decision`` is the gate's verdict on this turn when the caller already has it (the pipeline gates once
+    and hands it on); a rewriter given none asks the gate itself."""
 
     name: str
 
-    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult: ...
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
+                decision: Decision | None = None) -> RewriteResult: ...
 
 
 class Passthrough:
@@ -22,7 +26,8 @@ class Passthrough:
 
     name = "passthrough"
 
-    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult:
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
+                decision: Decision | None = None) -> RewriteResult:
         return RewriteResult(query, query, "passthrough", "passthrough rewriter", False)
 
 
@@ -35,7 +40,8 @@ class Scripted:
         self.answers = dict(answers)
         self.calls: list[tuple[tuple[Message, ...], str]] = []
 
-    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult:
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
+                decision: Decision | None = None) -> RewriteResult:
         self.calls.append((tuple(history), query))
         if query in self.answers:
             return RewriteResult(query, self.answers[query], "scripted", "scripted answer", False)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..gate import needs_rewrite
-from ..types import Message, RewriteResult
+from ..types import Decision, Message, RewriteResult
 
 log = logging.getLogger("convsearch.enhance")
 
@@ -41,6 +41,7 @@ class EnhanceRequest:
     history: tuple[Message, ...] = ()
     topic: str | None = None
     filters: Mapping[str, Any] = field(default_factory=dict)
+    decision: Decision | None = None  # the gate's verdict when the caller already has it (gate once)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,8 @@ class Rules:
         self.rewriter = rewriter
 
     def enhance(self, request: EnhanceRequest) -> Enhanced:
-        return from_rewrite(self.rewriter.rewrite(request.history, request.query, topic=request.topic))
+        return from_rewrite(self.rewriter.rewrite(request.history, request.query, topic=request.topic,
+                                                  decision=request.decision))
 
 
 class LLM:
@@ -166,7 +168,7 @@ class Gated:
         self.name = f"gated({inner.name})"
 
     def enhance(self, request: EnhanceRequest) -> Enhanced:
-        d = needs_rewrite(request.history, request.query, topic=request.topic)
+        d = request.decision or needs_rewrite(request.history, request.query, topic=request.topic)
         if not d.needed and d.confidence >= self.uncertain_below:
             return Enhanced(request.query, request.query, "gate", f"standalone: {d.reason}",
                             steps=(f"gate: {d.reason}",))
@@ -259,8 +261,9 @@ class EnhancerRewriter:
         self.name = name or enhancer.name
         self.uncertain_below = uncertain_below  # the pipeline consults us on gate verdicts less sure than this
 
-    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult:
-        return self.enhancer.enhance(EnhanceRequest(query, tuple(history), topic)).as_rewrite()
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
+                decision: Decision | None = None) -> RewriteResult:
+        return self.enhancer.enhance(EnhanceRequest(query, tuple(history), topic, decision=decision)).as_rewrite()
 
     def close(self) -> None:
         close = getattr(self.enhancer, "close", None)

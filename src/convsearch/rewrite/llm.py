@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from ..gate import needs_rewrite
 from ..llm import LLM, Deadline, LLMError
 from ..text import detect_lang, words
-from ..types import Message, RewriteResult
+from ..types import Decision, Message, RewriteResult
 from ..window import history_window
 from .cache import Cache, LRUCache, NoCache, cache_key
 from .guard import (MAX_EN_WORDS, MAX_ZH_CHARS, blocked_words_found, content_words, language_problem,
@@ -334,20 +334,23 @@ class LLMRewriter:
         except StopIteration as stop:
             return _timed(stop.value, t0)
 
-    def _gated(self, history: Sequence[Message], query: str, topic: str | None) -> RewriteResult | None:
+    def _gated(self, history: Sequence[Message], query: str, topic: str | None,
+               decision: Decision | None = None) -> RewriteResult | None:
         if not self.gate:
             return None
-        d = needs_rewrite(history, query, topic=topic)
+        d = decision or needs_rewrite(history, query, topic=topic)
         if d.needed or d.confidence < self.uncertain_below:
             return None
         return RewriteResult(query, query, "gate", f"standalone: {d.reason}", False)
 
-    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult:
-        gated = self._gated(history, query, topic)
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
+                decision: Decision | None = None) -> RewriteResult:
+        gated = self._gated(history, query, topic, decision)
         return gated if gated is not None else to_result(query, self.attempt(history, query, topic))
 
-    async def arewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult:
-        gated = self._gated(history, query, topic)
+    async def arewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
+                       decision: Decision | None = None) -> RewriteResult:
+        gated = self._gated(history, query, topic, decision)
         return gated if gated is not None else to_result(query, await self.aattempt(history, query, topic))
 
     def close(self) -> None:

@@ -24,7 +24,7 @@ from dataclasses import replace
 from .. import lexicon as lx
 from ..gate import en_ellipsis, en_info_question, needs_rewrite
 from ..text import detect_lang, is_cjk, tagged
-from ..types import Message, RewriteResult
+from ..types import Decision, Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, _word_at, class_reference, definite_expansion, en_feedback_pronoun, en_tokens,
                        en_request_part, find_focus, has_pronoun, leans_on_focus, mentions, name_like, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
@@ -67,9 +67,10 @@ class RuleRewriter:
 
     name = "rules"
 
-    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None) -> RewriteResult:
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
+                decision: Decision | None = None) -> RewriteResult:
         lang = detect_lang(query)
-        decision = needs_rewrite(history, query, topic=topic, lang=lang)
+        decision = decision or needs_rewrite(history, query, topic=topic, lang=lang)
         if not decision.needed:
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}", False)
         ordinal = resolve_ordinal(query, history, lang)
@@ -88,7 +89,7 @@ class RuleRewriter:
                 offer = _replace_pronoun(offer, named, named)[0] or offer
             return self._checked(query, f"{query.rstrip()} {offer}", history, topic,
                                  f"gate: {decision.reason}; offer accepted: {offer}")
-        if focus.frame and decision.reason.startswith(("ellipsis", "leading")):
+        if focus.frame and decision.is_frame:
             focus = self._resolve_frame(history, focus, topic)
         name = topic_entity(topic) if topic else ""
         span = partial_name_span(query, name) if name and name_like(name) else None
