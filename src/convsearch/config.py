@@ -51,6 +51,9 @@
 | CONVSEARCH_CACHE_TTL_S       | 60                   | how long a cached response is served |
 | CONVSEARCH_MCP_TENANT        | local                | the tenant `convsearch mcp` (stdio) acts for |
 | CONVSEARCH_INLINE_TURNS      | auto                 | auto: I/O-free rule-path turns run on the server's event loop (see Service.inline); off: always in a thread under the deadline |
+| CONVSEARCH_MILVUS_URI        | DATA_DIR/milvus.db   | the milvus backend: a path ending in .db (Milvus Lite, in-process) or http://host:19530 (a server) |
+| CONVSEARCH_MILVUS_TOKEN      | (none)               | a Milvus server's token (`user:password` or an API key); a Secret, never printed |
+| CONVSEARCH_MILVUS_PREFIX     | convsearch           | collection name prefix: PREFIX_faq and PREFIX_documents |
 """
 
 from __future__ import annotations
@@ -124,6 +127,10 @@ class Settings:
     cache_ttl_s: float = 60.0
     mcp_tenant: str = "local"
     inline_turns: str = "auto"  # auto | off
+    # the milvus backend (convsearch.backends.milvus); the token is a Secret
+    milvus_uri: str = ""
+    milvus_token: Secret | None = None
+    milvus_prefix: str = "convsearch"
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -151,6 +158,10 @@ class Settings:
         values.update({k: v for k, v in overrides.items() if v is not None})
         if isinstance(values.get("llm_api_key"), str):
             values["llm_api_key"] = Secret.from_token(values["llm_api_key"])
+        if isinstance(values.get("milvus_token"), str):
+            raw = values["milvus_token"]
+            values["milvus_token"] = (Secret("CONVSEARCH_MILVUS_TOKEN", raw.strip()) if env.get("CONVSEARCH_MILVUS_TOKEN") == raw
+                                      else Secret.from_token(raw)) if raw.strip() else None
         s = replace(cls(), **values)
         s.validate()
         return s
