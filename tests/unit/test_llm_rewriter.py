@@ -12,7 +12,7 @@ from convsearch import InMemoryBackend, Settings, search_with_context
 from convsearch.errors import ConfigError
 from convsearch.llm import LLMRateLimited, LLMTimeout, ScriptedLLM
 from convsearch.rewrite import REWRITERS, get_rewriter
-from convsearch.rewrite.cache import LRUCache, NoCache, cache_key
+from convsearch.infra.cache import MemoryCache, cache_key
 from convsearch.rewrite.enhance import (Chain, EnhanceRequest, EnhancerRewriter, Gated, HyDE, Logged, Passthrough,
                                         Rules, SkipFilterOnly, auto_rewriter, hyde_search)
 from convsearch.rewrite.enhance import LLM as LLMEnhancer
@@ -277,14 +277,13 @@ def test_summarizer_caps_length_and_fails_open():
 
 
 # --- cache ------------------------------------------------------------------------------------------
-def test_lru_cache_evicts_and_expires():
-    c = LRUCache(maxsize=2)
-    c.put("a", 1), c.put("b", 2), c.get("a"), c.put("c", 3)
-    assert c.get("b") is None and c.get("a") == 1 and c.get("c") == 3 and len(c) == 2
-    ttl = LRUCache(ttl_s=0.0)
-    ttl.put("k", 1)
-    assert ttl.get("k") is None
-    assert NoCache().get("k") is None and LRUCache(maxsize=0).get("k") is None
+def test_rewriters_keep_their_entries_in_their_own_namespace():
+    shared = MemoryCache()
+    a = LLMRewriter(ScriptedLLM(default="AnySearch 的价格"), cache=shared, cache_ns="acme:rewrite")
+    b = LLMRewriter(ScriptedLLM(default="AnySearch 的价格"), cache=shared, cache_ns="beta:rewrite")
+    a.rewrite(ZH, "价格呢？"), a.rewrite(ZH, "价格呢？"), b.rewrite(ZH, "价格呢？")
+    assert len(a.llm.calls) == 1 and len(b.llm.calls) == 1  # one tenant's entry never answers another's
+    assert shared.stats("acme:rewrite").hits == 1 and shared.stats("beta:rewrite").size == 1
 
 
 def test_cache_key_depends_on_every_input():

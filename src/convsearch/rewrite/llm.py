@@ -8,7 +8,8 @@ uncertain one may still ask when ``uncertain_below`` says so). The LLM sees our 
 query's language), the last ``window`` messages as real chat turns, then the query as the last user turn.
 Its output is cleaned (fences, labels, quotes), then checked by ``guard.output_problem``: empty, too long (a
 too-long answer is re-asked once, within the same budget), blocked words, another language, unfaithful.
-Accepted rewrites are cached by (turns, query, topic, model, prompt).
+Accepted rewrites are cached by (turns, query, topic, model, prompt), in a ``TTLCache`` namespace (``cache_ns``:
+``rewrite``, ``variants``, ``hyde`` by default; a server gives each tenant its own, e.g. ``acme:rewrite``).
 
 Every LLM call is recorded as an ``LLMCall`` (step, model, tokens, time, error): a rewrite carries its calls in
 ``RewriteResult.llm_calls``; variants, HyDE and summaries append theirs to a ``calls`` list when given one.
@@ -37,7 +38,7 @@ from ..llm import LLM, LLMError
 from ..text import detect_lang, words
 from ..types import Completion, Decision, LLMCall, Message, RewriteResult
 from ..window import history_window
-from .cache import Cache, LRUCache, NoCache, cache_key
+from ..infra.cache import MemoryCache, NullCache, TTLCache, cache_key
 from .guard import (MAX_EN_WORDS, MAX_ZH_CHARS, blocked_words_found, content_words, language_problem,
                     length_problem, output_problem)
 
@@ -229,9 +230,9 @@ class LLMRewriter:
     io_bound = True  # batch runners may call it from several threads
 
     def __init__(self, llm: LLM, *, system_prompt: str | dict[str, str] | None = None, window: int = 6,
-                 limits: GuardLimits = GuardLimits(), cache: Cache | None = None, gate: bool = True,
+                 limits: GuardLimits = GuardLimits(), cache: TTLCache | None = None, gate: bool = True,
                  uncertain_below: float = 0.0, budget_s: float | None = None, reask: bool = True,
-                 max_tokens: int = 96) -> None:
+                 max_tokens: int = 96, cache_ns: str = "rewrite") -> None:
         self.llm = llm
         if isinstance(system_prompt, str):
             self.prompts = {"zh": system_prompt, "en": system_prompt}
@@ -239,7 +240,8 @@ class LLMRewriter:
             self.prompts = {**REWRITE_PROMPTS, **(system_prompt or {})}
         self.window = window
         self.limits = limits
-        self.cache: Cache = cache if cache is not None else LRUCache(1024)
+        self.cache: TTLCache = cache if cache is not None else MemoryCache(1024)
+        self.cache_ns = cache_ns
         self.gate = gate
         self.uncertain_below = uncertain_below
         self.budget_s = budget_s if budget_s is not None else getattr(getattr(llm, "config", None), "timeout_s", 3.0)
@@ -290,7 +292,7 @@ class LLMRewriter:
             text = clean_output(reply.text)
             problem = self.judge(text, plan)
             if problem is None:
-                self.cache.put(plan.key, text)
+                self.cache.set(self.cache_ns, plan.key, text)
                 how = "kept as is" if text == plan.query else "rewrote"
                 return Attempt(text, how + (" after a re-ask" if round_ else ""), calls)
             if round_ == 0 and self.reask and problem.startswith("too long") and not deadline.expired():
@@ -302,7 +304,7 @@ class LLMRewriter:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _cached(self, plan: _Plan) -> Attempt | None:
-        hit = self.cache.get(plan.key)
+        hit = self.cache.get(self.cache_ns, plan.key)
         return Attempt(hit, "cache hit", 0, True) if hit is not None else None
 
     # --- drivers ---
@@ -432,11 +434,13 @@ class LLMVariants:
     """Query variants from the LLM as structured output (``{"variants": [...]}``), each checked: cleaned, the
     query's language, within the length cap, no blocked word, sharing a content word with the query."""
 
-    def __init__(self, llm: LLM, *, limits: GuardLimits = GuardLimits(), cache: Cache | None = None,
-                 budget_s: float | None = None, prompts: dict[str, str] | None = None, max_tokens: int = 200) -> None:
+    def __init__(self, llm: LLM, *, limits: GuardLimits = GuardLimits(), cache: TTLCache | None = None,
+                 budget_s: float | None = None, prompts: dict[str, str] | None = None, max_tokens: int = 200,
+                 cache_ns: str = "variants") -> None:
         self.llm = llm
         self.limits = limits
-        self.cache: Cache = cache if cache is not None else LRUCache(1024)
+        self.cache: TTLCache = cache if cache is not None else MemoryCache(1024)
+        self.cache_ns = cache_ns
         self.budget_s = budget_s if budget_s is not None else getattr(getattr(llm, "config", None), "timeout_s", 3.0)
         self.prompts = {**VARIANTS_PROMPT, **(prompts or {})}
         self.max_tokens = max_tokens
@@ -471,7 +475,7 @@ class LLMVariants:
         if n <= 0 or not query.strip():
             return [], "nothing to vary"
         msgs, key = self._plan(query, n)
-        hit = self.cache.get(key)
+        hit = self.cache.get(self.cache_ns, key)
         if hit is not None:
             return list(hit), "cache hit"
         t0 = time.perf_counter()
@@ -486,7 +490,7 @@ class LLMVariants:
             calls.append(llm_call(self.llm, "variants", t0, out))
         got: list[str] = out.parsed.variants
         kept = self.keep(query, got, n)
-        self.cache.put(key, tuple(kept))
+        self.cache.set(self.cache_ns, key, tuple(kept))
         return kept, f"llm variants: {len(kept)} of {len(got)} kept"
 
     def __call__(self, query: str, *, max_variants: int = 3, calls: list[LLMCall] | None = None) -> list[str]:
@@ -514,8 +518,9 @@ class HybridVariants:
 
 # --- HyDE -------------------------------------------------------------------------------------------
 def hypothetical_answer(llm: LLM, query: str, *, max_chars: int = 400, budget_s: float | None = None,
-                        prompts: dict[str, str] | None = None, cache: Cache | None = None,
-                        blocked: Sequence[str] = (), calls: list[LLMCall] | None = None) -> tuple[str | None, str]:
+                        prompts: dict[str, str] | None = None, cache: TTLCache | None = None,
+                        blocked: Sequence[str] = (), calls: list[LLMCall] | None = None,
+                        cache_ns: str = "hyde") -> tuple[str | None, str]:
     """(a short passage that would answer ``query``, reason); ``None`` on any failure (HyDE, Gao et al. 2022:
     "Precise Zero-Shot Dense Retrieval without Relevance Labels" — embed the answer, not the question). The
     call, if one is made, is appended to ``calls``."""
@@ -523,8 +528,8 @@ def hypothetical_answer(llm: LLM, query: str, *, max_chars: int = 400, budget_s:
     system = fill({**HYDE_PROMPT, **(prompts or {})}[lang], max_chars=max_chars)
     msgs = [{"role": "system", "content": system}, {"role": "user", "content": query}]
     key = cache_key("hyde", model=getattr(llm, "model", "?"), prompt=system, turns=(), query=query)
-    cache = cache if cache is not None else NoCache()
-    hit = cache.get(key)
+    cache = cache if cache is not None else NullCache()
+    hit = cache.get(cache_ns, key)
     if hit is not None:
         return hit, "hyde: cache hit"
     t0 = time.perf_counter()
@@ -540,7 +545,7 @@ def hypothetical_answer(llm: LLM, query: str, *, max_chars: int = 400, budget_s:
     if not text or language_problem(text, query) or blocked_words_found(text, blocked):
         return None, "hyde fell back: empty, off-language or blocked output"
     text = cut(text, max_chars)
-    cache.put(key, text)
+    cache.set(cache_ns, key, text)
     return text, f"hyde: {len(text)} characters"
 
 
