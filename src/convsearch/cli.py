@@ -32,14 +32,14 @@ def index(paths: list[Path] = typer.Argument(..., help="JSONL, Markdown or text 
     """Index documents into the embedded hybrid index (upsert by id)."""
     from tqdm import tqdm
 
-    from .backends.factory import open_local
+    from .backends.registry import open_backend
     from .ingest import load_all
 
     s = _settings(data_dir, dense=dense)
     docs = load_all(paths)  # everything is read and checked before anything is written
     if not docs:
         raise InputError("no documents found in the given paths")
-    idx = open_local(s, create=True)
+    idx = open_backend(s, create=True)
     with tqdm(total=len(docs), unit="doc", desc="indexing", file=sys.stderr, disable=None) as bar:
         for i in range(0, len(docs), 64):
             bar.update(idx.add(docs[i:i + 64]))
@@ -58,11 +58,11 @@ def search(query: str = typer.Argument(..., help="The user's message."),
            mode: str = typer.Option("rewrite", help="rewrite | dual (also search the original query)"),
            as_json: bool = typer.Option(False, "--json", help="Print the whole response as JSON.")) -> None:
     """Search with conversational context."""
-    from .backends.factory import open_local
+    from .backends.registry import open_backend
     from .pipeline import search_with_context
 
     s = _settings(data_dir, mode=mode)
-    backend = open_local(s)
+    backend = open_backend(s)
     r = search_with_context(query, backend=backend, settings=s, topic=topic, top_k=top_k,
                             session=_conversation(s, tenant, agent, session) if session else None)
     if as_json:
@@ -104,11 +104,11 @@ def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option
     """Interactive chat: each line is a turn; the conversation is kept in the history store. Ctrl-D to quit."""
     import time
 
-    from .backends.factory import open_local
+    from .backends.registry import open_backend
     from .pipeline import search_with_context
 
     s = _settings(data_dir)
-    backend = open_local(s)
+    backend = open_backend(s)
     if not session:
         session = time.strftime("chat-%Y%m%d-%H%M%S")
         typer.echo(f"session {session} (resume with --session {session})", err=True)
