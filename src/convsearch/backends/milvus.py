@@ -526,9 +526,10 @@ def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
         yield batch
 
 
-def from_settings(settings: Any) -> MilvusBackend:
+def from_settings(settings: Any, *, create: bool = False) -> MilvusBackend:
     """The registry's factory: ``CONVSEARCH_MILVUS_URI`` (default ``<data dir>/milvus.db``, Lite),
-    ``CONVSEARCH_MILVUS_TOKEN``, ``CONVSEARCH_MILVUS_PREFIX``; dense vectors as ``CONVSEARCH_DENSE`` says."""
+    ``CONVSEARCH_MILVUS_TOKEN``, ``CONVSEARCH_MILVUS_PREFIX``; dense vectors as ``CONVSEARCH_DENSE`` says.
+    ``create=True`` (``convsearch index``) makes the collections when they are missing."""
     from .factory import dense_enabled
 
     _pymilvus()
@@ -538,7 +539,8 @@ def from_settings(settings: Any) -> MilvusBackend:
         from ..embed import default_embedder
 
         embedder = default_embedder()
-    return MilvusBackend(uri, embedder=embedder, token=settings.milvus_token, prefix=settings.milvus_prefix)
+    return MilvusBackend(uri, embedder=embedder, token=settings.milvus_token, prefix=settings.milvus_prefix,
+                         create=create)
 
 
 __all__ = ["MilvusBackend", "filter_expr", "from_settings", "iso_day", "merge_best", "quote"]
