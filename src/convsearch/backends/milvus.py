@@ -180,7 +180,12 @@ def _pymilvus() -> Any:
     # pymilvus logs every failed RPC with a traceback at ERROR; we raise one clear line instead
     logging.getLogger("pymilvus").setLevel(logging.CRITICAL)
     logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)
-    logging.getLogger("jieba").setLevel(logging.WARNING)
+    try:  # Lite's jieba analyzer; jieba sets its own logger to DEBUG on import, so set it after importing
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+    except ImportError:  # a server analyses on its side; Lite then fails with its own clear message
+        pass
     return pymilvus
 
 
