@@ -22,11 +22,14 @@ DEMO_DIR = REPO / "demo"
 
 
 @pytest.fixture(autouse=True)
-def _clean_convsearch_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No CONVSEARCH_* variable from the developer's shell may change what a test sees."""
+def _clean_convsearch_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No CONVSEARCH_* variable from the developer's shell may change what a test sees, and nothing a test
+    opens by default (the index, the SQLite history store under the data dir) lands outside tmp_path:
+    CONVSEARCH_DATA_DIR points into it. ``.ci/run`` checks that a run leaves the checkout as it found it."""
     for key in list(os.environ):
         if key.startswith("CONVSEARCH_"):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("CONVSEARCH_DATA_DIR", str(tmp_path / "convsearch-data"))
 
 
 # --- a small bilingual corpus (zh + en), written for these tests -------------------------------------

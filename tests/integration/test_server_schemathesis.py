@@ -33,9 +33,12 @@ def _app():
 
     from convsearch.backends.local import LocalIndex
 
-    idx = LocalIndex(Path(tempfile.mkdtemp(prefix="convsearch-fuzz-")) / "index", embedder=None)
+    # built at import, before any fixture: every path the app could open by default is in a temporary dir
+    # (the service drops its store on shutdown, and reopened one from the data dir: the default, ./.convsearch)
+    root = Path(tempfile.mkdtemp(prefix="convsearch-fuzz-"))
+    idx = LocalIndex(root / "index", embedder=None)
     idx.add(DOCS)
-    settings = Settings.from_env({}, api_keys="fuzz:key-fuzz", dense="off", rate_limit=0)
+    settings = Settings.from_env({}, data_dir=root, api_keys="fuzz:key-fuzz", dense="off", rate_limit=0)
     service = Service(settings, backend=idx, store=InMemoryStore())
     return create_app(settings, service=service, mcp=False), service
 
