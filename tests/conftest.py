@@ -133,6 +133,22 @@ def run_cli(tmp_path: Path) -> CliRunner:
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "conv-rewrite"
 
+_SKIP_WHERE: dict[str, tuple[str, int | None]] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """One summary line per skip reason: pytest folds skips by location and reason, so a fixture that skips
+    31 tests (no PostgreSQL) printed 31 identical lines. Every skip with a reason already seen takes the first
+    one's location, and ``-ra`` shows ``SKIPPED [31] location: reason`` once."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and not hasattr(report, "wasxfail") and isinstance(report.longrepr, tuple) \
+            and len(report.longrepr) == 3:
+        path, line, reason = report.longrepr
+        path, line = _SKIP_WHERE.setdefault(str(reason), (path, line))
+        report.longrepr = (path, line, reason)
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """In CI the shared evaluation data must be there: data tests may skip locally, never silently in CI."""
