@@ -85,7 +85,7 @@ def search(query: str = typer.Argument(..., help="The user's message."),
            topic: Optional[str] = typer.Option(None, help="Session context, e.g. the page or product title."),
            top_k: int = typer.Option(5, "--top-k", min=1, max=100),
            mode: str = typer.Option("rewrite", help="rewrite | dual (also search the original query)"),
-           as_json: bool = typer.Option(False, "--json", help="Print the whole response as JSON.")) -> None:
+           as_json: bool = typer.Option(False, "--json", help="Print the turn as JSON, in the schema of POST /v1/search.")) -> None:
     """Search with conversational context."""
     from .backends.factory import open_local
     from .pipeline import search_with_context
