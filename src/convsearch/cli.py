@@ -150,6 +150,9 @@ def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option
         except EOFError:
             typer.echo("")
             return
+        except UnicodeDecodeError as exc:  # stdin decoded strictly (no UTF-8 mode): the line is lost, go on
+            typer.echo(f"error: the line is not valid UTF-8 ({exc.reason} at byte {exc.start})", err=True)
+            continue
         if not line.strip():
             continue
         bad = _invalid_utf8(line)
@@ -246,11 +249,11 @@ def _click_exceptions():
     return cx
 
 
-def usage_line(exc: Exception) -> str:
+def usage_line(exc: Exception, args: Optional[list[str]] = None) -> str:
     """One line for a command-line usage error: what is wrong, then where the help is."""
     cx = _click_exceptions()
     ctx = getattr(exc, "ctx", None)
-    where = ctx.command_path if ctx is not None else PROG
+    where = ctx.command_path if ctx is not None else _command_path(args or [])
     param = getattr(exc, "param", None)
     name = None
     if param is not None:
@@ -274,6 +277,21 @@ def usage_line(exc: Exception) -> str:
     else:
         msg = _sentence(exc.format_message())
     return f"error: {msg}; see {where} --help"
+
+
+def _command_path(args: list[str]) -> str:
+    """``convsearch search`` for ``search q --top-k``: the (sub)commands named at the start of ``args``
+    (some parser errors carry no context to say it)."""
+    import typer.main
+
+    path, cmd = [PROG], typer.main.get_command(app)
+    for a in args:
+        sub = getattr(cmd, "commands", {}).get(a)
+        if sub is None:
+            break
+        path.append(a)
+        cmd = sub
+    return " ".join(path)
 
 
 def _sentence(text: str) -> str:
@@ -325,7 +343,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     except Exception as exc:
         cx = _click_exceptions()
         if isinstance(exc, cx.ClickException):  # usage errors, and click's own file errors
-            typer.echo(usage_line(exc) if isinstance(exc, cx.UsageError) else f"error: {exc.format_message()}",
+            typer.echo(usage_line(exc, args) if isinstance(exc, cx.UsageError) else f"error: {exc.format_message()}",
                        err=True)
             sys.exit(exc.exit_code)
         if debug:

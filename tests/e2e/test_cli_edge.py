@@ -43,8 +43,10 @@ USAGE_ERRORS = [
     # more of the same kinds
     pytest.param(["search", "When did it launch?", "--top-k", "101"], ["--top-k", "1..100"], id="top-k-101"),
     pytest.param(["search", "When did it launch?", "--top-k", "-3"], ["--top-k", "1..100"], id="top-k-negative"),
-    pytest.param(["search", "When did it launch?", "--top-k"], ["--top-k", "requires an argument"],
-                 id="top-k-no-value"),
+    pytest.param(["search", "When did it launch?", "--top-k"],
+                 ["--top-k", "requires an argument", "convsearch search --help"], id="top-k-no-value"),
+    pytest.param(["eval", "rewrite", "--data"], ["--data", "requires an argument", "convsearch eval rewrite --help"],
+                 id="eval-option-no-value"),
     pytest.param(["chat", "--top-k", "0"], ["--top-k", "convsearch chat --help"], id="chat-top-k-0"),
     pytest.param(["search", "价格呢？", "--bogus"], ["no such option --bogus", "convsearch search --help"],
                  id="search-unknown-option"),
@@ -179,3 +181,19 @@ def test_a_text_document_without_source_shows_no_empty_brackets(run_cli, tmp_pat
     line = next(x for x in p.stdout.splitlines() if x.strip().startswith("[1]"))
     assert "()" not in line and line.strip().startswith("[1] Kayak rental  id="), line
 
+
+
+def test_chat_reports_an_invalid_utf8_line_and_goes_on(run_cli, tmp_path):
+    import os
+
+    _write(tmp_path / "kb.jsonl", [DOC])
+    assert run_cli("index", "kb.jsonl", "--data-dir", "data").returncode == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSEARCH_")}
+    env.update({"PYTHONUTF8": "1", "CONVSEARCH_DENSE": "off"})
+    p = subprocess.run([sys.executable, "-m", "convsearch.cli", "chat", "--data-dir", "data", "--session", "u"],
+                       cwd=tmp_path, env=env, input=b"\xe4\xbb\xff\n" + "AnySearch 价格\n".encode(),
+                       capture_output=True, timeout=120)
+    err, out = p.stderr.decode("utf-8", "replace"), p.stdout.decode("utf-8")
+    assert p.returncode == 0, err
+    assert "Traceback" not in err and "not valid UTF-8" in err
+    assert "[1] AnySearch 价格" in out  # the next line is answered
