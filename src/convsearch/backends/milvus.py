@@ -21,11 +21,13 @@ Chinese and English are tokenised identically on Lite, on a server and in the lo
 ``multi_analyzer_params`` by ``lang`` with its built-in ``english``/``chinese`` analyzers; we do not, so that
 one schema serves both.
 
-Search: per collection one ``hybrid_search`` (a BM25 request and a dense request, ``RRFRanker(60)``); several
-query variants go in one call (nq > 1) and are merged by document id keeping the best score (``merge_best``,
-the ``search_many`` semantics); the two collections' lists are merged the same way. Scores are normalised here:
-Milvus Lite returns BM25 as negative distances, a server as positive scores, so a BM25-only hit's score is
-``abs(distance)``; hybrid scores are RRF sums (higher is better) on both.
+Search: in one collection (a ``source_type`` filter picks it) Milvus's ``hybrid_search`` (a BM25 request and a
+dense request, ``RRFRanker(60)``); across both, each side is searched per collection, merged across them by its
+own score and the two lists fused by RRF k = 60 (per-collection RRF would rank the FAQ's best guess level with
+the documents' real match). Several query variants go in one call (nq > 1) and are merged by document id
+keeping the best score (``merge_best``, the ``search_many`` semantics). Scores are normalised here: Milvus Lite
+returns BM25 as negative distances, a server as positive scores, so a BM25 hit's score is ``abs(distance)``;
+hybrid scores are RRF sums (higher is better) on both.
 
 Filters (lang, source, source_type, kb_version, date_from/date_to) and recency become one Milvus boolean
 expression built by ``filter_expr`` from validated values quoted by ``quote`` (backslash and double quote
@@ -425,10 +427,12 @@ class MilvusBackend:
         since = rec.since(self.today or date.today()) if rec is not None and rec is not Recency.NO_LIMIT else None
         expr = filter_expr(f, since=since)
         texts = [bm25_text(q) for q in queries]
-        lists: list[list[Hit]] = []
+        names = [self.collection(k) for k in self._kinds(f)]
         try:
-            for kind in self._kinds(f):
-                lists.extend(self._search_collection(self.collection(kind), queries, texts, top_k, expr, dense_query))
+            if len(names) == 1:
+                lists = self._search_collection(names[0], queries, texts, top_k, expr, dense_query)
+            else:
+                lists = self._search_across(names, queries, texts, top_k, expr, dense_query)
         except (InputError, BackendError):
             raise
         except Exception as exc:
@@ -437,38 +441,63 @@ class MilvusBackend:
 
     def _search_collection(self, name: str, queries: Sequence[str], texts: Sequence[str], top_k: int, expr: str,
                            dense_query: str | None) -> list[list[Hit]]:
+        """One collection: Milvus's hybrid_search (BM25 + dense, RRFRanker(60)), all variants in one call."""
         pm, c = self._pm, self._client
-        # BM25 on an empty term list would match nothing or error: only the variants with terms go to BM25
-        with_terms = [t for t in texts if t]
+        idx = [i for i, t in enumerate(texts) if t]
+        if not idx:
+            return []
         if self.embedder is None:
-            if not with_terms:
-                return []
-            res = c.search(name, data=with_terms, anns_field="sparse", limit=top_k, filter=expr,
-                           search_params={"metric_type": "BM25"}, output_fields=_OUTPUT)
-            return [[self._hit(h["entity"], abs(float(h["distance"])), r, "bm25") for r, h in enumerate(hits, 1)]
-                    for hits in res]
-        dense_texts = list(queries)
-        if dense_query:
-            dense_texts[0] = dense_query
-        vecs = [[float(x) for x in self.embedder.embed_query(t)] for t in dense_texts]
-        out: list[list[Hit]] = []
-        # hybrid per variant with terms; a variant without BM25 terms (all stop words) is dense only
-        hyb_idx = [i for i, t in enumerate(texts) if t]
-        if hyb_idx:
-            reqs = [pm.AnnSearchRequest(data=[texts[i] for i in hyb_idx], anns_field="sparse",
-                                        param={"metric_type": "BM25"}, limit=top_k, expr=expr or None),
-                    pm.AnnSearchRequest(data=[vecs[i] for i in hyb_idx], anns_field="dense",
-                                        param={"metric_type": "COSINE"}, limit=top_k, expr=expr or None)]
-            res = c.hybrid_search(name, reqs, ranker=pm.RRFRanker(RRF_K), limit=top_k, output_fields=_OUTPUT)
-            out.extend([self._hit(h["entity"], float(h["distance"]), r, "hybrid") for r, h in enumerate(hits, 1)]
-                       for hits in res)
-        dense_only = [i for i, t in enumerate(texts) if not t]
-        if dense_only:
-            res = c.search(name, data=[vecs[i] for i in dense_only], anns_field="dense", limit=top_k, filter=expr,
-                           search_params={"metric_type": "COSINE"}, output_fields=_OUTPUT)
-            # put a dense-only list on the RRF scale its rank would get from one list
-            out.extend([self._hit(h["entity"], 1.0 / (RRF_K + r), r, "dense") for r, h in enumerate(hits, 1)]
-                       for hits in res)
+            return self._bm25(name, [texts[i] for i in idx], top_k, expr)
+        reqs = [pm.AnnSearchRequest(data=[texts[i] for i in idx], anns_field="sparse",
+                                    param={"metric_type": "BM25"}, limit=top_k, expr=expr or None),
+                pm.AnnSearchRequest(data=self._vectors(queries, idx, dense_query), anns_field="dense",
+                                    param={"metric_type": "COSINE"}, limit=top_k, expr=expr or None)]
+        res = c.hybrid_search(name, reqs, ranker=pm.RRFRanker(RRF_K), limit=top_k, output_fields=_OUTPUT)
+        return [[self._hit(h["entity"], float(h["distance"]), r, "hybrid") for r, h in enumerate(hits, 1)]
+                for hits in res]
+
+    def _vectors(self, queries: Sequence[str], idx: Sequence[int], dense_query: str | None) -> list[list[float]]:
+        texts = [dense_query if (dense_query and i == 0) else queries[i] for i in idx]
+        return [[float(x) for x in self.embedder.embed_query(t)] for t in texts]
+
+    def _bm25(self, name: str, texts: Sequence[str], top_k: int, expr: str) -> list[list[Hit]]:
+        res = self._client.search(name, data=list(texts), anns_field="sparse", limit=top_k, filter=expr,
+                                  search_params={"metric_type": "BM25"}, output_fields=_OUTPUT)
+        # Lite gives BM25 as negative distances, a server as positive scores: both become the positive score
+        return [[self._hit(h["entity"], abs(float(h["distance"])), r, "bm25") for r, h in enumerate(hits, 1)]
+                for hits in res]
+
+    def _dense(self, name: str, vecs: Sequence[list[float]], top_k: int, expr: str) -> list[list[Hit]]:
+        res = self._client.search(name, data=list(vecs), anns_field="dense", limit=top_k, filter=expr,
+                                  search_params={"metric_type": "COSINE"}, output_fields=_OUTPUT)
+        # a cosine ≤ 0 shares nothing with the query (bag-of-words vectors give many exact zeros, tied in an
+        # arbitrary order): not evidence, so not a hit; real sentence embeddings sit far above 0
+        return [[self._hit(h["entity"], float(h["distance"]), r, "dense")
+                 for r, h in enumerate([h for h in hits if float(h["distance"]) > 0.0], 1)] for hits in res]
+
+    def _search_across(self, names: Sequence[str], queries: Sequence[str], texts: Sequence[str], top_k: int,
+                       expr: str, dense_query: str | None) -> list[list[Hit]]:
+        """Both collections: per-collection RRF would give each collection's top hit the same 1/61, however
+        weak (a FAQ's best cosine on an unrelated query ties the documents' real match). So each side is
+        searched per collection, merged across collections by its own score (cosine is comparable; BM25 up to
+        the per-collection statistics), and the two merged lists are fused by RRF k=60 — the formula of
+        Milvus's RRFRanker, applied to global ranks."""
+        from ..fuse import fuse_rrf
+
+        idx = [i for i, t in enumerate(texts) if t]
+        if not idx:
+            return []
+        bm25 = [self._bm25(n, [texts[i] for i in idx], top_k, expr) for n in names]
+        bm25_merged = [merge_best([per[v] for per in bm25], top_k=top_k) for v in range(len(idx))]
+        if self.embedder is None:
+            return bm25_merged
+        vecs = self._vectors(queries, idx, dense_query)
+        dense = [self._dense(n, vecs, top_k, expr) for n in names]
+        out = []
+        for v in range(len(idx)):
+            d = merge_best([per[v] for per in dense], top_k=top_k)
+            fused = fuse_rrf([bm25_merged[v], d], k=RRF_K, limit=top_k)
+            out.append([Hit(h.id, h.title, h.text, h.score, h.url, h.date, "hybrid", h.rank, h.metadata) for h in fused])
         return out
 
     def search(self, query: str, *, top_k: int = 10, filters: Filters | Mapping[str, Any] | None = None,
