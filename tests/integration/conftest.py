@@ -12,6 +12,10 @@ import uuid
 
 import pytest
 
+# Haystack sends usage telemetry and writes ~/.haystack/config.yaml unless this is off when it is imported;
+# tests never reach the internet nor write outside tmp dirs
+os.environ["HAYSTACK_TELEMETRY_ENABLED"] = "False"
+
 # Read at import: the autouse fixture in tests/conftest.py removes CONVSEARCH_* variables from every test.
 PG_URL = os.environ.get("CONVSEARCH_TEST_PG_URL", "").strip()
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
