@@ -18,8 +18,15 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from convsearch.config import Settings
-from convsearch.llm import (LLMBadOutput, LLMRateLimited, LLMRequestRejected, LLMTimeout, LLMUnavailable, OpenAILLM,
-                            llm_config)
+from convsearch.llm import (
+    LLMBadOutput,
+    LLMRateLimited,
+    LLMRequestRejected,
+    LLMTimeout,
+    LLMUnavailable,
+    OpenAILLM,
+    llm_config,
+)
 from convsearch.rewrite import get_rewriter
 from convsearch.rewrite.enhance import EnhanceRequest, HyDE
 from convsearch.rewrite.llm import HybridVariants, LLMRewriter, LLMSummarizer, LLMVariants
@@ -32,7 +39,8 @@ KEY = "sk-test-SECRET-5f3c9a1e77"
 SLACK_S = 1.0  # generous: the precise number is in the benchmark
 ZH = (Message("user", "AnySearch 支持哪些检索方式？"), Message("assistant", "支持 BM25、向量和混合检索。"))
 EN = (Message("user", "Who founded SpaceX?"), Message("assistant", "Elon Musk founded SpaceX in 2002."))
-ANSWERS = {"价格呢？": "AnySearch 的价格", "When did it first launch a rocket?": "When did SpaceX first launch a rocket?"}
+ANSWERS = {"价格呢？": "AnySearch 的价格",
+           "When did it first launch a rocket?": "When did SpaceX first launch a rocket?"}
 
 
 @pytest.fixture(autouse=True)
@@ -288,7 +296,8 @@ def test_pipeline_with_llm_variants_and_the_default_rewriter(srv, bm25_index):
     s = settings(srv, llm_variants="on")
     srv.push(Reply.of("AnySearch 的价格"), Reply.json({"variants": ["AnySearch 的收费"]}))
     try:
-        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index, settings=s)
+        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index,
+                                settings=s)
         assert r.standalone_query == "AnySearch 的价格" and r.rewrite.method == "llm"
         assert r.variants[0] == "AnySearch 的收费" and r.hits[0].id == "zh-any-price"
         assert len(srv.requests) == 2
@@ -325,7 +334,8 @@ def test_a_tool_call_round_trip(srv, opened):
     assert sent["tools"] == [WEB_SEARCH]
     assert sent["messages"][2]["tool_calls"][0]["function"] == {"name": "web_search",
                                                                 "arguments": '{"query": "AnySearch 价格"}'}
-    assert sent["messages"][3] == {"role": "tool", "tool_call_id": "call_1", "content": "[1] AnySearch 专业版每月 99 元"}
+    assert sent["messages"][3] == {"role": "tool", "tool_call_id": "call_1",
+                                   "content": "[1] AnySearch 专业版每月 99 元"}
     assert (llm.stats.prompt_tokens, llm.stats.completion_tokens) == (330, 30)
 
 
@@ -345,7 +355,8 @@ def test_usage_is_counted_and_missing_usage_is_zero(srv, opened):
 
     llm = OpenAILLM(llm_config(settings(srv)))
     opened(llm)
-    srv.push(Reply.of("AnySearch 的价格").with_usage(95, 7), Reply.of("x").with_usage(None), Reply.empty().with_usage(40, 0))
+    srv.push(Reply.of("AnySearch 的价格").with_usage(95, 7), Reply.of("x").with_usage(None),
+             Reply.empty().with_usage(40, 0))
     assert llm.complete([Message("user", "价格呢？")]).usage == Usage(95, 7)
     assert llm.complete([Message("user", "价格呢？")]).usage == Usage()
     with pytest.raises(LLMBadOutput) as info:
@@ -357,7 +368,8 @@ def test_usage_is_counted_and_missing_usage_is_zero(srv, opened):
 def test_a_rewrite_reports_its_tokens_from_the_server(srv, opened):
     from convsearch.types import Usage
 
-    srv.push(Reply.of("AnySearch 支持哪些检索方式以及价格" * 3).with_usage(300, 60), Reply.of("AnySearch 价格").with_usage(330, 5))
+    srv.push(Reply.of("AnySearch 支持哪些检索方式以及价格" * 3).with_usage(300, 60),
+             Reply.of("AnySearch 价格").with_usage(330, 5))
     r = rewriter(srv, opened).rewrite(ZH, "价格呢？")
     assert r.rewritten == "AnySearch 价格" and r.usage == Usage(630, 65)
     assert [(c.step, c.model) for c in r.llm_calls] == [("rewrite", "fake-model")] * 2
@@ -365,7 +377,8 @@ def test_a_rewrite_reports_its_tokens_from_the_server(srv, opened):
 
 def test_async_tool_calls(srv):
     llm = OpenAILLM(llm_config(settings(srv)))
-    srv.push(Reply.tool_calls_of(("web_search", {"query": "SpaceX first launch"}), ("web_search", {"query": "Falcon 1"})))
+    srv.push(Reply.tool_calls_of(("web_search", {"query": "SpaceX first launch"}),
+                                 ("web_search", {"query": "Falcon 1"})))
 
     async def main():
         try:
@@ -551,7 +564,8 @@ def test_hyde_costs_no_call_without_a_dense_side(srv, bm25_index):
 
     s = settings(srv, hyde="on", rewriter="rules")
     try:
-        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index, settings=s)
+        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index,
+                                settings=s)
     finally:
         default_hyde(s).close()
         default_hyde.cache_clear()
