@@ -513,9 +513,10 @@ class _DenseSpy:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    def search_dense(self, query, **kw):
-        self.dense_queries.append(query)
-        return self.inner.search_dense(query, **kw)
+    def search(self, query, **kw):
+        if kw.get("dense_query"):
+            self.dense_queries.append(kw["dense_query"])
+        return self.inner.search(query, **kw)
 
 
 def _hyde_turn(srv, hybrid_index, *replies):
