@@ -55,7 +55,6 @@ class Enhanced:
     reason: str
     fell_back: bool = False
     dense_query: str | None = None
-    variants: tuple[str, ...] = ()
     skipped: bool = False
     steps: tuple[str, ...] = ()
 
@@ -65,9 +64,14 @@ class Enhanced:
 
 @runtime_checkable
 class Enhancer(Protocol):
+    """One step of query enhancement; ``close()`` releases what it holds (an LLM client; a decorator closes
+    what it wraps)."""
+
     name: str
 
     def enhance(self, request: EnhanceRequest) -> Enhanced: ...
+
+    def close(self) -> None: ...
 
 
 def from_rewrite(r: RewriteResult, step: str | None = None) -> Enhanced:
@@ -82,6 +86,9 @@ class Passthrough:
 
     def enhance(self, request: EnhanceRequest) -> Enhanced:
         return Enhanced(request.query, request.query, "passthrough", "query as typed")
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 class Rules:
@@ -99,6 +106,9 @@ class Rules:
     def enhance(self, request: EnhanceRequest) -> Enhanced:
         return from_rewrite(self.rewriter.rewrite(request.history, request.query, topic=request.topic,
                                                   decision=request.decision))
+
+    def close(self) -> None:
+        self.rewriter.close()
 
 
 class LLM:
@@ -153,9 +163,7 @@ class Chain:
 
     def close(self) -> None:
         for e in self.enhancers:
-            close = getattr(e, "close", None)
-            if close:
-                close()
+            e.close()
 
 
 class Gated:
@@ -175,9 +183,7 @@ class Gated:
         return self.inner.enhance(request)
 
     def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if close:
-            close()
+        self.inner.close()
 
 
 class SkipFilterOnly:
@@ -192,6 +198,9 @@ class SkipFilterOnly:
             return Enhanced(request.query, request.query, "skip", "filter-only request: no query to rewrite",
                             skipped=True, steps=("skip: filter-only",))
         return self.inner.enhance(request)
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 class Logged:
@@ -211,6 +220,9 @@ class Logged:
                             r.query, r.method, r.reason, " (fell back)" if r.fell_back else "",
                             (time.perf_counter() - t0) * 1000)
         return r
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 class HyDE:
@@ -237,6 +249,12 @@ class HyDE:
         text, why = hypothetical_answer(self.llm, base.query, max_chars=self.max_chars, budget_s=self.budget_s,
                                         prompts=self.prompts, cache=self.cache)
         return replace(base, dense_query=text, reason=_join([base.reason, why]), steps=(*base.steps, why))
+
+    def close(self) -> None:
+        self.inner.close()
+        close = getattr(self.llm, "close", None)  # the LLM contract (llm.py) declares no close yet
+        if close:
+            close()
 
 
 def hyde_search(backend: Any, enhanced: Enhanced, *, top_k: int = 10, filters: dict[str, Any] | None = None) -> list[Any]:
@@ -266,9 +284,7 @@ class EnhancerRewriter:
         return self.enhancer.enhance(EnhanceRequest(query, tuple(history), topic, decision=decision)).as_rewrite()
 
     def close(self) -> None:
-        close = getattr(self.enhancer, "close", None)
-        if close:
-            close()
+        self.enhancer.close()
 
     def __repr__(self) -> str:
         return f"EnhancerRewriter({self.name})"
