@@ -44,7 +44,7 @@ from .rerank import rerank
 from .rewrite.base import Rewriter
 from .rewrite.guard import content_words
 from .text import words
-from .types import BackendRun, Decision, Hit, Message, QueryComparison, RewriteResult, SearchResponse, Trace
+from .types import BackendRun, Decision, Hit, LLMCall, Message, QueryComparison, RewriteResult, SearchResponse, Trace
 from .variants import make_variants
 from .window import history_window, to_messages
 
@@ -79,11 +79,13 @@ class _Clock:
 
 def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, settings: Settings,
                  topic: str | None = None, clock: _Clock | None = None,
-                 variant_maker: VariantMaker | None = None) -> tuple[Decision, RewriteResult, list[str], list[str]]:
+                 variant_maker: VariantMaker | None = None,
+                 calls: list[LLMCall] | None = None) -> tuple[Decision, RewriteResult, list[str], list[str]]:
     """Gate, rewrite and variants: the rule path of a turn, without I/O. Returns
     (decision, rewrite, variants, queries to run). The gate runs once; the rewriter gets its Decision, and is
     also asked about standalone verdicts less sure than its ``uncertain_below`` (the LLM path; 0 for rules).
-    ``variant_maker`` replaces the heuristic table."""
+    ``variant_maker`` (``(query, *, max_variants, calls=None)``) replaces the heuristic table; ``calls`` collects
+    the LLM calls of the rewrite and the variants."""
     decision = needs_rewrite(history, query, topic=topic)
     if clock:
         clock.lap("gate")
@@ -93,7 +95,14 @@ def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, 
         rw = RewriteResult(query, query, "gate", f"standalone: {decision.reason}", False)
     if clock:
         clock.lap("rewrite")
-    variants = (variant_maker or make_variants)(rw.rewritten, max_variants=settings.max_variants)
+    if calls is not None:
+        calls.extend(rw.llm_calls)
+    if variant_maker is None:
+        variants = make_variants(rw.rewritten, max_variants=settings.max_variants)
+    elif calls is None:
+        variants = variant_maker(rw.rewritten, max_variants=settings.max_variants)
+    else:
+        variants = variant_maker(rw.rewritten, max_variants=settings.max_variants, calls=calls)
     queries = [rw.rewritten, *variants]
     if settings.mode == "dual" and rw.rewritten != query:
         queries.insert(1, query)
@@ -137,6 +146,7 @@ class TurnPlan:
     timings_ms: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what reading a stored session's history said (fallbacks)
     memory: Any = None  # convsearch.history.Memory when planned in a stored session
+    llm_calls: tuple[LLMCall, ...] = ()  # the rewrite's and the variants' LLM calls, with their tokens
 
     @property
     def standalone_query(self) -> str:
@@ -288,15 +298,17 @@ class Pipeline:
 
             memory, history, notes = history_for_turn(session, history, settings)
         clock.lap("window")
+        calls: list[LLMCall] = []
         decision, rw, variants, queries = plan_queries(q, history, rewriter=self.rewriter, settings=settings,
-                                                       topic=topic, clock=clock, variant_maker=self.variant_maker)
+                                                       topic=topic, clock=clock, variant_maker=self.variant_maker,
+                                                       calls=calls)
         events.emit("rewrite", original=rw.original, rewritten=rw.rewritten, method=rw.method, reason=rw.reason,
                     fell_back=rw.fell_back, gate=decision.reason)
         return TurnPlan(q, tuple(history), decision, rw, tuple(variants), tuple(queries), clock.timings,
-                        tuple(notes), memory)
+                        tuple(notes), memory, tuple(calls))
 
     def _hyde(self, plan: TurnPlan, backends: Sequence[SearchBackend],
-              clock: _Clock) -> tuple[str | None, tuple[str, ...]]:
+              clock: _Clock, calls: list[LLMCall]) -> tuple[str | None, tuple[str, ...]]:
         """HyDE (CONVSEARCH_HYDE=on with an LLM): a short passage that would answer the standalone query, for the
         dense side of the backends that have one; None (and why, in the trace) when off, failed or out of
         budget. No backend with a dense side: no call."""
@@ -304,7 +316,7 @@ class Pipeline:
             return None, ()
         if not any(b.capabilities.dense for b in backends):
             return None, ("hyde skipped: the backend has no dense side",)
-        text, why = self.hyde(plan.rewrite.rewritten)
+        text, why = self.hyde(plan.rewrite.rewritten, calls=calls)
         clock.lap("hyde")
         return text, (why,)
 
@@ -333,7 +345,8 @@ class Pipeline:
         plan = self._plan(query, messages, topic=topic, session=session, settings=s, clock=clock)
         chosen = self._select(backends)
         k = top_k or s.top_k
-        dense, hyde_notes = self._hyde(plan, chosen, clock)
+        hyde_calls: list[LLMCall] = []
+        dense, hyde_notes = self._hyde(plan, chosen, clock, hyde_calls)
         routes = self._routes(plan, chosen, dense)
         if len(routes) == 1:
             lists, runs = _search_one(routes[0], top_k=max(k * 2, 10), filters=f, recency=rec, today=today)
@@ -342,7 +355,7 @@ class Pipeline:
                                   deadline=deadline))
             lists, runs = list(r.lists), r.runs
         clock.lap("search")
-        return self._finish(plan, lists, runs, s, k, today, clock, hyde_notes, session)
+        return self._finish(plan, lists, runs, s, k, today, clock, hyde_notes, session, hyde_calls)
 
     async def asearch(self, query: str, messages: Iterable[Message | dict[str, Any]] = (), *,
                       topic: str | None = None, top_k: int | None = None,
@@ -363,18 +376,19 @@ class Pipeline:
         plan = self._plan(query, messages, topic=topic, session=None, settings=s, clock=clock)
         chosen = self._select(backends)
         k = top_k or s.top_k
+        hyde_calls: list[LLMCall] = []
         if self.hyde is not None:
-            dense, hyde_notes = await asyncio.to_thread(self._hyde, plan, chosen, clock)
+            dense, hyde_notes = await asyncio.to_thread(self._hyde, plan, chosen, clock, hyde_calls)
         else:
             dense, hyde_notes = None, ()
         r = await afan_out(self._routes(plan, chosen, dense), top_k=max(k * 2, 10), filters=f, recency=rec,
                            today=today, deadline=deadline)
         clock.lap("search")
-        return self._finish(plan, list(r.lists), r.runs, s, k, today, clock, hyde_notes, None)
+        return self._finish(plan, list(r.lists), r.runs, s, k, today, clock, hyde_notes, None, hyde_calls)
 
     def _finish(self, plan: TurnPlan, lists: Sequence[Sequence[Hit]], runs: Sequence[BackendRun], s: Settings,
                 top_k: int, today: date | None, clock: _Clock, hyde_notes: tuple[str, ...],
-                session: Conversation | None) -> SearchResponse:
+                session: Conversation | None, hyde_calls: Sequence[LLMCall] = ()) -> SearchResponse:
         ranked, stats, cites, ctx = finish_turn(plan.query, plan.rewrite, lists, settings=s, top_k=top_k,
                                                 today=today, clock=clock)
         events.emit("dedup", before=stats.before, after=stats.after, by_url=stats.by_url, by_hash=stats.by_hash,
@@ -394,7 +408,7 @@ class Pipeline:
                       timings_ms=dict(clock.timings), hits_before_dedup=stats.before, hits_after_dedup=stats.after,
                       window_size=len(plan.history), fusion=s.fusion,
                       notes=_fallback_notes(plan.rewrite) + hyde_notes + history_notes + backend_notes,
-                      backends=tuple(runs), partial=partial)
+                      llm_calls=plan.llm_calls + tuple(hyde_calls), backends=tuple(runs), partial=partial)
         return SearchResponse(query=plan.query, standalone_query=plan.rewrite.rewritten, rewrite=plan.rewrite,
                               variants=plan.variants, hits=tuple(ranked), citations=tuple(cites), context=ctx,
                               trace=trace, memory=plan.memory)

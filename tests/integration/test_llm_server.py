@@ -291,6 +291,7 @@ def test_pipeline_with_llm_variants_and_the_default_rewriter(srv, bm25_index):
         assert r.standalone_query == "AnySearch 的价格" and r.rewrite.method == "llm"
         assert r.variants[0] == "AnySearch 的收费" and r.hits[0].id == "zh-any-price"
         assert len(srv.requests) == 2
+        assert [c.step for c in r.trace.llm_calls] == ["rewrite", "variants"]  # each call in the trace
 
 
 # --- tool calls and token usage (the agent's contract) ---------------------------------------------------
@@ -516,6 +517,7 @@ def test_hyde_answer_feeds_the_dense_side_and_the_trace_says_so(srv, hybrid_inde
     assert r.standalone_query == "AnySearch 的价格"  # the rules rewrote; the LLM only wrote the passage
     assert spy.dense_queries == [passage]
     assert any(n.startswith("hyde: ") for n in r.trace.notes) and "hyde" in r.trace.timings_ms
+    assert [c.step for c in r.trace.llm_calls] == ["hyde"]
     assert len(srv.requests) == 1 and "参考文档" in srv.requests[0]["json"]["messages"][0]["content"]
     assert srv.requests[0]["json"]["messages"][1]["content"] == "AnySearch 的价格"
     assert r.hits and r.hits[0].id == "zh-any-price"

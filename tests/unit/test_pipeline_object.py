@@ -25,7 +25,7 @@ class Closing:
     def __init__(self) -> None:
         self.closed = 0
 
-    def __call__(self, query: str, *, max_variants: int = 3) -> list[str]:
+    def __call__(self, query: str, *, max_variants: int = 3, calls: list | None = None) -> list[str]:
         return []
 
     def close(self) -> None:

@@ -86,10 +86,12 @@ class HydeWriter:
         self.cache = cache
         self.blocked = blocked
 
-    def __call__(self, query: str) -> tuple[str | None, str]:
+    def __call__(self, query: str, *, calls: list[Any] | None = None) -> tuple[str | None, str]:
+        """``calls`` collects the LLM call (with its tokens) for the turn's trace."""
         from .llm import hypothetical_answer
 
-        return hypothetical_answer(self.llm, query, budget_s=self.budget_s, cache=self.cache, blocked=self.blocked)
+        return hypothetical_answer(self.llm, query, budget_s=self.budget_s, cache=self.cache, blocked=self.blocked,
+                                   calls=calls)
 
     def close(self) -> None:
         close = getattr(self.llm, "close", None)
