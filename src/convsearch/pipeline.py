@@ -329,16 +329,17 @@ class Pipeline:
                top_k: int | None = None, filters: Filters | dict[str, Any] | None = None,
                recency: Recency | str | None = None, backends: Sequence[str] | None = None,
                session: Conversation | None = None, today: date | None = None, mode: str | None = None,
-               max_variants: int | None = None) -> SearchResponse:
+               max_variants: int | None = None, deadline: Deadline | None = None) -> SearchResponse:
         """One turn: a follow-up made standalone, searched on every backend (or the ``backends`` named), results
         fused, deduplicated, reranked with the original query and cited.
 
         ``filters`` / ``recency`` are honoured by each backend natively or after its search (the trace says
         which); ``session`` reads the history from the store and records the turn; ``mode`` / ``max_variants``
-        override the settings for this turn. A backend that fails or misses the deadline
-        (``CONVSEARCH_DEADLINE_S``) is left out while another answered (``partial``); none answering is an error.
+        override the settings for this turn. A backend that fails or misses the deadline (``deadline``, default
+        ``CONVSEARCH_DEADLINE_S`` from now) is left out while another answered (``partial``); none answering is an
+        error.
         """
-        deadline = Deadline(self.settings.deadline_s)
+        deadline = deadline or Deadline(self.settings.deadline_s)
         s = self._settings_for(mode, max_variants)
         f, rec = Filters.of(filters), Recency.parse(recency)
         clock = _Clock()
@@ -362,14 +363,14 @@ class Pipeline:
                       filters: Filters | dict[str, Any] | None = None, recency: Recency | str | None = None,
                       backends: Sequence[str] | None = None, session: Conversation | None = None,
                       today: date | None = None, mode: str | None = None,
-                      max_variants: int | None = None) -> SearchResponse:
+                      max_variants: int | None = None, deadline: Deadline | None = None) -> SearchResponse:
         """The async twin of :meth:`search`: backends searched concurrently on the running loop; the blocking
         parts (a stored session, the HyDE call) run in a worker thread."""
+        deadline = deadline or Deadline(self.settings.deadline_s)
         kw: dict[str, Any] = dict(topic=topic, top_k=top_k, filters=filters, recency=recency, backends=backends,
-                                  today=today, mode=mode, max_variants=max_variants)
+                                  today=today, mode=mode, max_variants=max_variants, deadline=deadline)
         if session is not None:
             return await asyncio.to_thread(lambda: self.search(query, messages, session=session, **kw))
-        deadline = Deadline(self.settings.deadline_s)
         s = self._settings_for(mode, max_variants)
         f, rec = Filters.of(filters), Recency.parse(recency)
         clock = _Clock()

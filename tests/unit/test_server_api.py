@@ -462,3 +462,16 @@ def test_each_tenant_has_its_own_pipeline_closed_on_shutdown(bm25_index) -> None
     assert a.pipeline.backends == b.pipeline.backends == (bm25_index,)  # the index is the one shared part
     svc.close()
     assert closed == ["x", "x"] and a.pipeline.closed and b.pipeline.closed
+
+
+def test_a_late_backend_gives_a_partial_answer_before_the_request_deadline(make_client, corpus) -> None:
+    from convsearch.backends.fanout import FanOut
+    from convsearch.testing.backends import ScriptedBackend
+
+    slow = ScriptedBackend("slow", corpus, delay_s=5.0)
+    c = make_client(settings(deadline_s=1.0, inline_turns="off"), backend=FanOut([ScriptedBackend("kb", corpus), slow]))
+    r = c.post("/v1/search", json={"query": "When did SpaceX first launch a rocket?"}, headers=A)
+    assert r.status_code == 200, r.text  # the fan-out stopped waiting before the 504
+    body = r.json()
+    assert body["partial"] and body["errors"][0].startswith("slow: late: no answer within the 0.75s deadline")
+    assert body["results"][0]["id"] == "en-spacex-launch"

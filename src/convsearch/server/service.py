@@ -27,6 +27,7 @@ from .. import __version__
 from ..backends.base import Filters, SearchBackend
 from ..config import Settings
 from ..errors import ConvsearchError, DeadlineExceeded, IndexMissingError, InputError, RateLimited
+from ..infra.deadline import Deadline
 from ..infra.ratelimit import RateLimiter, TokenBucketLimiter
 from ..pipeline import Pipeline, plan_queries, validate_query
 from ..rewrite import get_rewriter, make_hyde, make_variant_maker
@@ -40,6 +41,10 @@ from .metrics import Metrics
 
 log = logging.getLogger("convsearch.server")
 T = TypeVar("T")
+
+# The fan-out stops waiting for late backends this long before the request's deadline, so that the others'
+# results (a partial answer) still go out rather than a 504; never more than half the budget.
+FINISH_RESERVE_S = 0.25
 
 
 @dataclass
@@ -181,7 +186,8 @@ class Service:
             r = state.pipeline.search(q, m.message_dicts(req.messages), topic=req.topic, top_k=req.top_k,
                                       filters=Filters(lang=req.lang) if req.lang else None, recency=req.recency,
                                       backends=req.backends, session=session, today=self._today(),
-                                      mode=req.mode, max_variants=None if req.variants else 0)
+                                      mode=req.mode, max_variants=None if req.variants else 0,
+                                      deadline=self._turn_deadline())
         except InputError as exc:
             if req.backends and "backend" in str(exc):
                 raise InvalidField("backends", str(exc)) from exc
@@ -271,6 +277,10 @@ class Service:
             store.close()
 
     # --- helpers ----------------------------------------------------------------------------------
+    def _turn_deadline(self) -> Deadline:
+        budget = self.settings.deadline_s
+        return Deadline(budget - min(FINISH_RESERVE_S, budget / 2))
+
     def _conversation(self, t: Tenant, session_id: str, agent: str, *, turn_id: str | None = None) -> Any:
         from ..history import Conversation, Scope
 
