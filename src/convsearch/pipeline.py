@@ -186,7 +186,7 @@ def _dense_view(b: SearchBackend) -> SearchBackend:
     # sets native_dense_query = True and this goes). Only for a backend that declares a dense side.
     if (b.capabilities.dense and not getattr(b, "native_dense_query", False) and hasattr(b, "search_bm25")
             and hasattr(b, "search_dense") and getattr(b, "embedder", None) is not None):
-        return _HydeFallback(b)  # type: ignore[return-value]
+        return _HydeFallback(b)
     return b
 
 
@@ -292,7 +292,8 @@ class Pipeline:
               session: Conversation | None, settings: Settings, clock: _Clock) -> TurnPlan:
         q = validate_query(query, max_chars=settings.max_query_chars)
         history = history_window(to_messages(messages), settings.window)
-        memory, notes = None, ()
+        memory: Any = None
+        notes: tuple[str, ...] = ()
         if session is not None:
             from .history.session import history_for_turn
 
@@ -349,7 +350,7 @@ class Pipeline:
         hyde_calls: list[LLMCall] = []
         dense, hyde_notes = self._hyde(plan, chosen, clock, hyde_calls)
         routes = self._routes(plan, chosen, dense)
-        if len(routes) == 1:
+        if len(routes) == 1 and not routes[0].backend.capabilities.remote:  # in-process: no loop needed
             lists, runs = _search_one(routes[0], top_k=max(k * 2, 10), filters=f, recency=rec, today=today)
         else:
             r = run_sync(afan_out(routes, top_k=max(k * 2, 10), filters=f, recency=rec, today=today,

@@ -121,7 +121,7 @@ async def afan_out(routes: Sequence[Route], *, top_k: int = 10, filters: Filters
     lists: list[tuple[Hit, ...]] = []
     runs: list[BackendRun] = []
     first_exc: BaseException | None = None
-    for i, (route, task) in enumerate(zip(routes, tasks)):
+    for i, (route, task) in enumerate(zip(routes, tasks, strict=True)):
         ms = round(((done_at.get(i) or time.perf_counter()) - t0) * 1000, 3)
         if not task.done():
             task.cancel()

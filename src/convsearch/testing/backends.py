@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date
 
-from ..backends.base import Capabilities, Filters, InMemoryBackend, Recency
+from ..backends.base import Filters, InMemoryBackend, Recency
 from ..types import Document, Hit
 
 
