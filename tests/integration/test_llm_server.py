@@ -290,22 +290,16 @@ def test_llm_variants_merged_with_heuristic_ones(srv, opened):
 
 
 def test_pipeline_with_llm_variants_and_the_default_rewriter(srv, bm25_index):
-    from convsearch import search_with_context
-    from convsearch.rewrite import default_rewriter, default_variant_maker
+    from convsearch import Pipeline
 
     s = settings(srv, llm_variants="on")
     srv.push(Reply.of("AnySearch 的价格"), Reply.json({"variants": ["AnySearch 的收费"]}))
-    try:
-        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index,
-                                settings=s)
+    with Pipeline.from_settings(s, backend=bm25_index) as p:  # its own LLM clients, closed on exit
+        r = p.search("价格呢？", [{"role": "user", "content": ZH[0].content}])
         assert r.standalone_query == "AnySearch 的价格" and r.rewrite.method == "llm"
         assert r.variants[0] == "AnySearch 的收费" and r.hits[0].id == "zh-any-price"
         assert len(srv.requests) == 2
-    finally:
-        default_rewriter(s).close()
-        default_variant_maker(s).llm_variants.llm.close()
-        default_rewriter.cache_clear()
-        default_variant_maker.cache_clear()
+        assert [c.step for c in r.trace.llm_calls] == ["rewrite", "variants"]  # each call in the trace
 
 
 # --- tool calls and token usage (the agent's contract) ---------------------------------------------------
@@ -513,23 +507,20 @@ class _DenseSpy:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    def search_dense(self, query, **kw):
-        self.dense_queries.append(query)
-        return self.inner.search_dense(query, **kw)
+    def search(self, query, **kw):
+        if kw.get("dense_query"):
+            self.dense_queries.append(kw["dense_query"])
+        return self.inner.search(query, **kw)
 
 
 def _hyde_turn(srv, hybrid_index, *replies):
-    from convsearch import search_with_context
-    from convsearch.rewrite import default_hyde
+    from convsearch import Pipeline
 
     s = settings(srv, hyde="on", rewriter="rules")
     srv.push(*replies)
     spy = _DenseSpy(hybrid_index)
-    try:
-        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=spy, settings=s)
-    finally:
-        default_hyde(s).close()
-        default_hyde.cache_clear()
+    with Pipeline.from_settings(s, backend=spy) as p:
+        r = p.search("价格呢？", [{"role": "user", "content": ZH[0].content}])
     return r, spy
 
 
@@ -539,6 +530,7 @@ def test_hyde_answer_feeds_the_dense_side_and_the_trace_says_so(srv, hybrid_inde
     assert r.standalone_query == "AnySearch 的价格"  # the rules rewrote; the LLM only wrote the passage
     assert spy.dense_queries == [passage]
     assert any(n.startswith("hyde: ") for n in r.trace.notes) and "hyde" in r.trace.timings_ms
+    assert [c.step for c in r.trace.llm_calls] == ["hyde"]
     assert len(srv.requests) == 1 and "参考文档" in srv.requests[0]["json"]["messages"][0]["content"]
     assert srv.requests[0]["json"]["messages"][1]["content"] == "AnySearch 的价格"
     assert r.hits and r.hits[0].id == "zh-any-price"
@@ -560,14 +552,9 @@ def test_hyde_setting_is_checked():
 
 def test_hyde_costs_no_call_without_a_dense_side(srv, bm25_index):
     from convsearch import search_with_context
-    from convsearch.rewrite import default_hyde
 
     s = settings(srv, hyde="on", rewriter="rules")
-    try:
-        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index,
-                                settings=s)
-    finally:
-        default_hyde(s).close()
-        default_hyde.cache_clear()
+    # the one-call convenience builds its HyDE writer for this call and closes it on return
+    r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index, settings=s)
     assert srv.requests == [] and "hyde skipped: the backend has no dense side" in r.trace.notes
     assert r.hits and r.hits[0].id == "zh-any-price"

@@ -504,6 +504,11 @@ class LLMVariants:
     def __call__(self, query: str, *, max_variants: int = 3, calls: list[LLMCall] | None = None) -> list[str]:
         return self.generate(query, max_variants, calls=calls)[0]
 
+    def close(self) -> None:
+        close = getattr(self.llm, "close", None)  # the LLM contract (llm.py) declares no close yet
+        if close:
+            close()
+
 
 class HybridVariants:
     """LLM variants first, then the heuristic table's, deduplicated and capped: a drop-in for
@@ -515,6 +520,12 @@ class HybridVariants:
 
         self.llm_variants = llm_variants
         self.heuristic = heuristic or make_variants
+
+    def close(self) -> None:
+        """Close the LLM side (the heuristic table holds nothing)."""
+        close = getattr(self.llm_variants, "close", None)  # any callable may be the LLM side
+        if close:
+            close()
 
     def __call__(self, query: str, *, max_variants: int = 3, calls: list[LLMCall] | None = None) -> list[str]:
         """The merged variants; the LLM's call is appended to ``calls`` when given (the turn's trace)."""
