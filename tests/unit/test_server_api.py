@@ -428,13 +428,24 @@ def test_search_names_backends_and_says_when_one_failed(make_client, corpus) -> 
                  "invalid_request", "backends")
 
 
-def test_recency_goes_through_the_pipeline_and_the_trace_says_how(make_client) -> None:
+def test_recency_goes_through_the_pipeline_and_the_trace_says_how(make_client, corpus) -> None:
+    from dataclasses import replace
     from datetime import date
 
-    c = make_client(today=lambda: date(2024, 12, 1))
+    from convsearch.backends.fanout import FanOut
+    from convsearch.testing.backends import ScriptedBackend
+
+    day = date(2024, 12, 1)
+    corpus = [replace(d, lang=d.id.split("-")[0]) for d in corpus]
+    native = ScriptedBackend("native", corpus, today=day)  # applies lang and recency itself, from the same day
+    plain = ScriptedBackend("plain", corpus, native_filters=False)  # applies neither: done after its search
+    c = make_client(backend=FanOut([native, plain]), today=lambda: day)
     r = c.post("/v1/search", json={"query": "露营 天气", "recency": "week", "lang": "zh"}, headers=A).json()
     assert r["results"] and all(x["date"] >= "2024-11-24" for x in r["results"])
-    assert r["trace"]["backends"][0]["notes"] == ["filter lang: natively", "recency week: after the search"]
+    notes = {b["backend"]: b["notes"] for b in r["trace"]["backends"]}
+    assert notes == {"native": ["filter lang: natively", "recency week: natively"],
+                     "plain": ["filter lang: after the search", "recency week: after the search"]}
+    assert plain.calls[0].recency is None and native.calls[0].recency.value == "week"
 
 
 def test_rewrite_endpoint_is_the_pipelines_plan_and_emits_the_rewrite_event(client: TestClient, caplog) -> None:
