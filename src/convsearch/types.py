@@ -29,7 +29,7 @@ class Message:
     name: str | None = None
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Message":
+    def from_dict(cls, d: dict[str, Any]) -> Message:
         """Build from an OpenAI-style dict (``role``, ``content``, optional ``tool_calls``)."""
         role = str(d.get("role", ""))
         content = d.get("content")
@@ -233,7 +233,7 @@ class Usage:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
 
 

@@ -18,8 +18,15 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from convsearch.config import Settings
-from convsearch.llm import (LLMBadOutput, LLMRateLimited, LLMRequestRejected, LLMTimeout, LLMUnavailable, OpenAILLM,
-                            llm_config)
+from convsearch.llm import (
+    LLMBadOutput,
+    LLMRateLimited,
+    LLMRequestRejected,
+    LLMTimeout,
+    LLMUnavailable,
+    OpenAILLM,
+    llm_config,
+)
 from convsearch.rewrite import get_rewriter
 from convsearch.rewrite.enhance import EnhanceRequest, HyDE
 from convsearch.rewrite.llm import HybridVariants, LLMRewriter, LLMSummarizer, LLMVariants
@@ -32,7 +39,8 @@ KEY = "sk-test-SECRET-5f3c9a1e77"
 SLACK_S = 1.0  # generous: the precise number is in the benchmark
 ZH = (Message("user", "AnySearch 支持哪些检索方式？"), Message("assistant", "支持 BM25、向量和混合检索。"))
 EN = (Message("user", "Who founded SpaceX?"), Message("assistant", "Elon Musk founded SpaceX in 2002."))
-ANSWERS = {"价格呢？": "AnySearch 的价格", "When did it first launch a rocket?": "When did SpaceX first launch a rocket?"}
+ANSWERS = {"价格呢？": "AnySearch 的价格",
+           "When did it first launch a rocket?": "When did SpaceX first launch a rocket?"}
 
 
 @pytest.fixture(autouse=True)
@@ -320,7 +328,8 @@ def test_a_tool_call_round_trip(srv, opened):
     assert sent["tools"] == [WEB_SEARCH]
     assert sent["messages"][2]["tool_calls"][0]["function"] == {"name": "web_search",
                                                                 "arguments": '{"query": "AnySearch 价格"}'}
-    assert sent["messages"][3] == {"role": "tool", "tool_call_id": "call_1", "content": "[1] AnySearch 专业版每月 99 元"}
+    assert sent["messages"][3] == {"role": "tool", "tool_call_id": "call_1",
+                                   "content": "[1] AnySearch 专业版每月 99 元"}
     assert (llm.stats.prompt_tokens, llm.stats.completion_tokens) == (330, 30)
 
 
@@ -340,7 +349,8 @@ def test_usage_is_counted_and_missing_usage_is_zero(srv, opened):
 
     llm = OpenAILLM(llm_config(settings(srv)))
     opened(llm)
-    srv.push(Reply.of("AnySearch 的价格").with_usage(95, 7), Reply.of("x").with_usage(None), Reply.empty().with_usage(40, 0))
+    srv.push(Reply.of("AnySearch 的价格").with_usage(95, 7), Reply.of("x").with_usage(None),
+             Reply.empty().with_usage(40, 0))
     assert llm.complete([Message("user", "价格呢？")]).usage == Usage(95, 7)
     assert llm.complete([Message("user", "价格呢？")]).usage == Usage()
     with pytest.raises(LLMBadOutput) as info:
@@ -352,7 +362,8 @@ def test_usage_is_counted_and_missing_usage_is_zero(srv, opened):
 def test_a_rewrite_reports_its_tokens_from_the_server(srv, opened):
     from convsearch.types import Usage
 
-    srv.push(Reply.of("AnySearch 支持哪些检索方式以及价格" * 3).with_usage(300, 60), Reply.of("AnySearch 价格").with_usage(330, 5))
+    srv.push(Reply.of("AnySearch 支持哪些检索方式以及价格" * 3).with_usage(300, 60),
+             Reply.of("AnySearch 价格").with_usage(330, 5))
     r = rewriter(srv, opened).rewrite(ZH, "价格呢？")
     assert r.rewritten == "AnySearch 价格" and r.usage == Usage(630, 65)
     assert [(c.step, c.model) for c in r.llm_calls] == [("rewrite", "fake-model")] * 2
@@ -360,7 +371,8 @@ def test_a_rewrite_reports_its_tokens_from_the_server(srv, opened):
 
 def test_async_tool_calls(srv):
     llm = OpenAILLM(llm_config(settings(srv)))
-    srv.push(Reply.tool_calls_of(("web_search", {"query": "SpaceX first launch"}), ("web_search", {"query": "Falcon 1"})))
+    srv.push(Reply.tool_calls_of(("web_search", {"query": "SpaceX first launch"}),
+                                 ("web_search", {"query": "Falcon 1"})))
 
     async def main():
         try:
@@ -495,9 +507,10 @@ class _DenseSpy:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    def search_dense(self, query, **kw):
-        self.dense_queries.append(query)
-        return self.inner.search_dense(query, **kw)
+    def search(self, query, **kw):
+        if kw.get("dense_query"):
+            self.dense_queries.append(kw["dense_query"])
+        return self.inner.search(query, **kw)
 
 
 def _hyde_turn(srv, hybrid_index, *replies):

@@ -269,14 +269,12 @@ class HyDE:
 
 
 def hyde_search(backend: Any, enhanced: Enhanced, *, top_k: int = 10, filters: dict[str, Any] | None = None) -> list[Any]:
-    """Search a hybrid backend the HyDE way: BM25 with ``enhanced.query``, dense with ``enhanced.dense_query``,
-    fused by RRF. Backends without separate sides (or no hypothetical answer) get one ordinary search."""
-    from ..fuse import fuse_rrf
-
-    if enhanced.dense_query and hasattr(backend, "search_bm25") and hasattr(backend, "search_dense") \
-            and getattr(backend, "embedder", None) is not None:
-        return fuse_rrf([backend.search_bm25(enhanced.query, top_k=top_k, filters=filters),
-                         backend.search_dense(enhanced.dense_query, top_k=top_k, filters=filters)], limit=top_k)
+    """Search a backend the HyDE way: ``backend.search(query, dense_query=passage)`` when it declares a dense
+    side (its keyword side searches the query, its dense side the passage, fused by the backend); backends
+    without one (or no hypothetical answer) get one ordinary search."""
+    caps = getattr(backend, "capabilities", None)
+    if enhanced.dense_query and caps is not None and caps.dense:
+        return backend.search(enhanced.query, top_k=top_k, filters=filters, dense_query=enhanced.dense_query)
     return backend.search(enhanced.query, top_k=top_k, filters=filters)
 
 
