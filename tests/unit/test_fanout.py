@@ -20,7 +20,8 @@ ZH_DOCS = [Document("zh-price", "AnySearch 的价格：专业版每月 99 元", 
 EN_DOCS = [Document("en-price", "AnySearch pricing: the Pro plan costs $99 a month", title="AnySearch pricing",
                     date="2020-01-01", lang="en"),
            Document("en-spacex", "SpaceX was founded by Elon Musk in 2002", title="SpaceX", lang="en")]
-ZH_TURN = [{"role": "user", "content": "AnySearch 支持哪些检索方式？"}, {"role": "assistant", "content": "关键词和混合检索。"}]
+ZH_TURN = [{"role": "user", "content": "AnySearch 支持哪些检索方式？"},
+           {"role": "assistant", "content": "关键词和混合检索。"}]
 EN_TURN = [{"role": "user", "content": "Who founded SpaceX?"}, {"role": "assistant", "content": "Elon Musk."}]
 
 
@@ -152,7 +153,8 @@ def test_the_sync_search_works_inside_a_running_event_loop_and_asearch_on_it():
 def test_fanout_is_itself_a_backend_and_closes_its_members():
     a, b = ScriptedBackend("a", ZH_DOCS), ScriptedBackend("b", EN_DOCS)
     f = FanOut([a, b])
-    assert [h.id for h in f.search("AnySearch 价格 pricing", top_k=4)][:2] == ["zh-price", "en-price"]  # rank 1 of each first
+    # rank 1 of each backend first: fused by rank
+    assert [h.id for h in f.search("AnySearch 价格 pricing", top_k=4)][:2] == ["zh-price", "en-price"]
     assert [h.id for h in asyncio.run(f.asearch("SpaceX"))] == ["en-spacex"]
     with Pipeline(f, owns_backends=True) as p:  # the Pipeline routes per member
         assert [x.backend for x in p.search("AnySearch 价格").trace.backends] == ["a", "b"]
