@@ -81,8 +81,7 @@ def plan_search(backend: SearchBackend, *, top_k: int, filters: Filters | dict[s
         else:
             notes.append("dense query: not applicable (no dense side)")
     fetch_k = top_k * OVERFETCH if (after or after_since) else top_k
-    return Plan(Filters.of(native) if native else None, Filters.of(after) if after else None, native_rec,
-                after_since, dq, fetch_k, tuple(notes))
+    return Plan(Filters.of(native), Filters.of(after), native_rec, after_since, dq, fetch_k, tuple(notes))
 
 
 def apply_after(hits: list[Hit], plan: Plan, top_k: int) -> tuple[Hit, ...]:
