@@ -135,15 +135,18 @@ def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option
     """Interactive chat: each line is a turn; the conversation is kept in the history store. Ctrl-D to quit."""
     import time
 
-    from .backends.registry import open_backend
-    from .pipeline import search_with_context
+    from .pipeline import Pipeline
 
     s = _settings(data_dir)
-    backend = open_backend(s)
-    if not session:
-        session = time.strftime("chat-%Y%m%d-%H%M%S")
-        typer.echo(f"session {session} (resume with --session {session})", err=True)
-    conv = _conversation(s, tenant, agent, session)
+    with Pipeline.from_settings(s) as pipeline:  # one per chat: its LLM clients and caches last the session
+        pipeline.backends  # noqa: B018 - open CONVSEARCH_BACKENDS now: a missing index fails before the prompt
+        if not session:
+            session = time.strftime("chat-%Y%m%d-%H%M%S")
+            typer.echo(f"session {session} (resume with --session {session})", err=True)
+        _chat_loop(pipeline, _conversation(s, tenant, agent, session), s, topic, top_k)
+
+
+def _chat_loop(pipeline, conv, s: Settings, topic: Optional[str], top_k: int) -> None:
     while True:
         try:
             line = input("you> ")
@@ -160,7 +163,7 @@ def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option
             typer.echo(f"error: {bad}", err=True)
             continue
         try:
-            r = search_with_context(line, backend=backend, settings=s, topic=topic, top_k=top_k, session=conv)
+            r = pipeline.search(line, topic=topic, top_k=top_k, session=conv)
         except InputError as exc:
             typer.echo(f"error: {exc}", err=True)
             continue
