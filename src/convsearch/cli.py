@@ -189,6 +189,15 @@ def _mount_eval() -> None:
 _mount_eval()
 
 
+def _mount_agent() -> None:
+    from .agent.cli import register  # `convsearch ask`
+
+    register(app)
+
+
+_mount_agent()
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """Entry point: our errors become one line on stderr and an exit code, never a traceback."""
     try:

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from datetime import date
 from typing import Any
 
@@ -83,6 +84,7 @@ class _Task:
     cited_so_far: set[int] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
     searches: int = 0
+    search_ms: float = 0.0  # wall time of the search steps (parallel calls of a step counted once)
     partial: bool = False
     budget_exhausted: bool = False
     top_k: int = 5
@@ -124,7 +126,7 @@ class Agent:
         self.store = store
         self.cache = cache if cache is not None else ResultCache(s.agent_cache_size, s.agent_cache_ttl_s)
         self.today = today
-        self.tools = openai_tools()  # fixed here: nothing a result says can change it
+        self.tools = _tools()  # fixed here: nothing a result says can change it
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop: Any = None
 
@@ -228,11 +230,15 @@ class Agent:
         cited = flags.pop("cited", ())
         by_n = {x.n: x for x in task.registry.values()}
         citations = tuple(by_n[n].cite() for n in sorted(set(cited)) if n in by_n)
+        ms = (time.perf_counter() - t0) * 1000
+        llm_ms = sum(c.ms for c in task.calls)
+        timings = {"total": round(ms, 3), "llm": round(llm_ms, 3), "search": round(task.search_ms, 3),
+                   "loop": round(max(0.0, ms - llm_ms - task.search_ms), 3)}
         answer = Answer(
             question=q, text=text, citations=citations, searches=tuple(task.steps), llm_calls=tuple(task.calls),
             usage=task.usage, flags=AnswerFlags(partial=task.partial, budget_exhausted=task.budget_exhausted, **flags),
             sources=tuple(sorted(task.registry.values(), key=lambda x: x.n)), lang=task.lang,
-            ms=round((time.perf_counter() - t0) * 1000, 3),
+            ms=round(ms, 3), timings_ms=timings,
             rounds_tokens=tuple(c.estimated_prompt_tokens for c in task.calls), saved_calls=saved,
             trace=tuple(task.notes))
         if conv is not None:
@@ -307,8 +313,10 @@ class Agent:
                 continue
             planned += 1
             pending.append((i, key, g.query, args.recency, [g.note] if g.note else []))
+        t0 = time.perf_counter()
         results = await asyncio.gather(*(self._search(task, step, args_q, rec, notes, raw=rnd.calls[i])
                                          for i, _, args_q, rec, notes in pending))
+        task.search_ms += (time.perf_counter() - t0) * 1000
         for (i, key, _q, _rec, _n), (st, sources) in zip(pending, results):
             task.seen[key] = st
             task.steps.append(st)
@@ -428,13 +436,14 @@ class Agent:
             kept = [x for r in earlier for x in r.sources if x.n in task.cited_so_far]
             msgs.append({"role": "assistant", "content": P.research_so_far(task.lang, lines, kept)})
         for r in rounds:
+            # our own call ids: servers reuse theirs across replies ("call_1" every time)
             msgs.append({"role": "assistant", "content": r.text or None, "tool_calls": [
-                {"id": c.id or f"call_{r.step}_{i}", "type": "function",
+                {"id": f"call_{r.step}_{i}", "type": "function",
                  "function": {"name": c.name, "arguments": c.arguments}} for i, c in enumerate(r.calls)]})
-            for i, (c, reply) in enumerate(zip(r.calls, r.replies)):
+            for i, reply in enumerate(r.replies):
                 if snippet_tokens is not None:
                     reply = _shorten_results(reply, snippet_tokens)
-                msgs.append({"role": "tool", "tool_call_id": c.id or f"call_{r.step}_{i}", "content": reply})
+                msgs.append({"role": "tool", "tool_call_id": f"call_{r.step}_{i}", "content": reply})
         if final is not None:
             msgs.append({"role": "user", "content": P.final_instruction(task.lang, final)})
         return msgs
@@ -511,7 +520,9 @@ class Agent:
         """The best results as a numbered list with a one-line note (the LLM failed)."""
         if not task.registry and task.deadline.remaining() > MIN_ATTEMPT_S * 20:
             raw = ToolCall("degraded", "web_search", "{}")
+            t0 = time.perf_counter()
             st, _ = await self._search(task, 0, task.question, Recency.NO_LIMIT, ["the question itself"], raw=raw)
+            task.search_ms += (time.perf_counter() - t0) * 1000
             st = replace(st, query=task.question)
             task.steps.append(st)
             if st.error is None:
@@ -562,6 +573,20 @@ class Agent:
 
 
 # --- helpers --------------------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def _tool_schema() -> str:
+    import json
+
+    return json.dumps(openai_tools(), ensure_ascii=False)
+
+
+def _tools() -> list[dict[str, Any]]:
+    """The web_search tool definition (built once; each agent gets its own copy)."""
+    import json
+
+    return json.loads(_tool_schema())
+
+
 def _as_completion(out: Any) -> Completion:
     if isinstance(out, Completion):
         return out
@@ -570,13 +595,18 @@ def _as_completion(out: Any) -> Completion:
     raise LLMBadOutput(f"the LLM returned {type(out).__name__}, not a Completion")
 
 
+@lru_cache(maxsize=4096)
+def _tokens(text: str) -> int:
+    return count_tokens(text)  # a task's prompts repeat the same messages: count each once
+
+
 def _estimate(msgs: Sequence[dict[str, Any]]) -> int:
     """Prompt tokens as our tokenizer counts them (4 per message for the chat framing)."""
     n = 0
     for m in msgs:
-        n += 4 + count_tokens(str(m.get("content") or ""))
+        n += 4 + _tokens(str(m.get("content") or ""))
         for c in m.get("tool_calls") or ():
-            n += 8 + count_tokens(c["function"]["arguments"])
+            n += 8 + _tokens(c["function"]["arguments"])
     return n
 
 

@@ -122,28 +122,55 @@ class ScriptedToolLLM:
 
 @dataclass
 class DelayedBackend:
-    """An InMemoryBackend whose every search waits ``delay_s`` (asynchronously in ``asearch``): a stand-in for a
-    web provider's round trip. ``queries`` records what was searched, ``in_flight_max`` the overlap seen."""
+    """A term-overlap backend (InMemoryBackend's ranking, each document's words computed once) whose every
+    search waits ``delay_s`` (asynchronously in ``asearch``): a stand-in for a web provider's round trip.
+    ``queries`` records what was searched, ``in_flight_max`` the overlap seen."""
 
     inner: InMemoryBackend
     delay_s: float = 0.08
     name: str = "delayed"
 
     def __post_init__(self) -> None:
+        from ..text import words
+
         self.capabilities: Capabilities = self.inner.capabilities
         self.queries: list[str] = []
         self.in_flight = 0
         self.in_flight_max = 0
+        self._words = words
+        self._terms = {d.id: frozenset(words(f"{d.title} {d.text}")) for d in self.inner.docs.values()}
 
     @classmethod
     def of(cls, docs: Sequence[Document], delay_s: float = 0.08, **kw: Any) -> "DelayedBackend":
         return cls(InMemoryBackend(docs, **kw), delay_s)
 
+    def _rank(self, query: str, top_k: int, filters: Filters | None, recency: Recency | None) -> list[Hit]:
+        from datetime import date as _date
+
+        from ..backends.base import _doc_hit, hit_date
+
+        q = frozenset(self._words(query))
+        f = Filters.of(filters)
+        oldest = Recency.parse(recency).since(self.inner.today or _date.today()) if recency else None
+        scored = []
+        for doc_id, terms in self._terms.items():
+            n = len(q & terms)
+            if not n:
+                continue
+            h = _doc_hit(self.inner.docs[doc_id], float(n), self.name)
+            if f is not None and not f.matches(h):
+                continue
+            if oldest is not None and ((d := hit_date(h)) is None or d < oldest):
+                continue
+            scored.append((n, doc_id, h))
+        scored.sort(key=lambda p: (-p[0], p[1]))
+        return [replace(h, rank=r) for r, (_, _, h) in enumerate(scored[:top_k], start=1)]
+
     def search(self, query: str, *, top_k: int = 10, filters: Filters | None = None, recency: Recency | None = None,
                dense_query: str | None = None) -> list[Hit]:
         self.queries.append(query)
         time.sleep(self.delay_s)
-        return self.inner.search(query, top_k=top_k, filters=filters, recency=recency)
+        return self._rank(query, top_k, filters, recency)
 
     async def asearch(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
                       recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
@@ -154,7 +181,7 @@ class DelayedBackend:
             await asyncio.sleep(self.delay_s)
         finally:
             self.in_flight -= 1
-        return self.inner.search(query, top_k=top_k, filters=filters, recency=recency)
+        return self._rank(query, top_k, filters, recency)
 
     def close(self) -> None:
         pass
