@@ -51,6 +51,8 @@
 | CONVSEARCH_CACHE_TTL_S       | 60                   | how long a cached response is served |
 | CONVSEARCH_MCP_TENANT        | local                | the tenant `convsearch mcp` (stdio) acts for |
 | CONVSEARCH_INLINE_TURNS      | auto                 | auto: I/O-free rule-path turns run on the server's event loop (see Service.inline); off: always in a thread under the deadline |
+| CONVSEARCH_BACKENDS          | local                | the search backends by name (convsearch.backends.registry); a comma list is searched concurrently and fused by RRF |
+| CONVSEARCH_WEB_VARIANTS      | off                  | on: paid backends (web APIs) get the query variants too; off: the standalone query only |
 | CONVSEARCH_AGENT_MAX_SEARCHES | 5                   | searches one agent task may run (`convsearch.agent`); then the model must answer |
 | CONVSEARCH_AGENT_MAX_STEPS   | 6                    | LLM calls with the search tool offered, per task (the final answer call is extra) |
 | CONVSEARCH_AGENT_DEADLINE_S  | 30                   | one agent task's time budget; near it no search starts and the model answers from what it has (`partial`) |
@@ -141,6 +143,9 @@ class Settings:
     cache_ttl_s: float = 60.0
     mcp_tenant: str = "local"
     inline_turns: str = "auto"  # auto | off
+    # backends (convsearch.backends.registry, backends/fanout.py)
+    backends: str = "local"  # comma list of registry names; several = fan-out
+    web_variants: str = "off"  # off | on: query variants to paid backends too
     # the search agent (convsearch.agent)
     agent_max_searches: int = 5
     agent_max_steps: int = 6
@@ -211,6 +216,7 @@ class Settings:
                 raise ConfigError(f"{name} must be positive")
         self._validate_llm()
         self._validate_server()
+        self._validate_backends()
         self._validate_agent()
 
     def _validate_llm(self) -> None:
@@ -241,6 +247,12 @@ class Settings:
         for name in ("rate_burst", "max_body_bytes", "deadline_s", "cache_ttl_s"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
+
+    def _validate_backends(self) -> None:
+        if not any(n.strip() for n in self.backends.split(",")):
+            raise ConfigError("backends must name at least one backend, e.g. CONVSEARCH_BACKENDS=local")
+        if self.web_variants not in ("off", "on"):
+            raise ConfigError(f"web_variants must be 'off' or 'on', not {self.web_variants!r}")
 
     def _validate_agent(self) -> None:
         for name in ("agent_strict", "agent_dynamic_count", "agent_compress", "agent_no_search_check"):
