@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import agent  # noqa: E402
 import batch_rewrite  # noqa: E402
 import bm25_100k  # noqa: E402
 import history  # noqa: E402
@@ -40,6 +41,7 @@ BENCHMARKS = {
     "llm_path": llm_path,
     "history": history,
     "regress": regress,
+    "agent": agent,
 }
 
 
@@ -87,6 +89,11 @@ def _summary(res: dict[str, dict]) -> list[tuple]:
             target = 5.0 if "sqlite" in name.lower() else 10.0
             rows.append((f"History append + windowed read p99 ({name})", f"{p99:.2f} ms", f"≤ {target:g} ms",
                          verdict(p99 <= target)))
+    if "agent" in res:
+        r = res["agent"]["result"]
+        rows.append(("Agent: prompt tokens all / none; 3 parallel searches / 1; loop overhead per step",
+                     f"{r['token_ratio']:.2f}; {r['parallel']['ratio']:.2f}×; {r['overhead_ms']:.2f} ms",
+                     "≤ 0.50; ≤ 1.3×; ≤ 2 ms", verdict(all(r["met"].values()))))
     if "regress" in res:
         r = res["regress"]["result"]
         if r["status"] in ("ok", "fail"):

@@ -94,3 +94,4 @@ def test_citation_check() -> None:
     assert refs_in("见 [1, 3] 和【2】") == [1, 3, 2]
     assert not states_fact("Would you like more details?") and not states_fact("没有找到相关信息。")
     assert "[7]" in c.problems("en") or c.problems("en")
+

@@ -38,11 +38,11 @@ def ask(question: str = typer.Argument(..., help="The question."),
     if not llm_configured(s):
         typer.echo(f"error: {NOT_CONFIGURED}", err=True)
         raise typer.Exit(2)
-    from ..backends.factory import open_local
+    from ..backends.registry import open_backend
     from ..llm import open_llm
     from .loop import Agent
 
-    backend = open_local(s)
+    backend = open_backend(s)  # CONVSEARCH_BACKENDS (default: the local index)
     store = None
     if session:
         from ..history import open_store

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from datetime import date
 from typing import Any
 
@@ -88,6 +88,7 @@ class _Task:
     partial: bool = False
     budget_exhausted: bool = False
     top_k: int = 5
+    sync_llm: bool = False  # call llm.complete in a thread (the task runs on a loop of its own)
 
     def number(self, key: str, make: Callable[[int], Source]) -> Source:
         """The task-wide number of a result: the same URL (or id) keeps its number."""
@@ -119,7 +120,7 @@ class Agent:
                  today: date | None = None) -> None:
         self.settings = settings or Settings()
         s = self.settings
-        self.searcher: Searcher = as_searcher(pipeline, s)
+        self.searcher: Searcher = as_searcher(pipeline, s, today=today)
         self.llm = llm
         self.tenant = tenant
         self.name = name
@@ -134,13 +135,15 @@ class Agent:
     def ask(self, question: str, *, session: Any = None, history: Iterable[Any] | None = None) -> Answer:
         """Answer ``question`` (sync). ``session``: a Conversation or a session id (with ``store``);
         ``history``: messages for a stateless call."""
-        return _run_sync(self.aask(question, session=session, history=history))
+        # an event loop of our own: the LLM's sync client in a thread (an async client bound to a loop that is
+        # about to close would leave its connections behind)
+        return _run_sync(self._run(question, session, history, None, sync_llm=True))
 
     async def aask(self, question: str, *, session: Any = None, history: Iterable[Any] | None = None) -> Answer:
         return await self._run(question, session, history, None)
 
-    async def astream(self, question: str, *, session: Any = None,
-                      history: Iterable[Any] | None = None) -> AsyncIterator[AgentEvent]:
+    async def astream(self, question: str, *, session: Any = None, history: Iterable[Any] | None = None,
+                      _sync_llm: bool = False) -> AsyncIterator[AgentEvent]:
         """Events as they happen: ``search`` per search step, then ``token`` pieces of the answer,
         ``citations`` and ``done`` (the Answer)."""
         queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
@@ -150,7 +153,7 @@ class Agent:
 
         async def work() -> None:
             try:
-                await self._run(question, session, history, emit)
+                await self._run(question, session, history, emit, sync_llm=_sync_llm)
             finally:
                 queue.put_nowait(None)
 
@@ -166,7 +169,7 @@ class Agent:
     def stream(self, question: str, *, session: Any = None, history: Iterable[Any] | None = None) -> Iterator[AgentEvent]:
         """``astream`` for synchronous callers (its own event loop, one event at a time)."""
         loop = asyncio.new_event_loop()
-        agen = self.astream(question, session=session, history=history)
+        agen = self.astream(question, session=session, history=history, _sync_llm=True)
         try:
             while True:
                 try:
@@ -187,7 +190,8 @@ class Agent:
 
         return Conversation(self.store, Scope(self.tenant, self.name, session))
 
-    async def _run(self, question: str, session: Any, history: Iterable[Any] | None, emit: Emit | None) -> Answer:
+    async def _run(self, question: str, session: Any, history: Iterable[Any] | None, emit: Emit | None, *,
+                   sync_llm: bool = False) -> Answer:
         s = self.settings
         t0 = time.perf_counter()
         q = " ".join(str(question).split())
@@ -202,7 +206,7 @@ class Agent:
         conv = self._conversation(session)
         given = history_window(to_messages(history or ()), s.window)
         task = _Task(question=q, lang=detect_lang(q), deadline=Deadline(s.agent_deadline_s), history=tuple(given),
-                     summary=None, ns=(self.tenant, self.name))
+                     summary=None, ns=(self.tenant, self.name), sync_llm=sync_llm)
         if conv is not None:
             task.ns = (conv.scope.tenant, conv.scope.agent)
             await self._load_memory(task, conv)
@@ -462,10 +466,11 @@ class Agent:
             kw: dict[str, Any] = {"budget_s": budget, "max_tokens": MAX_TOKENS}
             if tools:
                 kw["tools"] = self.tools
-            if hasattr(self.llm, "acomplete"):
+            if hasattr(self.llm, "acomplete") and not (task.sync_llm and hasattr(self.llm, "complete")):
                 coro = self.llm.acomplete(msgs, **kw)
             else:
-                coro = asyncio.to_thread(self.llm.complete, msgs, **kw)
+                # a pool of our own: a client that overruns its budget must not hold up the loop's shutdown
+                coro = asyncio.get_running_loop().run_in_executor(_llm_pool(), partial(self.llm.complete, msgs, **kw))
             out = await asyncio.wait_for(coro, timeout=budget + 0.25)  # the hard stop, whatever the client does
             comp = _as_completion(out)
         except (asyncio.TimeoutError, TimeoutError):
@@ -573,6 +578,13 @@ class Agent:
 
 
 # --- helpers --------------------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def _llm_pool() -> Any:
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=8, thread_name_prefix="agent-llm")
+
+
 @lru_cache(maxsize=1)
 def _tool_schema() -> str:
     import json

@@ -80,13 +80,13 @@ class PipelineSearcher:
         return await self.pipeline.asearch(query, list(history), recency=recency, top_k=top_k)
 
 
-def as_searcher(obj: Any, settings: Settings | None = None) -> Searcher:
+def as_searcher(obj: Any, settings: Settings | None = None, *, today: date | None = None) -> Searcher:
     """A Searcher from a Searcher made here, a SearchBackend (wrapped in BackendSearcher) or a Pipeline (anything
     else with ``asearch(query, messages, *, recency, top_k)``)."""
     if isinstance(obj, (BackendSearcher, PipelineSearcher)):
         return obj
     if isinstance(obj, SearchBackend):
-        return BackendSearcher(obj, settings)
+        return BackendSearcher(obj, settings, today=today)
     if hasattr(obj, "asearch"):
         return PipelineSearcher(obj)
     raise TypeError(f"cannot search with {type(obj).__name__}: give a Pipeline, a SearchBackend or a Searcher")
