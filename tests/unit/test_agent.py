@@ -345,3 +345,13 @@ def test_empty_question_is_an_input_error(backend: InMemoryBackend) -> None:
 
     with pytest.raises(InputError):
         agent_for(backend, ScriptedToolLLM()).ask("   ")
+
+
+def test_degraded_answer_searches_even_with_session_memory(backend: InMemoryBackend) -> None:
+    conv = Conversation(InMemoryStore(), Scope("acme", "bot", "s9"), refresh="off")
+    agent = agent_for(backend, ScriptedToolLLM([search_call("AnySearch 价格"), "专业版每月 99 元 [1]。"]))
+    agent.ask("AnySearch 专业版多少钱？", session=conv)
+    agent.llm = ScriptedToolLLM([LLMUnavailable("server error (HTTP 500)")])
+    a = agent.ask("Who founded SpaceX?", session=conv)
+    assert a.flags.degraded and a.search_count == 1
+    assert a.text.split("\n")[1].startswith(f"[{a.searches[0].results[0]}] SpaceX founding")

@@ -117,3 +117,12 @@ def test_mcp_answer_tool(bm25_index) -> None:
     out = res.structured_content
     assert out["text"].endswith("[1]。") and out["citations"][0]["url"] == "https://weather.example/shenzhen"
     assert out["session_id"] == "m1"
+
+
+def test_compare_raw_and_rewritten(client: TestClient) -> None:
+    r = client.post("/v1/compare", json={"original": "价格呢？", "rewritten": "AnySearch 的价格"}, headers=A)
+    assert r.status_code == 200, r.text
+    c = r.json()
+    assert c["rewritten_ids"][0] == "zh-any-price" and c["keyword_hit_gain"] == c["rewritten_keyword_hits"] - c["original_keyword_hits"]
+    assert c["keyword_hit_gain"] > 0
+    assert client.post("/v1/compare", json={"original": "", "rewritten": "x"}, headers=A).status_code == 400

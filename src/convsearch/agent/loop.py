@@ -523,7 +523,7 @@ class Agent:
 
     async def _degraded(self, task: _Task, emit: Emit | None) -> str:
         """The best results as a numbered list with a one-line note (the LLM failed)."""
-        if not task.registry and task.deadline.remaining() > MIN_ATTEMPT_S * 20:
+        if task.searches == 0 and task.deadline.remaining() > MIN_ATTEMPT_S * 20:  # memory alone is not enough
             raw = ToolCall("degraded", "web_search", "{}")
             t0 = time.perf_counter()
             st, _ = await self._search(task, 0, task.question, Recency.NO_LIMIT, ["the question itself"], raw=raw)
@@ -534,7 +534,8 @@ class Agent:
                 task.searches += 1
             if emit is not None:
                 emit("search", st)
-        best = sorted(task.registry.values(), key=lambda x: x.n)[:task.top_k]
+        found = {n for st in task.steps for n in st.results}
+        best = sorted(task.registry.values(), key=lambda x: (x.n not in found, x.n))[:task.top_k]  # this task's first
         if not best:
             return P.no_results_note(task.lang)
         lines = [P.degraded_note(task.lang)]

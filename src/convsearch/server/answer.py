@@ -115,6 +115,28 @@ class AnswerOut(BaseModel):
     session_id: str | None = None
 
 
+class CompareRequest(m._Model):
+    """Two queries to search side by side: what the user typed and what it was rewritten to."""
+
+    original: m.Query
+    rewritten: m.Query
+    top_k: int = Field(5, ge=1, le=20)
+
+
+class CompareOut(BaseModel):
+    """What each query found and how many results contain a word the rewrite added (keyword hits)."""
+
+    original: str
+    rewritten: str
+    original_ids: list[str]
+    rewritten_ids: list[str]
+    original_keyword_hits: int
+    rewritten_keyword_hits: int
+    only_original: list[str]
+    only_rewritten: list[str]
+    keyword_hit_gain: int
+
+
 def answer_out(a: Answer, session_id: str | None = None) -> AnswerOut:
     return AnswerOut.model_validate({**a.to_dict(), "session_id": session_id})
 
@@ -196,7 +218,7 @@ def _sse(event: str, data: Any) -> bytes:
 
 
 def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
-    """Add ``POST /v1/answer`` to ``app`` (``tenant_dep``: the app's API-key dependency)."""
+    """Add ``POST /v1/answer`` and ``POST /v1/compare`` to ``app`` (``tenant_dep``: the app's API-key dependency)."""
     answers = answers_for(service)
     answers.state = app.state
 
@@ -234,5 +256,23 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
+    @app.post("/v1/compare", response_model=CompareOut, tags=["search"], responses={
+        400: {"model": m.ErrorBody}, 401: {"model": m.ErrorBody}, 404: {"model": m.ErrorBody},
+        429: {"model": m.ErrorBody}, 502: {"model": m.ErrorBody}})
+    async def compare(req: CompareRequest, t: Annotated[Tenant, Depends(tenant_dep)]) -> Response:
+        """Search the raw and the rewritten query side by side (``compare_queries``): the results of each and
+        the keyword hits the rewrite won (results containing a word it added)."""
+        from ..pipeline import compare_queries
 
-__all__ = ["AnswerOut", "AnswerRequest", "Answers", "answer_out", "answer_request", "answers_for", "install"]
+        def run() -> Any:
+            return compare_queries(req.original, req.rewritten, backend=service.backend(), top_k=req.top_k)
+
+        c = await service.run(run)
+        out = CompareOut(original=c.original, rewritten=c.rewritten, original_ids=list(c.original_ids),
+                         rewritten_ids=list(c.rewritten_ids), original_keyword_hits=c.original_keyword_hits,
+                         rewritten_keyword_hits=c.rewritten_keyword_hits, only_original=list(c.only_original),
+                         only_rewritten=list(c.only_rewritten), keyword_hit_gain=c.keyword_hit_gain)
+        return Response(out.model_dump_json(), media_type="application/json")
+
+
+__all__ = ["AnswerOut", "AnswerRequest", "CompareOut", "CompareRequest", "Answers", "answer_out", "answer_request", "answers_for", "install"]
