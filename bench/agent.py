@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the task tables below are data: one task per line reads better than wrapped)
 """The search agent on a scripted workload: searches, LLM calls, prompt tokens and wall time per task, with each
 optimisation on its own and all together; parallel sub-searches; the loop's own overhead per step.
 

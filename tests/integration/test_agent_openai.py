@@ -73,7 +73,8 @@ def agent_over(bm25_index, srv: FakeOpenAIServer, **settings: Any) -> Agent:
 
 
 def test_one_search_then_an_answer(bm25_index, llm_server: FakeOpenAIServer) -> None:
-    llm_server.responder = dialogue(Reply.tool_calls_of(web("深圳 露营 天气")), answer="深圳最近三天多云转晴，适合露营 [1]。")
+    llm_server.responder = dialogue(Reply.tool_calls_of(web("深圳 露营 天气")),
+                                    answer="深圳最近三天多云转晴，适合露营 [1]。")
     a = agent_over(bm25_index, llm_server).ask("深圳最近三天适合露营吗？")
     assert a.text == "深圳最近三天多云转晴，适合露营 [1]。" and a.citations[0].url == "https://weather.example/shenzhen"
     reqs = llm_server.requests

@@ -13,7 +13,14 @@ import pytest
 
 from convsearch import Document, InMemoryBackend, Settings
 from convsearch.agent import Agent
-from convsearch.agent.testing import DelayedBackend, ScriptedToolLLM, last_tool_numbers, raw_call, search_call, search_calls
+from convsearch.agent.testing import (
+    DelayedBackend,
+    ScriptedToolLLM,
+    last_tool_numbers,
+    raw_call,
+    search_call,
+    search_calls,
+)
 from convsearch.history import Conversation, InMemoryStore, Scope
 from convsearch.llm import LLMTimeout, LLMUnavailable
 from convsearch.server.tools import openai_tools
@@ -41,7 +48,8 @@ def tool_messages(call: dict[str, Any]) -> list[str]:
 
 
 def test_one_search_then_answer_zh(backend: InMemoryBackend) -> None:
-    llm = ScriptedToolLLM([search_call("深圳 露营 天气", "week"), "深圳最近三天多云转晴，气温 18 到 25 度，适合露营 [1]。"])
+    llm = ScriptedToolLLM([search_call("深圳 露营 天气", "week"),
+                           "深圳最近三天多云转晴，气温 18 到 25 度，适合露营 [1]。"])
     a = agent_for(backend, llm).ask("深圳最近三天适合露营吗？")
     assert a.text.endswith("[1]。") and a.lang == "zh"
     assert [c.url for c in a.citations] == ["https://weather.example/shenzhen"]
@@ -85,7 +93,8 @@ def test_compound_english_question_gets_one_search_per_entity(backend: InMemoryB
 
 
 def test_a_model_that_keeps_calling_is_stopped_by_the_budget(backend: InMemoryBackend) -> None:
-    queries = iter(["深圳 天气", "番禺 天气", "AnySearch 价格", "NovaDB 价格", "入职 流程", "年假 制度", "SpaceX", "cats"])
+    queries = iter(["深圳 天气", "番禺 天气", "AnySearch 价格", "NovaDB 价格", "入职 流程", "年假 制度",
+                    "SpaceX", "cats"])
 
     def keep_calling(msgs: list[dict[str, Any]], tools: Any) -> Any:
         return search_call(next(queries)) if tools else "深圳适合露营 [1]。"
@@ -125,7 +134,8 @@ def test_malformed_tool_arguments_get_an_error_message(backend: InMemoryBackend,
     assert a.search_count == 1 and a.searches[0].error and a.text.endswith("[1].")
 
 
-@pytest.mark.parametrize("failure", [LLMTimeout("timed out (budget 15.00 s)"), LLMUnavailable("server error (HTTP 500)")])
+@pytest.mark.parametrize("failure", [LLMTimeout("timed out (budget 15.00 s)"),
+                                     LLMUnavailable("server error (HTTP 500)")])
 def test_llm_failure_degrades_to_a_numbered_list(backend: InMemoryBackend, failure: Exception) -> None:
     llm = ScriptedToolLLM([search_call("深圳 露营 天气"), failure])
     a = agent_for(backend, llm).ask("深圳最近三天适合露营吗？")
@@ -216,14 +226,15 @@ def test_dynamic_result_count(corpus) -> None:
 
 
 def test_compression_replaces_earlier_rounds_with_conclusions(backend: InMemoryBackend) -> None:
-    llm = ScriptedToolLLM([search_call("深圳 露营 天气"), search_call("番禺 露营 天气"), search_call("入职 流程"), cite_all])
+    rounds = [search_call("深圳 露营 天气"), search_call("番禺 露营 天气"), search_call("入职 流程"), cite_all]
+    llm = ScriptedToolLLM(rounds)
     a = agent_for(backend, llm).ask("深圳和番禺最近三天哪里适合露营？")
     third = llm.calls[3]["messages"]
     text = json.dumps(third, ensure_ascii=False)
     assert "之前的搜索（摘要）" in text and "深圳 露营 天气:" in text
     assert "夜里海边风大" not in text  # the first round's raw snippet is gone
     assert len(tool_messages(llm.calls[3])) == 1
-    plain = ScriptedToolLLM([search_call("深圳 露营 天气"), search_call("番禺 露营 天气"), search_call("入职 流程"), cite_all])
+    plain = ScriptedToolLLM(rounds)
     b = agent_for(backend, plain, agent_compress="off").ask("深圳和番禺最近三天哪里适合露营？")
     assert "夜里海边风大" in json.dumps(plain.calls[3]["messages"], ensure_ascii=False)
     assert sum(a.rounds_tokens) < sum(b.rounds_tokens)
@@ -238,7 +249,8 @@ def test_the_prompt_never_exceeds_the_context_budget(backend: InMemoryBackend) -
 
 
 def test_unknown_citations_and_strict_repair(backend: InMemoryBackend) -> None:
-    llm = ScriptedToolLLM([search_call("SpaceX founded"), "SpaceX was founded in 2002 [9]. Elon Musk runs many companies today.",
+    llm = ScriptedToolLLM([search_call("SpaceX founded"),
+                           "SpaceX was founded in 2002 [9]. Elon Musk runs many companies today.",
                            "SpaceX was founded by Elon Musk in 2002 [1]."])
     loose = agent_for(backend, ScriptedToolLLM(llm.script[:2])).ask("When was SpaceX founded?")
     assert loose.flags.unknown_citations == (9,) and loose.flags.cites_nothing and not loose.citations

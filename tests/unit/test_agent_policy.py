@@ -6,8 +6,16 @@ from __future__ import annotations
 import pytest
 
 from convsearch.agent.citations import check_citations, refs_in, states_fact
-from convsearch.agent.policy import (call_key, conclusion_line, entity_count, guard_query, looks_like_injection,
-                                     no_search_reason, parse_tool_call, result_count)
+from convsearch.agent.policy import (
+    call_key,
+    conclusion_line,
+    entity_count,
+    guard_query,
+    looks_like_injection,
+    no_search_reason,
+    parse_tool_call,
+    result_count,
+)
 from convsearch.backends.base import Recency
 
 

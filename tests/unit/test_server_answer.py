@@ -52,7 +52,8 @@ def test_answer_json(client: TestClient) -> None:
 
 def test_answer_sse_events(client: TestClient) -> None:
     client.app.state.answer_llm = ScriptedToolLLM([search_calls(["深圳 露营 天气", "番禺 露营 天气"]), cite_all])
-    with client.stream("POST", "/v1/answer", json={"query": "深圳和番禺最近适合露营吗？", "stream": True}, headers=A) as r:
+    body = {"query": "深圳和番禺最近适合露营吗？", "stream": True}
+    with client.stream("POST", "/v1/answer", json=body, headers=A) as r:
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
         events = sse(r.read().decode("utf-8"))
     kinds = [k for k, _ in events]
@@ -123,6 +124,7 @@ def test_compare_raw_and_rewritten(client: TestClient) -> None:
     r = client.post("/v1/compare", json={"original": "价格呢？", "rewritten": "AnySearch 的价格"}, headers=A)
     assert r.status_code == 200, r.text
     c = r.json()
-    assert c["rewritten_ids"][0] == "zh-any-price" and c["keyword_hit_gain"] == c["rewritten_keyword_hits"] - c["original_keyword_hits"]
+    assert c["rewritten_ids"][0] == "zh-any-price"
+    assert c["keyword_hit_gain"] == c["rewritten_keyword_hits"] - c["original_keyword_hits"]
     assert c["keyword_hit_gain"] > 0
     assert client.post("/v1/compare", json={"original": "", "rewritten": "x"}, headers=A).status_code == 400

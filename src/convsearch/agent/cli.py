@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -23,9 +23,9 @@ def render_sources(answer: Any) -> str:
 
 
 def ask(question: str = typer.Argument(..., help="The question."),
-        data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="Index directory (default: "
+        data_dir: Path | None = typer.Option(None, "--data-dir", help="Index directory (default: "
                                                 "$CONVSEARCH_DATA_DIR or ./.convsearch)."),
-        session: Optional[str] = typer.Option(None, "--session", help="Session id: the conversation so far (and "
+        session: str | None = typer.Option(None, "--session", help="Session id: the conversation so far (and "
                                               "the results it cited) come from the history store; the answer is "
                                               "recorded there."),
         tenant: str = typer.Option("local", "--tenant", help="History scope: tenant."),
@@ -57,7 +57,8 @@ def ask(question: str = typer.Argument(..., help="The question."),
     for ev in a.stream(question, session=session):
         if ev.kind == "search":
             st = ev.data
-            what = f"error: {st.error}" if st.error else f"{len(st.results)} results" + (" (cached)" if st.cached else "")
+            what = (f"error: {st.error}" if st.error
+                    else f"{len(st.results)} results" + (" (cached)" if st.cached else ""))
             typer.echo(f"  searching: {st.searched or st.query} → {what}", err=True)
         elif ev.kind == "token":
             sys.stdout.write(ev.data)

@@ -22,8 +22,8 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache, partial
 from datetime import date
+from functools import lru_cache, partial
 from typing import Any
 
 from ..backends.base import Recency
@@ -39,9 +39,17 @@ from ..types import Citation, Completion, Message, ToolCall, Usage
 from ..window import history_window, to_messages
 from . import prompts as P
 from .citations import check_citations, refs_in
-from .policy import call_key, conclusion_line, guard_query, looks_like_injection, no_search_reason, parse_tool_call, result_count
+from .policy import (
+    call_key,
+    conclusion_line,
+    guard_query,
+    looks_like_injection,
+    no_search_reason,
+    parse_tool_call,
+    result_count,
+)
 from .search import ResultCache, Searcher, as_searcher
-from .types import AgentEvent, Answer, AnswerCitation, AnswerFlags, LLMCallRecord, SearchStep, Source
+from .types import AgentEvent, Answer, AnswerFlags, LLMCallRecord, SearchStep, Source
 
 MAX_TOKENS = 1024          # completion cap of one agent call
 TOOL_SCHEMA_TOKENS = 120   # the web_search schema, counted once per call that offers it
@@ -166,7 +174,8 @@ class Agent:
             if not task.done():
                 task.cancel()
 
-    def stream(self, question: str, *, session: Any = None, history: Iterable[Any] | None = None) -> Iterator[AgentEvent]:
+    def stream(self, question: str, *, session: Any = None,
+               history: Iterable[Any] | None = None) -> Iterator[AgentEvent]:
         """``astream`` for synchronous callers (its own event loop, one event at a time)."""
         loop = asyncio.new_event_loop()
         agen = self.astream(question, session=session, history=history, _sync_llm=True)
@@ -359,7 +368,7 @@ class Agent:
                     resp = await asyncio.wait_for(
                         self.searcher.asearch(query, history=task.history if leans else (), recency=recency,
                                               top_k=task.top_k), timeout=max(budget, MIN_ATTEMPT_S))
-                except (asyncio.TimeoutError, TimeoutError):
+                except TimeoutError:
                     return SearchStep(step, model_query, recency.value, searched=query, error="search timed out",
                                       queued_ms=round(queued, 3)), []
                 except ConvsearchError as exc:
@@ -453,7 +462,8 @@ class Agent:
         return msgs
 
     # --- LLM calls ---------------------------------------------------------------------------------
-    async def _call(self, task: _Task, msgs: list[dict[str, Any]], *, tools: bool, purpose: str, step: int) -> Completion:
+    async def _call(self, task: _Task, msgs: list[dict[str, Any]], *, tools: bool, purpose: str,
+                    step: int) -> Completion:
         s = self.settings
         est = _estimate(msgs) + (TOOL_SCHEMA_TOKENS if tools else 0)
         budget = min(s.agent_llm_timeout_s, task.deadline.remaining())
@@ -473,7 +483,7 @@ class Agent:
                 coro = asyncio.get_running_loop().run_in_executor(_llm_pool(), partial(self.llm.complete, msgs, **kw))
             out = await asyncio.wait_for(coro, timeout=budget + 0.25)  # the hard stop, whatever the client does
             comp = _as_completion(out)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             err = f"timed out (budget {budget:.2f} s)"
         except LLMError as exc:
             err = exc.reason

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the prompts are text for a model: one rule per line, as the model reads them)
 """The agent's prompts and the texts it shows the model, in Chinese and English (the question's language).
 
 Search results reach the model only inside a fenced block introduced as data; the rules say that text inside

@@ -31,7 +31,8 @@ from ..types import Message, SearchResponse, Trace
 class Searcher(Protocol):
     """One conversational search: ``query`` with the conversation ``history``, a recency window, ``top_k``."""
 
-    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency, top_k: int) -> SearchResponse: ...
+    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency,
+                      top_k: int) -> SearchResponse: ...
 
 
 def _no_variants(query: str, *, max_variants: int = 0) -> list[str]:

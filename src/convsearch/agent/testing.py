@@ -15,7 +15,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -104,7 +104,8 @@ class ScriptedToolLLM:
         return item
 
     def complete(self, messages: Sequence[Any], *, tools: Sequence[dict[str, Any]] | None = None,
-                 schema: type | None = None, budget_s: float | None = None, max_tokens: int | None = None) -> Completion:
+                 schema: type | None = None, budget_s: float | None = None,
+                 max_tokens: int | None = None) -> Completion:
         if self.delay_s:
             time.sleep(self.delay_s)
         return self._reply(messages, tools, budget_s)
@@ -141,7 +142,7 @@ class DelayedBackend:
         self._terms = {d.id: frozenset(words(f"{d.title} {d.text}")) for d in self.inner.docs.values()}
 
     @classmethod
-    def of(cls, docs: Sequence[Document], delay_s: float = 0.08, **kw: Any) -> "DelayedBackend":
+    def of(cls, docs: Sequence[Document], delay_s: float = 0.08, **kw: Any) -> DelayedBackend:
         return cls(InMemoryBackend(docs, **kw), delay_s)
 
     def _rank(self, query: str, top_k: int, filters: Filters | None, recency: Recency | None) -> list[Hit]:

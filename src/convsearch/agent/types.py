@@ -27,7 +27,7 @@ class Source:
     snippet: str
     provider: str = ""
 
-    def cite(self) -> "AnswerCitation":
+    def cite(self) -> AnswerCitation:
         return AnswerCitation(self.n, self.title, self.url, self.domain, self.date)
 
 

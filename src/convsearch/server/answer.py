@@ -214,7 +214,7 @@ def _session(service: Service, t: Tenant, req: AnswerRequest) -> Any:
 
 
 def _sse(event: str, data: Any) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode("utf-8")
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
 
 
 def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
@@ -275,4 +275,5 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
         return Response(out.model_dump_json(), media_type="application/json")
 
 
-__all__ = ["AnswerOut", "AnswerRequest", "CompareOut", "CompareRequest", "Answers", "answer_out", "answer_request", "answers_for", "install"]
+__all__ = ["AnswerOut", "AnswerRequest", "Answers", "CompareOut", "CompareRequest", "answer_out", "answer_request",
+           "answers_for", "install"]
