@@ -20,7 +20,7 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from ..agent import Agent, Answer
-from ..agent.search import BackendSearcher
+from ..agent.search import PipelineSearcher
 from ..llm import NOT_CONFIGURED, LLMUnavailable, llm_configured
 from . import models as m
 from .auth import Tenant
@@ -182,8 +182,8 @@ class Answers:
                 agent = self._agents.get(key)
                 if agent is None:
                     svc = self.service
-                    searcher = BackendSearcher(svc.backend(), svc.settings, rewriter=svc.tenant(t).rewriter,
-                                               today=svc._today())
+                    # the tenant's own Pipeline: its rewriter and caches over the service's backends
+                    searcher = PipelineSearcher(svc.tenant(t).pipeline, today=svc._today())
                     agent = self._agents[key] = Agent(searcher, self.llm(), svc.settings, tenant=t.name, name=name,
                                                       today=svc._today())
         agent.llm = self.llm()

@@ -1,4 +1,5 @@
-"""The MCP server (official ``mcp`` SDK): tools ``search``, ``rewrite`` and ``answer`` (the search agent), the session id as an argument.
+"""The MCP server (official ``mcp`` SDK): tools ``search``, ``rewrite`` and ``answer`` (the search agent), the
+session id as an argument.
 
 Two transports:
 
