@@ -295,6 +295,9 @@ def run(quick: bool = False) -> dict[str, Any]:
     none, best = out["configs"]["none"]["prompt_tokens"], out["configs"]["all"]["prompt_tokens"]
     out["token_ratio"] = best / none
     out["overhead_ms"] = max(c["overhead_ms"] for c in out["configs"].values())
+    import os
+
+    out["when"] = f"{time.strftime('%Y-%m-%d %H:%M %Z')}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     out["met"] = {"tokens": out["token_ratio"] <= 0.5, "parallel": out["parallel"]["ratio"] <= 1.3,
                   "overhead": out["overhead_ms"] <= 2.0}
     return out
@@ -337,7 +340,8 @@ def render(r: dict[str, Any]) -> str:
         f"- Loop overhead per step (worst configuration's mean): **{r['overhead_ms']:.2f} ms** (target ≤ 2 ms) "
         f"{verdict(r['met']['overhead'])}.",
         "",
-        "Rerun: `.venv/bin/python bench/agent.py` (writes this section), or `bench/run.py --only agent`.",
+        f"Measured {r.get('when', '')}. Rerun: `.venv/bin/python bench/agent.py` (writes this section), or "
+        "`bench/run.py --only agent`.",
     ])
 
 

@@ -487,6 +487,9 @@ class Agent:
             err = f"timed out (budget {budget:.2f} s)"
         except LLMError as exc:
             err = exc.reason
+            rejected = getattr(exc, "usage", None)  # a rejected reply still cost its tokens
+            if isinstance(rejected, Usage):
+                comp = Completion(usage=rejected)
         except Exception as exc:  # noqa: BLE001 - a broken client must not break the answer
             err = f"client error ({type(exc).__name__})"
         ms = (time.perf_counter() - t0) * 1000
