@@ -367,3 +367,9 @@ def test_degraded_answer_searches_even_with_session_memory(backend: InMemoryBack
     a = agent.ask("Who founded SpaceX?", session=conv)
     assert a.flags.degraded and a.search_count == 1
     assert a.text.split("\n")[1].startswith(f"[{a.searches[0].results[0]}] SpaceX founding")
+
+
+def test_no_search_budget_never_offers_the_tool(backend: InMemoryBackend) -> None:
+    llm = ScriptedToolLLM(["SpaceX was founded in 2002."])
+    a = agent_for(backend, llm, agent_max_searches=0).ask("When was SpaceX founded?")
+    assert llm.calls[0]["tools"] is None and a.search_count == 0 and a.saved_calls == 0

@@ -225,9 +225,10 @@ class Agent:
         saved = 0
         try:
             skip = no_search_reason(q) if s.agent_no_search_check == "on" else None
-            if skip:
-                task.notes.append(f"no-search pre-check: {skip}; the tool was not offered")
-                saved += 1
+            if skip or s.agent_max_searches == 0:
+                task.notes.append(f"no-search pre-check: {skip}; the tool was not offered" if skip
+                                  else "CONVSEARCH_AGENT_MAX_SEARCHES=0: the tool was not offered")
+                saved += 1 if skip else 0
                 text = await self._final(task, purpose="final", reason=None, offer_tools=False)
             else:
                 text = await self._loop(task, emit)

@@ -235,7 +235,8 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
         """Ask the search agent: it searches (several searches of one step at once), reads the numbered
         results and answers citing them as [n]. With ``session_id`` the stored conversation is the context and
         the answer with its cited results is recorded. A failed or unconfigured LLM gives the best results as a
-        numbered list (``flags.degraded``)."""
+        numbered list (``flags.degraded``). The task's time budget is CONVSEARCH_AGENT_DEADLINE_S (near it the
+        answer is ``partial``), not the search deadline."""
         if not req.stream:
             a = await answer_request(service, t, req)
             return Response(answer_out(a, req.session_id).model_dump_json(), media_type="application/json")
