@@ -302,6 +302,15 @@ def _sentence(text: str) -> str:
     return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
 
 
+def _mount_agent() -> None:
+    from .agent.cli import register  # `convsearch ask`
+
+    register(app)
+
+
+_mount_agent()
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """Entry point: every error is one line on stderr and an exit code, never a traceback (unless --debug).
 
