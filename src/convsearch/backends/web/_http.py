@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import re
 import threading
@@ -45,6 +46,25 @@ if TYPE_CHECKING:
 
     from ...config import Settings
     from ...llm import Secret
+
+
+class _RedactKeys(logging.Filter):
+    """httpx logs every request URL at INFO; SerpApi's key travels in the URL (``api_key=``): mask it."""
+
+    _RE = re.compile(r"(?i)\b(api_key|key|token|access_token)=[^&\s\"']+")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001 — never break logging
+            return True
+        masked = self._RE.sub(lambda m: f"{m.group(1)}=***", text)
+        if masked != text:
+            record.msg, record.args = masked, ()
+        return True
+
+
+logging.getLogger("httpx").addFilter(_RedactKeys())
 
 
 class WebError(BackendError):
@@ -255,7 +275,7 @@ class WebBackend:
         self._transport = transport
         self._async_transport = async_transport
         self._client: httpx.Client | None = None
-        self._aclients: dict[int, tuple[Any, httpx.AsyncClient]] = {}
+        self._aclients: dict[int, tuple[Any, httpx.AsyncClient, Any]] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -298,36 +318,30 @@ class WebBackend:
                                             headers={"Accept": "application/json"})
             return self._client
 
-    def _async_client(self) -> "httpx.AsyncClient":
+    async def _async_client(self) -> "httpx.AsyncClient":
+        """One AsyncClient per event loop (connections belong to their loop). A suspended async generator holds
+        it: when the loop shuts down (``asyncio.run`` calls ``shutdown_asyncgens``) the generator is closed and
+        closes the client, so no socket outlives its loop."""
         import httpx
 
         loop = asyncio.get_running_loop()
         with self._lock:
             held = self._aclients.get(id(loop))
-            if held is None or held[0] is not loop:
-                held = (loop, httpx.AsyncClient(transport=self._async_transport, follow_redirects=False,
-                                                headers={"Accept": "application/json"}))
-                self._aclients[id(loop)] = held
-            return held[1]
+            if held is not None and held[0] is loop:
+                return held[1]
+            client = httpx.AsyncClient(transport=self._async_transport, follow_redirects=False,
+                                       headers={"Accept": "application/json"})
+            keeper = _keep_until_loop_ends(client)
+            self._aclients[id(loop)] = (loop, client, keeper)
+        await keeper.__anext__()
+        return client
 
     def close(self) -> None:
+        """Close the sync client; async clients close with their event loop (or with ``aclose``)."""
         with self._lock:
             client, self._client = self._client, None
-            held, self._aclients = list(self._aclients.values()), {}
         if client is not None:
             client.close()
-        for loop, ac in held:
-            if loop.is_closed():
-                _drop_async_client(ac)
-                continue
-            try:
-                running = asyncio.get_running_loop()
-            except RuntimeError:
-                running = None
-            if running is loop:
-                loop.create_task(ac.aclose())
-            elif not loop.is_running():
-                loop.run_until_complete(ac.aclose())
 
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()
@@ -360,7 +374,7 @@ class WebBackend:
     async def asearch(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
                       recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
         call = _Call(self, query, top_k, recency)
-        client = self._async_client()
+        client = await self._async_client()
         while True:
             call.start()
             slot = await self.limiter.aacquire(call.wait_budget())
@@ -377,18 +391,11 @@ class WebBackend:
                 await asyncio.sleep(action[1])
 
 
-def _drop_async_client(ac: Any) -> None:
-    """An async client whose event loop is gone: close its sockets without the loop (they cannot be awaited)."""
+async def _keep_until_loop_ends(client: Any) -> Any:
     try:
-        pool = ac._transport._pool  # httpcore pool: close the raw sockets, quietly
-        for conn in list(getattr(pool, "_connections", [])):
-            stream = getattr(getattr(conn, "_connection", None), "_network_stream", None)
-            sock = getattr(getattr(stream, "_stream", None), "_transport", None) or getattr(stream, "_sock", None)
-            close = getattr(sock, "close", None)
-            if callable(close):
-                close()
-    except Exception:  # noqa: BLE001 — best effort at shutdown
-        pass
+        yield
+    finally:
+        await client.aclose()
 
 
 class _Call:
