@@ -75,3 +75,20 @@ def test_async_twin_matches():
 def test_bad_options_are_input_errors(kw, msg):
     with pytest.raises(InputError, match=msg):
         search_applied(InMemoryBackend(DOCS), "露营", **kw)
+
+
+def test_a_missing_window_asks_the_nearest_wider_one_natively_and_filters_after():
+    class NoWeek(InMemoryBackend):
+        name = "noweek"
+        capabilities = Capabilities(recency=frozenset({Recency.DAY, Recency.MONTH, Recency.YEAR}))
+        sent: list = []
+
+        def search(self, query, *, top_k=10, filters=None, recency=None, dense_query=None):
+            self.sent.append(recency)
+            return super().search(query, top_k=top_k, filters=filters, recency=recency)
+
+    b = NoWeek(DOCS + [Document("mid-zh", "深圳 露营 天气 阴", date="2026-11-10", lang="zh")], today=TODAY)
+    r = search_applied(b, "深圳 露营", top_k=5, recency="week", today=TODAY)
+    assert b.sent == [Recency.MONTH]
+    assert {h.id for h in r.hits} == {"new-zh"}  # the month's 2026-11-10 hit is outside the week
+    assert r.notes == ("recency week: month natively, then week after the search",)
