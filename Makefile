@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 
 ## demo: index the bundled zh/en corpus and play the scripted conversations (offline, no key)
 demo: $(STAMP)
-	$(VENV)/bin/convsearch demo --data-dir .convsearch/demo
+	$(VENV)/bin/convsearch demo
 
 ## test: the whole suite (unit, integration, e2e)
 test: $(STAMP)
@@ -33,7 +33,7 @@ bench-serve: $(STAMP)
 
 ## serve: the HTTP API, MCP endpoint and playground on http://127.0.0.1:8000 over the demo index (make demo first)
 serve: $(STAMP)
-	$(VENV)/bin/convsearch serve --data-dir .convsearch/demo
+	$(VENV)/bin/convsearch serve
 
 ## eval: rerun the quality rows of eval/expected.yaml, OK / FAIL each
 eval: $(STAMP)

@@ -51,6 +51,8 @@
 | CONVSEARCH_CACHE_TTL_S       | 60                   | how long a cached response is served |
 | CONVSEARCH_MCP_TENANT        | local                | the tenant `convsearch mcp` (stdio) acts for |
 | CONVSEARCH_INLINE_TURNS      | auto                 | auto: I/O-free rule-path turns run on the server's event loop (see Service.inline); off: always in a thread under the deadline |
+| CONVSEARCH_BACKENDS          | local                | the search backends by name (convsearch.backends.registry); a comma list is searched concurrently and fused by RRF |
+| CONVSEARCH_WEB_VARIANTS      | off                  | on: paid backends (web APIs) get the query variants too; off: the standalone query only |
 | CONVSEARCH_TAVILY_API_KEYS   | (none)               | Tavily keys, comma list (rotated); Secrets, never logged |
 | CONVSEARCH_TAVILY_BASE_URL   | https://api.tavily.com | Tavily endpoint (tests: the loopback replay server) |
 | CONVSEARCH_TAVILY_RATE       | 100/min              | requests per key: `N/s`, `N/min`, `N/hour`, `N/6s` (a scaled window), `off` |
@@ -145,6 +147,9 @@ class Settings:
     cache_ttl_s: float = 60.0
     mcp_tenant: str = "local"
     inline_turns: str = "auto"  # auto | off
+    # backends (convsearch.backends.registry, backends/fanout.py)
+    backends: str = "local"  # comma list of registry names; several = fan-out
+    web_variants: str = "off"  # off | on: query variants to paid backends too
     # web search providers (backends/web/); *_api_keys hold secrets: kept out of repr
     tavily_api_keys: str = field(default="", repr=False)
     tavily_base_url: str = "https://api.tavily.com"
@@ -219,6 +224,7 @@ class Settings:
                 raise ConfigError(f"{name} must be positive")
         self._validate_llm()
         self._validate_server()
+        self._validate_backends()
         self._validate_web()
 
     def _validate_llm(self) -> None:
@@ -249,6 +255,12 @@ class Settings:
         for name in ("rate_burst", "max_body_bytes", "deadline_s", "cache_ttl_s"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
+
+    def _validate_backends(self) -> None:
+        if not any(n.strip() for n in self.backends.split(",")):
+            raise ConfigError("backends must name at least one backend, e.g. CONVSEARCH_BACKENDS=local")
+        if self.web_variants not in ("off", "on"):
+            raise ConfigError(f"web_variants must be 'off' or 'on', not {self.web_variants!r}")
 
     def _validate_web(self) -> None:
         from .backends.web._http import parse_rate

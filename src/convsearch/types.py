@@ -89,10 +89,15 @@ class RewriteResult:
     method: str
     reason: str
     fell_back: bool = False
+    llm_calls: tuple[LLMCall, ...] = ()  # every LLM call the rewrite made (re-asks included), with its tokens
 
     @property
     def changed(self) -> bool:
         return self.rewritten != self.original
+
+    @property
+    def usage(self) -> Usage:
+        return total_usage(self.llm_calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +157,12 @@ class Trace:
     window_size: int
     fusion: str
     notes: tuple[str, ...] = ()
+    llm_calls: tuple[LLMCall, ...] = ()  # every LLM call of the turn (rewrite, variants, HyDE), with its tokens
+
+    @property
+    def llm_usage(self) -> Usage:
+        """Prompt and completion tokens of the whole turn."""
+        return total_usage(self.llm_calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +207,23 @@ class Usage:
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class LLMCall:
+    """One LLM call of a turn, for the trace: the step that made it, the model, its tokens, its time, and
+    ``error`` (the failure's reason; empty when it answered)."""
+
+    step: str  # rewrite | variants | hyde | summary | agent
+    model: str
+    usage: Usage = Usage()
+    ms: float = 0.0
+    error: str = ""
+
+
+def total_usage(calls: tuple[LLMCall, ...]) -> Usage:
+    """The tokens of ``calls`` summed."""
+    return sum((c.usage for c in calls), Usage())
 
 
 @dataclass(frozen=True, slots=True)

@@ -249,7 +249,8 @@ def test_structured_output_as_json_schema(srv, opened):
     llm = OpenAILLM(llm_config(settings(srv)))
     opened(llm)
     srv.push(Reply.json({"variants": ["AnySearch 的收费标准"]}))
-    assert llm.complete([{"role": "user", "content": "AnySearch 的价格"}], schema=Pick).variants == ["AnySearch 的收费标准"]
+    assert llm.complete([{"role": "user", "content": "AnySearch 的价格"}], schema=Pick).parsed.variants == [
+        "AnySearch 的收费标准"]
     rf = srv.requests[0]["json"]["response_format"]
     assert rf["type"] == "json_schema" and rf["json_schema"]["schema"]["properties"]["variants"]["type"] == "array"
 
@@ -258,7 +259,7 @@ def test_structured_output_as_a_tool_call(srv, opened):
     llm = OpenAILLM(llm_config(settings(srv, llm_structured="tools")))
     opened(llm)
     srv.push(Reply.tool_call("Pick", {"variants": ["a b"]}))
-    assert llm.complete([{"role": "user", "content": "q"}], schema=Pick).variants == ["a b"]
+    assert llm.complete([{"role": "user", "content": "q"}], schema=Pick).parsed.variants == ["a b"]
     body = srv.requests[0]["json"]
     assert body["tool_choice"]["function"]["name"] == "Pick" and "response_format" not in body
 
@@ -296,6 +297,87 @@ def test_pipeline_with_llm_variants_and_the_default_rewriter(srv, bm25_index):
         default_variant_maker(s).llm_variants.llm.close()
         default_rewriter.cache_clear()
         default_variant_maker.cache_clear()
+
+
+# --- tool calls and token usage (the agent's contract) ---------------------------------------------------
+WEB_SEARCH = {"type": "function", "function": {
+    "name": "web_search", "description": "Search the web",
+    "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
+
+
+def test_a_tool_call_round_trip(srv, opened):
+    from convsearch.llm import assistant_message, tool_message
+    from convsearch.types import Usage
+
+    llm = OpenAILLM(llm_config(settings(srv)))
+    opened(llm)
+    srv.push(Reply.tool_call("web_search", {"query": "AnySearch 价格"}).with_usage(120, 18),
+             Reply.of("专业版每月 99 元 [1]。").with_usage(210, 12))
+    msgs: list = [Message("system", "你是搜索助手。"), Message("user", "AnySearch 多少钱？")]
+    first = llm.complete(msgs, tools=[WEB_SEARCH])
+    assert first.text == "" and first.finish_reason == "tool_calls" and first.model == "fake-model"
+    (call,) = first.tool_calls
+    assert (call.name, call.arguments, call.id) == ("web_search", '{"query": "AnySearch 价格"}', "call_1")
+    msgs += [assistant_message(first), tool_message(call, "[1] AnySearch 专业版每月 99 元")]
+    final = llm.complete(msgs, tools=[WEB_SEARCH])
+    assert final.text == "专业版每月 99 元 [1]。" and final.tool_calls == () and final.usage == Usage(210, 12)
+    sent = srv.requests[1]["json"]
+    assert sent["tools"] == [WEB_SEARCH]
+    assert sent["messages"][2]["tool_calls"][0]["function"] == {"name": "web_search",
+                                                                "arguments": '{"query": "AnySearch 价格"}'}
+    assert sent["messages"][3] == {"role": "tool", "tool_call_id": "call_1", "content": "[1] AnySearch 专业版每月 99 元"}
+    assert (llm.stats.prompt_tokens, llm.stats.completion_tokens) == (330, 30)
+
+
+def test_parallel_tool_calls_and_malformed_arguments_pass_through(srv, opened):
+    llm = OpenAILLM(llm_config(settings(srv)))
+    opened(llm)
+    srv.push(Reply.tool_calls_of(("web_search", {"query": "深圳 天气"}), ("web_search", {"query": "Panyu weather"}),
+                                 ("web_search", '{"query": "番禺'), text="我查一下。"))
+    c = llm.complete([Message("user", "深圳和番禺最近天气怎么样？")], tools=[WEB_SEARCH])
+    assert [t.id for t in c.tool_calls] == ["call_1", "call_2", "call_3"] and c.text == "我查一下。"
+    assert [t.arguments for t in c.tool_calls] == ['{"query": "深圳 天气"}', '{"query": "Panyu weather"}',
+                                                   '{"query": "番禺']  # junk arrives as the raw text it was
+
+
+def test_usage_is_counted_and_missing_usage_is_zero(srv, opened):
+    from convsearch.types import Usage
+
+    llm = OpenAILLM(llm_config(settings(srv)))
+    opened(llm)
+    srv.push(Reply.of("AnySearch 的价格").with_usage(95, 7), Reply.of("x").with_usage(None), Reply.empty().with_usage(40, 0))
+    assert llm.complete([Message("user", "价格呢？")]).usage == Usage(95, 7)
+    assert llm.complete([Message("user", "价格呢？")]).usage == Usage()
+    with pytest.raises(LLMBadOutput) as info:
+        llm.complete([Message("user", "价格呢？")])
+    assert info.value.usage == Usage(40, 0)
+    assert (llm.stats.prompt_tokens, llm.stats.completion_tokens) == (135, 7)  # the rejected reply counted too
+
+
+def test_a_rewrite_reports_its_tokens_from_the_server(srv, opened):
+    from convsearch.types import Usage
+
+    srv.push(Reply.of("AnySearch 支持哪些检索方式以及价格" * 3).with_usage(300, 60), Reply.of("AnySearch 价格").with_usage(330, 5))
+    r = rewriter(srv, opened).rewrite(ZH, "价格呢？")
+    assert r.rewritten == "AnySearch 价格" and r.usage == Usage(630, 65)
+    assert [(c.step, c.model) for c in r.llm_calls] == [("rewrite", "fake-model")] * 2
+
+
+def test_async_tool_calls(srv):
+    llm = OpenAILLM(llm_config(settings(srv)))
+    srv.push(Reply.tool_calls_of(("web_search", {"query": "SpaceX first launch"}), ("web_search", {"query": "Falcon 1"})))
+
+    async def main():
+        try:
+            return await llm.acomplete([Message("user", "When did SpaceX first launch?")], tools=[WEB_SEARCH])
+        finally:
+            await llm.aclose()
+
+    try:
+        c = asyncio.run(main())
+    finally:
+        llm.close()
+    assert [t.name for t in c.tool_calls] == ["web_search", "web_search"] and c.usage.total_tokens == 2
 
 
 # --- HyDE and summaries ---------------------------------------------------------------------------------

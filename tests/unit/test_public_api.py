@@ -83,8 +83,10 @@ def test_data_file_error_is_an_input_error_with_location():
     assert str(errors.DataFileError("x.md", "the file is empty")) == "x.md: the file is empty"
 
 
-def test_settings_defaults_with_a_clean_environment():
-    # the autouse fixture removed every CONVSEARCH_* variable
+def test_settings_defaults_with_a_clean_environment(monkeypatch, tmp_path):
+    # the autouse fixture removed every CONVSEARCH_* variable but the data dir, which it points at tmp_path
+    assert Settings.from_env().data_dir == tmp_path / "convsearch-data"
+    monkeypatch.delenv("CONVSEARCH_DATA_DIR")
     assert Settings.from_env() == Settings()
     s = Settings()
     assert (s.window, s.max_variants, s.fusion, s.stale_days, s.snippet_tokens, s.top_k, s.mode) == (

@@ -229,6 +229,11 @@ class InMemoryBackend:
         """Nothing to release."""
 
 
+def from_settings(settings: Any) -> InMemoryBackend:
+    """The registry's factory for ``memory``: an empty in-memory backend (tests, demos; nothing persists)."""
+    return InMemoryBackend()
+
+
 def _doc_hit(d: Document, score: float, source: str) -> Hit:
     md: dict[str, Any] = {**d.metadata}
     if d.lang:

