@@ -106,6 +106,9 @@ class Result(BaseModel):
     snippet: str
     stale: bool
     score: float
+    undated: bool = Field(False, description="A web result that no provider field dated.")
+    provider: str = Field("", description="The web provider that found it ('' for the local index).")
+    tier: str = Field("", description="Its site tier from CONVSEARCH_SITE_POLICY ('' when unlisted).")
 
 
 class TraceInfo(BaseModel):
@@ -196,7 +199,7 @@ def decision_info(d: Decision) -> DecisionInfo:
 
 def result(c: Citation) -> Result:
     return Result(n=c.n, id=c.id, title=c.title, url=c.url, domain=c.domain, date=c.date, snippet=c.snippet,
-                  stale=c.stale, score=float(c.score))
+                  stale=c.stale, score=float(c.score), undated=c.undated, provider=c.provider, tier=c.tier)
 
 
 def trace_info(t: Trace) -> TraceInfo:
