@@ -56,7 +56,7 @@
 | CONVSEARCH_TAVILY_API_KEYS   | (none)               | Tavily keys, comma list (rotated); Secrets, never logged |
 | CONVSEARCH_TAVILY_BASE_URL   | https://api.tavily.com | Tavily endpoint (tests: the loopback replay server) |
 | CONVSEARCH_TAVILY_RATE       | 100/min              | requests per key: `N/s`, `N/min`, `N/hour`, `N/6s` (a scaled window), `off` |
-| CONVSEARCH_TAVILY_TOPIC      | general              | Tavily topic: general, news or finance (a day/week recency asks `news`, which dates its results) |
+| CONVSEARCH_TAVILY_TOPIC      | general              | Tavily topic: general, news or finance (a recency window asks `news`: only its results are dated) |
 | CONVSEARCH_BRAVE_API_KEYS    | (none)               | Brave Search keys (X-Subscription-Token), comma list |
 | CONVSEARCH_BRAVE_BASE_URL    | https://api.search.brave.com | Brave endpoint |
 | CONVSEARCH_BRAVE_RATE        | 1/s                  | requests per key (the free plan's 1 per second) |

@@ -91,4 +91,4 @@ def test_a_missing_window_asks_the_nearest_wider_one_natively_and_filters_after(
     r = search_applied(b, "深圳 露营", top_k=5, recency="week", today=TODAY)
     assert b.sent == [Recency.MONTH]
     assert {h.id for h in r.hits} == {"new-zh"}  # the month's 2026-11-10 hit is outside the week
-    assert r.notes == ("recency week: month natively, then week after the search",)
+    assert r.notes == ("recency week: after the search", "recency week: month natively first (the nearest wider window)")

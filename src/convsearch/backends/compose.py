@@ -71,7 +71,8 @@ def plan_search(backend: SearchBackend, *, top_k: int, filters: Filters | dict[s
             notes.append(f"recency {rec.value}: natively")
         elif wider is not None:  # e.g. SearXNG has no week: ask for a month, keep the week after
             native_rec, after_since = wider, rec.since(today or date.today())
-            notes.append(f"recency {rec.value}: {wider.value} natively, then {rec.value} after the search")
+            notes.append(f"recency {rec.value}: after the search")
+            notes.append(f"recency {rec.value}: {wider.value} natively first (the nearest wider window)")
         else:
             after_since = rec.since(today or date.today())
             notes.append(f"recency {rec.value}: after the search")

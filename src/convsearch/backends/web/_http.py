@@ -34,7 +34,7 @@ from datetime import date, datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from ...errors import BackendError, ConfigError
+from ...errors import BackendError, ConfigError, InputError
 from ...infra import turn
 from ...infra.deadline import MIN_ATTEMPT_S
 from ...infra.ratelimit import STATS, CircuitBreaker, OutboundLimiter, QueueTimeout, WindowStore, backoff_s
@@ -354,7 +354,9 @@ class WebBackend:
     # --- the call -----
     def search(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
                recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
-        call = _Call(self, query, top_k, recency)
+        call = _Call(self, query, top_k, recency, filters)
+        if call.nothing_to_search:
+            return []
         client = self._sync_client()
         while True:
             call.start()
@@ -373,7 +375,9 @@ class WebBackend:
 
     async def asearch(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
                       recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
-        call = _Call(self, query, top_k, recency)
+        call = _Call(self, query, top_k, recency, filters)
+        if call.nothing_to_search:
+            return []
         client = await self._async_client()
         while True:
             call.start()
@@ -401,11 +405,17 @@ async def _keep_until_loop_ends(client: Any) -> Any:
 class _Call:
     """The state of one search across its attempts; the sync and async loops share every decision here."""
 
-    def __init__(self, backend: WebBackend, query: str, top_k: int, recency: Recency | Any) -> None:
-        if not isinstance(query, str) or not query.strip():
-            raise UpstreamRejected(backend.name, "empty query")
+    def __init__(self, backend: WebBackend, query: str, top_k: int, recency: Recency | Any,
+                 filters: Filters | Any = None) -> None:
+        from ...text import words
+
+        if not isinstance(query, str):
+            raise InputError("query must be a string")
+        # filters the backend lacks natively are applied by compose; given directly, they are honoured here
+        self.filters = Filters.of(filters)
         self.b = backend
         self.query = query.strip()
+        self.nothing_to_search = not words(self.query)  # no word: no paid call, no hit
         self.n = max(1, min(int(top_k), backend.max_count))
         self.top_k = top_k
         rec = Recency.parse(recency)
@@ -489,6 +499,10 @@ class _Call:
         STATS.count(b.name, "ok")
         if self.since is not None:
             hits = [h for h in hits if (d := hit_date(h)) is not None and d >= self.since]
+        if self.filters is not None:
+            hits = [h for h in hits if self.filters.matches(h)]
+        seen: set[str] = set()
+        hits = [h for h in hits if not (h.id in seen or seen.add(h.id))]  # one page once (canonical URL)
         extra = {"key_index": slot.index, "queued_ms": slot.queued_ms, "retries": self.retries,
                  "breaker": self.breaker_state}
         out = []

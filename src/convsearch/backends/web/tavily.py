@@ -1,8 +1,8 @@
 """Tavily (``POST /search``, key as ``Authorization: Bearer``): query, max_results ≤ 20, time_range day / week /
 month / year, topic, search_depth; ``results[]``: title, url, content, score, published_date (news topic).
 
-A day or week window asks the ``news`` topic (unless another was configured), the one whose results carry
-``published_date``, so that a time-sensitive answer can show its dates.
+A recency window asks the ``news`` topic (unless ``finance`` was configured): only its results carry
+``published_date``, and a result inside a window must show its date (an undated one cannot prove it is fresh).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class TavilyBackend(WebBackend):
                                 "topic": self.topic}
         if recency is not None:
             body["time_range"] = recency.value
-            if self.topic == "general" and recency in (Recency.DAY, Recency.WEEK):
+            if self.topic == "general":
                 body["topic"] = "news"
         return Request("POST", "/search", json=body, headers={"Authorization": f"Bearer {key}"})
 
