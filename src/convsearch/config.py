@@ -74,6 +74,9 @@
 | CONVSEARCH_WEB_PROVIDERS     | (the configured ones) | the `web` backend's failover order, e.g. `tavily,brave,searxng` |
 | CONVSEARCH_WEB_CACHE         | on                   | on: web results cached (hot 30 min, ordinary 10 min, time-sensitive never); off |
 | CONVSEARCH_CACHE_URL         | (none)               | `redis://…`: web cache and outbound limiter budget shared by every worker (redis-py) |
+| CONVSEARCH_SITE_POLICY       | (none)               | TOML: `allow`, `deny` domain lists and `[tiers]` domain → 1..3 (a small rerank prior, shown in the context) |
+| CONVSEARCH_SENSITIVE_TERMS   | (the bundled list)   | a zh+en term list file: a query with one is sent to no web provider (`refused: policy`) |
+| CONVSEARCH_WEB_RESULT_COUNT  | dynamic              | dynamic: 5 results per web search, 8 for a comparison / two entities, 10 for three+; fixed: top_k |
 """
 
 from __future__ import annotations
@@ -172,6 +175,9 @@ class Settings:
     web_providers: str = ""
     web_cache: str = "on"
     cache_url: str = field(default="", repr=False)
+    site_policy: str = ""
+    sensitive_terms: str = ""
+    web_result_count: str = "dynamic"  # dynamic | fixed
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -271,6 +277,8 @@ class Settings:
             raise ConfigError(f"CONVSEARCH_SERPAPI_ENGINE must be google or bing, not {self.serpapi_engine!r}")
         if self.tavily_topic not in ("general", "news", "finance"):
             raise ConfigError(f"CONVSEARCH_TAVILY_TOPIC must be general, news or finance, not {self.tavily_topic!r}")
+        if self.web_result_count not in ("dynamic", "fixed"):
+            raise ConfigError(f"CONVSEARCH_WEB_RESULT_COUNT must be dynamic or fixed, not {self.web_result_count!r}")
         if self.web_cache not in ("on", "off"):
             raise ConfigError(f"CONVSEARCH_WEB_CACHE must be 'on' or 'off', not {self.web_cache!r}")
         if self.web_timeout_s <= 0 or self.web_max_wait_s < 0 or self.web_max_retries < 0:

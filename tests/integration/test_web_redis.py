@@ -49,16 +49,16 @@ def test_seen_counts_are_shared_and_windowed(redis_url):
 def test_two_workers_share_one_budget(redis_url):
     clock = [1_000_000.0]
     w1 = OutboundLimiter("tavily", 2, limit=3, window_s=10, store=RedisWindowStore.from_url(redis_url),
-                         clock=lambda: clock[0], max_wait_s=30)
+                         clock=lambda: clock[0], max_wait_s=30, margin_s=0)
     w2 = OutboundLimiter("tavily", 2, limit=3, window_s=10, store=RedisWindowStore.from_url(redis_url),
-                         clock=lambda: clock[0], max_wait_s=30)
+                         clock=lambda: clock[0], max_wait_s=30, margin_s=0)
     slots = [(w1 if i % 2 else w2)._reserve(float("inf"))[0] for i in range(8)]
     assert sorted(s.index for s in slots[:6]) == [0, 0, 0, 1, 1, 1]  # 2 keys × 3, shared by both workers
     assert [s.queued_ms for s in slots[:6]] == [0] * 6 and [s.queued_ms for s in slots[6:]] == [10_000, 10_000]
     w1.cool(0, 60)
     with pytest.raises(QueueTimeout):
         OutboundLimiter("tavily", 2, limit=3, window_s=10, store=RedisWindowStore.from_url(redis_url),
-                        clock=lambda: clock[0], max_wait_s=5)._reserve(float("inf"))
+                        clock=lambda: clock[0], max_wait_s=5, margin_s=0)._reserve(float("inf"))
 
 
 def test_adapters_share_the_limiter_and_cache_through_redis(redis_url):
@@ -69,7 +69,7 @@ def test_adapters_share_the_limiter_and_cache_through_redis(redis_url):
 
         s = Settings.from_env(env)
         b = open_backend(s, "brave")
-        assert isinstance(b, CachedWeb) and isinstance(b.cache, RedisCache)
+        assert isinstance(b.backend, CachedWeb) and isinstance(b.backend.cache, RedisCache)  # Policed(CachedWeb(…))
         with turn() as notes:
             b.search("SpaceX Falcon 1")
             b.search("SpaceX Falcon 1")  # from Redis: no upstream call

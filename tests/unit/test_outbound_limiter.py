@@ -23,7 +23,7 @@ class Clock:
 
 def test_sliding_window_queues_instead_of_failing():
     clock = Clock()
-    lim = OutboundLimiter("p", 1, limit=2, window_s=10, max_wait_s=30, clock=clock)
+    lim = OutboundLimiter("p", 1, limit=2, window_s=10, max_wait_s=30, clock=clock, margin_s=0)
     waits = [lim._reserve(float("inf"))[1] for _ in range(5)]
     assert waits == [0, 0, 10, 10, 20]  # the 3rd call starts when the 1st leaves the window, and so on
     clock.t += 25  # the window (t+15, t+25] holds one call (t+20): one more now, the next at t+30
@@ -32,7 +32,7 @@ def test_sliding_window_queues_instead_of_failing():
 
 def test_keys_rotate_least_used_first_and_double_the_budget():
     clock = Clock()
-    lim = OutboundLimiter("p", 2, limit=2, window_s=10, max_wait_s=30, clock=clock)
+    lim = OutboundLimiter("p", 2, limit=2, window_s=10, max_wait_s=30, clock=clock, margin_s=0)
     slots = [lim._reserve(float("inf"))[0] for _ in range(5)]
     assert [s.index for s in slots] == [0, 1, 0, 1, 0]
     assert [s.queued_ms for s in slots] == [0, 0, 0, 0, 10_000]
@@ -40,12 +40,12 @@ def test_keys_rotate_least_used_first_and_double_the_budget():
 
 def test_wait_is_bounded_by_max_wait_and_by_the_deadline():
     clock = Clock()
-    lim = OutboundLimiter("p", 1, limit=1, window_s=60, max_wait_s=5, clock=clock)
+    lim = OutboundLimiter("p", 1, limit=1, window_s=60, max_wait_s=5, clock=clock, margin_s=0)
     lim._reserve(float("inf"))
     with pytest.raises(QueueTimeout, match="next free slot is in 60.00 s") as e:
         lim._reserve(float("inf"))
     assert isinstance(e.value, BackendError)
-    lim2 = OutboundLimiter("q", 1, limit=1, window_s=2, max_wait_s=5, clock=clock)
+    lim2 = OutboundLimiter("q", 1, limit=1, window_s=2, max_wait_s=5, clock=clock, margin_s=0)
     lim2._reserve(float("inf"))
     with pytest.raises(QueueTimeout):
         lim2._reserve(1.0)  # the deadline leaves 1 s, the slot is 2 s away
@@ -54,18 +54,18 @@ def test_wait_is_bounded_by_max_wait_and_by_the_deadline():
 
 def test_a_cooled_key_is_skipped_until_its_reset():
     clock = Clock()
-    lim = OutboundLimiter("p", 2, limit=100, window_s=60, clock=clock, max_wait_s=60)
+    lim = OutboundLimiter("p", 2, limit=100, window_s=60, clock=clock, max_wait_s=60, margin_s=0)
     lim.cool(0, 30)
     assert {lim._reserve(float("inf"))[0].index for _ in range(3)} == {1}
-    lim3 = OutboundLimiter("p1", 1, limit=100, window_s=60, clock=clock, max_wait_s=60)
+    lim3 = OutboundLimiter("p1", 1, limit=100, window_s=60, clock=clock, max_wait_s=60, margin_s=0)
     lim3.cool(0, 7)
     assert lim3._reserve(float("inf"))[1] == 7  # one key only: wait out its reset
 
 
 def test_shared_store_shares_the_budget():
     clock, store = Clock(), MemoryWindowStore()
-    a = OutboundLimiter("p", 1, limit=1, window_s=10, store=store, clock=clock, max_wait_s=30)
-    b = OutboundLimiter("p", 1, limit=1, window_s=10, store=store, clock=clock, max_wait_s=30)
+    a = OutboundLimiter("p", 1, limit=1, window_s=10, store=store, clock=clock, max_wait_s=30, margin_s=0)
+    b = OutboundLimiter("p", 1, limit=1, window_s=10, store=store, clock=clock, max_wait_s=30, margin_s=0)
     assert a._reserve(float("inf"))[1] == 0 and b._reserve(float("inf"))[1] == 10
 
 
@@ -119,3 +119,10 @@ def test_retry_after_forms():
     assert retry_after_s(monthly, now=now) == 1419704
     assert retry_after_s({"x-ratelimit-reset": str(int(now) + 12)}, now=now) == 12  # epoch seconds
     assert retry_after_s({}, now=now) is None
+
+
+def test_the_window_has_a_small_safety_margin_by_default():
+    clock = Clock()
+    lim = OutboundLimiter("p", 1, limit=1, window_s=6, clock=clock, max_wait_s=30)
+    lim._reserve(float("inf"))
+    assert lim._reserve(float("inf"))[1] == pytest.approx(6.14)  # 6 s + 2% + 20 ms

@@ -12,7 +12,7 @@ from convsearch.server.metrics import Metrics  # noqa: E402
 
 def test_queue_decisions_and_waits_are_exported():
     t = [0.0]
-    lim = OutboundLimiter("metrics-probe", 1, limit=1, window_s=2, clock=lambda: t[0], max_wait_s=5)
+    lim = OutboundLimiter("metrics-probe", 1, limit=1, window_s=2, clock=lambda: t[0], max_wait_s=5, margin_s=0)
     lim._reserve(float("inf"))
     lim._reserve(float("inf"))  # waits 2 s
     lim.cool(0, 1)

@@ -257,16 +257,21 @@ class OutboundLimiter:
     """``limit`` calls per ``window_s`` for each of ``n_keys`` keys of one provider; ``acquire`` waits (sync,
     ``aacquire`` async) for the earliest free slot of any key, up to ``max_wait_s`` and the deadline, else raises
     QueueTimeout. ``cool(index, seconds)`` after an upstream 429. ``clock`` must be wall time when the store is
-    shared between processes (Redis)."""
+    shared between processes (Redis).
+
+    ``margin_s`` widens our window a little beyond the provider's (default 2% + 20 ms, at most 0.5 s): a slot is
+    reserved before the request travels, and a request that took 5 ms longer than the one a window earlier would
+    otherwise land inside the provider's window and earn a 429."""
 
     def __init__(self, provider: str, n_keys: int, limit: int, window_s: float, *, max_wait_s: float = 5.0,
                  store: WindowStore | None = None, clock: Callable[[], float] = time.time,
-                 namespace: str = "convsearch:rl") -> None:
+                 namespace: str = "convsearch:rl", margin_s: float | None = None) -> None:
         if n_keys < 1 or limit < 1 or window_s <= 0:
             raise ValueError("n_keys and limit must be ≥ 1 and window_s > 0")
         self.provider = provider
         self.limit = limit
         self.window_s = window_s
+        self.margin_s = min(0.5, 0.02 * window_s + 0.02) if margin_s is None else margin_s
         self.max_wait_s = max_wait_s
         self.store: WindowStore = store or MemoryWindowStore()
         self._clock = clock
@@ -276,7 +281,7 @@ class OutboundLimiter:
     def _reserve(self, remaining_s: float) -> tuple[Slot, float]:
         now = self._clock()
         allowed = max(0.0, min(self.max_wait_s, remaining_s))
-        i, at, granted = self.store.reserve(self.keys, self.limit, self.window_s, now, now + allowed)
+        i, at, granted = self.store.reserve(self.keys, self.limit, self.window_s + self.margin_s, now, now + allowed)
         wait = max(0.0, at - now)
         if not granted:
             STATS.count(self.provider, "queue_timeout")

@@ -3,9 +3,10 @@ SearchBackend contract, sharing ``_http`` (client, errors, the call loop with li
 ``clean`` (snippets, dates, canonical URLs). ``pip install 'convsearch[web]'`` brings httpx.
 
 The registry's names (``CONVSEARCH_BACKENDS``): ``tavily``, ``brave``, ``serpapi``, ``bing`` (SerpApi's Bing
-engine), ``searxng`` — each behind the tiered cache (``cached.CachedWeb``) unless ``CONVSEARCH_WEB_CACHE=off`` —
-and ``web``: the configured providers as one failover chain (``CONVSEARCH_WEB_PROVIDERS``, default every
-provider that has its key / URL set, in the order tavily, brave, serpapi, searxng), cached.
+engine), ``searxng`` — each behind the policy (``policy.Policed``: sensitive queries, result count, site tiers)
+and the tiered cache (``cached.CachedWeb``, unless ``CONVSEARCH_WEB_CACHE=off``) — and ``web``: the configured
+providers as one failover chain (``CONVSEARCH_WEB_PROVIDERS``, default every provider that has its key / URL set,
+in the order tavily, brave, serpapi, searxng), behind the same two.
 """
 
 from __future__ import annotations
@@ -61,12 +62,17 @@ def shared_cache(settings: "Settings") -> tuple[Any, Any]:
 
 
 def _cached(settings: "Settings", backend: "SearchBackend") -> "SearchBackend":
-    if settings.web_cache == "off":
-        return backend
-    from .cached import CachedWeb
+    """The provider(s) behind the cache (unless off) and the policy (sensitive queries, result count, sites)."""
+    from .policy import Policed, SitePolicy
 
-    cache, seen = shared_cache(settings)
-    return CachedWeb(backend, cache, seen=seen)
+    if settings.web_cache != "off":
+        from .cached import CachedWeb
+
+        cache, seen = shared_cache(settings)
+        backend = CachedWeb(backend, cache, seen=seen)
+    site = SitePolicy.load(settings.site_policy) if settings.site_policy.strip() else None
+    return Policed(backend, site_policy=site, dynamic_count=settings.web_result_count == "dynamic",
+                   sensitive_path=settings.sensitive_terms.strip() or None)
 
 
 def configured(settings: "Settings") -> list[str]:
