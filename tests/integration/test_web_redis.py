@@ -48,17 +48,26 @@ def test_seen_counts_are_shared_and_windowed(redis_url):
 
 def test_two_workers_share_one_budget(redis_url):
     clock = [1_000_000.0]
-    w1 = OutboundLimiter("tavily", 2, limit=3, window_s=10, store=RedisWindowStore.from_url(redis_url),
-                         clock=lambda: clock[0], max_wait_s=30, margin_s=0)
-    w2 = OutboundLimiter("tavily", 2, limit=3, window_s=10, store=RedisWindowStore.from_url(redis_url),
-                         clock=lambda: clock[0], max_wait_s=30, margin_s=0)
-    slots = [(w1 if i % 2 else w2)._reserve(float("inf"))[0] for i in range(8)]
-    assert sorted(s.index for s in slots[:6]) == [0, 0, 0, 1, 1, 1]  # 2 keys × 3, shared by both workers
-    assert [s.queued_ms for s in slots[:6]] == [0] * 6 and [s.queued_ms for s in slots[6:]] == [10_000, 10_000]
-    w1.cool(0, 60)
+
+    def worker(max_wait=30):
+        return OutboundLimiter("tavily", 2, limit=3, window_s=10, store=RedisWindowStore.from_url(redis_url),
+                               clock=lambda: clock[0], max_wait_s=max_wait, margin_s=0)
+
+    w1, w2 = worker(), worker()
+    got = [(w1 if i % 2 else w2)._reserve(float("inf")) for i in range(8)]
+    assert sorted(s.index for s, _ in got[:6]) == [0, 0, 0, 1, 1, 1]  # 2 keys × 3, shared by both workers
+    assert [w for s, w in got[6:]] == [10, 10] and all(s is None for s, _ in got[6:])
+    first = got[0][0]
+    clock[0] += 2
+    w1.settle(first)  # its answer came 2 s later: it stays in its key's window until +12
+    clock[0] += 8
+    other, _ = w2._reserve(float("inf"))
+    assert other.index != first.index  # the least used key first
+    w1.cool(other.index, 60)  # an upstream 429 on it: cooled for both workers
+    assert [w2._reserve(float("inf"))[0].index for _ in range(2)] == [first.index] * 2
+    assert w1._reserve(float("inf")) == (None, 2.0)  # the settled call frees its slot at +12
     with pytest.raises(QueueTimeout):
-        OutboundLimiter("tavily", 2, limit=3, window_s=10, store=RedisWindowStore.from_url(redis_url),
-                        clock=lambda: clock[0], max_wait_s=5, margin_s=0)._reserve(float("inf"))
+        worker(max_wait=1)._reserve(float("inf"))
 
 
 def test_adapters_share_the_limiter_and_cache_through_redis(redis_url):

@@ -21,52 +21,83 @@ class Clock:
         return self.t
 
 
-def test_sliding_window_queues_instead_of_failing():
+def take(lim):
+    """One attempt: the key index when granted now, else the seconds to wait (nothing logged)."""
+    slot, wait = lim._reserve(float("inf"))
+    return slot.index if slot is not None else round(wait, 3)
+
+
+def test_sliding_window_says_when_the_next_slot_frees_up():
     clock = Clock()
     lim = OutboundLimiter("p", 1, limit=2, window_s=10, max_wait_s=30, clock=clock, margin_s=0)
-    waits = [lim._reserve(float("inf"))[1] for _ in range(5)]
-    assert waits == [0, 0, 10, 10, 20]  # the 3rd call starts when the 1st leaves the window, and so on
-    clock.t += 25  # the window (t+15, t+25] holds one call (t+20): one more now, the next at t+30
-    assert [lim._reserve(float("inf"))[1] for _ in range(2)] == [0, 5]
+    assert [take(lim), take(lim), take(lim)] == [0, 0, 10]  # the 3rd must wait for the 1st to leave the window
+    clock.t += 4
+    assert take(lim) == 6  # a waiting call logs nothing: the answer only counts down
+    clock.t += 6
+    assert [take(lim), take(lim)] == [0, 0.0]  # the 1st left... and the 2nd left at the same time
+    assert take(lim) == 10
 
 
 def test_keys_rotate_least_used_first_and_double_the_budget():
     clock = Clock()
     lim = OutboundLimiter("p", 2, limit=2, window_s=10, max_wait_s=30, clock=clock, margin_s=0)
-    slots = [lim._reserve(float("inf"))[0] for _ in range(5)]
-    assert [s.index for s in slots] == [0, 1, 0, 1, 0]
-    assert [s.queued_ms for s in slots] == [0, 0, 0, 0, 10_000]
+    assert [take(lim) for _ in range(5)] == [0, 1, 0, 1, 10]
 
 
 def test_wait_is_bounded_by_max_wait_and_by_the_deadline():
     clock = Clock()
     lim = OutboundLimiter("p", 1, limit=1, window_s=60, max_wait_s=5, clock=clock, margin_s=0)
-    lim._reserve(float("inf"))
+    take(lim)
     with pytest.raises(QueueTimeout, match="next free slot is in 60.00 s") as e:
         lim._reserve(float("inf"))
     assert isinstance(e.value, BackendError)
     lim2 = OutboundLimiter("q", 1, limit=1, window_s=2, max_wait_s=5, clock=clock, margin_s=0)
-    lim2._reserve(float("inf"))
+    take(lim2)
     with pytest.raises(QueueTimeout):
         lim2._reserve(1.0)  # the deadline leaves 1 s, the slot is 2 s away
-    assert lim2._reserve(3.0)[1] == 2  # a refused call reserved nothing
+    assert lim2._reserve(3.0) == (None, 2)
 
 
 def test_a_cooled_key_is_skipped_until_its_reset():
     clock = Clock()
     lim = OutboundLimiter("p", 2, limit=100, window_s=60, clock=clock, max_wait_s=60, margin_s=0)
     lim.cool(0, 30)
-    assert {lim._reserve(float("inf"))[0].index for _ in range(3)} == {1}
+    assert {take(lim) for _ in range(3)} == {1}
     lim3 = OutboundLimiter("p1", 1, limit=100, window_s=60, clock=clock, max_wait_s=60, margin_s=0)
     lim3.cool(0, 7)
-    assert lim3._reserve(float("inf"))[1] == 7  # one key only: wait out its reset
+    assert take(lim3) == 7  # one key only: wait out its reset
+
+
+def test_settle_moves_a_call_to_its_answer_time():
+    clock = Clock()
+    lim = OutboundLimiter("p", 1, limit=1, window_s=10, clock=clock, max_wait_s=60, margin_s=0)
+    slot, _ = lim._reserve(float("inf"))
+    clock.t += 3  # the answer took 3 s: the provider may have counted the call as late as that
+    lim.settle(slot)
+    assert take(lim) == 10
 
 
 def test_shared_store_shares_the_budget():
     clock, store = Clock(), MemoryWindowStore()
     a = OutboundLimiter("p", 1, limit=1, window_s=10, store=store, clock=clock, max_wait_s=30, margin_s=0)
     b = OutboundLimiter("p", 1, limit=1, window_s=10, store=store, clock=clock, max_wait_s=30, margin_s=0)
-    assert a._reserve(float("inf"))[1] == 0 and b._reserve(float("inf"))[1] == 10
+    assert take(a) == 0 and take(b) == 10
+
+
+def test_acquire_sleeps_until_a_slot_and_reports_the_wait():
+    import asyncio
+    import time
+
+    lim = OutboundLimiter("sleepy", 1, limit=2, window_s=0.3, max_wait_s=2, margin_s=0)
+    t = time.monotonic()
+    slots = [lim.acquire() for _ in range(3)]
+    assert time.monotonic() - t >= 0.29 and slots[2].queued_ms >= 290 and slots[0].queued_ms == 0
+
+    async def many():
+        return await asyncio.gather(*(lim.aacquire() for _ in range(4)))
+
+    got = asyncio.run(many())
+    assert sorted(s.queued_ms > 0 for s in got).count(True) >= 2  # 4 callers, 2 per window
 
 
 def test_breaker_opens_probes_and_closes():
@@ -124,5 +155,5 @@ def test_retry_after_forms():
 def test_the_window_has_a_small_safety_margin_by_default():
     clock = Clock()
     lim = OutboundLimiter("p", 1, limit=1, window_s=6, clock=clock, max_wait_s=30)
-    lim._reserve(float("inf"))
-    assert lim._reserve(float("inf"))[1] == pytest.approx(6.14)  # 6 s + 2% + 20 ms
+    take(lim)
+    assert take(lim) == pytest.approx(6.14)  # 6 s + 2% + 20 ms

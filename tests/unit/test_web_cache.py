@@ -145,3 +145,61 @@ def test_the_cache_key_includes_the_provider_set():
     two = CachedWeb(Failover([Scripted("tavily"), Scripted("brave")]), cache, seen=seen)
     one.search("SpaceX founder")
     assert two.search("SpaceX founder")[0].metadata.get("cache") is None
+
+
+def test_concurrent_identical_misses_share_one_upstream_call():
+    class Slow(Scripted):
+        async def asearch(self, query, **kw):
+            await asyncio.sleep(0.05)
+            return self.search(query, **kw)
+
+    b = Slow("tavily")
+    c, _ = cached(b)
+
+    async def many():
+        with turn() as notes:
+            got = await asyncio.gather(*(c.asearch("SpaceX founder") for _ in range(20)))
+        return got, notes
+
+    got, notes = asyncio.run(many())
+    assert b.calls == 1 and all(g[0].id == got[0][0].id for g in got)
+    assert notes.count("cache hit (tavily, in flight)") == 19
+
+
+def test_a_failed_leader_is_not_shared():
+    class Flaky(Scripted):
+        async def asearch(self, query, **kw):
+            await asyncio.sleep(0.02)
+            if self.calls == 0:
+                self.calls += 1
+                raise BackendError("tavily: HTTP 503")
+            return self.search(query, **kw)
+
+    b = Flaky("tavily")
+    c, _ = cached(b)
+
+    async def two():
+        return await asyncio.gather(c.asearch("SpaceX founder"), c.asearch("SpaceX founder"), return_exceptions=True)
+
+    a, second = asyncio.run(two())
+    assert isinstance(a, BackendError) and second[0].source == "tavily"  # the follower searched itself
+
+
+def test_sync_single_flight_across_threads():
+    import threading
+    import time as _t
+
+    class SlowSync(Scripted):
+        def search(self, query, **kw):
+            _t.sleep(0.05)
+            return super().search(query, **kw)
+
+    b = SlowSync("brave")
+    c, _ = cached(b)
+    out = []
+    ts = [threading.Thread(target=lambda: out.append(c.search("SpaceX founder"))) for _ in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert b.calls == 1 and len(out) == 8

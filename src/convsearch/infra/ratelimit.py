@@ -17,7 +17,7 @@ import math
 import random
 import threading
 import time
-from collections import deque
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -147,46 +147,69 @@ class Slot:
     index: int
     queued_ms: float
     at: float
+    member: str = ""
 
 
 class WindowStore(Protocol):
-    """Where the sliding-window logs and cool-downs live. ``reserve`` picks the key with the earliest free slot
-    among ``keys`` and records it if that slot is at or before ``latest``; it returns (index, slot time, granted)."""
+    """Where the sliding-window logs and cool-downs live.
+
+    ``reserve`` looks at ``keys`` and picks the one whose next free slot is earliest (ties: the least used). If
+    that slot is now (``≤ now``), it logs the call under ``member`` and returns (index, now, True); otherwise it
+    logs nothing and returns (index, slot, False): the caller waits until then and asks again. ``settle`` moves a
+    logged call to the time its answer came back: the provider counted it when it arrived, somewhere between our
+    send and its answer, so the answer's time is the safe end of its window."""
 
     def reserve(self, keys: Sequence[str], limit: int, window_s: float, now: float,
-                latest: float) -> tuple[int, float, bool]: ...
+                member: str) -> tuple[int, float, bool]: ...
+
+    def settle(self, key: str, member: str, at: float) -> None: ...
 
     def cool(self, key: str, until: float) -> None: ...
 
 
 class MemoryWindowStore:
-    """The window logs in this process (thread-safe)."""
+    """The window logs in this process (thread-safe): per key a time-sorted list of (time, member)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._log: dict[str, deque[float]] = {}
+        self._log: dict[str, list[tuple[float, str]]] = {}
         self._cool: dict[str, float] = {}
 
     def reserve(self, keys: Sequence[str], limit: int, window_s: float, now: float,
-                latest: float) -> tuple[int, float, bool]:
+                member: str = "") -> tuple[int, float, bool]:
+        import bisect
+
         with self._lock:
             best: tuple[float, int, int] | None = None
             for i, k in enumerate(keys):
-                q = self._log.setdefault(k, deque())
-                while q and q[0] <= now - window_s:
-                    q.popleft()
+                q = self._log.setdefault(k, [])
+                cut = bisect.bisect_right(q, (now - window_s, "\uffff"))
+                if cut:
+                    del q[:cut]
                 slot = max(now, self._cool.get(k, 0.0))
                 if len(q) >= limit:
-                    slot = max(slot, q[len(q) - limit] + window_s)
+                    slot = max(slot, q[len(q) - limit][0] + window_s)
                 cand = (slot, len(q), i)
                 if best is None or cand < best:
                     best = cand
             assert best is not None
             slot, _, i = best
-            if slot > latest:
+            if slot > now:
                 return i, slot, False
-            self._log[keys[i]].append(slot)
-            return i, slot, True
+            bisect.insort(self._log[keys[i]], (now, member))
+            return i, now, True
+
+    def settle(self, key: str, member: str, at: float) -> None:
+        import bisect
+
+        with self._lock:
+            q = self._log.get(key, [])
+            for j in range(len(q) - 1, -1, -1):
+                if q[j][1] == member:
+                    if at > q[j][0]:
+                        del q[j]
+                        bisect.insort(q, (at, member))
+                    return
 
     def cool(self, key: str, until: float) -> None:
         with self._lock:
@@ -278,33 +301,67 @@ class OutboundLimiter:
         # keys are named by provider and index: the key values themselves never reach the store
         self.keys = [f"{namespace}:{provider}:{i}" for i in range(n_keys)]
 
-    def _reserve(self, remaining_s: float) -> tuple[Slot, float]:
+    def _try(self, member: str) -> tuple[int, float, bool, float]:
         now = self._clock()
+        i, at, granted = self.store.reserve(self.keys, self.limit, self.window_s + self.margin_s, now, member)
+        return i, at, granted, now
+
+    def _refuse(self, wait: float, allowed: float) -> QueueTimeout:
+        STATS.count(self.provider, "queue_timeout")
+        return QueueTimeout(f"{self.provider}: every key is at its rate limit ({self.limit} per {self.window_s:g} s); "
+                            f"the next free slot is in {wait:.2f} s, more than the {allowed:.2f} s this call may "
+                            "wait", wait)
+
+    def _granted(self, i: int, at: float, member: str, waited: float) -> Slot:
+        STATS.count(self.provider, "queued" if waited > 0 else "granted")
+        STATS.observe_wait(self.provider, waited)
+        return Slot(i, round(waited * 1000, 1), at, member)
+
+    def _reserve(self, remaining_s: float) -> tuple[Slot | None, float]:
+        """One attempt (no sleeping): (Slot, 0) when a key is free now, else (None, seconds until one may be);
+        QueueTimeout when that is further than the allowed wait. For tests and benchmarks of the window."""
+        member = uuid.uuid4().hex
+        i, at, granted, now = self._try(member)
         allowed = max(0.0, min(self.max_wait_s, remaining_s))
-        i, at, granted = self.store.reserve(self.keys, self.limit, self.window_s + self.margin_s, now, now + allowed)
-        wait = max(0.0, at - now)
-        if not granted:
-            STATS.count(self.provider, "queue_timeout")
-            raise QueueTimeout(f"{self.provider}: every key is at its rate limit ({self.limit} per "
-                               f"{self.window_s:g} s); the next free slot is in {wait:.2f} s, more than the "
-                               f"{allowed:.2f} s this call may wait", wait)
-        STATS.count(self.provider, "queued" if wait > 0 else "granted")
-        STATS.observe_wait(self.provider, wait)
-        return Slot(i, round(wait * 1000, 1), at), wait
+        if granted:
+            return self._granted(i, at, member, 0.0), 0.0
+        if at - now > allowed:
+            raise self._refuse(at - now, allowed)
+        return None, at - now
 
     def acquire(self, remaining_s: float = float("inf")) -> Slot:
-        slot, wait = self._reserve(remaining_s)
-        if wait > 0:
-            time.sleep(wait)
-        return slot
+        """Wait (sleeping) for a free slot; waiters ask again when the slot they were told of comes (with a few
+        ms of jitter so that they do not all ask at once), so the log only ever holds calls really sent."""
+        start = time.monotonic()
+        member = uuid.uuid4().hex
+        while True:
+            i, at, granted, now = self._try(member)
+            waited = time.monotonic() - start
+            if granted:
+                return self._granted(i, at, member, waited)
+            allowed = max(0.0, min(self.max_wait_s, remaining_s) - waited)
+            if at - now > allowed:
+                raise self._refuse(at - now, allowed)
+            time.sleep(at - now + random.random() * 0.005)
 
     async def aacquire(self, remaining_s: float = float("inf")) -> Slot:
         import asyncio
 
-        slot, wait = self._reserve(remaining_s)
-        if wait > 0:
-            await asyncio.sleep(wait)
-        return slot
+        start = time.monotonic()
+        member = uuid.uuid4().hex
+        while True:
+            i, at, granted, now = self._try(member)
+            waited = time.monotonic() - start
+            if granted:
+                return self._granted(i, at, member, waited)
+            allowed = max(0.0, min(self.max_wait_s, remaining_s) - waited)
+            if at - now > allowed:
+                raise self._refuse(at - now, allowed)
+            await asyncio.sleep(at - now + random.random() * 0.005)
+
+    def settle(self, slot: Slot) -> None:
+        """The call of ``slot`` got its answer: log it at this time (see ``WindowStore.settle``)."""
+        self.store.settle(self.keys[slot.index], slot.member, self._clock())
 
     def cool(self, index: int, seconds: float) -> None:
         self.store.cool(self.keys[index], self._clock() + max(0.0, seconds))

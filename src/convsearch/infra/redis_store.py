@@ -6,7 +6,8 @@ one web cache, one set of look-up counts and one outbound rate budget (``CONVSEA
 - ``RedisSeenCounter``: look-ups per key in a sorted set (score = time), trimmed to the window, atomically.
 - ``RedisWindowStore``: the outbound limiter's sliding-window logs (one sorted set per upstream key, members are
   reserved slot times) and cool-downs, with the pick-the-earliest-key-and-reserve step in one Lua script, so
-  two workers can never both take the last slot of a window. Times are wall-clock seconds (the workers share
+  two workers can never both take the last slot of a window; a call's entry moves to the time its answer came
+  (``settle``). Times are wall-clock seconds (the workers share
   one machine clock, or NTP-synced ones).
 
 A Redis that is down is a BackendError for the limiter (the call cannot be metered) and a miss for the cache
@@ -29,7 +30,7 @@ log = logging.getLogger("convsearch.infra.redis")
 
 _RESERVE = """
 local limit = tonumber(ARGV[1]); local window = tonumber(ARGV[2]); local now = tonumber(ARGV[3])
-local latest = tonumber(ARGV[4]); local member = ARGV[5]
+local member = ARGV[4]
 local best_i, best_slot, best_n = -1, 0, 0
 for i = 1, #KEYS, 2 do
   local log, cool = KEYS[i], KEYS[i + 1]
@@ -47,11 +48,11 @@ for i = 1, #KEYS, 2 do
     best_i, best_slot, best_n = (i - 1) / 2, slot, n
   end
 end
-if best_slot > latest then return {best_i, tostring(best_slot), 0} end
+if best_slot > now then return {best_i, tostring(best_slot), 0} end
 local log = KEYS[best_i * 2 + 1]
-redis.call('ZADD', log, best_slot, member)
-redis.call('PEXPIRE', log, math.ceil((best_slot - now + window) * 1000) + 1000)
-return {best_i, tostring(best_slot), 1}
+redis.call('ZADD', log, now, member)
+redis.call('PEXPIRE', log, math.ceil(window * 1000) + 60000)
+return {best_i, tostring(now), 1}
 """
 
 _SEEN = """
@@ -161,23 +162,31 @@ class RedisWindowStore:
         return cls(_redis().Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0))
 
     def reserve(self, keys: Sequence[str], limit: int, window_s: float, now: float,
-                latest: float) -> tuple[int, float, bool]:
+                member: str = "") -> tuple[int, float, bool]:
         ks: list[str] = []
         for k in keys:
             ks += [f"{k}:log", f"{k}:cool"]
         try:
-            i, slot, granted = self._script(keys=ks, args=[limit, repr(window_s), repr(now), repr(latest),
-                                                           uuid.uuid4().hex])
+            i, slot, granted = self._script(keys=ks, args=[limit, repr(window_s), repr(now),
+                                                           member or uuid.uuid4().hex])
         except Exception as exc:  # noqa: BLE001
             raise BackendError(f"the shared rate limiter (redis) is unavailable: {type(exc).__name__}") from exc
         return int(i), float(slot), bool(int(granted))
+
+    def settle(self, key: str, member: str, at: float) -> None:
+        try:
+            self.client.zadd(f"{key}:log", {member: at}, xx=True, gt=True)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("redis settle not stored: %s", type(exc).__name__)
 
     def cool(self, key: str, until: float) -> None:
         try:
             import time
 
-            ttl_ms = max(1, int((until - time.time()) * 1000) + 1000)
-            # keep the later of the two cool-downs: GET + SET is fine, a race only picks one of two resets
+            # expiry: the cool-down plus an hour (a stale value in the past is harmless; the clock the caller
+            # uses for ``until`` need not be this one)
+            ttl_ms = int(max(0.0, until - time.time()) * 1000) + 3_600_000
+            # keep the later of two cool-downs: GET + SET is fine, a race only picks one of two resets
             old = self.client.get(f"{key}:cool")
             if old is None or float(old) < until:
                 self.client.set(f"{key}:cool", repr(until), px=ttl_ms)

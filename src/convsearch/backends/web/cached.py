@@ -7,7 +7,9 @@ query (NFKC, case, white space) + recency + top_k + filters; TTL by tier:
 - **ordinary**: 10 min;
 - **time-sensitive** queries (``timesense.time_sensitive``: 今天, 天气, latest, price …): never cached.
 
-Errors and empty answers are never cached (a provider's bad minute must not become ten minutes of nothing); a
+Concurrent look-ups of one key share one upstream call (single flight): 50 users asking the same thing at the
+same second cost one call, not 50; the others say ``cache hit (in flight)``. Errors and empty answers are never
+cached (a provider's bad minute must not become ten minutes of nothing); a
 partial answer is an error here (the wrapped backend raised). Each look-up says ``cache hit`` / ``cache miss`` /
 ``cache skipped`` in the trace notes and is counted in ``infra.ratelimit.STATS`` (→ /metrics). The cache is any
 ``TTLCache`` (``MemoryCache`` in-process, ``RedisCache`` shared by workers); the look-up counts live in a
@@ -97,6 +99,8 @@ class CachedWeb:
         self.name = getattr(backend, "name", "web")
         self.capabilities: Capabilities = backend.capabilities
         self.providers = tuple(getattr(backend, "providers", (self.name,)))
+        self._lock = threading.Lock()
+        self._flights: dict[tuple[str, str], Any] = {}  # key → (loop, Future) | (Event, holder)
 
     def _key(self, query: str, top_k: int, filters: Filters | None, recency: Recency | None) -> tuple[str, str]:
         tenant, agent = turn.scope()
@@ -128,6 +132,11 @@ class CachedWeb:
         turn.note(f"cache miss ({self.name}); stored for {ttl / 60:g} min" if ttl
                   else f"cache miss ({self.name})")
 
+    def _shared(self, rows: list[dict[str, Any]]) -> list[Hit]:
+        STATS.count("cache", "in_flight")
+        turn.note(f"cache hit ({self.name}, in flight)")
+        return _from_json(rows)
+
     def search(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
                recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
         plan = self._plan(query, top_k, filters, recency)
@@ -137,14 +146,36 @@ class CachedWeb:
         value = self.cache.get(ns, key)
         if value is not None:
             return self._hit(ns, value)
-        hits = self.backend.search(query, top_k=top_k, filters=filters, recency=recency, dense_query=dense_query)
-        self._miss(ttl if hits else 0)
-        if hits:
-            self.cache.set(ns, key, _to_json(hits), ttl_s=ttl)
-        return hits
+        with self._lock:
+            flight = self._flights.get((ns, key))
+            leader = flight is None or not isinstance(flight[0], threading.Event)
+            if leader:
+                flight = (threading.Event(), {})
+                self._flights[(ns, key)] = flight
+        event, holder = flight
+        if not leader:
+            event.wait(turn.deadline().remaining() if turn.deadline().remaining() != float("inf") else None)
+            if "rows" in holder:
+                return self._shared(holder["rows"])
+            # the leader failed or we ran out of patience: search ourselves (errors are never shared)
+            return self.backend.search(query, top_k=top_k, filters=filters, recency=recency)
+        try:
+            hits = self.backend.search(query, top_k=top_k, filters=filters, recency=recency, dense_query=dense_query)
+            self._miss(ttl if hits else 0)
+            rows = _to_json(hits)
+            if hits:
+                self.cache.set(ns, key, rows, ttl_s=ttl)
+                holder["rows"] = rows
+            return hits
+        finally:
+            with self._lock:
+                self._flights.pop((ns, key), None)
+            event.set()
 
     async def asearch(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
                       recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
+        import asyncio
+
         plan = self._plan(query, top_k, filters, recency)
         if plan is None:
             return await self.backend.asearch(query, top_k=top_k, filters=filters, recency=recency,
@@ -153,12 +184,40 @@ class CachedWeb:
         value = await self.cache.aget(ns, key)
         if value is not None:
             return self._hit(ns, value)
-        hits = await self.backend.asearch(query, top_k=top_k, filters=filters, recency=recency,
-                                          dense_query=dense_query)
-        self._miss(ttl if hits else 0)
-        if hits:
-            await self.cache.aset(ns, key, _to_json(hits), ttl_s=ttl)
-        return hits
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            flight = self._flights.get((ns, key))
+            leader = flight is None or flight[0] is not loop
+            if leader:
+                flight = (loop, loop.create_future())
+                self._flights[(ns, key)] = flight
+        fut = flight[1]
+        if not leader:
+            try:
+                rows = await asyncio.shield(fut)
+            except Exception:  # noqa: BLE001 — the leader's error is its own; search ourselves
+                rows = None
+            if rows:
+                return self._shared(rows)
+            return await self.backend.asearch(query, top_k=top_k, filters=filters, recency=recency)
+        try:
+            hits = await self.backend.asearch(query, top_k=top_k, filters=filters, recency=recency,
+                                              dense_query=dense_query)
+            self._miss(ttl if hits else 0)
+            rows = _to_json(hits)
+            if hits:
+                await self.cache.aset(ns, key, rows, ttl_s=ttl)
+            if not fut.done():
+                fut.set_result(rows)
+            return hits
+        except BaseException:
+            if not fut.done():
+                fut.set_result(None)
+            raise
+        finally:
+            with self._lock:
+                if self._flights.get((ns, key), (None, None))[1] is fut:
+                    self._flights.pop((ns, key), None)
 
     def close(self) -> None:
         self.backend.close()
