@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-unit bench bench-serve bench-web serve eval docs clean
+.PHONY: demo test test-unit lint bench bench-serve bench-web serve eval docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,12 +16,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/convsearch demo
 
-## test: the whole suite (unit, integration, e2e)
+## test: the whole suite (unit, integration, e2e; tests/unit/test_lint.py runs ruff and mypy too)
 test: $(STAMP)
 	$(PY) -m pytest
 
 test-unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
+
+## lint: ruff over the tree (config and baseline in pyproject.toml) and mypy --strict over its target list
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 ## bench: speed benchmarks → docs/BENCHMARKS.md
 bench: $(STAMP)

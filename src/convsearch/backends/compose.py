@@ -65,8 +65,11 @@ def plan_search(backend: SearchBackend, *, top_k: int, filters: Filters | dict[s
             notes.append(f"filter {k}: after the search")
     native_rec, after_since = None, None
     if rec is not None and rec is not Recency.NO_LIMIT:
-        wider = _nearest_wider(rec, caps.recency)
-        if rec in caps.recency:
+        # A backend counts its window back from the real date; a caller's own ``today`` (tests, replays of old
+        # sessions) is honoured by applying the window after the search instead.
+        real_today = today is None or today == date.today()
+        wider = _nearest_wider(rec, caps.recency) if real_today else None
+        if rec in caps.recency and real_today:
             native_rec = rec
             notes.append(f"recency {rec.value}: natively")
         elif wider is not None:  # e.g. SearXNG has no week: ask for a month, keep the week after
