@@ -65,9 +65,9 @@ def plan_search(backend: SearchBackend, *, top_k: int, filters: Filters | dict[s
             notes.append(f"filter {k}: after the search")
     native_rec, after_since = None, None
     if rec is not None and rec is not Recency.NO_LIMIT:
-        # A backend counts its window back from the real date; a caller's own ``today`` (tests, replays of old
-        # sessions) is honoured by applying the window after the search instead.
-        real_today = today is None or today == date.today()
+        # A backend counts its window back from its own day (``backend.today`` when it has one, else the real
+        # date); a caller's other ``today`` (a replayed session) is honoured by applying the window after.
+        real_today = today is None or today == (getattr(backend, "today", None) or date.today())
         wider = _nearest_wider(rec, caps.recency) if real_today else None
         if rec in caps.recency and real_today:
             native_rec = rec
