@@ -58,7 +58,9 @@ class SearchRequest(_Model):
     top_k: int = Field(5, ge=1, le=50)
     mode: Literal["rewrite", "dual"] = Field("rewrite", description="dual: also search the original query.")
     variants: bool = Field(True, description="Also search heuristic query variants.")
-    recency: Recency = Field("no_limit", description="Only results dated within the last day/week/month/year.")
+    recency: Recency = Field("no_limit", description="Only results dated within the last day/week/month/year. "
+                             "Not given: a time-sensitive question (今天, 最新, price, latest …) searched on web "
+                             "backends only gets a default window.")
     lang: Literal["zh", "en"] | None = Field(None, description="Only results in this language.")
     turn_id: MessageId | None = Field(None, description="Client id of this turn: a retried turn is stored once.")
     backends: list[BackendName] | None = Field(None, max_length=16, description=(
