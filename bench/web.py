@@ -20,11 +20,12 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from datetime import UTC
 
 from common import CACHE, REPO, machine, table, verdict  # noqa: E402
 
@@ -195,7 +196,7 @@ def run_redis() -> dict:
 # --- overhead: limiter + cache + cleaning, network excluded -----------------------------------------------
 
 def run_overhead(n: int = 3000) -> dict:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from convsearch.backends.web.cached import CachedWeb, MemorySeenCounter, _from_json, _to_json
     from convsearch.backends.web.tavily import TavilyBackend
@@ -211,7 +212,7 @@ def run_overhead(n: int = 3000) -> dict:
     lim = OutboundLimiter("overhead", 2, limit=1_000_000, window_s=60, max_wait_s=1)
     cache, seen = MemoryCache(8192), MemorySeenCounter()
     cw = CachedWeb(b, cache, seen=seen)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     tot, parts, cpu = [], {"limiter": [], "cache": [], "cleaning": []}, []
     for i in range(n):
         c0 = time.thread_time_ns()
@@ -254,7 +255,8 @@ def run_fanout(n: int = 15) -> dict:
     try:
         env = {"CONVSEARCH_WEB_CACHE": "off", "CONVSEARCH_WEB_TIMEOUT_S": "5"}
         for p, srv in servers.items():
-            env |= {f"CONVSEARCH_{p.upper()}_API_KEYS": ",".join(KEYS), f"CONVSEARCH_{p.upper()}_BASE_URL": srv.base_url,
+            env |= {f"CONVSEARCH_{p.upper()}_API_KEYS": ",".join(KEYS),
+                    f"CONVSEARCH_{p.upper()}_BASE_URL": srv.base_url,
                     f"CONVSEARCH_{p.upper()}_RATE": "off"}
         s = Settings.from_env(env)
         fan = open_backend(s, "tavily,brave,serpapi")
@@ -300,8 +302,8 @@ SEED_CONVERSATIONS = [
 
 def _seed_tasks(n_users: int = 6) -> list[list[str]]:
     rng = random.Random(11)
-    return [SEED_CONVERSATIONS[i % len(SEED_CONVERSATIONS)] for i in rng.sample(range(n_users * len(SEED_CONVERSATIONS)),
-                                                                                n_users * len(SEED_CONVERSATIONS))]
+    n = n_users * len(SEED_CONVERSATIONS)
+    return [SEED_CONVERSATIONS[i % len(SEED_CONVERSATIONS)] for i in rng.sample(range(n), n)]
 
 
 SEED_TOPICS = ("AnySearch", "NovaDB", "混合检索", "hybrid search", "RRF", "Tavily", "Brave", "SerpApi", "深圳 天气",
@@ -321,13 +323,15 @@ def seed_pages():
             body = (f"{t} 的第 {i + 1} 篇笔记：介绍 {t} 的用法、价格与常见问题。作者对比了几种方案，给出了建议。"
                     if zh else f"Note {i + 1} about {t}: how {t} is used, what it costs and common questions. "
                     "The author compares a few options and gives advice.")
-            extra.append(Page(f"https://notes{i}.example.org/{slug}", f"{t} 笔记 {i + 1}" if zh else f"{t} note {i + 1}",
-                              body, "zh" if zh else "en", float(24 * (1 + i * 30))))
+            title = f"{t} 笔记 {i + 1}" if zh else f"{t} note {i + 1}"
+            extra.append(Page(f"https://notes{i}.example.org/{slug}", title, body, "zh" if zh else "en",
+                              float(24 * (1 + i * 30))))
     return (*load_pages(), *extra)
 
 
 def seed_row(config: str) -> dict:
     """Upstream calls and result tokens per task for one configuration of the web path."""
+    import convsearch.backends.web as web
     from convsearch.backends.registry import open_backend
     from convsearch.backends.web._http import reset_shared_state
     from convsearch.config import Settings
@@ -337,8 +341,6 @@ def seed_row(config: str) -> dict:
     from convsearch.testing.web_replay import WebReplayServer
     from convsearch.text import count_tokens
     from convsearch.types import Message
-
-    import convsearch.backends.web as web
 
     reset_shared_state()
     web._CACHES.clear()
@@ -457,7 +459,8 @@ def render(res: dict) -> str:
                       [(r["config"], r["searches_per_task"], r["upstream_calls_per_task"], f"{r['calls_vs_none']:+.0%}",
                         r["result_tokens_per_task"], f"{r['tokens_vs_none']:+.0%}") for r in rows]), "",
                 "The cache's share depends on how often users repeat each other: here each conversation is "
-                "asked by 6 users. The article this design comes from reports 4.1 → 2.4 searches per task and −53% cost with all of "
+                "asked by 6 users. The article this design comes from reports 4.1 → 2.4 searches per task "
+                "and −53% cost with all of "
                 "them; the row *all* above is ours on this workload.", ""]
     out += ["## How to rerun", "", "```", "make bench-web                               # every section",
             ".venv/bin/python bench/web.py --only load   # load | redis | overhead | fanout | seed", "```", ""]
@@ -480,7 +483,8 @@ def main() -> None:
         result = SECTIONS[name]()
         (RESULTS / f"web-{name}.json").write_text(json.dumps({"result": result, "at": time.time()}, indent=1))
         print(f"web {name}: {time.perf_counter() - t:.1f} s", file=sys.stderr)
-    res = {n: json.loads((RESULTS / f"web-{n}.json").read_text()) for n in SECTIONS if (RESULTS / f"web-{n}.json").exists()}
+    res = {n: json.loads((RESULTS / f"web-{n}.json").read_text())
+           for n in SECTIONS if (RESULTS / f"web-{n}.json").exists()}
     OUT.write_text(render(res), encoding="utf-8")
     print(f"wrote {OUT}", file=sys.stderr)
 

@@ -29,8 +29,8 @@ _ORDER = (Recency.DAY, Recency.WEEK, Recency.MONTH)
 _EN_WORD_RE = re.compile(r"[a-z]+(?:_[a-z]+)*")
 _ISO_DATE_RE = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b")
 _ZH_DATE_RE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
-_EN_DATE_RE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?"
-                         r"(?:,?\s+(\d{4}))?\b", re.I)
+_EN_DATE_RE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+"
+                         r"(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?\b", re.I)
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
                                        "dec"), start=1)}
 
@@ -95,7 +95,8 @@ def time_sensitive(query: str, *, today: date | None = None) -> Recency | None:
     return None
 
 
-def default_recency(query: str, recency: Recency | str | None, *, today: date | None = None) -> tuple[Recency | None, str | None]:
+def default_recency(query: str, recency: Recency | str | None, *,
+                    today: date | None = None) -> tuple[Recency | None, str | None]:
     """The recency to search with: the caller's when given, else the time-sensitive default; and a trace note
     when the default was applied."""
     given = Recency.parse(recency)

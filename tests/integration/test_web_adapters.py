@@ -6,14 +6,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
 from convsearch.backends.base import Recency, hit_date
 from convsearch.backends.web import brave, searxng, serpapi, tavily
-from convsearch.backends.web._http import (BreakerOpen, UpstreamMalformed, UpstreamRateLimited, UpstreamRejected,
-                                           UpstreamUnavailable, reset_shared_state)
+from convsearch.backends.web._http import (
+    BreakerOpen,
+    UpstreamMalformed,
+    UpstreamRateLimited,
+    UpstreamRejected,
+    UpstreamUnavailable,
+    reset_shared_state,
+)
 from convsearch.config import Settings
 from convsearch.errors import BackendError, ConfigError
 from convsearch.infra.turn import turn
@@ -70,7 +76,7 @@ def test_zh_and_en_hits_are_clean_and_annotated(served, provider):
     assert [h.rank for h in zh] == list(range(1, len(zh) + 1))
     assert zh[0].metadata["lang"] == "zh" and en[0].metadata["lang"] == "en"
     if provider != "tavily":  # Tavily dates only its news topic
-        assert zh[0].date == (datetime.now(timezone.utc) - timedelta(hours=2)).date().isoformat()
+        assert zh[0].date == (datetime.now(UTC) - timedelta(hours=2)).date().isoformat()
 
 
 @pytest.mark.parametrize("provider", ["tavily", "brave", "serpapi"])
@@ -90,7 +96,8 @@ def test_recency_is_native_or_filtered_after(served, provider, rec):
         hits = b.search("AnySearch 价格 pricing 天气 weather 比分 score latest 最新", top_k=10, recency=rec)
     last = srv.requests[-1]
     sent = last["json"] if provider == "tavily" else last["params"]
-    expect = {"tavily": ("time_range", rec.value), "brave": ("freshness", {"day": "pd", "week": "pw", "month": "pm"}[rec.value]),
+    expect = {"tavily": ("time_range", rec.value),
+              "brave": ("freshness", {"day": "pd", "week": "pw", "month": "pm"}[rec.value]),
               "serpapi": ("tbs", {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m"}[rec.value]),
               "searxng": ("time_range", "month" if rec is Recency.WEEK else rec.value)}[provider]
     assert sent[expect[0]] == expect[1]

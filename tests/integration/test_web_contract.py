@@ -9,7 +9,8 @@ import pytest
 
 contract = pytest.importorskip("convsearch.backends.testing")  # the backends branch's suites
 
-from convsearch.backends.web import brave, from_settings as web_from_settings, searxng, serpapi, tavily  # noqa: E402
+from convsearch.backends.web import brave, searxng, serpapi, tavily  # noqa: E402
+from convsearch.backends.web import from_settings as web_from_settings  # noqa: E402
 from convsearch.backends.web._http import reset_shared_state  # noqa: E402
 from convsearch.config import Settings  # noqa: E402
 from convsearch.testing.web_replay import WebReplayServer  # noqa: E402
@@ -40,7 +41,8 @@ class _WebContract(contract.SearchBackendContract):
     big_k = 20
 
     def make(self, s: Settings):
-        return {"tavily": tavily, "brave": brave, "serpapi": serpapi, "searxng": searxng}[self.provider].from_settings(s)
+        modules = {"tavily": tavily, "brave": brave, "serpapi": serpapi, "searxng": searxng}
+        return modules[self.provider].from_settings(s)
 
     @pytest.fixture
     def backend(self, replay):

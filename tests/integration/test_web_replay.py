@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -12,7 +12,7 @@ import pytest
 from convsearch.testing.web_replay import Fault, WebReplayServer
 
 pytestmark = pytest.mark.integration
-NOW = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 
 def _get(srv: WebReplayServer, path: str, **kw) -> httpx.Response:
@@ -45,7 +45,8 @@ def test_brave_checks_token_and_count_and_renders_ages():
     with WebReplayServer("brave", keys=["b1"], now=NOW) as srv:
         path = "/res/v1/web/search"
         assert _get(srv, path, params={"q": "x"}).status_code == 401
-        assert _get(srv, path, params={"q": "x", "count": 21}, headers={"X-Subscription-Token": "b1"}).status_code == 422
+        token = {"X-Subscription-Token": "b1"}
+        assert _get(srv, path, params={"q": "x", "count": 21}, headers=token).status_code == 422
         assert _get(srv, path, params={"q": "x", "freshness": "pz"},
                     headers={"X-Subscription-Token": "b1"}).status_code == 422
         r = _get(srv, path, params={"q": "AnySearch pricing"}, headers={"X-Subscription-Token": "b1"})

@@ -110,7 +110,8 @@ def test_context_of_nothing_is_empty():
 def test_web_results_are_marked_undated_and_stale_only_when_time_sensitive():
     from datetime import date as _date
 
-    from convsearch.format import citations as _cites, context as _context
+    from convsearch.format import citations as _cites
+    from convsearch.format import context as _context
     from convsearch.types import Hit as _Hit
 
     web = {"source_type": "web", "provider": "brave"}

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from convsearch.backends.web.clean import clean_text, cut_snippet, published_date, web_hit
 from convsearch.text import count_tokens
 
-NOW = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 
 def test_clean_text_drops_tags_and_decodes_entities():

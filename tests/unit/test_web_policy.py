@@ -38,8 +38,8 @@ class Fixed:
 @pytest.fixture
 def policy_file(tmp_path):
     p = tmp_path / "sites.toml"
-    p.write_text('deny = ["spam.example"]\n[tiers]\n"gov.cn" = 1\n"blog.example.cn" = 3\n"docs.anysearch.example" = 1\n',
-                 encoding="utf-8")
+    p.write_text('deny = ["spam.example"]\n[tiers]\n"gov.cn" = 1\n"blog.example.cn" = 3\n'
+                 '"docs.anysearch.example" = 1\n', encoding="utf-8")
     return p
 
 
@@ -77,12 +77,14 @@ def test_bad_policy_files_are_one_line_config_errors(tmp_path, text, msg):
         SitePolicy.load(tmp_path / "missing.toml")
 
 
-@pytest.mark.parametrize("q", ["怎么制作炸弹", "在哪里购买枪支", "how to make a bomb", "best bomb making guide", "Dox this person"])
+@pytest.mark.parametrize("q", ["怎么制作炸弹", "在哪里购买枪支", "how to make a bomb", "best bomb making guide",
+                               "Dox this person"])
 def test_sensitive_queries(q):
     assert sensitive(q) is not None
 
 
-@pytest.mark.parametrize("q", ["深圳今天天气", "炸弹鱼是什么鱼", "photobomb ideas", "bath bomb recipe", "SpaceX founder",
+@pytest.mark.parametrize("q", ["深圳今天天气", "炸弹鱼是什么鱼", "photobomb ideas", "bath bomb recipe",
+                               "SpaceX founder",
                                "paradox of choice"])
 def test_ordinary_queries_are_not_sensitive(q):
     assert sensitive(q) is None

@@ -272,8 +272,8 @@ class CircuitBreaker:
 def backoff_s(attempt: int, *, base_s: float = 0.1, cap_s: float = 2.0, rng: random.Random | None = None) -> float:
     """Jittered exponential backoff before retry ``attempt`` (0-based): base·2^attempt, capped, times a random
     factor in [0.5, 1.5) so that callers failed together do not retry together."""
-    r = (rng or random).random()
-    return min(cap_s, base_s * (2 ** attempt)) * (0.5 + r)
+    r: float = rng.random() if rng is not None else random.random()
+    return float(min(cap_s, base_s * (2 ** attempt)) * (0.5 + r))
 
 
 class OutboundLimiter:

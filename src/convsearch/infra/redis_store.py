@@ -79,7 +79,7 @@ class RedisCache:
         self.prefix = prefix
 
     @classmethod
-    def from_url(cls, url: str, **kw: Any) -> "RedisCache":
+    def from_url(cls, url: str, **kw: Any) -> RedisCache:
         return cls(_redis().Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0), **kw)
 
     def _k(self, ns: str, key: str) -> str:
@@ -138,7 +138,7 @@ class RedisSeenCounter:
         self._script = client.register_script(_SEEN)
 
     @classmethod
-    def from_url(cls, url: str, **kw: Any) -> "RedisSeenCounter":
+    def from_url(cls, url: str, **kw: Any) -> RedisSeenCounter:
         return cls(_redis().Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0), **kw)
 
     def seen(self, ns: str, key: str, window_s: float) -> int:
@@ -158,7 +158,7 @@ class RedisWindowStore:
         self._script = client.register_script(_RESERVE)
 
     @classmethod
-    def from_url(cls, url: str) -> "RedisWindowStore":
+    def from_url(cls, url: str) -> RedisWindowStore:
         return cls(_redis().Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0))
 
     def reserve(self, keys: Sequence[str], limit: int, window_s: float, now: float,

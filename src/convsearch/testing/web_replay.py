@@ -37,7 +37,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -77,38 +77,38 @@ class Fault:
     message: str = ""
 
     @classmethod
-    def rate_limited(cls, retry_after: float | None = 1.0) -> "Fault":
+    def rate_limited(cls, retry_after: float | None = 1.0) -> Fault:
         """A 429 with the provider's rate-limit headers (Retry-After / X-RateLimit-Reset …)."""
         return cls("rate_limited", 429, retry_after=retry_after)
 
     @classmethod
-    def server_error(cls, status: int = 500, *, delay_s: float = 0.0) -> "Fault":
+    def server_error(cls, status: int = 500, *, delay_s: float = 0.0) -> Fault:
         return cls("status", status, delay_s=delay_s)
 
     @classmethod
-    def slow(cls, delay_s: float) -> "Fault":
+    def slow(cls, delay_s: float) -> Fault:
         return cls("slow", 200, delay_s=delay_s)
 
     @classmethod
-    def malformed(cls) -> "Fault":
+    def malformed(cls) -> Fault:
         return cls("malformed")
 
     @classmethod
-    def html(cls, status: int = 502) -> "Fault":
+    def html(cls, status: int = 502) -> Fault:
         """An HTML error page (what a proxy or load balancer in front of the API answers)."""
         return cls("html", status)
 
     @classmethod
-    def empty(cls) -> "Fault":
+    def empty(cls) -> Fault:
         return cls("empty")
 
     @classmethod
     def serpapi_error(cls, message: str = "Google hasn't returned any results for this query.",
-                      status: int = 200) -> "Fault":
+                      status: int = 200) -> Fault:
         """SerpApi's error shape ``{"error": …}`` (status 200 for an empty search, 429 for a spent quota)."""
         return cls("serpapi_error", status, message=message)
 
-    def after(self, delay_s: float) -> "Fault":
+    def after(self, delay_s: float) -> Fault:
         return replace(self, delay_s=delay_s)
 
 
@@ -164,7 +164,7 @@ class WebReplayServer:
         self._thread: threading.Thread | None = None
 
     # --- lifecycle ---
-    def start(self) -> "WebReplayServer":
+    def start(self) -> WebReplayServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name=f"replay-{self.provider}", daemon=True)
         self._thread.start()
@@ -177,7 +177,7 @@ class WebReplayServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "WebReplayServer":
+    def __enter__(self) -> WebReplayServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -218,10 +218,11 @@ class WebReplayServer:
         return self._st.max_in_flight
 
     def _now(self) -> datetime:
-        return self.now or datetime.now(timezone.utc)
+        return self.now or datetime.now(UTC)
 
     # --- the request cycle (called by the handler thread) ---
-    def handle(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def handle(self, method: str, raw_path: str, headers: dict[str, str],
+               body: bytes) -> tuple[int, dict[str, str], bytes]:
         parts = urlsplit(raw_path)
         params = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         record: dict[str, Any] = {"method": method, "path": parts.path, "params": params, "headers": headers,

@@ -25,7 +25,7 @@ _CACHES: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
-def _raw(settings: "Settings", name: str) -> "SearchBackend":
+def _raw(settings: Settings, name: str) -> SearchBackend:
     if name == "tavily":
         from . import tavily as m
     elif name == "brave":
@@ -43,7 +43,7 @@ def _raw(settings: "Settings", name: str) -> "SearchBackend":
     return m.from_settings(settings)
 
 
-def shared_cache(settings: "Settings") -> tuple[Any, Any]:
+def shared_cache(settings: Settings) -> tuple[Any, Any]:
     """(TTLCache, SeenCounter) for the web results of this process: in memory, or Redis with
     CONVSEARCH_CACHE_URL (one cache and one set of look-up counts for every worker)."""
     url = settings.cache_url.strip()
@@ -61,7 +61,7 @@ def shared_cache(settings: "Settings") -> tuple[Any, Any]:
         return _CACHES[url]
 
 
-def _cached(settings: "Settings", backend: "SearchBackend") -> "SearchBackend":
+def _cached(settings: Settings, backend: SearchBackend) -> SearchBackend:
     """The provider(s) behind the cache (unless off) and the policy (sensitive queries, result count, sites)."""
     from .policy import Policed, SitePolicy
 
@@ -75,7 +75,7 @@ def _cached(settings: "Settings", backend: "SearchBackend") -> "SearchBackend":
                    sensitive_path=settings.sensitive_terms.strip() or None)
 
 
-def configured(settings: "Settings") -> list[str]:
+def configured(settings: Settings) -> list[str]:
     """The providers whose key (or SearXNG's URL) is set, in the default failover order."""
     out = [p for p in ("tavily", "brave", "serpapi") if getattr(settings, f"{p}_api_keys").strip()]
     if settings.searxng_base_url.strip():
@@ -83,7 +83,7 @@ def configured(settings: "Settings") -> list[str]:
     return out
 
 
-def from_settings(settings: "Settings") -> "SearchBackend":
+def from_settings(settings: Settings) -> SearchBackend:
     """The ``web`` backend: the providers of CONVSEARCH_WEB_PROVIDERS (or every configured one) as a cached
     failover chain."""
     from .cached import Failover
@@ -96,23 +96,23 @@ def from_settings(settings: "Settings") -> "SearchBackend":
     return _cached(settings, Failover(members) if len(members) > 1 else members[0])
 
 
-def open_tavily(settings: "Settings") -> "SearchBackend":
+def open_tavily(settings: Settings) -> SearchBackend:
     return _cached(settings, _raw(settings, "tavily"))
 
 
-def open_brave(settings: "Settings") -> "SearchBackend":
+def open_brave(settings: Settings) -> SearchBackend:
     return _cached(settings, _raw(settings, "brave"))
 
 
-def open_serpapi(settings: "Settings") -> "SearchBackend":
+def open_serpapi(settings: Settings) -> SearchBackend:
     return _cached(settings, _raw(settings, "serpapi"))
 
 
-def open_bing(settings: "Settings") -> "SearchBackend":
+def open_bing(settings: Settings) -> SearchBackend:
     return _cached(settings, _raw(settings, "bing"))
 
 
-def open_searxng(settings: "Settings") -> "SearchBackend":
+def open_searxng(settings: Settings) -> SearchBackend:
     return _cached(settings, _raw(settings, "searxng"))
 
 

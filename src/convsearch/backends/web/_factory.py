@@ -11,17 +11,17 @@ if TYPE_CHECKING:
     from ...config import Settings
     from ...infra.ratelimit import WindowStore
 
-_STORES: dict[str, "WindowStore"] = {}
+_STORES: dict[str, WindowStore] = {}
 _LOCK = threading.Lock()
 
 
-def call_options(settings: "Settings") -> CallOptions:
+def call_options(settings: Settings) -> CallOptions:
     return CallOptions(timeout_s=settings.web_timeout_s, max_retries=settings.web_max_retries,
                        max_wait_s=settings.web_max_wait_s, breaker_failures=settings.web_breaker_failures,
                        breaker_cooldown_s=settings.web_breaker_cooldown_s, snippet_tokens=settings.snippet_tokens)
 
 
-def window_store(settings: "Settings") -> "WindowStore | None":
+def window_store(settings: Settings) -> WindowStore | None:
     """None (each limiter keeps its log in memory) unless CONVSEARCH_CACHE_URL names a Redis: then one
     RedisWindowStore per URL, shared by every backend of the process (and, through Redis, by every worker)."""
     url = settings.cache_url.strip()

@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
@@ -121,14 +121,14 @@ def parse_rate(value: str, *, variable: str = "rate") -> tuple[int, float] | Non
     return int(m.group(1)), mult * _UNIT_S[m.group(3).lower()]
 
 
-def secrets_from(raw: str, variable: str) -> tuple["Secret", ...]:
+def secrets_from(raw: str, variable: str) -> tuple[Secret, ...]:
     """A comma list of keys as Secrets that remember ``variable`` (blanks dropped)."""
     from ...secret import Secret
 
     return tuple(Secret(variable, k.strip()) for k in (raw or "").split(",") if k.strip())
 
 
-def require_keys(settings: "Settings", provider: str) -> tuple["Secret", ...]:
+def require_keys(settings: Settings, provider: str) -> tuple[Secret, ...]:
     var = f"CONVSEARCH_{provider.upper()}_API_KEYS"
     keys = secrets_from(getattr(settings, f"{provider}_api_keys"), var)
     if not keys:
@@ -178,7 +178,7 @@ _LIMITERS: dict[tuple[Any, ...], OutboundLimiter] = {}
 _BREAKERS: dict[tuple[Any, ...], CircuitBreaker] = {}
 
 
-def shared_limiter(provider: str, keys: Sequence["Secret"], rate: tuple[int, float] | None, *, max_wait_s: float,
+def shared_limiter(provider: str, keys: Sequence[Secret], rate: tuple[int, float] | None, *, max_wait_s: float,
                    store: WindowStore | None = None, namespace: str = "convsearch:rl") -> OutboundLimiter:
     """The process's limiter for these keys (every backend instance, every tenant's pipeline shares it: the
     budget belongs to the key, not to the caller). No rate: a limiter that never waits but still rotates keys."""
@@ -272,11 +272,11 @@ class WebBackend:
     capabilities = Capabilities(remote=True, paid=True)
     max_count = 20
 
-    def __init__(self, *, base_url: str, keys: Sequence["Secret"] = (), rate: tuple[int, float] | None = None,
+    def __init__(self, *, base_url: str, keys: Sequence[Secret] = (), rate: tuple[int, float] | None = None,
                  options: CallOptions | None = None, store: WindowStore | None = None,
                  limiter: OutboundLimiter | None = None, breaker: CircuitBreaker | None = None,
-                 transport: "httpx.BaseTransport | None" = None,
-                 async_transport: "httpx.AsyncBaseTransport | None" = None) -> None:
+                 transport: httpx.BaseTransport | None = None,
+                 async_transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.keys = tuple(keys)
         self.options = options or CallOptions()
@@ -317,14 +317,14 @@ class WebBackend:
         if recency in self.capabilities.recency:
             return recency, None, None
         wider = wider_recency(recency, self.capabilities.recency)
-        since = recency.since(datetime.now(timezone.utc).date())
+        since = recency.since(datetime.now(UTC).date())
         if wider is None:
             return None, since, f"{self.name}: recency {recency.value}: by date filter after the search"
         return wider, since, (f"{self.name}: recency {recency.value}: {wider.value} natively, "
                               f"then {recency.value} by date filter after the search")
 
     # --- HTTP clients -----
-    def _sync_client(self) -> "httpx.Client":
+    def _sync_client(self) -> httpx.Client:
         import httpx
 
         with self._lock:
@@ -333,7 +333,7 @@ class WebBackend:
                                             headers={"Accept": "application/json"})
             return self._client
 
-    async def _async_client(self) -> "httpx.AsyncClient":
+    async def _async_client(self) -> httpx.AsyncClient:
         """One AsyncClient per event loop (connections belong to their loop). A suspended async generator holds
         it: when the loop shuts down (``asyncio.run`` calls ``shutdown_asyncgens``) the generator is closed and
         closes the client, so no socket outlives its loop."""
@@ -475,7 +475,7 @@ class _Call:
         if self.deadline.expired():
             self._give_up_deadline()
         self.slot = slot
-        self.request_time = datetime.now(timezone.utc)
+        self.request_time = datetime.now(UTC)
         return self.b.build(self.query, self.n, self.recency, key), timeout
 
     def _scrub(self, text: str) -> str:
@@ -612,4 +612,5 @@ def ceil_s(x: float) -> int:
 
 __all__ = ["BreakerOpen", "CallOptions", "QueueTimeout", "Request", "UpstreamMalformed", "UpstreamRateLimited",
            "UpstreamRejected", "UpstreamUnavailable", "WebBackend", "WebError", "error_message", "parse_rate",
-           "require_keys", "reset_shared_state", "retry_after_s", "secrets_from", "shared_breaker", "shared_limiter", "wider_recency"]
+           "require_keys", "reset_shared_state", "retry_after_s", "secrets_from", "shared_breaker", "shared_limiter",
+           "wider_recency"]

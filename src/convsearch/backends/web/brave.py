@@ -46,7 +46,7 @@ class BraveBackend(WebBackend):
         return out
 
 
-def from_settings(settings: "Settings") -> BraveBackend:
+def from_settings(settings: Settings) -> BraveBackend:
     from ._factory import call_options, window_store
 
     return BraveBackend(base_url=settings.brave_base_url, keys=require_keys(settings, "brave"),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import html
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -85,13 +85,13 @@ def _parse_date(value: Any, now: datetime) -> date | None:
         return None
     if isinstance(value, (int, float)):  # epoch seconds
         try:
-            return datetime.fromtimestamp(float(value), timezone.utc).date()
+            return datetime.fromtimestamp(float(value), UTC).date()
         except (OverflowError, OSError, ValueError):
             return None
     s = _WS_RE.sub(" ", str(value)).strip()
     low = s.lower().rstrip(".")
     if now.tzinfo is None:
-        now = now.replace(tzinfo=timezone.utc)
+        now = now.replace(tzinfo=UTC)
     if low in _EN_DAYS:
         return (now - timedelta(days=_EN_DAYS[low])).date()
     if s in _ZH_DAYS:
@@ -108,7 +108,7 @@ def _parse_date(value: Any, now: datetime) -> date | None:
         try:
             dt = datetime.fromisoformat(s.replace("Z", "+00:00").replace(" ", "T", 1))
             if dt.tzinfo is not None:
-                dt = dt.astimezone(timezone.utc)
+                dt = dt.astimezone(UTC)
             return dt.date()
         except ValueError:
             try:
@@ -118,7 +118,7 @@ def _parse_date(value: Any, now: datetime) -> date | None:
     if "," in s and re.search(r"\d{1,2}:\d{2}", s):  # RFC 2822: "Mon, 30 Nov 2026 08:00:00 GMT"
         try:
             dt = parsedate_to_datetime(s)
-            return (dt.astimezone(timezone.utc) if dt.tzinfo else dt).date()
+            return (dt.astimezone(UTC) if dt.tzinfo else dt).date()
         except (TypeError, ValueError, IndexError):
             pass
     m = _EN_MDY_RE.match(low)

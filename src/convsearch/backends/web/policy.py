@@ -17,8 +17,8 @@ queries, and how many results a query deserves (pure functions + a wrapper).
 - **Result count** (``result_count``): 5 per search for a simple question, 8 for a comparison or two entities,
   10 for three or more: fewer results are fewer tokens in the prompt (and some providers bill by depth).
 
->>> result_count("AnySearch 的价格"), result_count("AnySearch 和 NovaDB 哪个便宜"), result_count("Tavily vs Brave vs SerpApi")
-(5, 8, 10)
+>>> [result_count(q) for q in ("AnySearch 的价格", "AnySearch 和 NovaDB 哪个便宜", "Tavily vs Brave vs SerpApi")]
+[5, 8, 10]
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class SitePolicy:
     deny: tuple[str, ...] = ()
 
     @classmethod
-    def load(cls, path: str | Path) -> "SitePolicy":
+    def load(cls, path: str | Path) -> SitePolicy:
         p = Path(path)
         try:
             data = tomllib.loads(p.read_text(encoding="utf-8"))

@@ -55,7 +55,7 @@ class SearxngBackend(WebBackend):
         return out
 
 
-def from_settings(settings: "Settings") -> SearxngBackend:
+def from_settings(settings: Settings) -> SearxngBackend:
     from ._factory import call_options, window_store
 
     if not settings.searxng_base_url.strip():

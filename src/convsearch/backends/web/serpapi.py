@@ -62,7 +62,7 @@ class SerpApiBackend(WebBackend):
         return out
 
 
-def from_settings(settings: "Settings", *, engine: str | None = None) -> SerpApiBackend:
+def from_settings(settings: Settings, *, engine: str | None = None) -> SerpApiBackend:
     from ._factory import call_options, window_store
 
     return SerpApiBackend(engine=engine or settings.serpapi_engine, base_url=settings.serpapi_base_url,
@@ -71,7 +71,7 @@ def from_settings(settings: "Settings", *, engine: str | None = None) -> SerpApi
                           options=call_options(settings), store=window_store(settings))
 
 
-def bing_from_settings(settings: "Settings") -> SerpApiBackend:
+def bing_from_settings(settings: Settings) -> SerpApiBackend:
     """SerpApi with ``engine=bing`` (the registry's ``bing``)."""
     return from_settings(settings, engine="bing")
 

@@ -50,7 +50,7 @@ class TavilyBackend(WebBackend):
         return out
 
 
-def from_settings(settings: "Settings") -> TavilyBackend:
+def from_settings(settings: Settings) -> TavilyBackend:
     from ._factory import call_options, window_store
 
     return TavilyBackend(base_url=settings.tavily_base_url, keys=require_keys(settings, "tavily"),
