@@ -95,7 +95,8 @@ from .secret import Secret
 # When CONVSEARCH_* is unset, the OpenAI SDK's own variables stand in.
 _ENV_FALLBACKS = {"llm_base_url": "OPENAI_BASE_URL", "llm_api_key": "OPENAI_API_KEY"}
 # Held as Secrets: printed as the variable's name only; a plain string given in code becomes one.
-SECRET_FIELDS = ("db_url", "llm_api_key", "api_keys")
+SECRET_FIELDS = ("db_url", "llm_api_key", "api_keys", "tavily_api_keys", "brave_api_keys", "serpapi_api_keys",
+                 "cache_url")
 REWRITER_NAMES = ("auto", "llm", "rules", "passthrough")
 
 
@@ -164,15 +165,15 @@ class Settings:
     # backends (convsearch.backends.registry, backends/fanout.py)
     backends: str = "local"  # comma list of registry names; several = fan-out
     web_variants: str = "off"  # off | on: query variants to paid backends too
-    # web search providers (backends/web/); *_api_keys hold secrets: kept out of repr
-    tavily_api_keys: str = field(default="", repr=False)
+    # web search providers (backends/web/); the key lists and the cache URL are Secrets
+    tavily_api_keys: Secret | None = field(default=None, repr=False)
     tavily_base_url: str = "https://api.tavily.com"
     tavily_rate: str = "100/min"
     tavily_topic: str = "general"
-    brave_api_keys: str = field(default="", repr=False)
+    brave_api_keys: Secret | None = field(default=None, repr=False)
     brave_base_url: str = "https://api.search.brave.com"
     brave_rate: str = "1/s"
-    serpapi_api_keys: str = field(default="", repr=False)
+    serpapi_api_keys: Secret | None = field(default=None, repr=False)
     serpapi_base_url: str = "https://serpapi.com"
     serpapi_rate: str = "100/min"
     serpapi_engine: str = "google"
@@ -185,7 +186,7 @@ class Settings:
     web_breaker_cooldown_s: float = 30.0
     web_providers: str = ""
     web_cache: str = "on"
-    cache_url: str = field(default="", repr=False)
+    cache_url: Secret | None = field(default=None, repr=False)
     site_policy: str = ""
     sensitive_terms: str = ""
     web_result_count: str = "dynamic"  # dynamic | fixed
@@ -301,7 +302,7 @@ class Settings:
             raise ConfigError("web_timeout_s must be positive; web_max_wait_s and web_max_retries not negative")
         if self.web_breaker_failures < 1 or self.web_breaker_cooldown_s <= 0:
             raise ConfigError("web_breaker_failures must be ≥ 1 and web_breaker_cooldown_s positive")
-        if self.cache_url and not self.cache_url.startswith(("redis://", "rediss://", "unix://")):
+        if self.cache_url and not self.cache_url.reveal().startswith(("redis://", "rediss://", "unix://")):
             raise ConfigError("CONVSEARCH_CACHE_URL must be a redis://, rediss:// or unix:// URL")
 
     @property

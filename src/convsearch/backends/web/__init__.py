@@ -46,7 +46,7 @@ def _raw(settings: Settings, name: str) -> SearchBackend:
 def shared_cache(settings: Settings) -> tuple[Any, Any]:
     """(TTLCache, SeenCounter) for the web results of this process: in memory, or Redis with
     CONVSEARCH_CACHE_URL (one cache and one set of look-up counts for every worker)."""
-    url = settings.cache_url.strip()
+    url = settings.cache_url.reveal().strip() if settings.cache_url else ""
     with _LOCK:
         if url not in _CACHES:
             if url:
@@ -77,7 +77,7 @@ def _cached(settings: Settings, backend: SearchBackend) -> SearchBackend:
 
 def configured(settings: Settings) -> list[str]:
     """The providers whose key (or SearXNG's URL) is set, in the default failover order."""
-    out = [p for p in ("tavily", "brave", "serpapi") if getattr(settings, f"{p}_api_keys").strip()]
+    out = [p for p in ("tavily", "brave", "serpapi") if getattr(settings, f"{p}_api_keys") is not None]
     if settings.searxng_base_url.strip():
         out.append("searxng")
     return out

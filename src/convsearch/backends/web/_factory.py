@@ -24,7 +24,7 @@ def call_options(settings: Settings) -> CallOptions:
 def window_store(settings: Settings) -> WindowStore | None:
     """None (each limiter keeps its log in memory) unless CONVSEARCH_CACHE_URL names a Redis: then one
     RedisWindowStore per URL, shared by every backend of the process (and, through Redis, by every worker)."""
-    url = settings.cache_url.strip()
+    url = settings.cache_url.reveal().strip() if settings.cache_url else ""
     if not url:
         return None
     with _LOCK:

@@ -121,11 +121,12 @@ def parse_rate(value: str, *, variable: str = "rate") -> tuple[int, float] | Non
     return int(m.group(1)), mult * _UNIT_S[m.group(3).lower()]
 
 
-def secrets_from(raw: str, variable: str) -> tuple[Secret, ...]:
-    """A comma list of keys as Secrets that remember ``variable`` (blanks dropped)."""
+def secrets_from(raw: Any, variable: str) -> tuple[Secret, ...]:
+    """A comma list of keys (a str, or a Secret holding one) as Secrets that remember ``variable``."""
     from ...secret import Secret
 
-    return tuple(Secret(variable, k.strip()) for k in (raw or "").split(",") if k.strip())
+    text = raw.reveal() if isinstance(raw, Secret) else str(raw or "")
+    return tuple(Secret(variable, k.strip()) for k in text.split(",") if k.strip())
 
 
 def require_keys(settings: Settings, provider: str) -> tuple[Secret, ...]:
