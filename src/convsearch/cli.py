@@ -85,15 +85,27 @@ def search(query: str = typer.Argument(..., help="The user's message."),
            topic: Optional[str] = typer.Option(None, help="Session context, e.g. the page or product title."),
            top_k: int = typer.Option(5, "--top-k", min=1, max=100),
            mode: str = typer.Option("rewrite", help="rewrite | dual (also search the original query)"),
+           backend_names: Optional[str] = typer.Option(None, "--backend", help="Backends to search, a comma list "
+                                                       "(local, tavily, brave, serpapi, bing, searxng, web …); "
+                                                       "default $CONVSEARCH_BACKENDS"),
+           recency: Optional[str] = typer.Option(None, "--recency", help="day | week | month | year | no_limit "
+                                                 "(default: none, or a window for a time-sensitive web search)"),
            as_json: bool = typer.Option(False, "--json", help="Print the turn as JSON, in the schema of POST /v1/search.")) -> None:
     """Search with conversational context."""
+    from .backends.base import Recency
     from .backends.registry import open_backend
+    from .infra.turn import turn
     from .pipeline import search_with_context
 
     s = _settings(data_dir, mode=mode)
-    backend = open_backend(s)
-    r = search_with_context(query, backend=backend, settings=s, topic=topic, top_k=top_k,
-                            session=_conversation(s, tenant, agent, session) if session else None)
+    rec = Recency.parse(recency)
+    backend = open_backend(s, backend_names)
+    try:
+        with turn(tenant=tenant, agent=agent):
+            r = search_with_context(query, backend=backend, settings=s, topic=topic, top_k=top_k, recency=rec,
+                                    session=_conversation(s, tenant, agent, session) if session else None)
+    finally:
+        backend.close()
     if as_json:  # the HTTP API's schema (POST /v1/search), from the same pydantic model
         from .server.models import search_out
 
@@ -121,7 +133,8 @@ def render_turn(r, *, max_results: int = 5) -> str:
     for note in r.trace.notes:
         lines.append(f"  note      : {note}")
     for c in r.citations[:max_results]:
-        meta = ", ".join(x for x in (c.domain, c.date, "STALE" if c.stale else "") if x)
+        meta = ", ".join(x for x in (c.provider, c.domain, c.date, "UNDATED" if c.undated else "",
+                                     "STALE" if c.stale else "") if x)
         snippet = c.snippet if len(c.snippet) <= 90 else c.snippet[:90] + "…"
         lines.append(f"  [{c.n}] {c.title}{f' ({meta})' if meta else ''}  id={c.id}\n      {snippet}")
     return "\n".join(lines)

@@ -80,10 +80,11 @@
       const href = safeUrl(c.url);
       const title = href ? el("a", { href, target: "_blank", rel: "noopener noreferrer" }, c.title || c.url)
         : el("span", {}, c.title || c.id);
-      const meta = [c.domain, c.date].filter(Boolean).join(", ");
+      const meta = [c.provider, c.domain, c.date, c.tier ? "tier " + c.tier : ""].filter(Boolean).join(", ");
       const item = el("li", { "data-testid": "result" }, el("span", { class: "n" }, "[" + c.n + "] "), title,
         meta ? el("span", { class: "meta" }, " (" + meta + ")") : null,
         c.stale ? el("span", { class: "badge stale" }, "stale") : null,
+        c.undated ? el("span", { class: "badge stale" }, "undated") : null,
         el("div", { class: "snippet" }, c.snippet));
       list.append(item);
     }
