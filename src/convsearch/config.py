@@ -96,6 +96,9 @@
 | CONVSEARCH_SITE_POLICY       | (none)               | TOML: `allow`, `deny` domain lists and `[tiers]` domain → 1..3 (a small rerank prior, shown in the context) |
 | CONVSEARCH_SENSITIVE_TERMS   | (the bundled list)   | a zh+en term list file: a query with one is sent to no web provider (`refused: policy`) |
 | CONVSEARCH_WEB_RESULT_COUNT  | dynamic              | dynamic: 5 results per web search, 8 for a comparison / two entities, 10 for three+; fixed: top_k |
+| CONVSEARCH_MILVUS_URI        | DATA_DIR/milvus.db   | the milvus backend: a path ending in .db (Milvus Lite, in-process) or http://host:19530 (a server) |
+| CONVSEARCH_MILVUS_TOKEN      | (none)               | a Milvus server's token (`user:password` or an API key); a Secret, never printed |
+| CONVSEARCH_MILVUS_PREFIX     | convsearch           | collection name prefix: PREFIX_faq and PREFIX_documents |
 """
 
 from __future__ import annotations
@@ -113,7 +116,7 @@ from .secret import Secret
 _ENV_FALLBACKS = {"llm_base_url": "OPENAI_BASE_URL", "llm_api_key": "OPENAI_API_KEY"}
 # Held as Secrets: printed as the variable's name only; a plain string given in code becomes one.
 SECRET_FIELDS = ("db_url", "llm_api_key", "api_keys", "tavily_api_keys", "brave_api_keys", "serpapi_api_keys",
-                 "cache_url")
+                 "cache_url", "milvus_token")
 REWRITER_NAMES = ("auto", "llm", "rules", "passthrough")
 
 
@@ -225,6 +228,10 @@ class Settings:
     site_policy: str = ""
     sensitive_terms: str = ""
     web_result_count: str = "dynamic"  # dynamic | fixed
+    # the milvus backend (convsearch.backends.milvus); the token is a Secret
+    milvus_uri: str = ""
+    milvus_token: Secret | None = field(default=None, repr=False)
+    milvus_prefix: str = "convsearch"
 
     def __post_init__(self) -> None:
         for name in SECRET_FIELDS:  # Settings(db_url="postgresql://…") in code: still a Secret

@@ -46,6 +46,7 @@ BUILTINS: dict[str, str] = {
     "bing": "convsearch.backends.web:open_bing",
     "searxng": "convsearch.backends.web:open_searxng",
     "web": "convsearch.backends.web:from_settings",
+    "milvus": "convsearch.backends.milvus:from_settings",
 }
 
 Factory = Callable[..., SearchBackend]
