@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-unit bench bench-serve serve eval docs clean
+.PHONY: demo test test-unit lint bench bench-serve bench-web serve eval docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,12 +16,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/convsearch demo
 
-## test: the whole suite (unit, integration, e2e)
+## test: the whole suite (unit, integration, e2e; tests/unit/test_lint.py runs ruff and mypy too)
 test: $(STAMP)
 	$(PY) -m pytest
 
 test-unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
+
+## lint: ruff over the tree (config and baseline in pyproject.toml) and mypy --strict over its target list
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 ## bench: speed benchmarks → docs/BENCHMARKS.md
 bench: $(STAMP)
@@ -30,6 +35,10 @@ bench: $(STAMP)
 ## bench-serve: HTTP load benchmark (/v1/search, concurrency 32, 30 s per row) → docs/BENCHMARKS_SERVE.md
 bench-serve: $(STAMP)
 	$(PY) bench/serve.py
+
+## bench-web: web search under load (replay servers, time scaled 10×, ~2 min) → docs/BENCHMARKS_WEB.md
+bench-web: $(STAMP)
+	$(PY) bench/web.py
 
 ## serve: the HTTP API, MCP endpoint and playground on http://127.0.0.1:8000 over the demo index (make demo first)
 serve: $(STAMP)

@@ -110,15 +110,27 @@ def search(query: str = typer.Argument(..., help="The user's message."),
            topic: Optional[str] = typer.Option(None, help="Session context, e.g. the page or product title."),
            top_k: int = typer.Option(5, "--top-k", min=1, max=100),
            mode: str = typer.Option("rewrite", help="rewrite | dual (also search the original query)"),
+           backend_names: Optional[str] = typer.Option(None, "--backend", help="Backends to search, a comma list "
+                                                       "(local, tavily, brave, serpapi, bing, searxng, web …); "
+                                                       "default $CONVSEARCH_BACKENDS"),
+           recency: Optional[str] = typer.Option(None, "--recency", help="day | week | month | year | no_limit "
+                                                 "(default: none, or a window for a time-sensitive web search)"),
            as_json: bool = typer.Option(False, "--json", help="Print the turn as JSON, in the schema of POST /v1/search.")) -> None:
     """Search with conversational context."""
+    from .backends.base import Recency
     from .backends.registry import open_backend
+    from .infra.turn import turn
     from .pipeline import search_with_context
 
     s = _settings(data_dir, mode=mode)
-    backend = open_backend(s)
-    r = search_with_context(query, backend=backend, settings=s, topic=topic, top_k=top_k,
-                            session=_conversation(s, tenant, agent, session) if session else None)
+    rec = Recency.parse(recency)
+    backend = open_backend(s, backend_names)
+    try:
+        with turn(tenant=tenant, agent=agent):
+            r = search_with_context(query, backend=backend, settings=s, topic=topic, top_k=top_k, recency=rec,
+                                    session=_conversation(s, tenant, agent, session) if session else None)
+    finally:
+        backend.close()
     if as_json:  # the HTTP API's schema (POST /v1/search), from the same pydantic model
         from .server.models import search_out
 
@@ -146,7 +158,8 @@ def render_turn(r, *, max_results: int = 5) -> str:
     for note in r.trace.notes:
         lines.append(f"  note      : {note}")
     for c in r.citations[:max_results]:
-        meta = ", ".join(x for x in (c.domain, c.date, "STALE" if c.stale else "") if x)
+        meta = ", ".join(x for x in (c.provider, c.domain, c.date, "UNDATED" if c.undated else "",
+                                     "STALE" if c.stale else "") if x)
         snippet = c.snippet if len(c.snippet) <= 90 else c.snippet[:90] + "…"
         lines.append(f"  [{c.n}] {c.title}{f' ({meta})' if meta else ''}  id={c.id}\n      {snippet}")
     return "\n".join(lines)
@@ -160,15 +173,18 @@ def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option
     """Interactive chat: each line is a turn; the conversation is kept in the history store. Ctrl-D to quit."""
     import time
 
-    from .backends.registry import open_backend
-    from .pipeline import search_with_context
+    from .pipeline import Pipeline
 
     s = _settings(data_dir)
-    backend = open_backend(s)
-    if not session:
-        session = time.strftime("chat-%Y%m%d-%H%M%S")
-        typer.echo(f"session {session} (resume with --session {session})", err=True)
-    conv = _conversation(s, tenant, agent, session)
+    with Pipeline.from_settings(s) as pipeline:  # one per chat: its LLM clients and caches last the session
+        pipeline.backends  # noqa: B018 - open CONVSEARCH_BACKENDS now: a missing index fails before the prompt
+        if not session:
+            session = time.strftime("chat-%Y%m%d-%H%M%S")
+            typer.echo(f"session {session} (resume with --session {session})", err=True)
+        _chat_loop(pipeline, _conversation(s, tenant, agent, session), s, topic, top_k)
+
+
+def _chat_loop(pipeline, conv, s: Settings, topic: Optional[str], top_k: int) -> None:
     while True:
         try:
             line = input("you> ")
@@ -185,7 +201,7 @@ def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option
             typer.echo(f"error: {bad}", err=True)
             continue
         try:
-            r = search_with_context(line, backend=backend, settings=s, topic=topic, top_k=top_k, session=conv)
+            r = pipeline.search(line, topic=topic, top_k=top_k, session=conv)
         except InputError as exc:
             typer.echo(f"error: {exc}", err=True)
             continue
@@ -322,6 +338,15 @@ def _command_path(args: list[str]) -> str:
 def _sentence(text: str) -> str:
     text = " ".join(str(text).split()).rstrip(".")
     return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+def _mount_agent() -> None:
+    from .agent.cli import register  # `convsearch ask`
+
+    register(app)
+
+
+_mount_agent()
 
 
 def main(argv: Optional[list[str]] = None) -> None:

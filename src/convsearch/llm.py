@@ -443,7 +443,7 @@ class OpenAILLM:
     def _backoff(self, attempt: int, err: LLMError) -> float:
         if err.retry_after is not None:
             return max(err.retry_after, 0.0)
-        base = self.config.backoff_s * (2 ** (attempt - 1))
+        base: float = self.config.backoff_s * 2.0 ** (attempt - 1)
         return base * (0.5 + random.random() / 2)
 
     def _give_up(self, err: LLMError, attempt: int, deadline: Deadline) -> float | None:
@@ -551,7 +551,7 @@ class OpenAILLM:
         if pair is not None:
             await pair[0].close()
 
-    def __enter__(self) -> "OpenAILLM":
+    def __enter__(self) -> OpenAILLM:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -29,7 +29,7 @@ class Message:
     name: str | None = None
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Message":
+    def from_dict(cls, d: dict[str, Any]) -> Message:
         """Build from an OpenAI-style dict (``role``, ``content``, optional ``tool_calls``)."""
         role = str(d.get("role", ""))
         content = d.get("content")
@@ -141,11 +141,30 @@ class Citation:
     url: str
     stale: bool
     score: float
+    undated: bool = False   # a web result no provider field dated
+    provider: str = ""      # the web provider that found it ("" for local backends)
+    tier: str = ""          # its site tier from CONVSEARCH_SITE_POLICY ("" when unlisted)
+
+
+@dataclass(frozen=True, slots=True)
+class BackendRun:
+    """How one backend's part of a turn went: ``status`` ``ok``, ``failed`` (``why``: the error) or ``late`` (no
+    answer by the deadline); the queries it was sent, its time (ms), its hit count, and how each requested option
+    (filters, recency, dense query) was applied: natively, after the search, or not applicable."""
+
+    backend: str
+    status: str
+    queries: tuple[str, ...] = ()
+    why: str = ""
+    ms: float = 0.0
+    notes: tuple[str, ...] = ()
+    hits: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class Trace:
-    """What happened in one turn: decisions, timings (ms), counts and fallbacks."""
+    """What happened in one turn: decisions, timings (ms), counts and fallbacks; per backend, what it was sent
+    and how it went (``backends``); ``partial`` when some backend failed or was late and the others answered."""
 
     decision: Decision
     rewrite: RewriteResult
@@ -158,6 +177,8 @@ class Trace:
     fusion: str
     notes: tuple[str, ...] = ()
     llm_calls: tuple[LLMCall, ...] = ()  # every LLM call of the turn (rewrite, variants, HyDE), with its tokens
+    backends: tuple[BackendRun, ...] = ()
+    partial: bool = False
 
     @property
     def llm_usage(self) -> Usage:
@@ -178,6 +199,16 @@ class SearchResponse:
     context: str
     trace: Trace
     memory: Any = None  # convsearch.history.Memory when the turn ran in a stored session
+
+    @property
+    def partial(self) -> bool:
+        """Some backend failed or missed the deadline; the results are the other backends' (see ``errors``)."""
+        return self.trace.partial
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        """``"backend: failed: why"`` / ``"backend: late: why"`` per backend that did not answer."""
+        return tuple(f"{b.backend}: {b.status}: {b.why}" for b in self.trace.backends if b.status != "ok")
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -205,7 +236,7 @@ class Usage:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
 
 

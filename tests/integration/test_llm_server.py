@@ -18,8 +18,15 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from convsearch.config import Settings
-from convsearch.llm import (LLMBadOutput, LLMRateLimited, LLMRequestRejected, LLMTimeout, LLMUnavailable, OpenAILLM,
-                            llm_config)
+from convsearch.llm import (
+    LLMBadOutput,
+    LLMRateLimited,
+    LLMRequestRejected,
+    LLMTimeout,
+    LLMUnavailable,
+    OpenAILLM,
+    llm_config,
+)
 from convsearch.rewrite import get_rewriter
 from convsearch.rewrite.enhance import EnhanceRequest, HyDE
 from convsearch.rewrite.llm import HybridVariants, LLMRewriter, LLMSummarizer, LLMVariants
@@ -32,7 +39,8 @@ KEY = "sk-test-SECRET-5f3c9a1e77"
 SLACK_S = 1.0  # generous: the precise number is in the benchmark
 ZH = (Message("user", "AnySearch 支持哪些检索方式？"), Message("assistant", "支持 BM25、向量和混合检索。"))
 EN = (Message("user", "Who founded SpaceX?"), Message("assistant", "Elon Musk founded SpaceX in 2002."))
-ANSWERS = {"价格呢？": "AnySearch 的价格", "When did it first launch a rocket?": "When did SpaceX first launch a rocket?"}
+ANSWERS = {"价格呢？": "AnySearch 的价格",
+           "When did it first launch a rocket?": "When did SpaceX first launch a rocket?"}
 
 
 @pytest.fixture(autouse=True)
@@ -282,21 +290,16 @@ def test_llm_variants_merged_with_heuristic_ones(srv, opened):
 
 
 def test_pipeline_with_llm_variants_and_the_default_rewriter(srv, bm25_index):
-    from convsearch import search_with_context
-    from convsearch.rewrite import default_rewriter, default_variant_maker
+    from convsearch import Pipeline
 
     s = settings(srv, llm_variants="on")
     srv.push(Reply.of("AnySearch 的价格"), Reply.json({"variants": ["AnySearch 的收费"]}))
-    try:
-        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index, settings=s)
+    with Pipeline.from_settings(s, backend=bm25_index) as p:  # its own LLM clients, closed on exit
+        r = p.search("价格呢？", [{"role": "user", "content": ZH[0].content}])
         assert r.standalone_query == "AnySearch 的价格" and r.rewrite.method == "llm"
         assert r.variants[0] == "AnySearch 的收费" and r.hits[0].id == "zh-any-price"
         assert len(srv.requests) == 2
-    finally:
-        default_rewriter(s).close()
-        default_variant_maker(s).llm_variants.llm.close()
-        default_rewriter.cache_clear()
-        default_variant_maker.cache_clear()
+        assert [c.step for c in r.trace.llm_calls] == ["rewrite", "variants"]  # each call in the trace
 
 
 # --- tool calls and token usage (the agent's contract) ---------------------------------------------------
@@ -325,7 +328,8 @@ def test_a_tool_call_round_trip(srv, opened):
     assert sent["tools"] == [WEB_SEARCH]
     assert sent["messages"][2]["tool_calls"][0]["function"] == {"name": "web_search",
                                                                 "arguments": '{"query": "AnySearch 价格"}'}
-    assert sent["messages"][3] == {"role": "tool", "tool_call_id": "call_1", "content": "[1] AnySearch 专业版每月 99 元"}
+    assert sent["messages"][3] == {"role": "tool", "tool_call_id": "call_1",
+                                   "content": "[1] AnySearch 专业版每月 99 元"}
     assert (llm.stats.prompt_tokens, llm.stats.completion_tokens) == (330, 30)
 
 
@@ -345,7 +349,8 @@ def test_usage_is_counted_and_missing_usage_is_zero(srv, opened):
 
     llm = OpenAILLM(llm_config(settings(srv)))
     opened(llm)
-    srv.push(Reply.of("AnySearch 的价格").with_usage(95, 7), Reply.of("x").with_usage(None), Reply.empty().with_usage(40, 0))
+    srv.push(Reply.of("AnySearch 的价格").with_usage(95, 7), Reply.of("x").with_usage(None),
+             Reply.empty().with_usage(40, 0))
     assert llm.complete([Message("user", "价格呢？")]).usage == Usage(95, 7)
     assert llm.complete([Message("user", "价格呢？")]).usage == Usage()
     with pytest.raises(LLMBadOutput) as info:
@@ -357,7 +362,8 @@ def test_usage_is_counted_and_missing_usage_is_zero(srv, opened):
 def test_a_rewrite_reports_its_tokens_from_the_server(srv, opened):
     from convsearch.types import Usage
 
-    srv.push(Reply.of("AnySearch 支持哪些检索方式以及价格" * 3).with_usage(300, 60), Reply.of("AnySearch 价格").with_usage(330, 5))
+    srv.push(Reply.of("AnySearch 支持哪些检索方式以及价格" * 3).with_usage(300, 60),
+             Reply.of("AnySearch 价格").with_usage(330, 5))
     r = rewriter(srv, opened).rewrite(ZH, "价格呢？")
     assert r.rewritten == "AnySearch 价格" and r.usage == Usage(630, 65)
     assert [(c.step, c.model) for c in r.llm_calls] == [("rewrite", "fake-model")] * 2
@@ -365,7 +371,8 @@ def test_a_rewrite_reports_its_tokens_from_the_server(srv, opened):
 
 def test_async_tool_calls(srv):
     llm = OpenAILLM(llm_config(settings(srv)))
-    srv.push(Reply.tool_calls_of(("web_search", {"query": "SpaceX first launch"}), ("web_search", {"query": "Falcon 1"})))
+    srv.push(Reply.tool_calls_of(("web_search", {"query": "SpaceX first launch"}),
+                                 ("web_search", {"query": "Falcon 1"})))
 
     async def main():
         try:
@@ -500,23 +507,20 @@ class _DenseSpy:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    def search_dense(self, query, **kw):
-        self.dense_queries.append(query)
-        return self.inner.search_dense(query, **kw)
+    def search(self, query, **kw):
+        if kw.get("dense_query"):
+            self.dense_queries.append(kw["dense_query"])
+        return self.inner.search(query, **kw)
 
 
 def _hyde_turn(srv, hybrid_index, *replies):
-    from convsearch import search_with_context
-    from convsearch.rewrite import default_hyde
+    from convsearch import Pipeline
 
     s = settings(srv, hyde="on", rewriter="rules")
     srv.push(*replies)
     spy = _DenseSpy(hybrid_index)
-    try:
-        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=spy, settings=s)
-    finally:
-        default_hyde(s).close()
-        default_hyde.cache_clear()
+    with Pipeline.from_settings(s, backend=spy) as p:
+        r = p.search("价格呢？", [{"role": "user", "content": ZH[0].content}])
     return r, spy
 
 
@@ -526,6 +530,7 @@ def test_hyde_answer_feeds_the_dense_side_and_the_trace_says_so(srv, hybrid_inde
     assert r.standalone_query == "AnySearch 的价格"  # the rules rewrote; the LLM only wrote the passage
     assert spy.dense_queries == [passage]
     assert any(n.startswith("hyde: ") for n in r.trace.notes) and "hyde" in r.trace.timings_ms
+    assert [c.step for c in r.trace.llm_calls] == ["hyde"]
     assert len(srv.requests) == 1 and "参考文档" in srv.requests[0]["json"]["messages"][0]["content"]
     assert srv.requests[0]["json"]["messages"][1]["content"] == "AnySearch 的价格"
     assert r.hits and r.hits[0].id == "zh-any-price"
@@ -547,13 +552,9 @@ def test_hyde_setting_is_checked():
 
 def test_hyde_costs_no_call_without_a_dense_side(srv, bm25_index):
     from convsearch import search_with_context
-    from convsearch.rewrite import default_hyde
 
     s = settings(srv, hyde="on", rewriter="rules")
-    try:
-        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index, settings=s)
-    finally:
-        default_hyde(s).close()
-        default_hyde.cache_clear()
+    # the one-call convenience builds its HyDE writer for this call and closes it on return
+    r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index, settings=s)
     assert srv.requests == [] and "hyde skipped: the backend has no dense side" in r.trace.notes
     assert r.hits and r.hits[0].id == "zh-any-price"

@@ -10,9 +10,24 @@ from pydantic import BaseModel, ConfigDict
 
 from convsearch.config import Settings
 from convsearch.errors import BackendError, ConfigError
-from convsearch.llm import (LLM, Deadline, LLMBadOutput, LLMConfig, LLMTimeout, ScriptedLLM, Secret, assistant_message,
-                            llm_config, llm_configured, parse_structured, request_payload, strip_fences, to_completion,
-                            tool_message, wire_message)
+from convsearch.llm import (
+    LLM,
+    Deadline,
+    LLMBadOutput,
+    LLMConfig,
+    LLMTimeout,
+    ScriptedLLM,
+    Secret,
+    assistant_message,
+    llm_config,
+    llm_configured,
+    parse_structured,
+    request_payload,
+    strip_fences,
+    to_completion,
+    tool_message,
+    wire_message,
+)
 from convsearch.types import Completion, Message, ToolCall, Usage
 
 
@@ -78,7 +93,8 @@ def test_settings_defaults_and_validation():
                 {"CONVSEARCH_REWRITER": "magic"}, {"CONVSEARCH_LLM_TIMEOUT_S": "soon"}):
         with pytest.raises(ConfigError):
             Settings.from_env(env)
-    assert Settings.from_env({"CONVSEARCH_LLM_BLOCKED_WORDS": "竞品, competitor ,"}).llm_blocked == ("竞品", "competitor")
+    blocked = Settings.from_env({"CONVSEARCH_LLM_BLOCKED_WORDS": "竞品, competitor ,"}).llm_blocked
+    assert blocked == ("竞品", "competitor")
 
 
 def test_a_key_passed_as_an_override_becomes_a_secret():
@@ -148,7 +164,8 @@ def test_tools_go_into_the_payload_and_messages_keep_their_tool_fields():
 
 # --- parsing ----------------------------------------------------------------------------------------
 def _resp(content=None, tool_args=None, choices=True, *, tools=(), usage=None, finish="stop"):
-    calls = [SimpleNamespace(id=f"c{i}", function=SimpleNamespace(arguments=a, name=n)) for i, (n, a) in enumerate(tools)]
+    calls = [SimpleNamespace(id=f"c{i}", function=SimpleNamespace(arguments=a, name=n))
+             for i, (n, a) in enumerate(tools)]
     if tool_args:
         calls.append(SimpleNamespace(id="c9", function=SimpleNamespace(arguments=tool_args, name="Pick")))
     msg = SimpleNamespace(content=content, tool_calls=calls or None)

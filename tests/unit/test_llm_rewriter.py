@@ -10,14 +10,32 @@ import pytest
 
 from convsearch import InMemoryBackend, Settings, search_with_context
 from convsearch.errors import ConfigError
+from convsearch.infra.cache import MemoryCache, cache_key
 from convsearch.llm import LLMRateLimited, LLMTimeout, ScriptedLLM
 from convsearch.rewrite import REWRITERS, get_rewriter
-from convsearch.infra.cache import MemoryCache, cache_key
-from convsearch.rewrite.enhance import (Chain, EnhanceRequest, EnhancerRewriter, Gated, HyDE, Logged, Passthrough,
-                                        Rules, SkipFilterOnly, auto_rewriter, hyde_search)
 from convsearch.rewrite.enhance import LLM as LLMEnhancer
-from convsearch.rewrite.llm import (GuardLimits, HybridVariants, LLMRewriter, LLMSummarizer, LLMVariants,
-                                    REWRITE_PROMPTS, merge_variants)
+from convsearch.rewrite.enhance import (
+    Chain,
+    EnhanceRequest,
+    EnhancerRewriter,
+    Gated,
+    HyDE,
+    Logged,
+    Passthrough,
+    Rules,
+    SkipFilterOnly,
+    auto_rewriter,
+    hyde_search,
+)
+from convsearch.rewrite.llm import (
+    REWRITE_PROMPTS,
+    GuardLimits,
+    HybridVariants,
+    LLMRewriter,
+    LLMSummarizer,
+    LLMVariants,
+    merge_variants,
+)
 from convsearch.rewrite.rules import RuleRewriter
 from convsearch.types import Document, Message
 
@@ -52,7 +70,8 @@ def test_english_prompt_topic_and_window():
     assert not r.fell_back
     msgs = llm.calls[0][0]
     assert msgs[0]["content"] == rw.plan(hist, "x", "SpaceX | History").system
-    assert "At most 20 words" in msgs[0]["content"] and "The conversation is about: SpaceX | History" in msgs[0]["content"]
+    system = msgs[0]["content"]
+    assert "At most 20 words" in system and "The conversation is about: SpaceX | History" in system
     assert len(msgs) == 1 + 4 + 1 and msgs[-2]["content"] == EN[1].content
 
 
@@ -135,13 +154,15 @@ def test_llm_rewriter_falls_back_to_the_original_with_the_reason(reply, why):
 
 
 def test_blocked_words():
-    r = LLMRewriter(ScriptedLLM(["AnySearch 的价格"]), limits=GuardLimits(blocked=("anysearch",))).rewrite(ZH, "价格呢？")
+    rw = LLMRewriter(ScriptedLLM(["AnySearch 的价格"]), limits=GuardLimits(blocked=("anysearch",)))
+    r = rw.rewrite(ZH, "价格呢？")
     assert r.fell_back and "blocked words" in r.reason
 
 
 def test_custom_system_prompt():
     llm = ScriptedLLM(["AnySearch 的价格"])
-    LLMRewriter(llm, system_prompt="Rewrite. Max {max_zh_chars} chars. JSON like {\"q\": 1} is fine.").rewrite(ZH, "价格呢？")
+    LLMRewriter(llm, system_prompt="Rewrite. Max {max_zh_chars} chars. JSON like {\"q\": 1} is fine.").rewrite(
+        ZH, "价格呢？")
     assert llm.calls[0][0][0]["content"] == "Rewrite. Max 30 chars. JSON like {\"q\": 1} is fine."
 
 
@@ -249,7 +270,8 @@ def test_llm_variants_are_structured_checked_and_merged_with_heuristic_ones():
     assert llm.calls[0][1].__name__ == "VariantList"
     table = ["AnySearch 的收费标准", "AnySearch 的费用", "AnySearch 多少钱", "AnySearch 的价钱"]
     hybrid = HybridVariants(v, heuristic=lambda q, max_variants: table[:max_variants])
-    assert hybrid("AnySearch 的价格", max_variants=3) == ["AnySearch 的收费标准", "AnySearch 的费用", "AnySearch 多少钱"]
+    assert hybrid("AnySearch 的价格", max_variants=3) == ["AnySearch 的收费标准", "AnySearch 的费用",
+                                                        "AnySearch 多少钱"]
     assert hybrid("AnySearch 的价格", max_variants=0) == []
     assert HybridVariants(v)("AnySearch 的价格", max_variants=3)[0] == "AnySearch 的收费标准"  # the real table
     assert len(llm.calls) == 1  # the second call was a cache hit

@@ -12,6 +12,7 @@ from convsearch.config import Settings
 
 PUBLIC = [
     "BackendError",
+    "BackendRun",
     "Capabilities",
     "Citation",
     "Completion",
@@ -29,6 +30,7 @@ PUBLIC = [
     "InputError",
     "Message",
     "Passthrough",
+    "Pipeline",
     "QueryComparison",
     "Recency",
     "RewriteResult",
@@ -39,11 +41,13 @@ PUBLIC = [
     "Settings",
     "ToolCall",
     "Trace",
+    "TurnPlan",
     "Usage",
     "compare_queries",
     "get_rewriter",
     "history_window",
     "needs_rewrite",
+    "open_backend",
     "search_with_context",
 ]
 

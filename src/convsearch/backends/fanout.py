@@ -27,15 +27,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, TypeVar
 
-from ..errors import BackendError, ConvsearchError
+from ..errors import BackendError, ConvsearchError, DeadlineExceeded
 from ..infra.deadline import Deadline
-from ..types import Hit
+from ..types import BackendRun, Hit
 from .base import FILTER_FIELDS, Capabilities, Filters, Recency, SearchBackend
 from .compose import Applied, asearch_applied
 
@@ -55,20 +56,6 @@ class Route:
     @property
     def name(self) -> str:
         return str(getattr(self.backend, "name", type(self.backend).__name__))
-
-
-@dataclass(frozen=True, slots=True)
-class BackendRun:
-    """How one backend's part of a turn went: ``ok``, ``failed`` (``why``: the error) or ``late`` (missed the
-    deadline); the queries it was sent, its time, and how the options were applied."""
-
-    backend: str
-    status: str
-    queries: tuple[str, ...] = ()
-    why: str = ""
-    ms: float = 0.0
-    notes: tuple[str, ...] = ()
-    hits: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +122,7 @@ async def afan_out(routes: Sequence[Route], *, top_k: int = 10, filters: Filters
     lists: list[tuple[Hit, ...]] = []
     runs: list[BackendRun] = []
     first_exc: BaseException | None = None
-    for i, (route, task) in enumerate(zip(routes, tasks)):
+    for i, (route, task) in enumerate(zip(routes, tasks, strict=True)):
         ms = round(((done_at.get(i) or time.perf_counter()) - t0) * 1000, 3)
         if not task.done():
             task.cancel()
@@ -155,6 +142,10 @@ async def afan_out(routes: Sequence[Route], *, top_k: int = 10, filters: Filters
     if pending:  # let the cancellations land (a worker thread behind one keeps running, its result dropped)
         await asyncio.gather(*pending, return_exceptions=True)
     if routes and all(r.status != OK for r in runs):
+        if len(routes) == 1:  # the only backend: its own error, as if there were no fan-out
+            if first_exc is not None:
+                raise first_exc
+            raise DeadlineExceeded(f"backend {runs[0].backend}: {runs[0].why}")
         raise BackendError("no backend answered: " + "; ".join(f"{r.backend}: {r.status}: {r.why}" for r in runs)) \
             from first_exc
     return FanOutResult(tuple(lists), tuple(runs))
@@ -170,7 +161,8 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     except RuntimeError:
         return _run_on_new_loop(coro)
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="convsearch-fanout") as ex:
-        return ex.submit(_run_on_new_loop, coro).result()
+        # the turn's context (infra.turn: deadline, scope, trace notes) goes along to the worker thread
+        return ex.submit(contextvars.copy_context().run, _run_on_new_loop, coro).result()
 
 
 def _run_on_new_loop(coro: Coroutine[Any, Any, T]) -> T:

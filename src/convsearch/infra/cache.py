@@ -153,7 +153,8 @@ class MemoryCache:
         with self._lock:
             rows = [self._counts.get(ns, [0, 0, 0, 0])] if ns is not None else list(self._counts.values())
             size = len(self._data) if ns is None else sum(1 for k in self._data if k[0] == ns)
-        return CacheStats(*(sum(r[i] for r in rows) for i in range(4)), size=size)
+        hits, misses, evictions, expirations = (sum(r[i] for r in rows) for i in range(4))
+        return CacheStats(hits, misses, evictions, expirations, size)
 
     @property
     def hits(self) -> int:

@@ -56,7 +56,6 @@ class Enhanced:
     reason: str
     fell_back: bool = False
     dense_query: str | None = None
-    variants: tuple[str, ...] = ()
     skipped: bool = False
     steps: tuple[str, ...] = ()
     llm_calls: tuple[LLMCall, ...] = ()
@@ -71,9 +70,14 @@ class Enhanced:
 
 @runtime_checkable
 class Enhancer(Protocol):
+    """One step of query enhancement; ``close()`` releases what it holds (an LLM client; a decorator closes
+    what it wraps)."""
+
     name: str
 
     def enhance(self, request: EnhanceRequest) -> Enhanced: ...
+
+    def close(self) -> None: ...
 
 
 def from_rewrite(r: RewriteResult, step: str | None = None) -> Enhanced:
@@ -88,6 +92,9 @@ class Passthrough:
 
     def enhance(self, request: EnhanceRequest) -> Enhanced:
         return Enhanced(request.query, request.query, "passthrough", "query as typed")
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 class Rules:
@@ -105,6 +112,9 @@ class Rules:
     def enhance(self, request: EnhanceRequest) -> Enhanced:
         return from_rewrite(self.rewriter.rewrite(request.history, request.query, topic=request.topic,
                                                   decision=request.decision))
+
+    def close(self) -> None:
+        self.rewriter.close()
 
 
 class LLM:
@@ -162,9 +172,7 @@ class Chain:
 
     def close(self) -> None:
         for e in self.enhancers:
-            close = getattr(e, "close", None)
-            if close:
-                close()
+            e.close()
 
 
 class Gated:
@@ -184,9 +192,7 @@ class Gated:
         return self.inner.enhance(request)
 
     def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if close:
-            close()
+        self.inner.close()
 
 
 class SkipFilterOnly:
@@ -201,6 +207,9 @@ class SkipFilterOnly:
             return Enhanced(request.query, request.query, "skip", "filter-only request: no query to rewrite",
                             skipped=True, steps=("skip: filter-only",))
         return self.inner.enhance(request)
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 class Logged:
@@ -220,6 +229,9 @@ class Logged:
                             r.query, r.method, r.reason, " (fell back)" if r.fell_back else "",
                             (time.perf_counter() - t0) * 1000)
         return r
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 class HyDE:
@@ -249,16 +261,20 @@ class HyDE:
         return replace(base, dense_query=text, reason=_join([base.reason, why]), steps=(*base.steps, why),
                        llm_calls=(*base.llm_calls, *calls))
 
+    def close(self) -> None:
+        self.inner.close()
+        close = getattr(self.llm, "close", None)  # the LLM contract (llm.py) declares no close yet
+        if close:
+            close()
+
 
 def hyde_search(backend: Any, enhanced: Enhanced, *, top_k: int = 10, filters: dict[str, Any] | None = None) -> list[Any]:
-    """Search a hybrid backend the HyDE way: BM25 with ``enhanced.query``, dense with ``enhanced.dense_query``,
-    fused by RRF. Backends without separate sides (or no hypothetical answer) get one ordinary search."""
-    from ..fuse import fuse_rrf
-
-    if enhanced.dense_query and hasattr(backend, "search_bm25") and hasattr(backend, "search_dense") \
-            and getattr(backend, "embedder", None) is not None:
-        return fuse_rrf([backend.search_bm25(enhanced.query, top_k=top_k, filters=filters),
-                         backend.search_dense(enhanced.dense_query, top_k=top_k, filters=filters)], limit=top_k)
+    """Search a backend the HyDE way: ``backend.search(query, dense_query=passage)`` when it declares a dense
+    side (its keyword side searches the query, its dense side the passage, fused by the backend); backends
+    without one (or no hypothetical answer) get one ordinary search."""
+    caps = getattr(backend, "capabilities", None)
+    if enhanced.dense_query and caps is not None and caps.dense:
+        return backend.search(enhanced.query, top_k=top_k, filters=filters, dense_query=enhanced.dense_query)
     return backend.search(enhanced.query, top_k=top_k, filters=filters)
 
 
@@ -277,9 +293,7 @@ class EnhancerRewriter:
         return self.enhancer.enhance(EnhanceRequest(query, tuple(history), topic, decision=decision)).as_rewrite()
 
     def close(self) -> None:
-        close = getattr(self.enhancer, "close", None)
-        if close:
-            close()
+        self.enhancer.close()
 
     def __repr__(self) -> str:
         return f"EnhancerRewriter({self.name})"

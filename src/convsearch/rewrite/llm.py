@@ -33,14 +33,21 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..gate import needs_rewrite
+from ..infra.cache import MemoryCache, NullCache, TTLCache, cache_key
 from ..infra.deadline import Deadline
 from ..llm import LLM, LLMError
 from ..text import detect_lang, words
 from ..types import Completion, Decision, LLMCall, Message, RewriteResult
 from ..window import history_window
-from ..infra.cache import MemoryCache, NullCache, TTLCache, cache_key
-from .guard import (MAX_EN_WORDS, MAX_ZH_CHARS, blocked_words_found, content_words, language_problem,
-                    length_problem, output_problem)
+from .guard import (
+    MAX_EN_WORDS,
+    MAX_ZH_CHARS,
+    blocked_words_found,
+    content_words,
+    language_problem,
+    length_problem,
+    output_problem,
+)
 
 log = logging.getLogger("convsearch.llm")
 
@@ -154,7 +161,8 @@ def clean_output(text: str) -> str:
 
 SUMMARY_NAME = "summary"  # history.memory: the stored summary comes first, as a user message of this name
 _SUMMARY_LINE = {"en": "\nSummary of the earlier conversation: {summary}", "zh": "\n更早对话的摘要：{summary}"}
-_PREVIOUS_SUMMARY = {"en": "\nThe summary so far (update it): {summary}", "zh": "\n已有的摘要（在此基础上更新）：{summary}"}
+_PREVIOUS_SUMMARY = {"en": "\nThe summary so far (update it): {summary}",
+                     "zh": "\n已有的摘要（在此基础上更新）：{summary}"}
 
 
 def split_summary(history: Sequence[Message]) -> tuple[str | None, list[Message]]:
@@ -496,16 +504,28 @@ class LLMVariants:
     def __call__(self, query: str, *, max_variants: int = 3, calls: list[LLMCall] | None = None) -> list[str]:
         return self.generate(query, max_variants, calls=calls)[0]
 
+    def close(self) -> None:
+        close = getattr(self.llm, "close", None)  # the LLM contract (llm.py) declares no close yet
+        if close:
+            close()
+
 
 class HybridVariants:
     """LLM variants first, then the heuristic table's, deduplicated and capped: a drop-in for
     ``variants.make_variants`` (``HybridVariants(LLMVariants(llm))("AnySearch 的价格", max_variants=3)``)."""
 
-    def __init__(self, llm_variants: Callable[..., list[str]], heuristic: Callable[..., list[str]] | None = None) -> None:
+    def __init__(self, llm_variants: Callable[..., list[str]],
+                 heuristic: Callable[..., list[str]] | None = None) -> None:
         from ..variants import make_variants
 
         self.llm_variants = llm_variants
         self.heuristic = heuristic or make_variants
+
+    def close(self) -> None:
+        """Close the LLM side (the heuristic table holds nothing)."""
+        close = getattr(self.llm_variants, "close", None)  # any callable may be the LLM side
+        if close:
+            close()
 
     def __call__(self, query: str, *, max_variants: int = 3, calls: list[LLMCall] | None = None) -> list[str]:
         """The merged variants; the LLM's call is appended to ``calls`` when given (the turn's trace)."""

@@ -66,6 +66,10 @@ class RuleRewriter:
     """Offline rewriter for Chinese and English follow-ups; pure and cheap (no I/O, no model)."""
 
     name = "rules"
+    uncertain_below = 0.0  # the gate decides alone: a standalone verdict is never second-guessed
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
                 decision: Decision | None = None) -> RewriteResult:
@@ -95,8 +99,8 @@ class RuleRewriter:
         span = partial_name_span(query, name) if name and name_like(name) else None
         if span is not None:
             out = query[: span[0]] + name + query[span[1]:]
-            return RewriteResult(query, out, "rules", f"gate: {decision.reason}; alias: {query[span[0]:span[1]]} → {name}",
-                                 False)
+            return self._checked(query, out, history, topic,
+                                 f"gate: {decision.reason}; alias: {query[span[0]:span[1]]} → {name}")
         if lang == "zh":
             out, op = _rewrite_zh(query, focus, history)
         else:

@@ -98,7 +98,7 @@ class KeyRing:
     def from_settings(cls, settings: Settings) -> "KeyRing":
         """Keys from ``settings.api_keys`` and ``settings.api_keys_file``; open when none and auth is not ``on``."""
         by_digest: dict[str, Tenant] = {}
-        for item in (x.strip() for x in settings.api_keys.split(",")):
+        for item in (x.strip() for x in (settings.api_keys.reveal() if settings.api_keys else "").split(",")):
             if not item:
                 continue
             name, sep, key = item.partition(":")
