@@ -3,9 +3,7 @@ metadata each returned document carries (framework-free, so it is tested once)."
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import Settings
@@ -65,22 +63,32 @@ def hit_metadata(r: SearchResponse, hit: Hit, n: int) -> dict[str, Any]:
     return md
 
 
-@dataclass
 class Turn:
-    """One conversational search turn over ``backend``: ``run(query, history=…, session_id=…, k=…)``.
+    """One conversational search turn over a ``convsearch.Pipeline``: ``run(query, history=…, session_id=…, k=…)``.
 
-    ``store`` (a ``convsearch.history`` store) makes ``session_id`` mean a stored conversation under
-    ``tenant`` / ``agent``: its history is the context and the turn is recorded; without a store a
-    ``session_id`` is an InputError (nothing to read it from).
+    ``pipeline``: a Pipeline to use (its owner closes it); otherwise one is built on first use over ``backend``
+    from ``settings`` (default: the environment, ``Settings.from_env()``; the rewriter is ``CONVSEARCH_REWRITER``)
+    and released by ``close()``. ``store`` (a ``convsearch.history`` store) makes ``session_id`` mean a stored
+    conversation under ``tenant`` / ``agent``: its history is the context and the turn is recorded; without a
+    store a ``session_id`` is an InputError (nothing to read it from).
     """
 
-    backend: Any
-    settings: Settings | None = None
-    store: Any = None
-    tenant: str = "local"
-    agent: str = "integration"
-    filters: Mapping[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    def __init__(self, backend: Any = None, settings: Settings | None = None, store: Any = None,
+                 tenant: str = "local", agent: str = "integration", filters: Mapping[str, Any] | None = None, *,
+                 pipeline: Any = None) -> None:
+        if backend is None and pipeline is None:
+            raise InputError("give a backend (any convsearch SearchBackend) or a pipeline (convsearch.Pipeline)")
+        self.backend, self.settings, self.store = backend, settings, store
+        self.tenant, self.agent, self.filters = tenant, agent, dict(filters) if filters else None
+        self._pipeline, self._owned = pipeline, pipeline is None
+
+    @property
+    def pipeline(self) -> Any:
+        if self._pipeline is None:
+            from ..pipeline import Pipeline
+
+            self._pipeline = Pipeline.from_settings(self.settings or Settings.from_env(), backend=self.backend)
+        return self._pipeline
 
     def _session(self, session_id: str | None) -> Any:
         if not session_id:
@@ -93,14 +101,19 @@ class Turn:
 
     def run(self, query: str, *, history: Sequence[Any] | None = None, session_id: str | None = None,
             k: int | None = None) -> SearchResponse:
-        from ..pipeline import search_with_context
+        return self.pipeline.search(query, to_messages(history), top_k=k, filters=self.filters,
+                                    session=self._session(session_id))
 
-        return search_with_context(query, to_messages(history), backend=self.backend, settings=self.settings,
-                                   top_k=k, filters=dict(self.filters) if self.filters else None,
-                                   session=self._session(session_id), **self.extra)
+    async def arun(self, query: str, *, history: Sequence[Any] | None = None, session_id: str | None = None,
+                   k: int | None = None) -> SearchResponse:
+        return await self.pipeline.asearch(query, to_messages(history), top_k=k, filters=self.filters,
+                                           session=self._session(session_id))
 
-    async def arun(self, query: str, **kw: Any) -> SearchResponse:
-        return await asyncio.to_thread(self.run, query, **kw)
+    def close(self) -> None:
+        """Release the Pipeline this Turn built (not one it was given, nor the backend)."""
+        if self._owned and self._pipeline is not None:
+            self._pipeline.close()
+            self._pipeline = None
 
 
 def missing(extra: str, exc: ImportError) -> ImportError:

@@ -27,7 +27,7 @@ try:
     from langchain_core.documents import Document as LCDocument
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.runnables.config import RunnableConfig, ensure_config
-    from pydantic import ConfigDict
+    from pydantic import ConfigDict, PrivateAttr
 except ImportError as exc:  # the optional extra
     raise missing("langchain", exc) from exc
 
@@ -39,7 +39,7 @@ _PER_CALL = ("chat_history", "session_id")
 
 
 class ConvSearchRetriever(BaseRetriever):
-    """A history-aware LangChain retriever over any convsearch backend.
+    """A history-aware LangChain retriever over any convsearch backend (or a ``convsearch.Pipeline``).
 
     ``k``: results per call (``invoke(q, k=3)`` overrides it); ``store`` + ``session_id`` (or
     ``configurable.session_id``): a stored conversation under ``tenant``/``agent``; ``filters``: convsearch
@@ -48,7 +48,8 @@ class ConvSearchRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    backend: Any
+    backend: Any = None
+    pipeline: Any = None
     k: int = 5
     settings: Any = None
     store: Any = None
@@ -57,8 +58,18 @@ class ConvSearchRetriever(BaseRetriever):
     agent: str = "langchain"
     filters: dict[str, Any] | None = None
 
+    _turn_: Any = PrivateAttr(default=None)
+
     def _turn(self) -> Turn:
-        return Turn(self.backend, self.settings, self.store, self.tenant, self.agent, self.filters)
+        if self._turn_ is None:  # one Pipeline per retriever, built on first use
+            self._turn_ = Turn(self.backend, self.settings, self.store, self.tenant, self.agent, self.filters,
+                               pipeline=self.pipeline)
+        return self._turn_
+
+    def close(self) -> None:
+        """Release the Pipeline this retriever built (not the backend, nor a pipeline it was given)."""
+        if self._turn_ is not None:
+            self._turn_.close()
 
     @staticmethod
     def _with_config(config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -101,11 +112,13 @@ class LangChainBackend:
     one, else the reciprocal rank.
     """
 
-    capabilities = Capabilities(remote=True)
-
-    def __init__(self, retriever: Any, *, name: str = "langchain") -> None:
+    def __init__(self, retriever: Any, *, name: str = "langchain", remote: bool = False) -> None:
         self.retriever = retriever
         self.name = name
+        # ``remote``: the retriever calls a service over the network. The pipeline treats an all-remote turn as
+        # a web search (a default recency window for time-sensitive questions), so a team's own vector store
+        # stays False unless it is a web search.
+        self.capabilities = Capabilities(remote=remote)
 
     def _hits(self, docs: Sequence[Any], top_k: int) -> list[Hit]:
         out: list[Hit] = []

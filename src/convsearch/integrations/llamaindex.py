@@ -37,14 +37,14 @@ class ChatQueryBundle(QueryBundle):
 class ConvSearchRetriever(BaseRetriever):
     """A history-aware LlamaIndex retriever over any convsearch backend."""
 
-    def __init__(self, backend: Any, *, k: int = 5, settings: Any = None, store: Any = None,
+    def __init__(self, backend: Any = None, *, pipeline: Any = None, k: int = 5, settings: Any = None, store: Any = None,
                  session_id: str | None = None, chat_history: Sequence[Any] | None = None, tenant: str = "local",
                  agent: str = "llamaindex", filters: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.k = k
         self.session_id = session_id
         self.chat_history = list(chat_history or [])
-        self._turn = Turn(backend, settings, store, tenant, agent, filters)
+        self._turn = Turn(backend, settings, store, tenant, agent, filters, pipeline=pipeline)
 
     def _args(self, bundle: QueryBundle) -> dict[str, Any]:
         history = getattr(bundle, "chat_history", None) or self.chat_history
