@@ -63,7 +63,8 @@ def test_index_delete_and_copy(tmp_path, run_cli):
     (["index", "--backend", "milvus"], {}, "give PATH... to index or --delete ID", 2),
     (["index", "x.jsonl", "--backend", "milvus"], {"CONVSEARCH_MILVUS_URI": "kb.sqlite"}, "must end in .db", 3),
     (["copy-index", "--data-dir", "empty"], {}, "no index at", 4),
-    (["index", "x.jsonl", "--backend", "milvus"], {"CONVSEARCH_MILVUS_URI": "http://127.0.0.1:9"}, "cannot open Milvus", 5),
+    (["index", "x.jsonl", "--backend", "milvus"], {"CONVSEARCH_MILVUS_URI": "http://127.0.0.1:9"},
+     "cannot open Milvus", 5),
 ])
 def test_bad_input_is_one_line(tmp_path, run_cli, args, env, needle, code):
     (tmp_path / "x.jsonl").write_text(json.dumps(DOCS[0], ensure_ascii=False) + "\n", encoding="utf-8")

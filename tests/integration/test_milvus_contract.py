@@ -14,7 +14,7 @@ from convsearch.backends.milvus import MilvusBackend  # noqa: E402
 
 # the shipped suites come with the `backends` branch; until main has them this module says so and skips
 _suites = pytest.importorskip("convsearch.backends.testing",
-                              reason="convsearch.backends.testing (the shipped contract suites) is not on this branch yet")
+                              reason="convsearch.backends.testing (the shipped contract suites) is missing")
 CONTRACT_DOCS, CONTRACT_TODAY = _suites.CONTRACT_DOCS, _suites.CONTRACT_TODAY
 SearchBackendContract, WritableBackendContract = _suites.SearchBackendContract, _suites.WritableBackendContract
 from convsearch.embed import HashEmbedder  # noqa: E402

@@ -34,7 +34,8 @@ def test_every_history_shape_becomes_our_messages():
 
 
 def test_tool_messages_are_marked_so_the_window_drops_them():
-    got = to_messages([SimpleNamespace(type="tool", content="{}"), SimpleNamespace(type="ai", content="", tool_calls=[{"id": 1}])])
+    got = to_messages([SimpleNamespace(type="tool", content="{}"),
+                       SimpleNamespace(type="ai", content="", tool_calls=[{"id": 1}])])
     assert [m.kind for m in got] == ["tool_result", "tool_call"]
 
 

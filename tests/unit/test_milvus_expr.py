@@ -28,8 +28,8 @@ def _unquote(lit: str) -> str:
     return "".join(out)
 
 
-@pytest.mark.parametrize("value", ['zh', '中文', 'zh" or lang != "', 'a\\', 'a\\" or 1==1 or "', '"); drop', "x' or '1'='1",
-                                   "价格\" || id like \"%"])
+@pytest.mark.parametrize("value", ['zh', '中文', 'zh" or lang != "', 'a\\', 'a\\" or 1==1 or "', '"); drop',
+                                   "x' or '1'='1", "价格\" || id like \"%"])
 def test_quote_round_trips_and_never_ends_early(value):
     assert _unquote(quote(value)) == value
 
@@ -43,7 +43,8 @@ def test_control_characters_are_refused(value):
 def test_filter_expr_fields_and_dates():
     assert filter_expr(None) == ""
     assert filter_expr({"lang": "zh"}) == 'lang == "zh"'
-    e = filter_expr(Filters(source="kb 知识库", source_type="faq", kb_version="v2", date_from="2024", date_to="2024-06"))
+    e = filter_expr(Filters(source="kb 知识库", source_type="faq", kb_version="v2", date_from="2024",
+                            date_to="2024-06"))
     assert e == ('source == "kb 知识库" and source_type == "faq" and kb_version == "v2" and day != "" '
                  'and day >= "2024-01-01" and day <= "2024-06-01"')
 
@@ -69,8 +70,9 @@ def test_unknown_filter_field_is_one_clear_error():
         filter_expr({"lang or 1": "x"})
 
 
-@pytest.mark.parametrize("raw,day", [("2024", "2024-01-01"), ("2024-06", "2024-06-01"), ("2024-06-30T10:00", "2024-06-30"),
-                                     (None, ""), ("", ""), ("June 2024", ""), ("2024-02-30", "")])
+@pytest.mark.parametrize("raw,day", [("2024", "2024-01-01"), ("2024-06", "2024-06-01"),
+                                     ("2024-06-30T10:00", "2024-06-30"), (None, ""), ("", ""), ("June 2024", ""),
+                                     ("2024-02-30", "")])
 def test_iso_day(raw, day):
     assert iso_day(raw) == day
 

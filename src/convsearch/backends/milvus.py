@@ -178,7 +178,8 @@ def _pymilvus() -> Any:
     try:
         import pymilvus
     except ImportError as exc:
-        raise ConfigError("the milvus backend needs pymilvus and milvus-lite: pip install 'convsearch[milvus]'") from exc
+        raise ConfigError("the milvus backend needs pymilvus and milvus-lite: "
+                          "pip install 'convsearch[milvus]'") from exc
     # pymilvus logs every failed RPC with a traceback at ERROR; we raise one clear line instead
     logging.getLogger("pymilvus").setLevel(logging.CRITICAL)
     logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)
@@ -269,7 +270,8 @@ class MilvusBackend:
                                    f"{meta.get('convsearch_schema')!r}); choose another CONVSEARCH_MILVUS_PREFIX")
             if (meta.get("embedder"), meta.get("dim")) != (want["embedder"], want["dim"]):
                 raise BackendError(f"Milvus collection {name} holds vectors of {meta.get('embedder')!r} "
-                                   f"(dim {meta.get('dim')}), not {want['embedder']!r} (dim {want['dim']}): use the same embedder "
+                                   f"(dim {meta.get('dim')}), not {want['embedder']!r} (dim {want['dim']}): "
+                                   "use the same embedder "
                                    "(CONVSEARCH_DENSE) or another CONVSEARCH_MILVUS_PREFIX")
             c.load_collection(name)
             return
@@ -413,8 +415,9 @@ class MilvusBackend:
             return ("faq",) if f.source_type.lower() == "faq" else ("documents",)
         return COLLECTIONS
 
-    def search_many(self, queries: Sequence[str], *, top_k: int = 10, filters: Filters | Mapping[str, Any] | None = None,
-                    recency: Recency | str | None = None, dense_query: str | None = None) -> list[Hit]:
+    def search_many(self, queries: Sequence[str], *, top_k: int = 10,
+                    filters: Filters | Mapping[str, Any] | None = None, recency: Recency | str | None = None,
+                    dense_query: str | None = None) -> list[Hit]:
         """Every query variant in one hybrid call per collection (nq = len(queries)), merged by id keeping the
         best score. ``dense_query`` (a hypothetical answer) replaces the first query on the dense side."""
         if self._closed:
@@ -497,7 +500,8 @@ class MilvusBackend:
         for v in range(len(idx)):
             d = merge_best([per[v] for per in dense], top_k=top_k)
             fused = fuse_rrf([bm25_merged[v], d], k=RRF_K, limit=top_k)
-            out.append([Hit(h.id, h.title, h.text, h.score, h.url, h.date, "hybrid", h.rank, h.metadata) for h in fused])
+            out.append([Hit(h.id, h.title, h.text, h.score, h.url, h.date, "hybrid", h.rank, h.metadata)
+                        for h in fused])
         return out
 
     def search(self, query: str, *, top_k: int = 10, filters: Filters | Mapping[str, Any] | None = None,
@@ -534,7 +538,7 @@ class MilvusBackend:
             return
         server_manager_instance.release_server(self.uri)
 
-    def __enter__(self) -> "MilvusBackend":
+    def __enter__(self) -> MilvusBackend:
         return self
 
     def __exit__(self, *exc: Any) -> None:

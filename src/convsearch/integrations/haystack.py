@@ -29,7 +29,8 @@ from ..types import SearchResponse
 class ConvSearchRetriever:
     """A conversational retriever component over any convsearch backend."""
 
-    def __init__(self, backend: Any = None, *, pipeline: Any = None, top_k: int = 5, settings: Any = None, store: Any = None,
+    def __init__(self, backend: Any = None, *, pipeline: Any = None, top_k: int = 5, settings: Any = None,
+                 store: Any = None,
                  session_id: str | None = None, tenant: str = "local", agent: str = "haystack",
                  filters: dict[str, Any] | None = None) -> None:
         self.top_k = top_k

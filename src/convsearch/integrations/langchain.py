@@ -9,7 +9,8 @@ source URL, title, date, citation number, the standalone query and the rewrite's
 ``SearchBackend``, so convsearch's rewriting runs in front of it.
 
 >>> retriever = ConvSearchRetriever(backend=index, k=3)                       # doctest: +SKIP
->>> docs = retriever.invoke("价格呢？", config={"configurable": {"chat_history": [("human", "AnySearch 支持哪些检索方式？")]}})
+>>> history = [("human", "AnySearch 支持哪些检索方式？")]
+>>> docs = retriever.invoke("价格呢？", config={"configurable": {"chat_history": history}})
 >>> docs[0].metadata["standalone_query"]
 'AnySearch 的价格'
 """

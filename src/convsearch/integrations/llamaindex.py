@@ -6,7 +6,8 @@ carrying a ``chat_history`` attribute), from the retriever's own ``chat_history`
 standalone query and the rewrite's reason.
 
 >>> r = ConvSearchRetriever(backend=index, k=3)                                    # doctest: +SKIP
->>> r.retrieve(ChatQueryBundle("价格呢？", chat_history=[("user", "AnySearch 支持哪些检索方式？")]))[0].node.metadata["standalone_query"]
+>>> nodes = r.retrieve(ChatQueryBundle("价格呢？", chat_history=[("user", "AnySearch 支持哪些检索方式？")]))
+>>> nodes[0].node.metadata["standalone_query"]
 'AnySearch 的价格'
 """
 
@@ -37,7 +38,8 @@ class ChatQueryBundle(QueryBundle):
 class ConvSearchRetriever(BaseRetriever):
     """A history-aware LlamaIndex retriever over any convsearch backend."""
 
-    def __init__(self, backend: Any = None, *, pipeline: Any = None, k: int = 5, settings: Any = None, store: Any = None,
+    def __init__(self, backend: Any = None, *, pipeline: Any = None, k: int = 5, settings: Any = None,
+                 store: Any = None,
                  session_id: str | None = None, chat_history: Sequence[Any] | None = None, tenant: str = "local",
                  agent: str = "llamaindex", filters: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
