@@ -24,16 +24,22 @@ from dataclasses import replace
 from .. import lexicon as lx
 from ..gate import en_ellipsis, en_info_question, needs_rewrite
 from ..text import detect_lang, is_cjk, tagged
-from ..types import Decision, Message, RewriteResult
+from ..types import Decision, DecisionKind, Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, _word_at, class_reference, definite_expansion, en_feedback_pronoun, en_tokens,
                        en_request_part, find_focus, has_pronoun, leans_on_focus, mentions, name_like, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
-                       zh_anaphor_at, _ZH_NE_RE, zh_ellipsis, zh_lead)
-from .guard import unfaithful_words
+                       zh_anaphor_at, _ZH_NE_RE, zh_classifier_reference, zh_ellipsis, zh_lead)
+from .frame import compare_in_history, complete_fragment
+from .introduced import introduced_entity
+from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .offer import accepted_offer
 from .ordinal import resolve_ordinal
 
 _TRAIL_PUNCT = "？?！!。.，,~～ \t"
+_EN_PERSON_PRON_RE = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
+_ZH_PERSON_PRON_RE = re.compile(r"他|她")
+_EN_PLURAL_PRON_RE = re.compile(r"\b(?:they|them|their|these|those)\b", re.IGNORECASE)
+_ZH_PLURAL_PRON_RE = re.compile(r"们|这些|那些")
 _PRODUCTISH = frozenset({"nz", "eng", "nt"})
 
 
@@ -91,6 +97,17 @@ class RuleRewriter:
                                  f"gate: {decision.reason}; offer accepted: {offer}")
         if focus.frame and decision.is_frame:
             focus = self._resolve_frame(history, focus, topic)
+        if decision.kind is DecisionKind.PRONOUN:
+            # "Which airline …?" → "KLM …" → "its baggage allowance": the pronoun takes what the answer introduced
+            person = bool((_EN_PERSON_PRON_RE if lang == "en" else _ZH_PERSON_PRON_RE).search(query))
+            plural = bool((_EN_PLURAL_PRON_RE if lang == "en" else _ZH_PLURAL_PRON_RE).search(query))
+            intro = introduced_entity(history, lang) if not person and not plural else None
+            if intro is not None and intro.text.lower() not in query.lower():
+                focus = replace(focus, entity=intro, person=intro if person else focus.person, subject=intro)
+        if focus.frame:
+            done = complete_fragment(query, focus.frame, lang) or compare_in_history(query, history, lang)
+            if done is not None:
+                return self._checked(query, done[0], history, topic, f"gate: {decision.reason}; {done[1]}")
         name = topic_entity(topic) if topic else ""
         span = partial_name_span(query, name) if name and name_like(name) else None
         if span is not None:
@@ -111,6 +128,10 @@ class RuleRewriter:
         bad = unfaithful_words(out, query, history, topic)
         if bad:
             return RewriteResult(query, query, "rules", f"unfaithful rewrite rejected ({', '.join(sorted(bad))})", True)
+        out = fluency_repair(out, query)
+        why = fluency_problem(out, query)
+        if why:
+            return RewriteResult(query, query, "rules", f"{how}; not fluent, rejected: {why}", True)
         return RewriteResult(query, out, "rules", how, False)
 
 
@@ -153,7 +174,9 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
         if ent is not None and ent.text not in body:
             return _attach(ent.text, body, de=True), f"ellipsis completion with {ent.text}"
         return body, "ellipsis without a focus"
-    # 3. pronoun → entity
+    # 3. pronoun → entity; "这张卡" names the focus by its kind (the focus ends in 卡)
+    if ent is not None and (cref := zh_classifier_reference(body, ent.text)) is not None:
+        return _join_zh(body[:cref[0]], ent.text, body[cref[1]:]), f"classifier reference {body[cref[0]:cref[1]]} → {ent.text}"
     toks = tagged(body)
     for i, (w, t) in enumerate(toks):
         if not zh_anaphor_at(toks, i):
