@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-unit bench bench-serve serve eval docs clean
+.PHONY: demo test test-unit lint bench bench-serve serve eval docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,14 +14,19 @@ $(STAMP): pyproject.toml
 
 ## demo: index the bundled zh/en corpus and play the scripted conversations (offline, no key)
 demo: $(STAMP)
-	$(VENV)/bin/convsearch demo --data-dir .convsearch/demo
+	$(VENV)/bin/convsearch demo
 
-## test: the whole suite (unit, integration, e2e)
+## test: the whole suite (unit, integration, e2e; tests/unit/test_lint.py runs ruff and mypy too)
 test: $(STAMP)
 	$(PY) -m pytest
 
 test-unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
+
+## lint: ruff over the tree (config and baseline in pyproject.toml) and mypy --strict over its target list
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 ## bench: speed benchmarks → docs/BENCHMARKS.md
 bench: $(STAMP)
@@ -33,7 +38,7 @@ bench-serve: $(STAMP)
 
 ## serve: the HTTP API, MCP endpoint and playground on http://127.0.0.1:8000 over the demo index (make demo first)
 serve: $(STAMP)
-	$(VENV)/bin/convsearch serve --data-dir .convsearch/demo
+	$(VENV)/bin/convsearch serve
 
 ## eval: rerun the quality rows of eval/expected.yaml, OK / FAIL each
 eval: $(STAMP)

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import batch_rewrite  # noqa: E402
 import bm25_100k  # noqa: E402
+import fanout  # noqa: E402
 import history  # noqa: E402
 import hybrid  # noqa: E402
 import llm_path  # noqa: E402
@@ -39,6 +40,7 @@ BENCHMARKS = {
     "hybrid": hybrid,
     "llm_path": llm_path,
     "history": history,
+    "fanout": fanout,
     "regress": regress,
 }
 
@@ -87,6 +89,11 @@ def _summary(res: dict[str, dict]) -> list[tuple]:
             target = 5.0 if "sqlite" in name.lower() else 10.0
             rows.append((f"History append + windowed read p99 ({name})", f"{p99:.2f} ms", f"≤ {target:g} ms",
                          verdict(p99 <= target)))
+    if "fanout" in res:
+        r = res["fanout"]["result"]
+        rows.append(("Fan-out over 3 backends (50/100/150 ms), turn p99 sync / async",
+                     f"{r['sync']['p99']:.1f} ms / {r['async']['p99']:.1f} ms", f"≤ {r['target_ms']:g} ms "
+                     f"(sum {r['sum_ms']:g})", verdict(r["met"])))
     if "regress" in res:
         r = res["regress"]["result"]
         if r["status"] in ("ok", "fail"):

@@ -22,11 +22,14 @@ DEMO_DIR = REPO / "demo"
 
 
 @pytest.fixture(autouse=True)
-def _clean_convsearch_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No CONVSEARCH_* variable from the developer's shell may change what a test sees."""
+def _clean_convsearch_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No CONVSEARCH_* variable from the developer's shell may change what a test sees, and nothing a test
+    opens by default (the index, the SQLite history store under the data dir) lands outside tmp_path:
+    CONVSEARCH_DATA_DIR points into it. ``.ci/run`` checks that a run leaves the checkout as it found it."""
     for key in list(os.environ):
         if key.startswith("CONVSEARCH_"):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("CONVSEARCH_DATA_DIR", str(tmp_path / "convsearch-data"))
 
 
 # --- a small bilingual corpus (zh + en), written for these tests -------------------------------------
@@ -129,6 +132,22 @@ def run_cli(tmp_path: Path) -> CliRunner:
 
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "conv-rewrite"
+
+_SKIP_WHERE: dict[str, tuple[str, int | None]] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """One summary line per skip reason: pytest folds skips by location and reason, so a fixture that skips
+    31 tests (no PostgreSQL) printed 31 identical lines. Every skip with a reason already seen takes the first
+    one's location, and ``-ra`` shows ``SKIPPED [31] location: reason`` once."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and not hasattr(report, "wasxfail") and isinstance(report.longrepr, tuple) \
+            and len(report.longrepr) == 3:
+        path, line, reason = report.longrepr
+        path, line = _SKIP_WHERE.setdefault(str(reason), (path, line))
+        report.longrepr = (path, line, reason)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

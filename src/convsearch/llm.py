@@ -4,9 +4,11 @@ requests in flight, structured output validated with pydantic, and an API key th
 Works with anything that speaks the chat-completions API (OpenAI, DeepSeek, Qwen/DashScope, Ollama, vLLM,
 llama.cpp server) through the official ``openai`` SDK, installed with ``pip install 'convsearch[llm]'``.
 
-The contract is small (``LLM.complete(messages, *, schema=None, budget_s=None) -> str | model`` and its async
-twin); ``ScriptedLLM`` is the in-process test double, ``convsearch.testing.openai_server`` a real loopback
-server for integration tests.
+The contract is small and speaks our own types (``convsearch.types``): ``LLM.complete(messages, *, tools=None,
+schema=None, budget_s=None, max_tokens=None) -> Completion`` (text, tool calls as ``ToolCall``, tokens as
+``Usage``, the model, the finish reason, and with ``schema`` the validated pydantic value in ``parsed``) and its
+async twin ``acomplete``. Nothing of the SDK's response objects leaves this module. ``ScriptedLLM`` is the
+in-process test double, ``convsearch.testing.openai_server`` a real loopback server for integration tests.
 
 Errors: every failure of a call is one of ours, with a short ``reason`` for traces, and callers on the
 turn's hot path catch ``LLMError`` and fall back (they never let an LLM break a turn)::
@@ -20,11 +22,15 @@ turn's hot path catch ``LLMError`` and fall back (they never let an LLM break a 
         └── LLMBadOutput         malformed JSON, empty content, a tool call where text was asked, output that
                                  fails the schema; never retried (a deterministic model says it again)
 
+A failure after the server answered keeps the tokens it cost in ``LLMError.usage`` (the trace counts them).
+
 Example::
 
     llm = OpenAILLM(LLMConfig(base_url="http://localhost:11434/v1", model="qwen2.5:7b"))
-    llm.complete([{"role": "user", "content": "ping"}], budget_s=2.0)    # 'pong'
-    llm.complete(msgs, schema=Variants)                                  # Variants(variants=[...])
+    llm.complete([{"role": "user", "content": "ping"}], budget_s=2.0).text      # 'pong'
+    llm.complete(msgs, schema=Variants).parsed                                 # Variants(variants=[...])
+    c = llm.complete(msgs, tools=[WEB_SEARCH_TOOL])                            # c.tool_calls[0].arguments
+    c.usage.prompt_tokens, c.usage.completion_tokens
 """
 
 from __future__ import annotations
@@ -32,19 +38,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import random
 import re
 import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from .errors import BackendError, ConfigError
 from .infra.deadline import MIN_ATTEMPT_S as _MIN_ATTEMPT_S
 from .infra.deadline import Deadline
+from .secret import Secret
+from .types import Completion, Message, ToolCall, Usage
 
 if TYPE_CHECKING:  # pydantic is part of the [llm] extra; imported lazily at run time
     from pydantic import BaseModel
@@ -54,63 +61,17 @@ log = logging.getLogger("convsearch.llm")
 ModelT = TypeVar("ModelT", bound="BaseModel")
 STRUCTURED_MODES = ("json_schema", "json_object", "tools", "prompt")
 
-# Below this much budget a request cannot finish on any network; give up instead of starting one.
-
-
-# --- secrets --------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Secret:
-    """A credential that remembers where it came from and never prints its value.
-
-    ``repr``/``str`` show only the variable's name; ``reveal()`` is the one way to the value, used at the
-    moment a request is built. ``scrub(text)`` masks the value in text from elsewhere (error bodies).
-
-    >>> Secret.from_token("sk-123")
-    Secret(<token>)
-    """
-
-    env_var: str | None
-    _value: str = field(repr=False, compare=True)
-
-    @classmethod
-    def from_env_var(cls, *names: str, env: Mapping[str, str] | None = None) -> "Secret | None":
-        """The first of ``names`` that is set (and not blank), or None."""
-        src = os.environ if env is None else env
-        for name in names:
-            value = src.get(name)
-            if value and value.strip():
-                return cls(name, value.strip())
-        return None
-
-    @classmethod
-    def from_token(cls, value: str) -> "Secret":
-        return cls(None, value)
-
-    def reveal(self) -> str:
-        return self._value
-
-    def scrub(self, text: str) -> str:
-        return text.replace(self._value, "***") if self._value else text
-
-    def __repr__(self) -> str:
-        return f"Secret(env={self.env_var!r})" if self.env_var else "Secret(<token>)"
-
-    __str__ = __repr__
-
-    def __reduce__(self) -> Any:  # pickling (multiprocessing) is fine; it is printing that is not
-        return (Secret, (self.env_var, self._value))
-
-
 # --- errors ---------------------------------------------------------------------------------------
 class LLMError(BackendError):
     """The LLM step failed; ``reason`` is a short phrase for the trace (no secrets, no bodies)."""
 
     retryable = False
 
-    def __init__(self, reason: str, *, retry_after: float | None = None) -> None:
+    def __init__(self, reason: str, *, retry_after: float | None = None, usage: Usage | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
+        self.usage = usage or Usage()  # tokens the failed call still cost (a reply that failed our checks)
 
 
 class LLMTimeout(LLMError):
@@ -183,20 +144,27 @@ def llm_config(settings: Any) -> LLMConfig:
 
 # --- the contract ---------------------------------------------------------------------------------
 ChatMessage = Mapping[str, Any]  # {"role": ..., "content": ...}, the OpenAI shape
+MessageLike = Message | Mapping[str, Any]
 
 
 @runtime_checkable
 class LLM(Protocol):
-    """Chat completion with a time budget. ``schema`` (a pydantic model class) asks for structured output
-    and returns a validated instance; without it the reply's text is returned. Raises ``LLMError``."""
+    """Chat completion with a time budget, in our own types. Raises ``LLMError``.
+
+    ``tools`` (OpenAI function-calling schemas) lets the model answer with ``Completion.tool_calls``;
+    ``schema`` (a pydantic model class) asks for structured output, validated into ``Completion.parsed``.
+    Without either, a reply without text is ``LLMBadOutput``.
+    """
 
     model: str
 
-    def complete(self, messages: Sequence[ChatMessage], *, schema: type[ModelT] | None = None,
-                 budget_s: float | None = None, max_tokens: int | None = None) -> Any: ...
+    def complete(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                 schema: type[BaseModel] | None = None, budget_s: float | None = None,
+                 max_tokens: int | None = None) -> Completion: ...
 
-    async def acomplete(self, messages: Sequence[ChatMessage], *, schema: type[ModelT] | None = None,
-                        budget_s: float | None = None, max_tokens: int | None = None) -> Any: ...
+    async def acomplete(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                        schema: type[BaseModel] | None = None, budget_s: float | None = None,
+                        max_tokens: int | None = None) -> Completion: ...
 
 
 @dataclass
@@ -209,7 +177,14 @@ class LLMStats:
     failures: dict[str, int] = field(default_factory=dict)
     in_flight: int = 0
     max_in_flight: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def used(self, usage: Usage) -> None:
+        with self._lock:
+            self.prompt_tokens += usage.prompt_tokens
+            self.completion_tokens += usage.completion_tokens
 
     def opened(self) -> None:
         with self._lock:
@@ -222,6 +197,7 @@ class LLMStats:
             self.in_flight -= 1
 
     def count(self, name: str, kind: str | None = None) -> None:
+        """``count("requests")`` adds one to a counter; ``count("failures", "LLMTimeout")`` to a failure kind."""
         with self._lock:
             if kind is None:
                 setattr(self, name, getattr(self, name) + 1)
@@ -261,33 +237,104 @@ def parse_structured(raw: str, schema: type[ModelT]) -> ModelT:
         raise LLMBadOutput(f"output does not match {schema.__name__} ({where}: {first.get('msg', '')})") from None
 
 
-def response_content(resp: Any, schema: type[ModelT] | None) -> Any:
-    """The text (or validated model) of an SDK chat completion, or LLMBadOutput saying what was wrong."""
+def _usage(resp: Any) -> Usage:
+    u = getattr(resp, "usage", None)
+    if u is None:
+        return Usage()
+    return Usage(int(getattr(u, "prompt_tokens", 0) or 0), int(getattr(u, "completion_tokens", 0) or 0))
+
+
+def _tool_calls(msg: Any) -> tuple[ToolCall, ...]:
+    out = []
+    for i, tc in enumerate(getattr(msg, "tool_calls", None) or ()):
+        fn = getattr(tc, "function", None)
+        # arguments stay the raw text the model wrote: parsing (and refusing junk) is the caller's business
+        out.append(ToolCall(id=str(getattr(tc, "id", "") or f"call_{i}"), name=str(getattr(fn, "name", "") or ""),
+                            arguments=str(getattr(fn, "arguments", "") or "")))
+    return tuple(out)
+
+
+def to_completion(resp: Any, *, schema: type[BaseModel] | None = None, tools: bool = False) -> Completion:
+    """An SDK chat completion as our ``Completion``, or LLMBadOutput saying what was wrong (with the tokens the
+    reply cost in ``usage``). ``tools``: tool calls are a valid answer; without tools or a schema, text is
+    required. With ``schema``, the first tool call's arguments (the ``tools`` structured mode) or the text are
+    validated into ``parsed``."""
+    usage = _usage(resp)
     choices = getattr(resp, "choices", None) or []
     if not choices:
-        raise LLMBadOutput("reply has no choices")
-    msg = choices[0].message
+        raise LLMBadOutput("reply has no choices", usage=usage)
+    choice = choices[0]
+    msg = choice.message
     content = getattr(msg, "content", None)
-    tool_calls = getattr(msg, "tool_calls", None) or []
-    if schema is not None:
-        if tool_calls:
-            fn = getattr(tool_calls[0], "function", None)
-            return parse_structured(getattr(fn, "arguments", "") or "", schema)
-        return parse_structured(content or "", schema)
-    if content is None or not str(content).strip():
-        raise LLMBadOutput("tool call instead of text" if tool_calls else "empty content")
-    return str(content)
+    text = str(content) if content is not None else ""
+    calls = _tool_calls(msg)
+    parsed: Any = None
+    try:
+        if schema is not None and not (tools and calls):  # with tools, a tool call is an answer too
+            parsed = parse_structured(calls[0].arguments if calls else text, schema)
+        elif not tools and not text.strip():
+            raise LLMBadOutput("tool call instead of text" if calls else "empty content")
+        elif tools and not calls and not text.strip():
+            raise LLMBadOutput("empty content")
+    except LLMBadOutput as exc:
+        exc.usage = usage
+        raise
+    return Completion(text=text, tool_calls=calls, usage=usage, model=str(getattr(resp, "model", "") or ""),
+                      finish_reason=str(getattr(choice, "finish_reason", "") or ""), parsed=parsed)
 
 
 def _schema_name(schema: type[Any]) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64]
 
 
-def request_payload(config: LLMConfig, messages: Sequence[ChatMessage], schema: type[Any] | None,
-                    max_tokens: int | None) -> dict[str, Any]:
+def _wire_tool_call(tc: ToolCall | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(tc, ToolCall):
+        return {"id": tc.id, "type": "function", "function": {"name": tc.name, "arguments": tc.arguments}}
+    return dict(tc)
+
+
+def wire_message(m: MessageLike) -> dict[str, Any]:
+    """One message in the chat-completions shape. A ``Message`` gives role, content (and name); a dict keeps
+    its tool fields (``tool_calls``, with ``ToolCall``s converted; ``tool_call_id``; ``name``)."""
+    if isinstance(m, Message):
+        out: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.name:
+            out["name"] = m.name
+        return out
+    out = {"role": str(m["role"])}
+    content = m.get("content")
+    out["content"] = content if content is None or isinstance(content, list) else str(content)
+    for k in ("name", "tool_call_id"):
+        if m.get(k):
+            out[k] = str(m[k])
+    if m.get("tool_calls"):
+        out["tool_calls"] = [_wire_tool_call(tc) for tc in m["tool_calls"]]
+    return out
+
+
+def assistant_message(completion: Completion) -> dict[str, Any]:
+    """The reply as the next request's assistant message (its tool calls included), for tool loops."""
+    msg: dict[str, Any] = {"role": "assistant", "content": completion.text or None}
+    if completion.tool_calls:
+        msg["tool_calls"] = [_wire_tool_call(tc) for tc in completion.tool_calls]
+    return msg
+
+
+def tool_message(call: ToolCall, content: str) -> dict[str, Any]:
+    """A tool's result, answering ``call``, as the next request's tool message."""
+    return {"role": "tool", "tool_call_id": call.id, "content": content}
+
+
+def request_payload(config: LLMConfig, messages: Sequence[MessageLike], schema: type[BaseModel] | None = None,
+                    max_tokens: int | None = None, *,
+                    tools: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The chat-completions request body (without the key, which the SDK adds as a header)."""
-    msgs = [{"role": str(m["role"]), "content": str(m["content"])} for m in messages]
+    msgs = [wire_message(m) for m in messages]
     payload: dict[str, Any] = {"model": config.model, "messages": msgs, "temperature": config.temperature}
+    if tools:
+        if schema is not None and config.structured == "tools":
+            raise ValueError("a schema in the 'tools' structured mode cannot be combined with tools")
+        payload["tools"] = [dict(t) for t in tools]
     if max_tokens:
         payload["max_tokens"] = max_tokens
     if schema is None:
@@ -396,7 +443,7 @@ class OpenAILLM:
     def _backoff(self, attempt: int, err: LLMError) -> float:
         if err.retry_after is not None:
             return max(err.retry_after, 0.0)
-        base = self.config.backoff_s * (2 ** (attempt - 1))
+        base: float = self.config.backoff_s * 2.0 ** (attempt - 1)
         return base * (0.5 + random.random() / 2)
 
     def _give_up(self, err: LLMError, attempt: int, deadline: Deadline) -> float | None:
@@ -411,34 +458,31 @@ class OpenAILLM:
 
     def _fail(self, err: LLMError, t0: float, attempt: int) -> LLMError:
         self.stats.count("failures", type(err).__name__)
+        self.stats.used(err.usage)
         log.debug("llm call failed: model=%s attempts=%d ms=%.1f reason=%s", self.model, attempt,
                   (time.perf_counter() - t0) * 1000, err.reason)
         return err
 
     # --- sync ---
-    def complete(self, messages: Sequence[ChatMessage], *, schema: type[ModelT] | None = None,
-                 budget_s: float | None = None, max_tokens: int | None = None) -> Any:
+    def complete(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                 schema: type[BaseModel] | None = None, budget_s: float | None = None,
+                 max_tokens: int | None = None) -> Completion:
         budget = self.config.timeout_s if budget_s is None else budget_s
         deadline = Deadline(budget)
-        payload = request_payload(self.config, messages, schema, max_tokens)
+        payload = request_payload(self.config, messages, schema, max_tokens, tools=tools)
         t0 = time.perf_counter()
         attempt = 0
         while True:
             attempt += 1
-            remaining = deadline.remaining()
-            if remaining <= _MIN_ATTEMPT_S:
+            if deadline.expired():
                 raise self._fail(LLMTimeout(f"timed out (budget {budget:.2f} s)"), t0, attempt)
-            if not self._sem.acquire(timeout=remaining):
+            if not self._sem.acquire(timeout=deadline.remaining()):
                 raise self._fail(LLMTimeout(f"no free LLM slot within the budget ({budget:.2f} s; "
                                             f"{self.config.max_concurrency} in flight)"), t0, attempt)
             self.stats.opened()
             try:
                 resp = self._client.chat.completions.create(**payload, timeout=max(deadline.remaining(), 0.001))
-                out = response_content(resp, schema)
-                self.stats.count("completions")
-                log.debug("llm call: model=%s attempts=%d ms=%.1f", self.model, attempt,
-                          (time.perf_counter() - t0) * 1000)
-                return out
+                return self._done(to_completion(resp, schema=schema, tools=bool(tools)), t0, attempt)
             except Exception as exc:  # noqa: BLE001 - every client failure becomes one of ours
                 err = self._map(exc, budget)
             finally:
@@ -449,6 +493,13 @@ class OpenAILLM:
                 raise self._fail(err, t0, attempt)
             time.sleep(wait)
 
+    def _done(self, out: Completion, t0: float, attempt: int) -> Completion:
+        self.stats.count("completions")
+        self.stats.used(out.usage)
+        log.debug("llm call: model=%s attempts=%d ms=%.1f tokens=%d+%d", self.model, attempt,
+                  (time.perf_counter() - t0) * 1000, out.usage.prompt_tokens, out.usage.completion_tokens)
+        return out
+
     # --- async ---
     def _aclient(self) -> tuple[Any, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
@@ -458,24 +509,23 @@ class OpenAILLM:
             self._async[loop] = pair
         return pair
 
-    async def acomplete(self, messages: Sequence[ChatMessage], *, schema: type[ModelT] | None = None,
-                        budget_s: float | None = None, max_tokens: int | None = None) -> Any:
+    async def acomplete(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                        schema: type[BaseModel] | None = None, budget_s: float | None = None,
+                        max_tokens: int | None = None) -> Completion:
         budget = self.config.timeout_s if budget_s is None else budget_s
         deadline = Deadline(budget)
-        payload = request_payload(self.config, messages, schema, max_tokens)
+        payload = request_payload(self.config, messages, schema, max_tokens, tools=tools)
         client, sem = self._aclient()
         t0 = time.perf_counter()
         attempt = 0
         while True:
             attempt += 1
-            if deadline.remaining() <= _MIN_ATTEMPT_S:
+            if deadline.expired():
                 raise self._fail(LLMTimeout(f"timed out (budget {budget:.2f} s)"), t0, attempt)
             try:
                 # wait_for is the hard deadline: slot wait + request, whatever the transport does
-                out = await asyncio.wait_for(self._acall(client, sem, payload, schema, deadline),
-                                             timeout=deadline.remaining())
-                self.stats.count("completions")
-                return out
+                resp = await asyncio.wait_for(self._acall(client, sem, payload, deadline), timeout=deadline.remaining())
+                return self._done(to_completion(resp, schema=schema, tools=bool(tools)), t0, attempt)
             except Exception as exc:  # noqa: BLE001 - every client failure becomes one of ours
                 err = self._map(exc, budget)
             wait = self._give_up(err, attempt, deadline)
@@ -483,15 +533,13 @@ class OpenAILLM:
                 raise self._fail(err, t0, attempt)
             await asyncio.sleep(wait)
 
-    async def _acall(self, client: Any, sem: asyncio.Semaphore, payload: dict[str, Any],
-                     schema: type[Any] | None, deadline: Deadline) -> Any:
+    async def _acall(self, client: Any, sem: asyncio.Semaphore, payload: dict[str, Any], deadline: Deadline) -> Any:
         async with sem:
             self.stats.opened()
             try:
-                resp = await client.chat.completions.create(**payload, timeout=max(deadline.remaining(), 0.001))
+                return await client.chat.completions.create(**payload, timeout=max(deadline.remaining(), 0.001))
             finally:
                 self.stats.closed()
-        return response_content(resp, schema)
 
     # --- lifecycle ---
     def close(self) -> None:
@@ -503,7 +551,7 @@ class OpenAILLM:
         if pair is not None:
             await pair[0].close()
 
-    def __enter__(self) -> "OpenAILLM":
+    def __enter__(self) -> OpenAILLM:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -511,22 +559,37 @@ class OpenAILLM:
 
 
 # --- the test double ------------------------------------------------------------------------------
-Script = Any  # str | BaseModel | LLMError | Callable[[list[dict]], str | BaseModel]
+Script = Any  # str | BaseModel | Completion | ToolCall | tuple[ToolCall, ...] | LLMError | Callable[[list], Script]
+
+
+class ScriptedCall(NamedTuple):
+    """One call the double received (``messages`` in the wire shape)."""
+
+    messages: list[dict[str, Any]]
+    schema: type[Any] | None
+    budget_s: float | None
+    tools: tuple[dict[str, Any], ...] = ()
+    max_tokens: int | None = None
 
 
 class ScriptedLLM:
-    """In-process test double: answers from a list (first in, first out), then ``default``.
+    """In-process test double: answers from a list (first in, first out), then ``default``; returns
+    ``Completion``s like a real client.
 
-    An item may be a string, a pydantic model (returned as is), an ``LLMError`` (raised), or a callable
-    taking the messages. A string for a ``schema`` call is validated like a real reply. ``calls`` records
-    ``(messages, schema, budget_s)``.
+    An item may be a string (the text), a ``Completion`` (text, tool calls and usage scripted), a ``ToolCall``
+    or a tuple of them (one reply calling those tools), a pydantic model (``parsed``), an ``LLMError`` (raised),
+    or a callable taking the messages and returning one of these. A string (or a Completion without
+    ``parsed``) for a ``schema`` call is validated like a real reply. ``usage`` is what every non-Completion
+    reply reports. ``calls`` records a ``ScriptedCall`` per call.
     """
 
-    def __init__(self, replies: Sequence[Script] = (), *, default: Script | None = None, model: str = "scripted") -> None:
+    def __init__(self, replies: Sequence[Script] = (), *, default: Script | None = None, model: str = "scripted",
+                 usage: Usage = Usage()) -> None:
         self.replies = list(replies)
         self.default = default
         self.model = model
-        self.calls: list[tuple[list[dict[str, Any]], type[Any] | None, float | None]] = []
+        self.usage = usage
+        self.calls: list[ScriptedCall] = []
         self.stats = LLMStats()
         self._lock = threading.Lock()
 
@@ -538,26 +601,51 @@ class ScriptedLLM:
             raise LLMBadOutput("no scripted reply left")
         return self.default
 
-    def complete(self, messages: Sequence[ChatMessage], *, schema: type[ModelT] | None = None,
-                 budget_s: float | None = None, max_tokens: int | None = None) -> Any:
-        msgs = [dict(m) for m in messages]
+    def _completion(self, item: Script) -> Completion:
+        if isinstance(item, Completion):
+            return item if item.model else replace(item, model=self.model)
+        if isinstance(item, ToolCall):
+            item = (item,)
+        if isinstance(item, (tuple, list)) and all(isinstance(x, ToolCall) for x in item):
+            return Completion(tool_calls=tuple(item), usage=self.usage, model=self.model, finish_reason="tool_calls")
+        if hasattr(item, "model_dump_json"):
+            return Completion(text=item.model_dump_json(), usage=self.usage, model=self.model, finish_reason="stop",
+                              parsed=item)
+        return Completion(text=str(item), usage=self.usage, model=self.model, finish_reason="stop")
+
+    def complete(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                 schema: type[BaseModel] | None = None, budget_s: float | None = None,
+                 max_tokens: int | None = None) -> Completion:
+        msgs = [wire_message(m) for m in messages]
         with self._lock:
-            self.calls.append((msgs, schema, budget_s))
+            self.calls.append(ScriptedCall(msgs, schema, budget_s, tuple(dict(t) for t in tools or ()), max_tokens))
         self.stats.count("requests")
         item = self._next()
-        if isinstance(item, LLMError):
-            raise item
-        if callable(item) and not isinstance(item, str) and not hasattr(item, "model_dump"):
+        if callable(item) and not isinstance(item, (str, ToolCall, Completion)) and not hasattr(item, "model_dump"):
             item = item(msgs)
-        if schema is not None and isinstance(item, str):
-            return parse_structured(item, schema)
-        if isinstance(item, str) and not item.strip():
-            raise LLMBadOutput("empty content")
-        return item
+        if isinstance(item, LLMError):
+            self.stats.count("failures", type(item).__name__)
+            raise item
+        out = self._completion(item)
+        try:
+            if schema is not None and out.parsed is None and not (tools and out.tool_calls):
+                raw = out.tool_calls[0].arguments if out.tool_calls else out.text
+                out = replace(out, parsed=parse_structured(raw, schema))
+            elif schema is None and not out.text.strip() and not (tools and out.tool_calls):
+                raise LLMBadOutput("tool call instead of text" if out.tool_calls else "empty content")
+        except LLMBadOutput as exc:
+            exc.usage = out.usage
+            self.stats.count("failures", "LLMBadOutput")
+            self.stats.used(out.usage)
+            raise
+        self.stats.count("completions")
+        self.stats.used(out.usage)
+        return out
 
-    async def acomplete(self, messages: Sequence[ChatMessage], *, schema: type[ModelT] | None = None,
-                        budget_s: float | None = None, max_tokens: int | None = None) -> Any:
-        return self.complete(messages, schema=schema, budget_s=budget_s, max_tokens=max_tokens)
+    async def acomplete(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                        schema: type[BaseModel] | None = None, budget_s: float | None = None,
+                        max_tokens: int | None = None) -> Completion:
+        return self.complete(messages, tools=tools, schema=schema, budget_s=budget_s, max_tokens=max_tokens)
 
     def close(self) -> None:
         pass
@@ -571,7 +659,7 @@ def open_llm(settings: Any) -> OpenAILLM:
 
 __all__ = [
     "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
-    "LLMTimeout", "LLMUnavailable", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES", "ScriptedLLM", "Secret",
-    "llm_config", "llm_configured", "open_llm", "parse_structured", "request_payload", "response_content",
-    "strip_fences",
+    "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES", "ScriptedCall",
+    "ScriptedLLM", "Secret", "assistant_message", "llm_config", "llm_configured", "open_llm", "parse_structured",
+    "request_payload", "strip_fences", "to_completion", "tool_message", "wire_message",
 ]

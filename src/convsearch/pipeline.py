@@ -1,34 +1,57 @@
-"""``search_with_context``: wire the stages for one turn, build the trace, emit events."""
+"""The Pipeline: one object that owns a turn's parts and their lifetimes; ``search_with_context`` over it.
+
+A ``Pipeline`` holds the rewriter, the variant maker, the HyDE writer, the backends and their caches, built once
+from ``Settings`` (``Pipeline.from_settings``) and released by ``close()`` (or ``with``). Per turn:
+
+- ``plan(query, messages, topic=…)``: window → gate (once) → rewrite → variants; no I/O (a stored ``session``
+  is read for its history). Returns a ``TurnPlan``.
+- ``search(…)`` / ``asearch(…)``: plan, then HyDE (when on, for backends with a dense side), then every backend
+  with the queries routed to it (``backends.fanout.route_queries``: a paid backend gets the standalone query only
+  unless ``CONVSEARCH_WEB_VARIANTS=on``), each call through ``backends.compose`` (filters and recency natively
+  or after the search), several backends concurrently (``backends.fanout``); then fuse (RRF) → dedup → rerank
+  with the original query → cited context. The trace says per backend what it was sent, how it went (ok /
+  failed / late, and why) and how each option was applied; ``partial`` when some backend did not answer.
+
+>>> from convsearch.backends.base import InMemoryBackend
+>>> from convsearch.types import Document
+>>> with Pipeline(InMemoryBackend([Document("p", "AnySearch 的价格：专业版每月 99 元")])) as p:
+...     r = p.search("价格呢？", [{"role": "user", "content": "AnySearch 支持哪些检索方式？"}])
+>>> r.standalone_query, r.hits[0].id, r.partial
+('AnySearch 的价格', 'p', False)
+"""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from . import events
-from .backends.base import SearchBackend
+from .backends.base import Filters, Recency, SearchBackend
+from .backends.compose import search_applied
+from .backends.fanout import OK, FanOut, Route, afan_out, route_queries, run_sync
 from .config import Settings
 from .dedup import dedup
 from .errors import InputError
 from .format import citations, context
 from .fuse import fuse
 from .gate import needs_rewrite
+from .infra.deadline import Deadline
 from .rerank import rerank
-from .rewrite import default_hyde, default_rewriter, default_variant_maker
 from .rewrite.base import Rewriter
 from .rewrite.guard import content_words
-from .rewrite.rules import RuleRewriter
 from .text import words
-from .types import Hit, Message, QueryComparison, RewriteResult, SearchResponse, Trace
+from .types import BackendRun, Decision, Hit, LLMCall, Message, QueryComparison, RewriteResult, SearchResponse, Trace
 from .variants import make_variants
 from .window import history_window, to_messages
 
 if TYPE_CHECKING:
     from .history.session import Conversation
 
-_DEFAULT_REWRITER = RuleRewriter()
+VariantMaker = Callable[..., list[str]]
 
 
 def validate_query(query: str, *, max_chars: int) -> str:
@@ -56,20 +79,30 @@ class _Clock:
 
 def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, settings: Settings,
                  topic: str | None = None, clock: _Clock | None = None,
-                 variant_maker: Callable[..., list[str]] | None = None) -> tuple[Any, RewriteResult, list[str], list[str]]:
+                 variant_maker: VariantMaker | None = None,
+                 calls: list[LLMCall] | None = None) -> tuple[Decision, RewriteResult, list[str], list[str]]:
     """Gate, rewrite and variants: the rule path of a turn, without I/O. Returns
-    (decision, rewrite, variants, queries to run). A rewriter with ``uncertain_below`` (the LLM path) is
-    also asked about standalone verdicts less sure than that; ``variant_maker`` replaces the heuristic table."""
+    (decision, rewrite, variants, queries to run). The gate runs once; the rewriter gets its Decision, and is
+    also asked about standalone verdicts less sure than its ``uncertain_below`` (the LLM path; 0 for rules).
+    ``variant_maker`` (``(query, *, max_variants, calls=None)``) replaces the heuristic table; ``calls`` collects
+    the LLM calls of the rewrite and the variants."""
     decision = needs_rewrite(history, query, topic=topic)
     if clock:
         clock.lap("gate")
-    if decision.needed or decision.confidence < getattr(rewriter, "uncertain_below", 0.0):
+    if decision.needed or decision.confidence < rewriter.uncertain_below:
         rw = rewriter.rewrite(history, query, topic=topic, decision=decision)
     else:
         rw = RewriteResult(query, query, "gate", f"standalone: {decision.reason}", False)
     if clock:
         clock.lap("rewrite")
-    variants = (variant_maker or make_variants)(rw.rewritten, max_variants=settings.max_variants)
+    if calls is not None:
+        calls.extend(rw.llm_calls)
+    if variant_maker is None:
+        variants = make_variants(rw.rewritten, max_variants=settings.max_variants)
+    elif calls is None:
+        variants = variant_maker(rw.rewritten, max_variants=settings.max_variants)
+    else:
+        variants = variant_maker(rw.rewritten, max_variants=settings.max_variants, calls=calls)
     queries = [rw.rewritten, *variants]
     if settings.mode == "dual" and rw.rewritten != query:
         queries.insert(1, query)
@@ -99,31 +132,327 @@ def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *
     return ranked, stats, cites, ctx
 
 
-def _hypothetical_answer(rw: RewriteResult, settings: Settings, clock: "_Clock",
-                         backend: SearchBackend) -> tuple[str | None, tuple[str, ...]]:
-    """HyDE (CONVSEARCH_HYDE=on with an LLM): a short passage that would answer the standalone query, for the
-    dense side of the first search; None (and why, in the trace) when off, failed or out of budget. A backend
-    without a dense side costs no call."""
-    hyde = default_hyde(settings)
-    if hyde is None or not rw.rewritten.strip():
-        return None, ()
-    if not (hasattr(backend, "search_bm25") and hasattr(backend, "search_dense")
-            and getattr(backend, "embedder", None) is not None):
-        return None, ("hyde skipped: the backend has no dense side",)
-    text, why = hyde(rw.rewritten)
-    clock.lap("hyde")
-    return text, (why,)
+@dataclass(frozen=True, slots=True)
+class TurnPlan:
+    """What a turn will search for, decided without I/O: the checked query, the history the rewriter saw, the
+    gate's decision, the rewrite, the variants and the queries in search order (the standalone query first)."""
+
+    query: str
+    history: tuple[Message, ...]
+    decision: Decision
+    rewrite: RewriteResult
+    variants: tuple[str, ...]
+    queries: tuple[str, ...]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # what reading a stored session's history said (fallbacks)
+    memory: Any = None  # convsearch.history.Memory when planned in a stored session
+    llm_calls: tuple[LLMCall, ...] = ()  # the rewrite's and the variants' LLM calls, with their tokens
+
+    @property
+    def standalone_query(self) -> str:
+        return self.rewrite.rewritten
 
 
-def _search_first(backend: SearchBackend, query: str, dense: str | None, depth: int,
-                  filters: dict[str, Any] | None) -> list[Hit]:
-    """The standalone query's search: keyword side with the query, dense side with the hypothetical answer
-    when there is one and the backend has both sides (``hyde_search``); otherwise an ordinary search."""
-    if dense is None:
-        return backend.search(query, top_k=depth, filters=filters)
-    from .rewrite.enhance import Enhanced, hyde_search
+class _HydeFallback:
+    """The local index's HyDE search (BM25 with the query, dense with the hypothetical answer, RRF) for a
+    LocalIndex that does not yet honour ``dense_query`` in ``search`` itself. Same result either way: it never
+    calls ``search``, so a native implementation is not applied twice."""
 
-    return hyde_search(backend, Enhanced(query, query, "hyde", "", dense_query=dense), top_k=depth, filters=filters)
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self.name = backend.name
+        self.capabilities = backend.capabilities
+
+    def search(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
+               recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
+        if not dense_query:
+            return list(self.backend.search(query, top_k=top_k, filters=filters, recency=recency))
+        from .rewrite.enhance import Enhanced, hyde_search
+
+        return hyde_search(self.backend, Enhanced(query, query, "hyde", "", dense_query=dense_query), top_k=top_k,
+                           filters=filters.fields() if filters else None)
+
+    async def asearch(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
+                      recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
+        return await asyncio.to_thread(self.search, query, top_k=top_k, filters=filters, recency=recency,
+                                       dense_query=dense_query)
+
+    def close(self) -> None:
+        """The wrapped backend belongs to the Pipeline, not to this view."""
+
+
+def _dense_view(b: SearchBackend) -> SearchBackend:
+    # Transitional: the local index's two sides, until LocalIndex.search honours dense_query itself (then it
+    # sets native_dense_query = True and this goes). Only for a backend that declares a dense side.
+    if (b.capabilities.dense and not getattr(b, "native_dense_query", False) and hasattr(b, "search_bm25")
+            and hasattr(b, "search_dense") and getattr(b, "embedder", None) is not None):
+        return _HydeFallback(b)
+    return b
+
+
+def _unwrap(backend: SearchBackend | Sequence[SearchBackend]) -> tuple[SearchBackend, ...]:
+    if isinstance(backend, FanOut):
+        return backend.backends
+    if isinstance(backend, SearchBackend):
+        return (backend,)
+    return tuple(b for x in backend for b in _unwrap(x))
+
+
+class Pipeline:
+    """One conversational search pipeline: rewriter, variant maker, HyDE, backends and caches, and their lifetimes.
+
+    ``backend`` is a SearchBackend (a FanOut is searched per member), a sequence of them, or a zero-argument
+    callable opening one on first use (the server's shared index). What the Pipeline built itself
+    (``from_settings``) it closes; what it was handed, the caller closes, unless listed in ``owns`` (parts) or
+    ``owns_backends=True``.
+    """
+
+    def __init__(self, backend: SearchBackend | Sequence[SearchBackend] | Callable[[], SearchBackend], *,
+                 settings: Settings | None = None, rewriter: Rewriter | None = None,
+                 variant_maker: VariantMaker | None = None, hyde: Any = None, owns_backends: bool = False,
+                 owns: Sequence[Any] = ()) -> None:
+        self.settings = settings or Settings()
+        if rewriter is None:
+            from .rewrite.rules import RuleRewriter
+
+            rewriter = RuleRewriter()
+        self.rewriter: Rewriter = rewriter
+        self.variant_maker = variant_maker
+        self.hyde = hyde
+        self._open = backend if callable(backend) and not isinstance(backend, SearchBackend) else None
+        self._backends: tuple[SearchBackend, ...] | None = None if self._open else _unwrap(backend)  # type: ignore[arg-type]
+        self._opened: SearchBackend | None = None
+        self._owns_backends = owns_backends
+        self._owned = [x for x in owns if x is not None]  # parts with close() this Pipeline releases
+        self._turn_settings: dict[tuple[str, int], Settings] = {}
+        self.closed = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None, *,
+                      backend: SearchBackend | Sequence[SearchBackend] | Callable[[], SearchBackend] | None = None,
+                      rewriter: Rewriter | None = None) -> "Pipeline":
+        """Everything ``settings`` configures: the rewriter (``CONVSEARCH_REWRITER``), LLM variants and HyDE when
+        on, and the backends of ``CONVSEARCH_BACKENDS`` (opened on first use, unless ``backend`` is given)."""
+        from .rewrite import get_rewriter, make_hyde, make_variant_maker
+
+        s = settings or Settings.from_env()
+        owns = backend is None
+        if backend is None:
+            from .backends.registry import open_backend
+
+            backend = lambda: open_backend(s)  # noqa: E731 - opened on first search
+        rw = rewriter or get_rewriter(s.rewriter, s)
+        vm, hy = make_variant_maker(s), make_hyde(s)
+        return cls(backend, settings=s, rewriter=rw, variant_maker=vm, hyde=hy, owns_backends=owns,
+                   owns=(None if rewriter is not None else rw, vm, hy))
+
+    # --- parts ----------------------------------------------------------------------------------------
+    @property
+    def backends(self) -> tuple[SearchBackend, ...]:
+        """The backends searched (opened on first use when the Pipeline was given an opener)."""
+        if self._backends is None:
+            assert self._open is not None
+            self._opened = self._open()
+            self._backends = _unwrap(self._opened)
+        return self._backends
+
+    def _settings_for(self, mode: str | None, max_variants: int | None) -> Settings:
+        if mode is None and max_variants is None:
+            return self.settings
+        key = (mode or self.settings.mode, self.settings.max_variants if max_variants is None else max_variants)
+        s = self._turn_settings.get(key)
+        if s is None:
+            s = replace(self.settings, mode=key[0], max_variants=key[1])
+            s.validate()
+            self._turn_settings[key] = s
+        return s
+
+    def _select(self, names: Sequence[str] | None) -> tuple[SearchBackend, ...]:
+        every = self.backends
+        if not names:
+            return every
+        by_name = {b.name: b for b in every}
+        unknown = [n for n in names if n not in by_name]
+        if unknown:
+            raise InputError(f"unknown backend(s) {', '.join(map(repr, unknown))}; this pipeline has: "
+                             f"{', '.join(by_name)}")
+        return tuple(by_name[n] for n in dict.fromkeys(names))
+
+    # --- a turn ---------------------------------------------------------------------------------------
+    def plan(self, query: str, messages: Iterable[Message | dict[str, Any]] = (), *, topic: str | None = None,
+             session: Conversation | None = None, mode: str | None = None,
+             max_variants: int | None = None) -> TurnPlan:
+        """Window → gate → rewrite → variants: what the turn will search for. No I/O but reading a stored
+        ``session``'s history (which replaces ``messages`` unless the store is down, said in ``notes``).
+        Emits the ``rewrite`` event."""
+        return self._plan(query, messages, topic=topic, session=session,
+                          settings=self._settings_for(mode, max_variants), clock=_Clock())
+
+    def _plan(self, query: str, messages: Iterable[Message | dict[str, Any]], *, topic: str | None,
+              session: Conversation | None, settings: Settings, clock: _Clock) -> TurnPlan:
+        q = validate_query(query, max_chars=settings.max_query_chars)
+        history = history_window(to_messages(messages), settings.window)
+        memory: Any = None
+        notes: tuple[str, ...] = ()
+        if session is not None:
+            from .history.session import history_for_turn
+
+            memory, history, notes = history_for_turn(session, history, settings)
+        clock.lap("window")
+        calls: list[LLMCall] = []
+        decision, rw, variants, queries = plan_queries(q, history, rewriter=self.rewriter, settings=settings,
+                                                       topic=topic, clock=clock, variant_maker=self.variant_maker,
+                                                       calls=calls)
+        events.emit("rewrite", original=rw.original, rewritten=rw.rewritten, method=rw.method, reason=rw.reason,
+                    fell_back=rw.fell_back, gate=decision.reason)
+        return TurnPlan(q, tuple(history), decision, rw, tuple(variants), tuple(queries), clock.timings,
+                        tuple(notes), memory, tuple(calls))
+
+    def _hyde(self, plan: TurnPlan, backends: Sequence[SearchBackend],
+              clock: _Clock, calls: list[LLMCall]) -> tuple[str | None, tuple[str, ...]]:
+        """HyDE (CONVSEARCH_HYDE=on with an LLM): a short passage that would answer the standalone query, for the
+        dense side of the backends that have one; None (and why, in the trace) when off, failed or out of
+        budget. No backend with a dense side: no call."""
+        if self.hyde is None or not plan.rewrite.rewritten.strip():
+            return None, ()
+        if not any(b.capabilities.dense for b in backends):
+            return None, ("hyde skipped: the backend has no dense side",)
+        text, why = self.hyde(plan.rewrite.rewritten, calls=calls)
+        clock.lap("hyde")
+        return text, (why,)
+
+    def _routes(self, plan: TurnPlan, backends: Sequence[SearchBackend], dense: str | None) -> list[Route]:
+        views = [_dense_view(b) for b in backends] if dense else list(backends)
+        return route_queries(views, plan.queries, web_variants=self.settings.web_variants == "on",
+                             dense_query=dense)
+
+    def search(self, query: str, messages: Iterable[Message | dict[str, Any]] = (), *, topic: str | None = None,
+               top_k: int | None = None, filters: Filters | dict[str, Any] | None = None,
+               recency: Recency | str | None = None, backends: Sequence[str] | None = None,
+               session: Conversation | None = None, today: date | None = None, mode: str | None = None,
+               max_variants: int | None = None, deadline: Deadline | None = None) -> SearchResponse:
+        """One turn: a follow-up made standalone, searched on every backend (or the ``backends`` named), results
+        fused, deduplicated, reranked with the original query and cited.
+
+        ``filters`` / ``recency`` are honoured by each backend natively or after its search (the trace says
+        which); ``session`` reads the history from the store and records the turn; ``mode`` / ``max_variants``
+        override the settings for this turn. A backend that fails or misses the deadline (``deadline``, default
+        ``CONVSEARCH_DEADLINE_S`` from now) is left out while another answered (``partial``); none answering is an
+        error.
+        """
+        deadline = deadline or Deadline(self.settings.deadline_s)
+        s = self._settings_for(mode, max_variants)
+        f, rec = Filters.of(filters), Recency.parse(recency)
+        clock = _Clock()
+        plan = self._plan(query, messages, topic=topic, session=session, settings=s, clock=clock)
+        chosen = self._select(backends)
+        k = top_k or s.top_k
+        hyde_calls: list[LLMCall] = []
+        dense, hyde_notes = self._hyde(plan, chosen, clock, hyde_calls)
+        routes = self._routes(plan, chosen, dense)
+        if len(routes) == 1 and not routes[0].backend.capabilities.remote:  # in-process: no loop needed
+            lists, runs = _search_one(routes[0], top_k=max(k * 2, 10), filters=f, recency=rec, today=today)
+        else:
+            r = run_sync(afan_out(routes, top_k=max(k * 2, 10), filters=f, recency=rec, today=today,
+                                  deadline=deadline))
+            lists, runs = list(r.lists), r.runs
+        clock.lap("search")
+        return self._finish(plan, lists, runs, s, k, today, clock, hyde_notes, session, hyde_calls)
+
+    async def asearch(self, query: str, messages: Iterable[Message | dict[str, Any]] = (), *,
+                      topic: str | None = None, top_k: int | None = None,
+                      filters: Filters | dict[str, Any] | None = None, recency: Recency | str | None = None,
+                      backends: Sequence[str] | None = None, session: Conversation | None = None,
+                      today: date | None = None, mode: str | None = None,
+                      max_variants: int | None = None, deadline: Deadline | None = None) -> SearchResponse:
+        """The async twin of :meth:`search`: backends searched concurrently on the running loop; the blocking
+        parts (a stored session, the HyDE call) run in a worker thread."""
+        deadline = deadline or Deadline(self.settings.deadline_s)
+        kw: dict[str, Any] = dict(topic=topic, top_k=top_k, filters=filters, recency=recency, backends=backends,
+                                  today=today, mode=mode, max_variants=max_variants, deadline=deadline)
+        if session is not None:
+            return await asyncio.to_thread(lambda: self.search(query, messages, session=session, **kw))
+        s = self._settings_for(mode, max_variants)
+        f, rec = Filters.of(filters), Recency.parse(recency)
+        clock = _Clock()
+        plan = self._plan(query, messages, topic=topic, session=None, settings=s, clock=clock)
+        chosen = self._select(backends)
+        k = top_k or s.top_k
+        hyde_calls: list[LLMCall] = []
+        if self.hyde is not None:
+            dense, hyde_notes = await asyncio.to_thread(self._hyde, plan, chosen, clock, hyde_calls)
+        else:
+            dense, hyde_notes = None, ()
+        r = await afan_out(self._routes(plan, chosen, dense), top_k=max(k * 2, 10), filters=f, recency=rec,
+                           today=today, deadline=deadline)
+        clock.lap("search")
+        return self._finish(plan, list(r.lists), r.runs, s, k, today, clock, hyde_notes, None, hyde_calls)
+
+    def _finish(self, plan: TurnPlan, lists: Sequence[Sequence[Hit]], runs: Sequence[BackendRun], s: Settings,
+                top_k: int, today: date | None, clock: _Clock, hyde_notes: tuple[str, ...],
+                session: Conversation | None, hyde_calls: Sequence[LLMCall] = ()) -> SearchResponse:
+        ranked, stats, cites, ctx = finish_turn(plan.query, plan.rewrite, lists, settings=s, top_k=top_k,
+                                                today=today, clock=clock)
+        events.emit("dedup", before=stats.before, after=stats.after, by_url=stats.by_url, by_hash=stats.by_hash,
+                    by_near=stats.by_near)
+        history_notes = plan.notes
+        if session is not None and plan.memory is not None:
+            from .history.session import record_for_turn
+
+            history_notes += record_for_turn(session, plan.query, cites, s)
+            clock.lap("history")
+        partial = any(r.status != OK for r in runs)
+        backend_notes = tuple(f"backend {r.backend} {r.status}: {r.why}" for r in runs if r.status != OK)
+        if partial:
+            events.emit("partial", failed=[r.backend for r in runs if r.status != OK],
+                        answered=[r.backend for r in runs if r.status == OK])
+        trace = Trace(decision=plan.decision, rewrite=plan.rewrite, variants=plan.variants, queries=plan.queries,
+                      timings_ms=dict(clock.timings), hits_before_dedup=stats.before, hits_after_dedup=stats.after,
+                      window_size=len(plan.history), fusion=s.fusion,
+                      notes=_fallback_notes(plan.rewrite) + hyde_notes + history_notes + backend_notes,
+                      llm_calls=plan.llm_calls + tuple(hyde_calls), backends=tuple(runs), partial=partial)
+        return SearchResponse(query=plan.query, standalone_query=plan.rewrite.rewritten, rewrite=plan.rewrite,
+                              variants=plan.variants, hits=tuple(ranked), citations=tuple(cites), context=ctx,
+                              trace=trace, memory=plan.memory)
+
+    # --- lifetime -------------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Release what this Pipeline owns: the LLM clients of its rewriter / variants / HyDE (when it built
+        them) and the backends it opened. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        for part in self._owned:
+            part.close()
+        if self._owns_backends:
+            if self._opened is not None:
+                self._opened.close()
+            elif self._open is None and self._backends is not None:
+                for b in self._backends:
+                    b.close()
+
+    def __enter__(self) -> "Pipeline":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        names = ", ".join(b.name for b in self._backends) if self._backends is not None else "(not opened)"
+        return f"Pipeline(rewriter={self.rewriter.name}, backends={names})"
+
+
+def _search_one(route: Route, *, top_k: int, filters: Filters | None, recency: Recency | None,
+                today: date | None) -> tuple[list[tuple[Hit, ...]], tuple[BackendRun, ...]]:
+    """One backend, in this thread (no event loop): its error is the turn's error."""
+    t0 = time.perf_counter()
+    applied = [search_applied(route.backend, q, top_k=top_k, filters=filters, recency=recency,
+                              dense_query=route.dense_query if i == 0 else None, today=today)
+               for i, q in enumerate(route.queries)]
+    notes = tuple(dict.fromkeys(n for a in applied for n in a.notes))
+    run = BackendRun(route.name, OK, route.queries, "", round((time.perf_counter() - t0) * 1000, 3), notes,
+                     sum(len(a.hits) for a in applied))
+    return [a.hits for a in applied], (run,)
 
 
 def search_with_context(
@@ -135,59 +464,36 @@ def search_with_context(
     settings: Settings | None = None,
     topic: str | None = None,
     top_k: int | None = None,
-    filters: dict[str, Any] | None = None,
+    filters: Filters | dict[str, Any] | None = None,
+    recency: Recency | str | None = None,
     today: date | None = None,
     session: Conversation | None = None,
-    variant_maker: Callable[..., list[str]] | None = None,
+    variant_maker: VariantMaker | None = None,
 ) -> SearchResponse:
-    """Turn a follow-up into a standalone query, search, and return cited, deduplicated results.
+    """Turn a follow-up into a standalone query, search, and return cited, deduplicated results: one turn of a
+    :class:`Pipeline` built for this call (its rewriter, LLM variants and HyDE from ``settings`` unless given,
+    closed on return). Keep a Pipeline instead when running many turns with an LLM configured.
 
     With ``session`` (a :class:`convsearch.history.Conversation`: store + scope) the history comes from the
     store (summary + window + task stack) and the turn is recorded there; ``messages`` are then only the
     fallback used, flagged in ``trace.notes``, when the store is locked or down.
-    ``variant_maker`` replaces the configured one (the server gives each tenant its own, with its own cache).
 
     >>> r = search_with_context("价格呢？", [{"role": "user", "content": "AnySearch 支持哪些检索方式？"}],
     ...                         backend=InMemoryBackend(docs))
     >>> r.standalone_query
     'AnySearch 的价格'
     """
-    settings = settings or Settings()
-    rewriter = rewriter or default_rewriter(settings)
-    top_k = top_k or settings.top_k
-    clock = _Clock()
-    q = validate_query(query, max_chars=settings.max_query_chars)
-    history = history_window(to_messages(messages), settings.window)
-    memory, history_notes = None, ()
-    if session is not None:
-        from .history.session import history_for_turn
+    from .rewrite import get_rewriter, make_hyde, make_variant_maker
 
-        memory, history, history_notes = history_for_turn(session, history, settings)
-    clock.lap("window")
-    decision, rw, variants, queries = plan_queries(q, history, rewriter=rewriter, settings=settings,
-                                                   topic=topic, clock=clock,
-                                                   variant_maker=variant_maker or default_variant_maker(settings))
-    events.emit("rewrite", original=rw.original, rewritten=rw.rewritten, method=rw.method, reason=rw.reason,
-                fell_back=rw.fell_back, gate=decision.reason)
-    depth = max(top_k * 2, 10)
-    dense, hyde_notes = _hypothetical_answer(rw, settings, clock, backend)
-    lists = [_search_first(backend, x, dense, depth, filters) if i == 0 else backend.search(x, top_k=depth, filters=filters)
-             for i, x in enumerate(queries)]
-    clock.lap("search")
-    ranked, stats, cites, ctx = finish_turn(q, rw, lists, settings=settings, top_k=top_k, today=today, clock=clock)
-    events.emit("dedup", before=stats.before, after=stats.after, by_url=stats.by_url, by_hash=stats.by_hash,
-                by_near=stats.by_near)
-    if session is not None and memory is not None:
-        from .history.session import record_for_turn
-
-        history_notes += record_for_turn(session, q, cites, settings)
-        clock.lap("history")
-    trace = Trace(decision=decision, rewrite=rw, variants=tuple(variants), queries=tuple(queries),
-                  timings_ms=dict(clock.timings), hits_before_dedup=stats.before, hits_after_dedup=stats.after,
-                  window_size=len(history), fusion=settings.fusion,
-                  notes=_fallback_notes(rw) + hyde_notes + history_notes)
-    return SearchResponse(query=q, standalone_query=rw.rewritten, rewrite=rw, variants=tuple(variants),
-                          hits=tuple(ranked), citations=tuple(cites), context=ctx, trace=trace, memory=memory)
+    s = settings or Settings()
+    rw = rewriter or get_rewriter(s.rewriter, s)
+    vm = variant_maker if variant_maker is not None else make_variant_maker(s)
+    hy = make_hyde(s)
+    # closed on return: what was built here, never what the caller passed in
+    owned = (None if rewriter is not None else rw, None if variant_maker is not None else vm, hy)
+    with Pipeline(backend, settings=s, rewriter=rw, variant_maker=vm, hyde=hy, owns=owned) as p:
+        return p.search(query, messages, topic=topic, top_k=top_k, filters=filters, recency=recency,
+                        session=session, today=today)
 
 
 def _fallback_notes(rw: RewriteResult) -> tuple[str, ...]:
@@ -212,4 +518,5 @@ def compare_queries(original: str, rewritten: str, *, backend: SearchBackend, to
                            tuple(i for i in ids_a if i not in ids_b), tuple(i for i in ids_b if i not in ids_a))
 
 
-__all__ = ["compare_queries", "finish_turn", "plan_queries", "search_with_context", "validate_query"]
+__all__ = ["Pipeline", "TurnPlan", "compare_queries", "finish_turn", "plan_queries", "search_with_context",
+           "validate_query"]

@@ -29,7 +29,7 @@ class Message:
     name: str | None = None
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Message":
+    def from_dict(cls, d: dict[str, Any]) -> Message:
         """Build from an OpenAI-style dict (``role``, ``content``, optional ``tool_calls``)."""
         role = str(d.get("role", ""))
         content = d.get("content")
@@ -89,10 +89,15 @@ class RewriteResult:
     method: str
     reason: str
     fell_back: bool = False
+    llm_calls: tuple[LLMCall, ...] = ()  # every LLM call the rewrite made (re-asks included), with its tokens
 
     @property
     def changed(self) -> bool:
         return self.rewritten != self.original
+
+    @property
+    def usage(self) -> Usage:
+        return total_usage(self.llm_calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +144,24 @@ class Citation:
 
 
 @dataclass(frozen=True, slots=True)
+class BackendRun:
+    """How one backend's part of a turn went: ``status`` ``ok``, ``failed`` (``why``: the error) or ``late`` (no
+    answer by the deadline); the queries it was sent, its time (ms), its hit count, and how each requested option
+    (filters, recency, dense query) was applied: natively, after the search, or not applicable."""
+
+    backend: str
+    status: str
+    queries: tuple[str, ...] = ()
+    why: str = ""
+    ms: float = 0.0
+    notes: tuple[str, ...] = ()
+    hits: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Trace:
-    """What happened in one turn: decisions, timings (ms), counts and fallbacks."""
+    """What happened in one turn: decisions, timings (ms), counts and fallbacks; per backend, what it was sent
+    and how it went (``backends``); ``partial`` when some backend failed or was late and the others answered."""
 
     decision: Decision
     rewrite: RewriteResult
@@ -152,6 +173,14 @@ class Trace:
     window_size: int
     fusion: str
     notes: tuple[str, ...] = ()
+    llm_calls: tuple[LLMCall, ...] = ()  # every LLM call of the turn (rewrite, variants, HyDE), with its tokens
+    backends: tuple[BackendRun, ...] = ()
+    partial: bool = False
+
+    @property
+    def llm_usage(self) -> Usage:
+        """Prompt and completion tokens of the whole turn."""
+        return total_usage(self.llm_calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +196,16 @@ class SearchResponse:
     context: str
     trace: Trace
     memory: Any = None  # convsearch.history.Memory when the turn ran in a stored session
+
+    @property
+    def partial(self) -> bool:
+        """Some backend failed or missed the deadline; the results are the other backends' (see ``errors``)."""
+        return self.trace.partial
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        """``"backend: failed: why"`` / ``"backend: late: why"`` per backend that did not answer."""
+        return tuple(f"{b.backend}: {b.status}: {b.why}" for b in self.trace.backends if b.status != "ok")
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -194,8 +233,25 @@ class Usage:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class LLMCall:
+    """One LLM call of a turn, for the trace: the step that made it, the model, its tokens, its time, and
+    ``error`` (the failure's reason; empty when it answered)."""
+
+    step: str  # rewrite | variants | hyde | summary | agent
+    model: str
+    usage: Usage = Usage()
+    ms: float = 0.0
+    error: str = ""
+
+
+def total_usage(calls: tuple[LLMCall, ...]) -> Usage:
+    """The tokens of ``calls`` summed."""
+    return sum((c.usage for c in calls), Usage())
 
 
 @dataclass(frozen=True, slots=True)

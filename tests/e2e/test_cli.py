@@ -85,15 +85,15 @@ def test_index_then_search_json_zh(run_cli, indexed):
     r = search_json(run_cli, "AnySearch 支持哪些检索方式？")
     assert r["query"] == "AnySearch 支持哪些检索方式？"
     assert r["standalone_query"] == r["query"]  # no history: as typed
-    assert r["citations"][0]["id"] == "a-modes" and r["citations"][0]["n"] == 1
-    assert r["citations"][0]["domain"] == "anysearch.example"
+    assert r["results"][0]["id"] == "a-modes" and r["results"][0]["n"] == 1
+    assert r["results"][0]["domain"] == "anysearch.example"
     assert "[1] AnySearch 检索方式" in r["context"]
     assert set(r["trace"]["timings_ms"]) >= {"window", "gate", "rewrite", "search", "dedup", "format"}
 
 
 def test_search_json_en_with_top_k(run_cli, indexed):
     r = search_json(run_cli, "Who founded SpaceX?", "--top-k", "1")
-    assert [c["id"] for c in r["citations"]] == ["s-founded"]
+    assert [c["id"] for c in r["results"]] == ["s-founded"]
 
 
 def test_search_human_output(run_cli, indexed):
@@ -109,8 +109,8 @@ def test_search_session_second_turn_is_rewritten_zh(run_cli, indexed, tmp_path):
     second = search_json(run_cli, "价格呢？", "--session", "s-zh")
     assert second["standalone_query"] == "AnySearch 的价格"
     assert second["rewrite"]["method"] == "rules" and second["trace"]["window_size"] == 1
-    assert second["citations"][0]["id"] == "a-price"
-    assert [m["content"] for m in second["memory"]["window"]] == ["AnySearch 支持哪些检索方式？"]
+    assert second["results"][0]["id"] == "a-price"
+    assert second["session_id"] == "s-zh" and second["rewrite"]["changed"] is True
     other = search_json(run_cli, "价格呢？", "--session", "s-zh", "--tenant", "someone-else")
     assert other["standalone_query"] == "价格呢？" and other["trace"]["window_size"] == 0  # tenants are isolated
 
@@ -119,14 +119,14 @@ def test_search_session_second_turn_is_rewritten_en(run_cli, indexed, tmp_path):
     search_json(run_cli, "Who founded SpaceX?", "--session", "s-en")
     second = search_json(run_cli, "When did it first launch a rocket?", "--session", "s-en")
     assert second["standalone_query"] == "When did SpaceX first launch a rocket?"
-    assert second["citations"][0]["id"] == "s-launch"
+    assert second["results"][0]["id"] == "s-launch"
 
 
 def test_search_with_topic_and_dual_mode(run_cli, indexed):
     r = search_json(run_cli, "价格是多少", "--topic", "AnySearch", "--mode", "dual")
     assert "AnySearch" in r["standalone_query"]
     assert "价格是多少" in r["trace"]["queries"]
-    assert r["citations"][0]["id"] == "a-price"
+    assert r["results"][0]["id"] == "a-price"
 
 
 def test_chat_reads_turns_from_stdin(run_cli, indexed):
@@ -158,7 +158,7 @@ def test_index_is_an_upsert(run_cli, indexed, tmp_path):
     p = run_cli("index", str(src), "--data-dir", "data")
     assert p.returncode == 0 and "(6 in total)" in p.stdout
     r = search_json(run_cli, "调价")
-    assert r["citations"][0]["id"] == "a-price" and r["citations"][0]["title"] == "AnySearch 新价格"
+    assert r["results"][0]["id"] == "a-price" and r["results"][0]["title"] == "AnySearch 新价格"
 
 
 def test_index_markdown_and_text(run_cli, tmp_path):
@@ -167,8 +167,8 @@ def test_index_markdown_and_text(run_cli, tmp_path):
                                                 encoding="utf-8")
     (tmp_path / "docs" / "note.txt").write_text("Kayak rental\nKayaks can be rented at the lake.\n", encoding="utf-8")
     assert run_cli("index", "docs", "--data-dir", "data").returncode == 0
-    assert search_json(run_cli, "带薪年假")["citations"][0]["id"] == "hr-leave"
-    assert search_json(run_cli, "kayak rental")["citations"][0]["title"] == "Kayak rental"
+    assert search_json(run_cli, "带薪年假")["results"][0]["id"] == "hr-leave"
+    assert search_json(run_cli, "kayak rental")["results"][0]["title"] == "Kayak rental"
 
 
 def test_rewrite_batch(run_cli, tmp_path):
@@ -224,8 +224,8 @@ def test_malformed_jsonl_line_keeps_the_index(run_cli, indexed, tmp_path):
     assert p.returncode == 2 and line.startswith("error: ")
     # nothing already indexed is lost, and nothing from the bad file was written
     r = search_json(run_cli, "AnySearch 价格")
-    assert "a-price" in [c["id"] for c in r["citations"]]
-    assert "new-1" not in [c["id"] for c in search_json(run_cli, "这一行没问题")["citations"]]
+    assert "a-price" in [c["id"] for c in r["results"]]
+    assert "new-1" not in [c["id"] for c in search_json(run_cli, "这一行没问题")["results"]]
 
 
 def test_missing_text_names_file_and_line(run_cli, indexed, tmp_path):
@@ -240,7 +240,7 @@ def test_invalid_utf8_file(run_cli, indexed, tmp_path):
     p = run_cli("index", str(bad), "--data-dir", "data")
     assert_clean_failure(p, "latin1.txt:3", "UTF-8")
     assert p.returncode == 2
-    assert search_json(run_cli, "NovaDB 价格")["citations"][0]["id"] == "n-price"
+    assert search_json(run_cli, "NovaDB 价格")["results"][0]["id"] == "n-price"
 
 
 def test_missing_index(run_cli):
@@ -283,7 +283,7 @@ def test_bad_env_setting_is_a_config_error(run_cli, indexed):
 def test_data_dir_from_environment(run_cli, indexed, tmp_path):
     p = run_cli("search", "NovaDB 价格", "--json", env={"CONVSEARCH_DATA_DIR": str(tmp_path / "data")})
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["citations"][0]["id"] == "n-price"
+    assert json.loads(p.stdout)["results"][0]["id"] == "n-price"
 
 
 def test_default_dense_index_and_search(run_cli, tmp_path):
@@ -296,5 +296,5 @@ def test_default_dense_index_and_search(run_cli, tmp_path):
     assert (tmp_path / "data" / "index" / "vectors.npy").exists()
     p = run_cli("search", "猫咪每天睡多久", "--data-dir", "data", "--json", env=env)
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["citations"][0]["id"] == "cat"
+    assert json.loads(p.stdout)["results"][0]["id"] == "cat"
     assert os.path.getsize(tmp_path / "data" / "index" / "vectors.npy") > 0

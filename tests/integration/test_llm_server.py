@@ -18,8 +18,15 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from convsearch.config import Settings
-from convsearch.llm import (LLMBadOutput, LLMRateLimited, LLMRequestRejected, LLMTimeout, LLMUnavailable, OpenAILLM,
-                            llm_config)
+from convsearch.llm import (
+    LLMBadOutput,
+    LLMRateLimited,
+    LLMRequestRejected,
+    LLMTimeout,
+    LLMUnavailable,
+    OpenAILLM,
+    llm_config,
+)
 from convsearch.rewrite import get_rewriter
 from convsearch.rewrite.enhance import EnhanceRequest, HyDE
 from convsearch.rewrite.llm import HybridVariants, LLMRewriter, LLMSummarizer, LLMVariants
@@ -32,7 +39,8 @@ KEY = "sk-test-SECRET-5f3c9a1e77"
 SLACK_S = 1.0  # generous: the precise number is in the benchmark
 ZH = (Message("user", "AnySearch 支持哪些检索方式？"), Message("assistant", "支持 BM25、向量和混合检索。"))
 EN = (Message("user", "Who founded SpaceX?"), Message("assistant", "Elon Musk founded SpaceX in 2002."))
-ANSWERS = {"价格呢？": "AnySearch 的价格", "When did it first launch a rocket?": "When did SpaceX first launch a rocket?"}
+ANSWERS = {"价格呢？": "AnySearch 的价格",
+           "When did it first launch a rocket?": "When did SpaceX first launch a rocket?"}
 
 
 @pytest.fixture(autouse=True)
@@ -249,7 +257,8 @@ def test_structured_output_as_json_schema(srv, opened):
     llm = OpenAILLM(llm_config(settings(srv)))
     opened(llm)
     srv.push(Reply.json({"variants": ["AnySearch 的收费标准"]}))
-    assert llm.complete([{"role": "user", "content": "AnySearch 的价格"}], schema=Pick).variants == ["AnySearch 的收费标准"]
+    assert llm.complete([{"role": "user", "content": "AnySearch 的价格"}], schema=Pick).parsed.variants == [
+        "AnySearch 的收费标准"]
     rf = srv.requests[0]["json"]["response_format"]
     assert rf["type"] == "json_schema" and rf["json_schema"]["schema"]["properties"]["variants"]["type"] == "array"
 
@@ -258,7 +267,7 @@ def test_structured_output_as_a_tool_call(srv, opened):
     llm = OpenAILLM(llm_config(settings(srv, llm_structured="tools")))
     opened(llm)
     srv.push(Reply.tool_call("Pick", {"variants": ["a b"]}))
-    assert llm.complete([{"role": "user", "content": "q"}], schema=Pick).variants == ["a b"]
+    assert llm.complete([{"role": "user", "content": "q"}], schema=Pick).parsed.variants == ["a b"]
     body = srv.requests[0]["json"]
     assert body["tool_choice"]["function"]["name"] == "Pick" and "response_format" not in body
 
@@ -281,21 +290,101 @@ def test_llm_variants_merged_with_heuristic_ones(srv, opened):
 
 
 def test_pipeline_with_llm_variants_and_the_default_rewriter(srv, bm25_index):
-    from convsearch import search_with_context
-    from convsearch.rewrite import default_rewriter, default_variant_maker
+    from convsearch import Pipeline
 
     s = settings(srv, llm_variants="on")
     srv.push(Reply.of("AnySearch 的价格"), Reply.json({"variants": ["AnySearch 的收费"]}))
-    try:
-        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index, settings=s)
+    with Pipeline.from_settings(s, backend=bm25_index) as p:  # its own LLM clients, closed on exit
+        r = p.search("价格呢？", [{"role": "user", "content": ZH[0].content}])
         assert r.standalone_query == "AnySearch 的价格" and r.rewrite.method == "llm"
         assert r.variants[0] == "AnySearch 的收费" and r.hits[0].id == "zh-any-price"
         assert len(srv.requests) == 2
+        assert [c.step for c in r.trace.llm_calls] == ["rewrite", "variants"]  # each call in the trace
+
+
+# --- tool calls and token usage (the agent's contract) ---------------------------------------------------
+WEB_SEARCH = {"type": "function", "function": {
+    "name": "web_search", "description": "Search the web",
+    "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
+
+
+def test_a_tool_call_round_trip(srv, opened):
+    from convsearch.llm import assistant_message, tool_message
+    from convsearch.types import Usage
+
+    llm = OpenAILLM(llm_config(settings(srv)))
+    opened(llm)
+    srv.push(Reply.tool_call("web_search", {"query": "AnySearch 价格"}).with_usage(120, 18),
+             Reply.of("专业版每月 99 元 [1]。").with_usage(210, 12))
+    msgs: list = [Message("system", "你是搜索助手。"), Message("user", "AnySearch 多少钱？")]
+    first = llm.complete(msgs, tools=[WEB_SEARCH])
+    assert first.text == "" and first.finish_reason == "tool_calls" and first.model == "fake-model"
+    (call,) = first.tool_calls
+    assert (call.name, call.arguments, call.id) == ("web_search", '{"query": "AnySearch 价格"}', "call_1")
+    msgs += [assistant_message(first), tool_message(call, "[1] AnySearch 专业版每月 99 元")]
+    final = llm.complete(msgs, tools=[WEB_SEARCH])
+    assert final.text == "专业版每月 99 元 [1]。" and final.tool_calls == () and final.usage == Usage(210, 12)
+    sent = srv.requests[1]["json"]
+    assert sent["tools"] == [WEB_SEARCH]
+    assert sent["messages"][2]["tool_calls"][0]["function"] == {"name": "web_search",
+                                                                "arguments": '{"query": "AnySearch 价格"}'}
+    assert sent["messages"][3] == {"role": "tool", "tool_call_id": "call_1",
+                                   "content": "[1] AnySearch 专业版每月 99 元"}
+    assert (llm.stats.prompt_tokens, llm.stats.completion_tokens) == (330, 30)
+
+
+def test_parallel_tool_calls_and_malformed_arguments_pass_through(srv, opened):
+    llm = OpenAILLM(llm_config(settings(srv)))
+    opened(llm)
+    srv.push(Reply.tool_calls_of(("web_search", {"query": "深圳 天气"}), ("web_search", {"query": "Panyu weather"}),
+                                 ("web_search", '{"query": "番禺'), text="我查一下。"))
+    c = llm.complete([Message("user", "深圳和番禺最近天气怎么样？")], tools=[WEB_SEARCH])
+    assert [t.id for t in c.tool_calls] == ["call_1", "call_2", "call_3"] and c.text == "我查一下。"
+    assert [t.arguments for t in c.tool_calls] == ['{"query": "深圳 天气"}', '{"query": "Panyu weather"}',
+                                                   '{"query": "番禺']  # junk arrives as the raw text it was
+
+
+def test_usage_is_counted_and_missing_usage_is_zero(srv, opened):
+    from convsearch.types import Usage
+
+    llm = OpenAILLM(llm_config(settings(srv)))
+    opened(llm)
+    srv.push(Reply.of("AnySearch 的价格").with_usage(95, 7), Reply.of("x").with_usage(None),
+             Reply.empty().with_usage(40, 0))
+    assert llm.complete([Message("user", "价格呢？")]).usage == Usage(95, 7)
+    assert llm.complete([Message("user", "价格呢？")]).usage == Usage()
+    with pytest.raises(LLMBadOutput) as info:
+        llm.complete([Message("user", "价格呢？")])
+    assert info.value.usage == Usage(40, 0)
+    assert (llm.stats.prompt_tokens, llm.stats.completion_tokens) == (135, 7)  # the rejected reply counted too
+
+
+def test_a_rewrite_reports_its_tokens_from_the_server(srv, opened):
+    from convsearch.types import Usage
+
+    srv.push(Reply.of("AnySearch 支持哪些检索方式以及价格" * 3).with_usage(300, 60),
+             Reply.of("AnySearch 价格").with_usage(330, 5))
+    r = rewriter(srv, opened).rewrite(ZH, "价格呢？")
+    assert r.rewritten == "AnySearch 价格" and r.usage == Usage(630, 65)
+    assert [(c.step, c.model) for c in r.llm_calls] == [("rewrite", "fake-model")] * 2
+
+
+def test_async_tool_calls(srv):
+    llm = OpenAILLM(llm_config(settings(srv)))
+    srv.push(Reply.tool_calls_of(("web_search", {"query": "SpaceX first launch"}),
+                                 ("web_search", {"query": "Falcon 1"})))
+
+    async def main():
+        try:
+            return await llm.acomplete([Message("user", "When did SpaceX first launch?")], tools=[WEB_SEARCH])
+        finally:
+            await llm.aclose()
+
+    try:
+        c = asyncio.run(main())
     finally:
-        default_rewriter(s).close()
-        default_variant_maker(s).llm_variants.llm.close()
-        default_rewriter.cache_clear()
-        default_variant_maker.cache_clear()
+        llm.close()
+    assert [t.name for t in c.tool_calls] == ["web_search", "web_search"] and c.usage.total_tokens == 2
 
 
 # --- HyDE and summaries ---------------------------------------------------------------------------------
@@ -418,23 +507,20 @@ class _DenseSpy:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    def search_dense(self, query, **kw):
-        self.dense_queries.append(query)
-        return self.inner.search_dense(query, **kw)
+    def search(self, query, **kw):
+        if kw.get("dense_query"):
+            self.dense_queries.append(kw["dense_query"])
+        return self.inner.search(query, **kw)
 
 
 def _hyde_turn(srv, hybrid_index, *replies):
-    from convsearch import search_with_context
-    from convsearch.rewrite import default_hyde
+    from convsearch import Pipeline
 
     s = settings(srv, hyde="on", rewriter="rules")
     srv.push(*replies)
     spy = _DenseSpy(hybrid_index)
-    try:
-        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=spy, settings=s)
-    finally:
-        default_hyde(s).close()
-        default_hyde.cache_clear()
+    with Pipeline.from_settings(s, backend=spy) as p:
+        r = p.search("价格呢？", [{"role": "user", "content": ZH[0].content}])
     return r, spy
 
 
@@ -444,6 +530,7 @@ def test_hyde_answer_feeds_the_dense_side_and_the_trace_says_so(srv, hybrid_inde
     assert r.standalone_query == "AnySearch 的价格"  # the rules rewrote; the LLM only wrote the passage
     assert spy.dense_queries == [passage]
     assert any(n.startswith("hyde: ") for n in r.trace.notes) and "hyde" in r.trace.timings_ms
+    assert [c.step for c in r.trace.llm_calls] == ["hyde"]
     assert len(srv.requests) == 1 and "参考文档" in srv.requests[0]["json"]["messages"][0]["content"]
     assert srv.requests[0]["json"]["messages"][1]["content"] == "AnySearch 的价格"
     assert r.hits and r.hits[0].id == "zh-any-price"
@@ -465,13 +552,9 @@ def test_hyde_setting_is_checked():
 
 def test_hyde_costs_no_call_without_a_dense_side(srv, bm25_index):
     from convsearch import search_with_context
-    from convsearch.rewrite import default_hyde
 
     s = settings(srv, hyde="on", rewriter="rules")
-    try:
-        r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index, settings=s)
-    finally:
-        default_hyde(s).close()
-        default_hyde.cache_clear()
+    # the one-call convenience builds its HyDE writer for this call and closes it on return
+    r = search_with_context("价格呢？", [{"role": "user", "content": ZH[0].content}], backend=bm25_index, settings=s)
     assert srv.requests == [] and "hyde skipped: the backend has no dense side" in r.trace.notes
     assert r.hits and r.hits[0].id == "zh-any-price"

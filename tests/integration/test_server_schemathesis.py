@@ -29,13 +29,19 @@ DOCS = [Document("zh-1", "AnySearch 支持 BM25、向量和混合检索，专业
 
 
 def _app():
+    import atexit
+    import shutil
     import tempfile
 
     from convsearch.backends.local import LocalIndex
 
-    idx = LocalIndex(Path(tempfile.mkdtemp(prefix="convsearch-fuzz-")) / "index", embedder=None)
+    # built at import, before any fixture: every path the app could open by default is in a temporary dir
+    # (the service drops its store on shutdown, and reopened one from the data dir: the default, ./.convsearch)
+    root = Path(tempfile.mkdtemp(prefix="convsearch-fuzz-"))
+    atexit.register(shutil.rmtree, root, True)
+    idx = LocalIndex(root / "index", embedder=None)
     idx.add(DOCS)
-    settings = Settings.from_env({}, api_keys="fuzz:key-fuzz", dense="off", rate_limit=0)
+    settings = Settings.from_env({}, data_dir=root, api_keys="fuzz:key-fuzz", dense="off", rate_limit=0)
     service = Service(settings, backend=idx, store=InMemoryStore())
     return create_app(settings, service=service, mcp=False), service
 

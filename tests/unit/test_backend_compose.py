@@ -75,3 +75,11 @@ def test_async_twin_matches():
 def test_bad_options_are_input_errors(kw, msg):
     with pytest.raises(InputError, match=msg):
         search_applied(InMemoryBackend(DOCS), "露营", **kw)
+
+
+def test_a_callers_own_today_applies_recency_after_the_search():
+    """A backend counts its window from the real date; a replayed 'today' must not be sent to it natively."""
+    old_day = date(2025, 1, 12)
+    r = search_applied(InMemoryBackend(DOCS), "深圳 露营", top_k=5, recency="week", today=old_day)
+    assert sorted(h.id for h in r.hits) == ["new-zh", "old-zh"]  # natively, from the real date, old-zh is gone
+    assert r.notes == ("recency week: after the search",)

@@ -94,7 +94,7 @@ def test_history_settings_from_the_environment():
     assert "secret" not in repr(s)
     d = Settings()
     assert (d.db_url, d.max_message_bytes, d.summary_threshold, d.summary_chars, d.summary_keep, d.profile) == (
-        "", 65536, 14, 1200, 8, "off")
+        None, 65536, 14, 1200, 8, "off")
 
 
 @pytest.mark.parametrize("env", [{"CONVSEARCH_PROFILE": "maybe"}, {"CONVSEARCH_SUMMARY_THRESHOLD": "4"},

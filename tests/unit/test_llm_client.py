@@ -10,8 +10,25 @@ from pydantic import BaseModel, ConfigDict
 
 from convsearch.config import Settings
 from convsearch.errors import BackendError, ConfigError
-from convsearch.llm import (LLM, Deadline, LLMBadOutput, LLMConfig, LLMTimeout, ScriptedLLM, Secret, llm_config,
-                            llm_configured, parse_structured, request_payload, response_content, strip_fences)
+from convsearch.llm import (
+    LLM,
+    Deadline,
+    LLMBadOutput,
+    LLMConfig,
+    LLMTimeout,
+    ScriptedLLM,
+    Secret,
+    assistant_message,
+    llm_config,
+    llm_configured,
+    parse_structured,
+    request_payload,
+    strip_fences,
+    to_completion,
+    tool_message,
+    wire_message,
+)
+from convsearch.types import Completion, Message, ToolCall, Usage
 
 
 @pytest.fixture(autouse=True)
@@ -76,7 +93,8 @@ def test_settings_defaults_and_validation():
                 {"CONVSEARCH_REWRITER": "magic"}, {"CONVSEARCH_LLM_TIMEOUT_S": "soon"}):
         with pytest.raises(ConfigError):
             Settings.from_env(env)
-    assert Settings.from_env({"CONVSEARCH_LLM_BLOCKED_WORDS": "竞品, competitor ,"}).llm_blocked == ("竞品", "competitor")
+    blocked = Settings.from_env({"CONVSEARCH_LLM_BLOCKED_WORDS": "竞品, competitor ,"}).llm_blocked
+    assert blocked == ("竞品", "competitor")
 
 
 def test_a_key_passed_as_an_override_becomes_a_secret():
@@ -125,11 +143,34 @@ def test_json_object_and_prompt_modes_put_the_schema_in_the_system_message(mode)
     assert MSGS[0]["content"] == "rewrite"  # the caller's messages are not mutated
 
 
+WEB_SEARCH = {"type": "function", "function": {"name": "web_search", "parameters": {
+    "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
+
+
+def test_tools_go_into_the_payload_and_messages_keep_their_tool_fields():
+    call = ToolCall("call_7", "web_search", '{"query": "AnySearch 价格"}')
+    msgs = [Message("system", "你是搜索助手"), {"role": "user", "content": "AnySearch 多少钱？"},
+            assistant_message(Completion(tool_calls=(call,))), tool_message(call, "[1] 专业版每月 99 元")]
+    p = request_payload(LLMConfig(model="m"), msgs, None, None, tools=[WEB_SEARCH])
+    assert p["tools"] == [WEB_SEARCH] and "tool_choice" not in p
+    assert p["messages"][0] == {"role": "system", "content": "你是搜索助手"}
+    assert p["messages"][2] == {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_7", "type": "function", "function": {"name": "web_search", "arguments": call.arguments}}]}
+    assert p["messages"][3] == {"role": "tool", "tool_call_id": "call_7", "content": "[1] 专业版每月 99 元"}
+    assert wire_message(Message("user", "hi", name="alice")) == {"role": "user", "content": "hi", "name": "alice"}
+    with pytest.raises(ValueError, match="cannot be combined"):
+        request_payload(LLMConfig(model="m", structured="tools"), msgs, Pick, None, tools=[WEB_SEARCH])
+
+
 # --- parsing ----------------------------------------------------------------------------------------
-def _resp(content=None, tool_args=None, choices=True):
-    tool_calls = [SimpleNamespace(function=SimpleNamespace(arguments=tool_args, name="Pick"))] if tool_args else None
-    msg = SimpleNamespace(content=content, tool_calls=tool_calls)
-    return SimpleNamespace(choices=[SimpleNamespace(message=msg)] if choices else [])
+def _resp(content=None, tool_args=None, choices=True, *, tools=(), usage=None, finish="stop"):
+    calls = [SimpleNamespace(id=f"c{i}", function=SimpleNamespace(arguments=a, name=n))
+             for i, (n, a) in enumerate(tools)]
+    if tool_args:
+        calls.append(SimpleNamespace(id="c9", function=SimpleNamespace(arguments=tool_args, name="Pick")))
+    msg = SimpleNamespace(content=content, tool_calls=calls or None)
+    return SimpleNamespace(choices=[SimpleNamespace(message=msg, finish_reason=finish)] if choices else [],
+                           usage=usage, model="m-1")
 
 
 def test_strip_fences():
@@ -148,16 +189,33 @@ def test_parse_structured_rejects_bad_output(raw):
         parse_structured(raw, Pick)
 
 
-def test_response_content_text_tool_calls_and_failures():
-    assert response_content(_resp("AnySearch 的价格"), None) == "AnySearch 的价格"
-    assert response_content(_resp(None, tool_args='{"variants": ["x"]}'), Pick).variants == ["x"]
-    assert response_content(_resp('{"variants": ["y"]}'), Pick).variants == ["y"]
-    with pytest.raises(LLMBadOutput, match="empty content"):
-        response_content(_resp("  "), None)
+def test_to_completion_text_tool_calls_and_failures():
+    c = to_completion(_resp("AnySearch 的价格", usage=SimpleNamespace(prompt_tokens=30, completion_tokens=5)))
+    assert (c.text, c.tool_calls, c.usage, c.model, c.finish_reason) == ("AnySearch 的价格", (), Usage(30, 5), "m-1",
+                                                                          "stop")
+    assert to_completion(_resp(None, tool_args='{"variants": ["x"]}'), schema=Pick).parsed.variants == ["x"]
+    assert to_completion(_resp('{"variants": ["y"]}'), schema=Pick).parsed.variants == ["y"]
+    with pytest.raises(LLMBadOutput, match="empty content") as info:
+        to_completion(_resp("  ", usage=SimpleNamespace(prompt_tokens=9, completion_tokens=1)))
+    assert info.value.usage == Usage(9, 1)  # a rejected reply still cost its tokens
     with pytest.raises(LLMBadOutput, match="tool call instead of text"):
-        response_content(_resp(None, tool_args="{}"), None)
+        to_completion(_resp(None, tool_args="{}"))
     with pytest.raises(LLMBadOutput, match="no choices"):
-        response_content(_resp(choices=False), None)
+        to_completion(_resp(choices=False))
+
+
+def test_to_completion_with_tools_keeps_every_call_and_raw_arguments():
+    r = _resp(None, tools=[("web_search", '{"query": "深圳 天气"}'), ("web_search", '{"query": "weather'), ("x", "")],
+              finish="tool_calls")
+    c = to_completion(r, tools=True)
+    assert [t.name for t in c.tool_calls] == ["web_search", "web_search", "x"] and c.text == ""
+    assert c.tool_calls[1].arguments == '{"query": "weather' and c.finish_reason == "tool_calls"
+    assert c.usage == Usage() and len({t.id for t in c.tool_calls}) == 3
+    with pytest.raises(LLMBadOutput, match="empty content"):
+        to_completion(_resp(""), tools=True)
+    assert to_completion(_resp("done"), tools=True).text == "done"
+    # with tools and a schema, a tool call is an answer too (the final answer is the one validated)
+    assert to_completion(r, schema=Pick, tools=True).parsed is None
 
 
 def test_llm_errors_are_backend_errors_with_a_reason():
@@ -174,15 +232,29 @@ def test_deadline():
 # --- the scripted double ------------------------------------------------------------------------------
 def test_scripted_llm_follows_its_script_and_records_calls():
     llm = ScriptedLLM(["a", LLMTimeout("slow"), '{"variants": ["v"]}', lambda msgs: msgs[-1]["content"].upper()],
-                      default="dflt")
+                      default="dflt", usage=Usage(10, 2))
     assert isinstance(llm, LLM)
-    assert llm.complete(MSGS) == "a"
+    first = llm.complete(MSGS)
+    assert isinstance(first, Completion) and first.text == "a" and first.usage == Usage(10, 2)
     with pytest.raises(LLMTimeout):
         llm.complete(MSGS)
-    assert llm.complete(MSGS, schema=Pick).variants == ["v"]
-    assert llm.complete([{"role": "user", "content": "abc"}]) == "ABC"
-    assert llm.complete(MSGS, budget_s=1.0) == "dflt"
-    assert len(llm.calls) == 5 and llm.calls[-1][2] == 1.0 and llm.calls[2][1] is Pick
+    assert llm.complete(MSGS, schema=Pick).parsed.variants == ["v"]
+    assert llm.complete([{"role": "user", "content": "abc"}]).text == "ABC"
+    assert llm.complete(MSGS, budget_s=1.0).text == "dflt"
+    assert len(llm.calls) == 5 and llm.calls[-1].budget_s == 1.0 and llm.calls[2].schema is Pick
+    assert llm.stats.prompt_tokens == 40 and llm.stats.completion_tokens == 8  # four answers, the timeout none
+
+
+def test_scripted_llm_scripts_tool_calls_and_usage():
+    call = ToolCall("c1", "web_search", '{"query": "AnySearch"}')
+    both = Completion(text="先查一下", tool_calls=(call, ToolCall("c2", "web_search", "{bad")), usage=Usage(50, 7))
+    llm = ScriptedLLM([call, both, Completion(tool_calls=(call,))], model="s")
+    c = llm.complete(MSGS, tools=[WEB_SEARCH])
+    assert c.tool_calls == (call,) and c.model == "s" and llm.calls[0].tools == (WEB_SEARCH,)
+    c = llm.complete(MSGS, tools=[WEB_SEARCH])
+    assert c.usage == Usage(50, 7) and c.tool_calls[1].arguments == "{bad" and c.text == "先查一下"
+    with pytest.raises(LLMBadOutput, match="tool call instead of text"):
+        llm.complete(MSGS)  # no tools offered: a tool call is not an answer
 
 
 def test_public_names_are_locked():
@@ -192,9 +264,9 @@ def test_public_names_are_locked():
 
     assert sorted(llm_mod.__all__) == [
         "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
-        "LLMTimeout", "LLMUnavailable", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES", "ScriptedLLM", "Secret",
-        "llm_config", "llm_configured", "open_llm", "parse_structured", "request_payload", "response_content",
-        "strip_fences"]
+        "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES",
+        "ScriptedCall", "ScriptedLLM", "Secret", "assistant_message", "llm_config", "llm_configured", "open_llm",
+        "parse_structured", "request_payload", "strip_fences", "to_completion", "tool_message", "wire_message"]
     assert sorted(enhance_mod.__all__) == [
         "Chain", "EnhanceRequest", "Enhanced", "Enhancer", "EnhancerRewriter", "Gated", "HyDE", "LLM", "Logged",
         "Passthrough", "Rules", "SkipFilterOnly", "auto_rewriter", "from_rewrite", "hyde_search"]

@@ -10,14 +10,32 @@ import pytest
 
 from convsearch import InMemoryBackend, Settings, search_with_context
 from convsearch.errors import ConfigError
+from convsearch.infra.cache import MemoryCache, cache_key
 from convsearch.llm import LLMRateLimited, LLMTimeout, ScriptedLLM
 from convsearch.rewrite import REWRITERS, get_rewriter
-from convsearch.rewrite.cache import LRUCache, NoCache, cache_key
-from convsearch.rewrite.enhance import (Chain, EnhanceRequest, EnhancerRewriter, Gated, HyDE, Logged, Passthrough,
-                                        Rules, SkipFilterOnly, auto_rewriter, hyde_search)
 from convsearch.rewrite.enhance import LLM as LLMEnhancer
-from convsearch.rewrite.llm import (GuardLimits, HybridVariants, LLMRewriter, LLMSummarizer, LLMVariants,
-                                    REWRITE_PROMPTS, merge_variants)
+from convsearch.rewrite.enhance import (
+    Chain,
+    EnhanceRequest,
+    EnhancerRewriter,
+    Gated,
+    HyDE,
+    Logged,
+    Passthrough,
+    Rules,
+    SkipFilterOnly,
+    auto_rewriter,
+    hyde_search,
+)
+from convsearch.rewrite.llm import (
+    REWRITE_PROMPTS,
+    GuardLimits,
+    HybridVariants,
+    LLMRewriter,
+    LLMSummarizer,
+    LLMVariants,
+    merge_variants,
+)
 from convsearch.rewrite.rules import RuleRewriter
 from convsearch.types import Document, Message
 
@@ -52,7 +70,8 @@ def test_english_prompt_topic_and_window():
     assert not r.fell_back
     msgs = llm.calls[0][0]
     assert msgs[0]["content"] == rw.plan(hist, "x", "SpaceX | History").system
-    assert "At most 20 words" in msgs[0]["content"] and "The conversation is about: SpaceX | History" in msgs[0]["content"]
+    system = msgs[0]["content"]
+    assert "At most 20 words" in system and "The conversation is about: SpaceX | History" in system
     assert len(msgs) == 1 + 4 + 1 and msgs[-2]["content"] == EN[1].content
 
 
@@ -135,13 +154,15 @@ def test_llm_rewriter_falls_back_to_the_original_with_the_reason(reply, why):
 
 
 def test_blocked_words():
-    r = LLMRewriter(ScriptedLLM(["AnySearch 的价格"]), limits=GuardLimits(blocked=("anysearch",))).rewrite(ZH, "价格呢？")
+    rw = LLMRewriter(ScriptedLLM(["AnySearch 的价格"]), limits=GuardLimits(blocked=("anysearch",)))
+    r = rw.rewrite(ZH, "价格呢？")
     assert r.fell_back and "blocked words" in r.reason
 
 
 def test_custom_system_prompt():
     llm = ScriptedLLM(["AnySearch 的价格"])
-    LLMRewriter(llm, system_prompt="Rewrite. Max {max_zh_chars} chars. JSON like {\"q\": 1} is fine.").rewrite(ZH, "价格呢？")
+    LLMRewriter(llm, system_prompt="Rewrite. Max {max_zh_chars} chars. JSON like {\"q\": 1} is fine.").rewrite(
+        ZH, "价格呢？")
     assert llm.calls[0][0][0]["content"] == "Rewrite. Max 30 chars. JSON like {\"q\": 1} is fine."
 
 
@@ -249,7 +270,8 @@ def test_llm_variants_are_structured_checked_and_merged_with_heuristic_ones():
     assert llm.calls[0][1].__name__ == "VariantList"
     table = ["AnySearch 的收费标准", "AnySearch 的费用", "AnySearch 多少钱", "AnySearch 的价钱"]
     hybrid = HybridVariants(v, heuristic=lambda q, max_variants: table[:max_variants])
-    assert hybrid("AnySearch 的价格", max_variants=3) == ["AnySearch 的收费标准", "AnySearch 的费用", "AnySearch 多少钱"]
+    assert hybrid("AnySearch 的价格", max_variants=3) == ["AnySearch 的收费标准", "AnySearch 的费用",
+                                                        "AnySearch 多少钱"]
     assert hybrid("AnySearch 的价格", max_variants=0) == []
     assert HybridVariants(v)("AnySearch 的价格", max_variants=3)[0] == "AnySearch 的收费标准"  # the real table
     assert len(llm.calls) == 1  # the second call was a cache hit
@@ -277,14 +299,13 @@ def test_summarizer_caps_length_and_fails_open():
 
 
 # --- cache ------------------------------------------------------------------------------------------
-def test_lru_cache_evicts_and_expires():
-    c = LRUCache(maxsize=2)
-    c.put("a", 1), c.put("b", 2), c.get("a"), c.put("c", 3)
-    assert c.get("b") is None and c.get("a") == 1 and c.get("c") == 3 and len(c) == 2
-    ttl = LRUCache(ttl_s=0.0)
-    ttl.put("k", 1)
-    assert ttl.get("k") is None
-    assert NoCache().get("k") is None and LRUCache(maxsize=0).get("k") is None
+def test_rewriters_keep_their_entries_in_their_own_namespace():
+    shared = MemoryCache()
+    a = LLMRewriter(ScriptedLLM(default="AnySearch 的价格"), cache=shared, cache_ns="acme:rewrite")
+    b = LLMRewriter(ScriptedLLM(default="AnySearch 的价格"), cache=shared, cache_ns="beta:rewrite")
+    a.rewrite(ZH, "价格呢？"), a.rewrite(ZH, "价格呢？"), b.rewrite(ZH, "价格呢？")
+    assert len(a.llm.calls) == 1 and len(b.llm.calls) == 1  # one tenant's entry never answers another's
+    assert shared.stats("acme:rewrite").hits == 1 and shared.stats("beta:rewrite").size == 1
 
 
 def test_cache_key_depends_on_every_input():
@@ -347,3 +368,38 @@ def test_the_summarizer_updates_a_previous_summary():
     msgs = s.llm.calls[0][0]
     assert "The summary so far (update it): topics: NovaDB" in msgs[0]["content"]
     assert msgs[1]["content"] == EN[0].content
+
+
+# --- token usage reaches the result ---------------------------------------------------------------------
+def test_every_llm_call_of_a_rewrite_is_in_the_result_with_its_tokens():
+    from convsearch.llm import LLMBadOutput
+    from convsearch.types import Completion, Usage
+
+    long = Completion(text="AnySearch 支持哪些检索方式以及价格" * 3, usage=Usage(120, 40))
+    llm = ScriptedLLM([long, Completion(text="AnySearch 的价格", usage=Usage(150, 6))], model="m1")
+    rw = LLMRewriter(llm)
+    r = rw.rewrite(ZH, "价格呢？")
+    assert r.rewritten == "AnySearch 的价格" and [c.step for c in r.llm_calls] == ["rewrite", "rewrite"]
+    assert r.usage == Usage(270, 46) and all(c.model == "m1" and c.ms >= 0 and not c.error for c in r.llm_calls)
+    cached = rw.rewrite(ZH, "价格呢？")
+    assert "cache hit" in cached.reason and cached.llm_calls == ()  # no call, no tokens
+    # a failed LLM step still reports its call (and what a rejected reply cost), through the chain to rules
+    bad = LLMBadOutput("empty content", usage=Usage(80, 0))
+    auto = auto_rewriter(ScriptedLLM([bad]))
+    r = auto.rewrite(EN, "When did it first launch a rocket?")
+    assert r.method == "rules" and r.fell_back and len(r.llm_calls) == 1
+    assert r.llm_calls[0].error == "empty content" and r.usage == Usage(80, 0)
+
+
+def test_variants_hyde_and_summaries_append_their_calls():
+    from convsearch.types import Usage
+
+    calls: list = []
+    v = LLMVariants(ScriptedLLM(['{"variants": ["AnySearch 的收费标准"]}'], usage=Usage(60, 12)))
+    assert HybridVariants(v)("AnySearch 的价格", max_variants=2, calls=calls)[0] == "AnySearch 的收费标准"
+    e = HyDE(ScriptedLLM(["AnySearch 专业版每月 99 元。"], usage=Usage(40, 20)), inner=Rules()).enhance(
+        EnhanceRequest("价格呢？", ZH))
+    assert [c.step for c in e.llm_calls] == ["hyde"] and e.as_rewrite().usage == Usage(40, 20)
+    LLMSummarizer(ScriptedLLM(["The user asks about SpaceX."], usage=Usage(30, 8))).summarize(list(EN), calls=calls)
+    assert [c.step for c in calls] == ["variants", "summary"]
+    assert sum((c.usage for c in calls), Usage()) == Usage(90, 20)

@@ -12,6 +12,7 @@ from convsearch.config import Settings
 
 PUBLIC = [
     "BackendError",
+    "BackendRun",
     "Capabilities",
     "Citation",
     "Completion",
@@ -29,6 +30,7 @@ PUBLIC = [
     "InputError",
     "Message",
     "Passthrough",
+    "Pipeline",
     "QueryComparison",
     "Recency",
     "RewriteResult",
@@ -39,11 +41,13 @@ PUBLIC = [
     "Settings",
     "ToolCall",
     "Trace",
+    "TurnPlan",
     "Usage",
     "compare_queries",
     "get_rewriter",
     "history_window",
     "needs_rewrite",
+    "open_backend",
     "search_with_context",
 ]
 
@@ -83,8 +87,10 @@ def test_data_file_error_is_an_input_error_with_location():
     assert str(errors.DataFileError("x.md", "the file is empty")) == "x.md: the file is empty"
 
 
-def test_settings_defaults_with_a_clean_environment():
-    # the autouse fixture removed every CONVSEARCH_* variable
+def test_settings_defaults_with_a_clean_environment(monkeypatch, tmp_path):
+    # the autouse fixture removed every CONVSEARCH_* variable but the data dir, which it points at tmp_path
+    assert Settings.from_env().data_dir == tmp_path / "convsearch-data"
+    monkeypatch.delenv("CONVSEARCH_DATA_DIR")
     assert Settings.from_env() == Settings()
     s = Settings()
     assert (s.window, s.max_variants, s.fusion, s.stale_days, s.snippet_tokens, s.top_k, s.mode) == (

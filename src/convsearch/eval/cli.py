@@ -46,10 +46,8 @@ def load_rewriter(name: str) -> Rewriter:
 
 
 def _close(rewriter: Any) -> None:
-    """LLM rewriters hold an HTTP client; close it when the run is over."""
-    close = getattr(rewriter, "close", None)
-    if close:
-        close()
+    """LLM rewriters hold an HTTP client; close it when the run is over (``Rewriter.close``)."""
+    rewriter.close()
 
 
 def _name(value: Any) -> str:

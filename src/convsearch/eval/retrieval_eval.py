@@ -39,12 +39,14 @@ QUERY_SETS = ("raw", "system", "human", "dual")
 
 
 class SearchIndex(Protocol):
-    """The slice of ``convsearch.backends.local.LocalIndex`` the harness uses (``close`` is optional,
-    so ``convsearch.backends.base.InMemoryBackend`` works as the test double)."""
+    """The slice of a writable backend the harness uses (``convsearch.backends.base.InMemoryBackend`` is the
+    test double)."""
 
     def add(self, docs: Iterable[Document]) -> Any: ...
 
     def search(self, query: str, *, top_k: int = 10) -> list[Hit]: ...
+
+    def close(self) -> None: ...
 
 
 IndexFactory = Callable[[Path], SearchIndex]
@@ -52,10 +54,11 @@ Fuse = Callable[[Sequence[Sequence[Hit]]], list[Hit]]
 
 
 def local_index(path: Path) -> SearchIndex:
-    """A fresh keyword-only (BM25, no embedder) ``LocalIndex`` at ``path``."""
-    from ..backends.local import LocalIndex
+    """A fresh keyword-only (BM25, no embedder) ``local`` backend under ``path``, opened through the registry."""
+    from ..backends.registry import open_backend
+    from ..config import Settings
 
-    return LocalIndex(path)
+    return open_backend(Settings(data_dir=path, dense="off"), "local", create=True)  # type: ignore[return-value]
 
 
 def rrf(lists: Sequence[Sequence[Hit]]) -> list[Hit]:
@@ -274,9 +277,7 @@ def evaluate_retrieval(records: Sequence[EvalRecord], rewriter: Rewriter, *, ind
             for qset, hits in (("raw", raw_hits), ("system", sys_hits), ("human", human_hits), ("dual", dual_hits)):
                 rankings[qset][qid] = [h.id for h in hits[:top_k]]
     finally:
-        close = getattr(index, "close", None)
-        if close is not None:
-            close()
+        index.close()
     elapsed = time.perf_counter() - t_start
     systems = {qset: m.retrieval_scores(qrels, rankings[qset]) for qset in QUERY_SETS}
     recall = [systems[s]["recall@10"] for s in ("raw", "system", "human")]

@@ -214,7 +214,7 @@ class SqlStore:
     @classmethod
     def from_settings(cls, settings: Any) -> "SqlStore":
         """The store ``Settings`` describe: ``db_url``, else SQLite under ``data_dir``."""
-        url = settings.db_url or sqlite_url(settings.data_dir)
+        url = settings.db_url.reveal() if settings.db_url else sqlite_url(settings.data_dir)
         return cls(url, timeout=settings.db_timeout, max_message_bytes=settings.max_message_bytes)
 
     @property

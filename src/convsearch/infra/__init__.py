@@ -1,1 +1,2 @@
-"""Infrastructure behind small protocols: rate limiting (``ratelimit``), deadlines (``deadline``)."""
+"""Infrastructure behind small protocols: TTL caches (``cache``), rate limiting (``ratelimit``), deadlines
+(``deadline``)."""

@@ -29,7 +29,7 @@ class Deadline:
         self.end = time.perf_counter() + budget_s if end is None else end
 
     @classmethod
-    def never(cls) -> "Deadline":
+    def never(cls) -> Deadline:
         """A deadline that does not expire (a caller that set none)."""
         return cls(float("inf"), end=float("inf"))
 
@@ -40,7 +40,7 @@ class Deadline:
         """True when less than ``margin_s`` is left: too little to start another attempt."""
         return self.remaining() <= margin_s
 
-    def child(self, budget_s: float | None) -> "Deadline":
+    def child(self, budget_s: float | None) -> Deadline:
         """A sub-step's deadline: its own budget, cut to what is left of this one."""
         if budget_s is None:
             return Deadline(self.budget_s, end=self.end)

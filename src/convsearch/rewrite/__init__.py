@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
@@ -63,17 +62,9 @@ def _llm_rewriter(name: str, s: "Settings", llm: Any) -> Rewriter:
     return auto_rewriter(llm, uncertain_below=s.llm_uncertain_below, **kw)
 
 
-@lru_cache(maxsize=8)
-def default_rewriter(settings: "Settings") -> Rewriter:
-    """The pipeline's rewriter for ``settings.rewriter``, built once per Settings (its LLM client is shared by
-    every turn that uses those settings)."""
-    return get_rewriter(settings.rewriter, settings)
-
-
-@lru_cache(maxsize=8)
-def default_variant_maker(settings: "Settings") -> Any:
-    """``HybridVariants`` (LLM + heuristic) when CONVSEARCH_LLM_VARIANTS=on and an LLM is configured, else None
-    (the pipeline then uses the heuristic table alone)."""
+def make_variant_maker(settings: "Settings") -> Any:
+    """A new ``HybridVariants`` (LLM + heuristic, its own client and cache) when CONVSEARCH_LLM_VARIANTS=on and an
+    LLM is configured, else None (the heuristic table alone). The caller (a Pipeline) owns it: ``close()``."""
     from ..llm import llm_configured
 
     if settings.llm_variants != "on" or not llm_configured(settings):
@@ -95,10 +86,12 @@ class HydeWriter:
         self.cache = cache
         self.blocked = blocked
 
-    def __call__(self, query: str) -> tuple[str | None, str]:
+    def __call__(self, query: str, *, calls: list[Any] | None = None) -> tuple[str | None, str]:
+        """``calls`` collects the LLM call (with its tokens) for the turn's trace."""
         from .llm import hypothetical_answer
 
-        return hypothetical_answer(self.llm, query, budget_s=self.budget_s, cache=self.cache, blocked=self.blocked)
+        return hypothetical_answer(self.llm, query, budget_s=self.budget_s, cache=self.cache, blocked=self.blocked,
+                                   calls=calls)
 
     def close(self) -> None:
         close = getattr(self.llm, "close", None)
@@ -106,9 +99,9 @@ class HydeWriter:
             close()
 
 
-@lru_cache(maxsize=8)
-def default_hyde(settings: "Settings") -> HydeWriter | None:
-    """The HyDE writer when CONVSEARCH_HYDE=on and an LLM is configured, else None (no dense rewrite)."""
+def make_hyde(settings: "Settings") -> HydeWriter | None:
+    """A new HyDE writer (its own client and cache) when CONVSEARCH_HYDE=on and an LLM is configured, else None
+    (no dense rewrite). The caller (a Pipeline) owns it: ``close()``."""
     from ..llm import llm_configured
 
     if settings.hyde != "on" or not llm_configured(settings):
@@ -119,5 +112,5 @@ def default_hyde(settings: "Settings") -> HydeWriter | None:
                       blocked=settings.llm_blocked)
 
 
-__all__ = ["REWRITERS", "HydeWriter", "Passthrough", "Rewriter", "Scripted", "default_hyde", "default_rewriter",
-           "default_variant_maker", "get_rewriter"]
+__all__ = ["REWRITERS", "HydeWriter", "Passthrough", "Rewriter", "Scripted", "get_rewriter", "make_hyde",
+           "make_variant_maker"]

@@ -13,18 +13,27 @@ class Rewriter(Protocol):
     """Turns the last user query into a standalone one, given the (already windowed) history.
 
     ``decision`` is the gate's verdict on this turn when the caller already has it (the pipeline gates once
-    and hands it on); a rewriter given none asks the gate itself."""
+    and hands it on); a rewriter given none asks the gate itself. ``uncertain_below``: the pipeline also asks
+    about standalone verdicts less sure than this (the LLM path; 0.0 for the rest). ``close()`` releases what
+    the rewriter holds (an LLM client), a no-op for the offline ones."""
 
     name: str
+    uncertain_below: float
 
     def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
                 decision: Decision | None = None) -> RewriteResult: ...
+
+    def close(self) -> None: ...
 
 
 class Passthrough:
     """Returns the query unchanged (the copy baseline, and the test double)."""
 
     name = "passthrough"
+    uncertain_below = 0.0
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
                 decision: Decision | None = None) -> RewriteResult:
@@ -35,6 +44,10 @@ class Scripted:
     """Test double: returns scripted rewrites by query text, the original otherwise."""
 
     name = "scripted"
+    uncertain_below = 0.0
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def __init__(self, answers: dict[str, str]) -> None:
         self.answers = dict(answers)

@@ -1,88 +1,37 @@
-"""Rewrite cache: the same (history window, query, topic, model, prompt) gives the same rewrite without a call.
+"""Moved to ``convsearch.infra.cache`` (``TTLCache``, ``MemoryCache``, ``NullCache``, ``cache_key``).
 
-Keys are SHA-256 digests of exactly what the LLM would be sent, so a changed prompt, model or window is a
-miss, never a stale hit. Only accepted outputs are stored: a failure is retried on the next turn.
-
-Example::
-
-    cache = LRUCache(maxsize=1024)
-    key = cache_key("rewrite", model="qwen2.5", prompt=system, turns=[("user", "AnySearch 支持哪些检索方式？")],
-                    query="价格呢？")
-    cache.get(key)   # None, then whatever was put
+What stays here is a shim for the callers not moved yet (``rewrite/__init__.py``, ``server/service.py``):
+``LRUCache`` and ``NoCache`` are the new caches that also answer the old one-namespace calls ``get(key)`` /
+``put(key, value)``. New code imports from ``convsearch.infra.cache``; this module goes once nothing uses it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import threading
-import time
-from collections import OrderedDict
-from collections.abc import Iterable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
+
+from ..infra.cache import MemoryCache, NullCache, TTLCache, cache_key
+
+Cache = TTLCache
+_LEGACY_NS = ""  # the namespace of the old one-namespace calls
 
 
-@runtime_checkable
-class Cache(Protocol):
-    """A small key → value store; implementations must be safe to share between threads."""
-
-    def get(self, key: str) -> Any | None: ...
-
-    def put(self, key: str, value: Any) -> None: ...
-
-
-def cache_key(kind: str, *, model: str, prompt: str, turns: Iterable[tuple[str, str]], query: str,
-              topic: str | None = None, extra: Any = None) -> str:
-    """A digest of everything that decides the LLM's answer (``kind`` separates rewrites, variants, HyDE)."""
-    payload = json.dumps([kind, model, prompt, [list(t) for t in turns], query, topic or "", extra],
-                         ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-class LRUCache:
-    """Thread-safe LRU with an optional time to live (seconds); ``hits``/``misses`` for the trace and benches."""
+class LRUCache(MemoryCache):
+    """``MemoryCache(maxsize, ttl_s=)`` that also takes the old ``get(key)`` / ``put(key, value)``."""
 
     def __init__(self, maxsize: int = 1024, ttl_s: float | None = None) -> None:
-        self.maxsize = maxsize
-        self.ttl_s = ttl_s
-        self.hits = 0
-        self.misses = 0
-        self._data: OrderedDict[str, tuple[float, Any]] = OrderedDict()
-        self._lock = threading.Lock()
+        super().__init__(maxsize, ttl_s=ttl_s)
 
-    def get(self, key: str) -> Any | None:
-        with self._lock:
-            item = self._data.get(key)
-            if item is None or (self.ttl_s is not None and time.monotonic() - item[0] > self.ttl_s):
-                if item is not None:
-                    del self._data[key]
-                self.misses += 1
-                return None
-            self._data.move_to_end(key)
-            self.hits += 1
-            return item[1]
+    def get(self, ns: str, key: str | None = None) -> Any | None:
+        return super().get(_LEGACY_NS, ns) if key is None else super().get(ns, key)
 
     def put(self, key: str, value: Any) -> None:
-        if self.maxsize <= 0:
-            return
-        with self._lock:
-            self._data[key] = (time.monotonic(), value)
-            self._data.move_to_end(key)
-            while len(self._data) > self.maxsize:
-                self._data.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
+        self.set(_LEGACY_NS, key, value)
 
 
-class NoCache:
-    """Stores nothing (the double for 'always call')."""
+class NoCache(NullCache):
+    """``NullCache`` that also takes the old ``get(key)`` / ``put(key, value)``."""
 
-    def get(self, key: str) -> Any | None:
+    def get(self, ns: str, key: str | None = None) -> Any | None:
         return None
 
     def put(self, key: str, value: Any) -> None:

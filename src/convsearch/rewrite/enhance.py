@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..gate import needs_rewrite
-from ..types import Decision, Message, RewriteResult
+from ..types import Decision, LLMCall, Message, RewriteResult, Usage, total_usage
 
 log = logging.getLogger("convsearch.enhance")
 
@@ -47,7 +47,8 @@ class EnhanceRequest:
 @dataclass(frozen=True, slots=True)
 class Enhanced:
     """What to search with. ``query`` goes to keyword search (BM25) and is the standalone query;
-    ``dense_query`` (HyDE) replaces it on the dense side when set. ``steps`` records each stage's verdict."""
+    ``dense_query`` (HyDE) replaces it on the dense side when set. ``steps`` records each stage's verdict,
+    ``llm_calls`` every LLM call made on the way (a failed step's included), with its tokens."""
 
     original: str
     query: str
@@ -55,24 +56,33 @@ class Enhanced:
     reason: str
     fell_back: bool = False
     dense_query: str | None = None
-    variants: tuple[str, ...] = ()
     skipped: bool = False
     steps: tuple[str, ...] = ()
+    llm_calls: tuple[LLMCall, ...] = ()
+
+    @property
+    def usage(self) -> Usage:
+        return total_usage(self.llm_calls)
 
     def as_rewrite(self) -> RewriteResult:
-        return RewriteResult(self.original, self.query, self.method, self.reason, self.fell_back)
+        return RewriteResult(self.original, self.query, self.method, self.reason, self.fell_back, self.llm_calls)
 
 
 @runtime_checkable
 class Enhancer(Protocol):
+    """One step of query enhancement; ``close()`` releases what it holds (an LLM client; a decorator closes
+    what it wraps)."""
+
     name: str
 
     def enhance(self, request: EnhanceRequest) -> Enhanced: ...
 
+    def close(self) -> None: ...
+
 
 def from_rewrite(r: RewriteResult, step: str | None = None) -> Enhanced:
     return Enhanced(r.original, r.rewritten, r.method, r.reason, r.fell_back,
-                    steps=(step or f"{r.method}: {r.reason}",))
+                    steps=(step or f"{r.method}: {r.reason}",), llm_calls=r.llm_calls)
 
 
 class Passthrough:
@@ -82,6 +92,9 @@ class Passthrough:
 
     def enhance(self, request: EnhanceRequest) -> Enhanced:
         return Enhanced(request.query, request.query, "passthrough", "query as typed")
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 class Rules:
@@ -99,6 +112,9 @@ class Rules:
     def enhance(self, request: EnhanceRequest) -> Enhanced:
         return from_rewrite(self.rewriter.rewrite(request.history, request.query, topic=request.topic,
                                                   decision=request.decision))
+
+    def close(self) -> None:
+        self.rewriter.close()
 
 
 class LLM:
@@ -139,23 +155,24 @@ class Chain:
     def enhance(self, request: EnhanceRequest) -> Enhanced:
         failed: list[str] = []
         steps: list[str] = []
+        calls: list[LLMCall] = []  # a step that fell back still spent its tokens
         for e in self.enhancers:
             r = e.enhance(request)
             steps.extend(r.steps or (f"{r.method}: {r.reason}",))
+            calls.extend(r.llm_calls)
             if not r.fell_back:
                 if not failed:
-                    return replace(r, steps=tuple(steps))
+                    return replace(r, steps=tuple(steps), llm_calls=tuple(calls))
                 return replace(r, reason=_join([*failed, f"{r.method}: {r.reason}"]), fell_back=True,
-                               steps=tuple(steps))
+                               steps=tuple(steps), llm_calls=tuple(calls))
             failed.append(r.reason)
         q = request.query
-        return Enhanced(q, q, "original", _join(failed) + "; kept the original", True, steps=tuple(steps))
+        return Enhanced(q, q, "original", _join(failed) + "; kept the original", True, steps=tuple(steps),
+                        llm_calls=tuple(calls))
 
     def close(self) -> None:
         for e in self.enhancers:
-            close = getattr(e, "close", None)
-            if close:
-                close()
+            e.close()
 
 
 class Gated:
@@ -175,9 +192,7 @@ class Gated:
         return self.inner.enhance(request)
 
     def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if close:
-            close()
+        self.inner.close()
 
 
 class SkipFilterOnly:
@@ -192,6 +207,9 @@ class SkipFilterOnly:
             return Enhanced(request.query, request.query, "skip", "filter-only request: no query to rewrite",
                             skipped=True, steps=("skip: filter-only",))
         return self.inner.enhance(request)
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 class Logged:
@@ -211,6 +229,9 @@ class Logged:
                             r.query, r.method, r.reason, " (fell back)" if r.fell_back else "",
                             (time.perf_counter() - t0) * 1000)
         return r
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 class HyDE:
@@ -234,20 +255,26 @@ class HyDE:
         base = self.inner.enhance(request)
         if base.skipped or not base.query.strip():
             return base
+        calls: list[LLMCall] = []
         text, why = hypothetical_answer(self.llm, base.query, max_chars=self.max_chars, budget_s=self.budget_s,
-                                        prompts=self.prompts, cache=self.cache)
-        return replace(base, dense_query=text, reason=_join([base.reason, why]), steps=(*base.steps, why))
+                                        prompts=self.prompts, cache=self.cache, calls=calls)
+        return replace(base, dense_query=text, reason=_join([base.reason, why]), steps=(*base.steps, why),
+                       llm_calls=(*base.llm_calls, *calls))
+
+    def close(self) -> None:
+        self.inner.close()
+        close = getattr(self.llm, "close", None)  # the LLM contract (llm.py) declares no close yet
+        if close:
+            close()
 
 
 def hyde_search(backend: Any, enhanced: Enhanced, *, top_k: int = 10, filters: dict[str, Any] | None = None) -> list[Any]:
-    """Search a hybrid backend the HyDE way: BM25 with ``enhanced.query``, dense with ``enhanced.dense_query``,
-    fused by RRF. Backends without separate sides (or no hypothetical answer) get one ordinary search."""
-    from ..fuse import fuse_rrf
-
-    if enhanced.dense_query and hasattr(backend, "search_bm25") and hasattr(backend, "search_dense") \
-            and getattr(backend, "embedder", None) is not None:
-        return fuse_rrf([backend.search_bm25(enhanced.query, top_k=top_k, filters=filters),
-                         backend.search_dense(enhanced.dense_query, top_k=top_k, filters=filters)], limit=top_k)
+    """Search a backend the HyDE way: ``backend.search(query, dense_query=passage)`` when it declares a dense
+    side (its keyword side searches the query, its dense side the passage, fused by the backend); backends
+    without one (or no hypothetical answer) get one ordinary search."""
+    caps = getattr(backend, "capabilities", None)
+    if enhanced.dense_query and caps is not None and caps.dense:
+        return backend.search(enhanced.query, top_k=top_k, filters=filters, dense_query=enhanced.dense_query)
     return backend.search(enhanced.query, top_k=top_k, filters=filters)
 
 
@@ -266,9 +293,7 @@ class EnhancerRewriter:
         return self.enhancer.enhance(EnhanceRequest(query, tuple(history), topic, decision=decision)).as_rewrite()
 
     def close(self) -> None:
-        close = getattr(self.enhancer, "close", None)
-        if close:
-            close()
+        self.enhancer.close()
 
     def __repr__(self) -> str:
         return f"EnhancerRewriter({self.name})"

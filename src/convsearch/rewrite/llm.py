@@ -8,7 +8,11 @@ uncertain one may still ask when ``uncertain_below`` says so). The LLM sees our 
 query's language), the last ``window`` messages as real chat turns, then the query as the last user turn.
 Its output is cleaned (fences, labels, quotes), then checked by ``guard.output_problem``: empty, too long (a
 too-long answer is re-asked once, within the same budget), blocked words, another language, unfaithful.
-Accepted rewrites are cached by (turns, query, topic, model, prompt).
+Accepted rewrites are cached by (turns, query, topic, model, prompt), in a ``TTLCache`` namespace (``cache_ns``:
+``rewrite``, ``variants``, ``hyde`` by default; a server gives each tenant its own, e.g. ``acme:rewrite``).
+
+Every LLM call is recorded as an ``LLMCall`` (step, model, tokens, time, error): a rewrite carries its calls in
+``RewriteResult.llm_calls``; variants, HyDE and summaries append theirs to a ``calls`` list when given one.
 
 Example::
 
@@ -23,19 +27,27 @@ import logging
 import re
 import time
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from ..gate import needs_rewrite
-from ..llm import LLM, Deadline, LLMError
+from ..infra.cache import MemoryCache, NullCache, TTLCache, cache_key
+from ..infra.deadline import Deadline
+from ..llm import LLM, LLMError
 from ..text import detect_lang, words
-from ..types import Decision, Message, RewriteResult
+from ..types import Completion, Decision, LLMCall, Message, RewriteResult
 from ..window import history_window
-from .cache import Cache, LRUCache, NoCache, cache_key
-from .guard import (MAX_EN_WORDS, MAX_ZH_CHARS, blocked_words_found, content_words, language_problem,
-                    length_problem, output_problem)
+from .guard import (
+    MAX_EN_WORDS,
+    MAX_ZH_CHARS,
+    blocked_words_found,
+    content_words,
+    language_problem,
+    length_problem,
+    output_problem,
+)
 
 log = logging.getLogger("convsearch.llm")
 
@@ -149,7 +161,8 @@ def clean_output(text: str) -> str:
 
 SUMMARY_NAME = "summary"  # history.memory: the stored summary comes first, as a user message of this name
 _SUMMARY_LINE = {"en": "\nSummary of the earlier conversation: {summary}", "zh": "\n更早对话的摘要：{summary}"}
-_PREVIOUS_SUMMARY = {"en": "\nThe summary so far (update it): {summary}", "zh": "\n已有的摘要（在此基础上更新）：{summary}"}
+_PREVIOUS_SUMMARY = {"en": "\nThe summary so far (update it): {summary}",
+                     "zh": "\n已有的摘要（在此基础上更新）：{summary}"}
 
 
 def split_summary(history: Sequence[Message]) -> tuple[str | None, list[Message]]:
@@ -186,6 +199,7 @@ class Attempt:
     calls: int = 0
     cached: bool = False
     ms: float = 0.0
+    llm_calls: tuple[LLMCall, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +218,15 @@ class _Plan:
                 {"role": "user", "content": self.query}]
 
 
-Driver = Generator[list[dict[str, str]], "str | LLMError", Attempt]
+Driver = Generator[list[dict[str, str]], "Completion | LLMError", Attempt]
+
+
+def llm_call(llm: LLM, step: str, t0: float, out: Completion | LLMError) -> LLMCall:
+    """The trace's record of one call that started at ``t0`` and gave ``out``."""
+    ms = round((time.perf_counter() - t0) * 1000, 3)
+    if isinstance(out, LLMError):
+        return LLMCall(step, getattr(llm, "model", "?"), out.usage, ms, out.reason)
+    return LLMCall(step, out.model or getattr(llm, "model", "?"), out.usage, ms)
 
 
 class LLMRewriter:
@@ -216,9 +238,9 @@ class LLMRewriter:
     io_bound = True  # batch runners may call it from several threads
 
     def __init__(self, llm: LLM, *, system_prompt: str | dict[str, str] | None = None, window: int = 6,
-                 limits: GuardLimits = GuardLimits(), cache: Cache | None = None, gate: bool = True,
+                 limits: GuardLimits = GuardLimits(), cache: TTLCache | None = None, gate: bool = True,
                  uncertain_below: float = 0.0, budget_s: float | None = None, reask: bool = True,
-                 max_tokens: int = 96) -> None:
+                 max_tokens: int = 96, cache_ns: str = "rewrite") -> None:
         self.llm = llm
         if isinstance(system_prompt, str):
             self.prompts = {"zh": system_prompt, "en": system_prompt}
@@ -226,7 +248,8 @@ class LLMRewriter:
             self.prompts = {**REWRITE_PROMPTS, **(system_prompt or {})}
         self.window = window
         self.limits = limits
-        self.cache: Cache = cache if cache is not None else LRUCache(1024)
+        self.cache: TTLCache = cache if cache is not None else MemoryCache(1024)
+        self.cache_ns = cache_ns
         self.gate = gate
         self.uncertain_below = uncertain_below
         self.budget_s = budget_s if budget_s is not None else getattr(getattr(llm, "config", None), "timeout_s", 3.0)
@@ -274,10 +297,10 @@ class LLMRewriter:
             calls += 1
             if isinstance(reply, LLMError):
                 return Attempt(None, reply.reason, calls)
-            text = clean_output(reply)
+            text = clean_output(reply.text)
             problem = self.judge(text, plan)
             if problem is None:
-                self.cache.put(plan.key, text)
+                self.cache.set(self.cache_ns, plan.key, text)
                 how = "kept as is" if text == plan.query else "rewrote"
                 return Attempt(text, how + (" after a re-ask" if round_ else ""), calls)
             if round_ == 0 and self.reask and problem.startswith("too long") and not deadline.expired():
@@ -289,7 +312,7 @@ class LLMRewriter:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _cached(self, plan: _Plan) -> Attempt | None:
-        hit = self.cache.get(plan.key)
+        hit = self.cache.get(self.cache_ns, plan.key)
         return Attempt(hit, "cache hit", 0, True) if hit is not None else None
 
     # --- drivers ---
@@ -302,17 +325,20 @@ class LLMRewriter:
             return got
         deadline = Deadline(self.budget_s)
         gen = self._dialogue(plan, deadline)
+        records: list[LLMCall] = []
         try:
             msgs = next(gen)
             while True:
+                t1 = time.perf_counter()
                 try:
-                    reply: str | LLMError = self.llm.complete(msgs, budget_s=deadline.remaining(),
-                                                              max_tokens=self.max_tokens)
+                    reply: Completion | LLMError = self.llm.complete(msgs, budget_s=deadline.remaining(),
+                                                                     max_tokens=self.max_tokens)
                 except LLMError as exc:
                     reply = exc
+                records.append(llm_call(self.llm, "rewrite", t1, reply))
                 msgs = gen.send(reply)
         except StopIteration as stop:
-            return _timed(stop.value, t0)
+            return _timed(replace(stop.value, llm_calls=tuple(records)), t0)
 
     async def aattempt(self, history: Sequence[Message], query: str, topic: str | None = None) -> Attempt:
         t0 = time.perf_counter()
@@ -322,17 +348,20 @@ class LLMRewriter:
             return got
         deadline = Deadline(self.budget_s)
         gen = self._dialogue(plan, deadline)
+        records: list[LLMCall] = []
         try:
             msgs = next(gen)
             while True:
+                t1 = time.perf_counter()
                 try:
-                    reply: str | LLMError = await self.llm.acomplete(msgs, budget_s=deadline.remaining(),
-                                                                     max_tokens=self.max_tokens)
+                    reply: Completion | LLMError = await self.llm.acomplete(msgs, budget_s=deadline.remaining(),
+                                                                            max_tokens=self.max_tokens)
                 except LLMError as exc:
                     reply = exc
+                records.append(llm_call(self.llm, "rewrite", t1, reply))
                 msgs = gen.send(reply)
         except StopIteration as stop:
-            return _timed(stop.value, t0)
+            return _timed(replace(stop.value, llm_calls=tuple(records)), t0)
 
     def _gated(self, history: Sequence[Message], query: str, topic: str | None,
                decision: Decision | None = None) -> RewriteResult | None:
@@ -362,7 +391,7 @@ class LLMRewriter:
 def _timed(a: Attempt, t0: float) -> Attempt:
     ms = (time.perf_counter() - t0) * 1000
     reason = f"{a.reason} ({a.calls} call{'s' if a.calls != 1 else ''}, {ms:.0f} ms)"
-    out = Attempt(a.text, reason, a.calls, a.cached, ms)
+    out = Attempt(a.text, reason, a.calls, a.cached, ms, a.llm_calls)
     if a.text is None:
         log.info("llm rewrite fell back: %s", reason)
     return out
@@ -371,8 +400,8 @@ def _timed(a: Attempt, t0: float) -> Attempt:
 def to_result(query: str, a: Attempt) -> RewriteResult:
     """An Attempt as a RewriteResult: the LLM's text, or the original with ``fell_back``."""
     if a.text is not None:
-        return RewriteResult(query, a.text, "llm", f"llm: {a.reason}", False)
-    return RewriteResult(query, query, "llm", f"llm fell back: {a.reason}", True)
+        return RewriteResult(query, a.text, "llm", f"llm: {a.reason}", False, a.llm_calls)
+    return RewriteResult(query, query, "llm", f"llm fell back: {a.reason}", True, a.llm_calls)
 
 
 # --- variants ---------------------------------------------------------------------------------------
@@ -413,11 +442,13 @@ class LLMVariants:
     """Query variants from the LLM as structured output (``{"variants": [...]}``), each checked: cleaned, the
     query's language, within the length cap, no blocked word, sharing a content word with the query."""
 
-    def __init__(self, llm: LLM, *, limits: GuardLimits = GuardLimits(), cache: Cache | None = None,
-                 budget_s: float | None = None, prompts: dict[str, str] | None = None, max_tokens: int = 200) -> None:
+    def __init__(self, llm: LLM, *, limits: GuardLimits = GuardLimits(), cache: TTLCache | None = None,
+                 budget_s: float | None = None, prompts: dict[str, str] | None = None, max_tokens: int = 200,
+                 cache_ns: str = "variants") -> None:
         self.llm = llm
         self.limits = limits
-        self.cache: Cache = cache if cache is not None else LRUCache(1024)
+        self.cache: TTLCache = cache if cache is not None else MemoryCache(1024)
+        self.cache_ns = cache_ns
         self.budget_s = budget_s if budget_s is not None else getattr(getattr(llm, "config", None), "timeout_s", 3.0)
         self.prompts = {**VARIANTS_PROMPT, **(prompts or {})}
         self.max_tokens = max_tokens
@@ -446,67 +477,95 @@ class LLMVariants:
             ok.append(v)
         return merge_variants(query, ok, cap=n)
 
-    def generate(self, query: str, n: int = 3) -> tuple[list[str], str]:
-        """(variants, reason); ``[]`` with the reason on any failure."""
+    def generate(self, query: str, n: int = 3, *, calls: list[LLMCall] | None = None) -> tuple[list[str], str]:
+        """(variants, reason); ``[]`` with the reason on any failure. The call, if one is made, is appended to
+        ``calls``."""
         if n <= 0 or not query.strip():
             return [], "nothing to vary"
         msgs, key = self._plan(query, n)
-        hit = self.cache.get(key)
+        hit = self.cache.get(self.cache_ns, key)
         if hit is not None:
             return list(hit), "cache hit"
+        t0 = time.perf_counter()
         try:
             out = self.llm.complete(msgs, schema=VariantList, budget_s=self.budget_s, max_tokens=self.max_tokens)
         except LLMError as exc:
+            if calls is not None:
+                calls.append(llm_call(self.llm, "variants", t0, exc))
             log.info("llm variants fell back: %s", exc.reason)
             return [], f"llm variants fell back: {exc.reason}"
-        kept = self.keep(query, out.variants, n)
-        self.cache.put(key, tuple(kept))
-        return kept, f"llm variants: {len(kept)} of {len(out.variants)} kept"
+        if calls is not None:
+            calls.append(llm_call(self.llm, "variants", t0, out))
+        got: list[str] = out.parsed.variants
+        kept = self.keep(query, got, n)
+        self.cache.set(self.cache_ns, key, tuple(kept))
+        return kept, f"llm variants: {len(kept)} of {len(got)} kept"
 
-    def __call__(self, query: str, *, max_variants: int = 3) -> list[str]:
-        return self.generate(query, max_variants)[0]
+    def __call__(self, query: str, *, max_variants: int = 3, calls: list[LLMCall] | None = None) -> list[str]:
+        return self.generate(query, max_variants, calls=calls)[0]
+
+    def close(self) -> None:
+        close = getattr(self.llm, "close", None)  # the LLM contract (llm.py) declares no close yet
+        if close:
+            close()
 
 
 class HybridVariants:
     """LLM variants first, then the heuristic table's, deduplicated and capped: a drop-in for
     ``variants.make_variants`` (``HybridVariants(LLMVariants(llm))("AnySearch 的价格", max_variants=3)``)."""
 
-    def __init__(self, llm_variants: Callable[..., list[str]], heuristic: Callable[..., list[str]] | None = None) -> None:
+    def __init__(self, llm_variants: Callable[..., list[str]],
+                 heuristic: Callable[..., list[str]] | None = None) -> None:
         from ..variants import make_variants
 
         self.llm_variants = llm_variants
         self.heuristic = heuristic or make_variants
 
-    def __call__(self, query: str, *, max_variants: int = 3) -> list[str]:
+    def close(self) -> None:
+        """Close the LLM side (the heuristic table holds nothing)."""
+        close = getattr(self.llm_variants, "close", None)  # any callable may be the LLM side
+        if close:
+            close()
+
+    def __call__(self, query: str, *, max_variants: int = 3, calls: list[LLMCall] | None = None) -> list[str]:
+        """The merged variants; the LLM's call is appended to ``calls`` when given (the turn's trace)."""
         if max_variants <= 0:
             return []
-        return merge_variants(query, self.llm_variants(query, max_variants=max_variants),
+        kw: dict[str, Any] = {} if calls is None else {"calls": calls}
+        return merge_variants(query, self.llm_variants(query, max_variants=max_variants, **kw),
                               self.heuristic(query, max_variants=max_variants), cap=max_variants)
 
 
 # --- HyDE -------------------------------------------------------------------------------------------
 def hypothetical_answer(llm: LLM, query: str, *, max_chars: int = 400, budget_s: float | None = None,
-                        prompts: dict[str, str] | None = None, cache: Cache | None = None,
-                        blocked: Sequence[str] = ()) -> tuple[str | None, str]:
+                        prompts: dict[str, str] | None = None, cache: TTLCache | None = None,
+                        blocked: Sequence[str] = (), calls: list[LLMCall] | None = None,
+                        cache_ns: str = "hyde") -> tuple[str | None, str]:
     """(a short passage that would answer ``query``, reason); ``None`` on any failure (HyDE, Gao et al. 2022:
-    "Precise Zero-Shot Dense Retrieval without Relevance Labels" — embed the answer, not the question)."""
+    "Precise Zero-Shot Dense Retrieval without Relevance Labels" — embed the answer, not the question). The
+    call, if one is made, is appended to ``calls``."""
     lang = detect_lang(query)
     system = fill({**HYDE_PROMPT, **(prompts or {})}[lang], max_chars=max_chars)
     msgs = [{"role": "system", "content": system}, {"role": "user", "content": query}]
     key = cache_key("hyde", model=getattr(llm, "model", "?"), prompt=system, turns=(), query=query)
-    cache = cache if cache is not None else NoCache()
-    hit = cache.get(key)
+    cache = cache if cache is not None else NullCache()
+    hit = cache.get(cache_ns, key)
     if hit is not None:
         return hit, "hyde: cache hit"
+    t0 = time.perf_counter()
     try:
-        raw = llm.complete(msgs, budget_s=budget_s, max_tokens=max(64, max_chars // 2))
+        out = llm.complete(msgs, budget_s=budget_s, max_tokens=max(64, max_chars // 2))
     except LLMError as exc:
+        if calls is not None:
+            calls.append(llm_call(llm, "hyde", t0, exc))
         return None, f"hyde fell back: {exc.reason}"
-    text = " ".join(_strip_preamble(raw).split())
+    if calls is not None:
+        calls.append(llm_call(llm, "hyde", t0, out))
+    text = " ".join(_strip_preamble(out.text).split())
     if not text or language_problem(text, query) or blocked_words_found(text, blocked):
         return None, "hyde fell back: empty, off-language or blocked output"
     text = cut(text, max_chars)
-    cache.put(key, text)
+    cache.set(cache_ns, key, text)
     return text, f"hyde: {len(text)} characters"
 
 
@@ -561,16 +620,22 @@ class LLMSummarizer:
         return [{"role": "system", "content": system}, *({"role": r, "content": c} for r, c in turns),
                 {"role": "user", "content": SUMMARY_ASK[lang]}]
 
-    def summarize(self, messages: Sequence[Message | dict[str, Any]]) -> str | None:
+    def summarize(self, messages: Sequence[Message | dict[str, Any]], *,
+                  calls: list[LLMCall] | None = None) -> str | None:
         msgs = self.messages(messages)
         if msgs is None:
             return None
+        t0 = time.perf_counter()
         try:
-            raw = self.llm.complete(msgs, budget_s=self.budget_s, max_tokens=max(64, self.max_chars))
+            out = self.llm.complete(msgs, budget_s=self.budget_s, max_tokens=max(64, self.max_chars))
         except LLMError as exc:
+            if calls is not None:
+                calls.append(llm_call(self.llm, "summary", t0, exc))
             log.info("llm summary fell back: %s", exc.reason)
             return None
-        text = " ".join(_strip_preamble(raw).split())
+        if calls is not None:
+            calls.append(llm_call(self.llm, "summary", t0, out))
+        text = " ".join(_strip_preamble(out.text).split())
         if not text or not any(ch.isalnum() for ch in text) or blocked_words_found(text, self.blocked):
             return None
         return cut(text, self.max_chars)
@@ -578,5 +643,5 @@ class LLMSummarizer:
 
 __all__ = [
     "Attempt", "GuardLimits", "HybridVariants", "LLMRewriter", "LLMSummarizer", "LLMVariants", "REWRITE_PROMPTS",
-    "VariantList", "clean_output", "cut", "fill", "hypothetical_answer", "merge_variants", "to_result",
+    "VariantList", "clean_output", "cut", "fill", "hypothetical_answer", "llm_call", "merge_variants", "to_result",
 ]

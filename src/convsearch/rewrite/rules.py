@@ -72,6 +72,10 @@ class RuleRewriter:
     """Offline rewriter for Chinese and English follow-ups; pure and cheap (no I/O, no model)."""
 
     name = "rules"
+    uncertain_below = 0.0  # the gate decides alone: a standalone verdict is never second-guessed
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
                 decision: Decision | None = None) -> RewriteResult:

@@ -11,12 +11,16 @@ SHA-256 digests and compared by digest, so neither a log line nor a repr can sho
 
 With no key configured and ``CONVSEARCH_SERVER_AUTH=auto`` (or ``off``) the server is open: every request
 acts for the single tenant ``local`` (``convsearch serve`` then refuses a non-loopback host under ``auto``).
+A request that carries a key anyway is served too (clients that always send one keep working), but the first
+such request logs one warning on ``convsearch.server``: a client that believes it is authenticated is talking
+to an open server, which is worth knowing. The key itself is never logged.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,6 +32,7 @@ from ..errors import AuthError, ConfigError
 from ..infra.ratelimit import Rate
 
 OPEN_TENANT = "local"
+log = logging.getLogger("convsearch.server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +64,7 @@ class KeyRing:
     def __init__(self, tenants_by_digest: Mapping[str, Tenant] | None = None, *, open: bool = False) -> None:
         self._by_digest = dict(tenants_by_digest or {})
         self.open = open
+        self._warned_open_key = False
 
     def __repr__(self) -> str:  # never the digests
         return f"KeyRing(tenants={sorted(self.tenants())!r}, open={self.open})"
@@ -72,6 +78,11 @@ class KeyRing:
     def resolve(self, key: str | None) -> Tenant:
         """The tenant holding ``key``; AuthError when it is missing or unknown (unless the ring is open)."""
         if self.open:
+            if key and not self._warned_open_key:
+                self._warned_open_key = True  # once per process: a client sending keys sends them every time
+                log.warning("a request carried an API key, but the server is open (no key is configured: "
+                            "CONVSEARCH_API_KEYS / CONVSEARCH_API_KEYS_FILE); the key is ignored and every "
+                            "request acts for tenant %r (logged once)", OPEN_TENANT)
             return Tenant(OPEN_TENANT)
         if not key:
             raise AuthError("missing API key: send 'Authorization: Bearer KEY' or 'X-API-Key: KEY'")
@@ -87,7 +98,7 @@ class KeyRing:
     def from_settings(cls, settings: Settings) -> "KeyRing":
         """Keys from ``settings.api_keys`` and ``settings.api_keys_file``; open when none and auth is not ``on``."""
         by_digest: dict[str, Tenant] = {}
-        for item in (x.strip() for x in settings.api_keys.split(",")):
+        for item in (x.strip() for x in (settings.api_keys.reveal() if settings.api_keys else "").split(",")):
             if not item:
                 continue
             name, sep, key = item.partition(":")

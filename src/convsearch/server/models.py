@@ -29,6 +29,8 @@ AgentId = Annotated[str, Field(min_length=1, max_length=128, pattern=_NO_CONTROL
                                description="Which agent of the tenant owns the session.")]
 Topic = Annotated[str, Field(min_length=1, max_length=256, pattern=_NO_NUL, description="Session context, e.g. the page or product title.")]
 MessageId = Annotated[str, Field(min_length=1, max_length=128, pattern=_NO_CONTROL)]
+BackendName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$",
+                                   description="A backend name of CONVSEARCH_BACKENDS, e.g. local.")]
 
 
 class _Model(BaseModel):
@@ -59,6 +61,8 @@ class SearchRequest(_Model):
     recency: Recency = Field("no_limit", description="Only results dated within the last day/week/month/year.")
     lang: Literal["zh", "en"] | None = Field(None, description="Only results in this language.")
     turn_id: MessageId | None = Field(None, description="Client id of this turn: a retried turn is stored once.")
+    backends: list[BackendName] | None = Field(None, max_length=16, description=(
+        "Search only these of the server's backends (CONVSEARCH_BACKENDS); default: all of them."))
 
 
 class RewriteRequest(_Model):
@@ -108,6 +112,19 @@ class Result(BaseModel):
     score: float
 
 
+class BackendInfo(BaseModel):
+    """One backend's part of the turn."""
+
+    backend: str
+    status: Literal["ok", "failed", "late"] = Field(description="failed: it raised; late: no answer by the deadline.")
+    why: str = Field("", description="Why it failed or was late (empty when ok).")
+    queries: list[str] = Field(description="The queries it was sent (a paid web backend: the standalone one only).")
+    ms: float
+    hits: int
+    notes: list[str] = Field(description="How each filter / recency / dense query was applied: natively, after "
+                                         "the search, or not applicable.")
+
+
 class TraceInfo(BaseModel):
     decision: DecisionInfo
     queries: list[str]
@@ -117,6 +134,8 @@ class TraceInfo(BaseModel):
     window_size: int
     fusion: str
     notes: list[str]
+    backends: list[BackendInfo] = Field(default_factory=list)
+    partial: bool = False
 
 
 class SearchOut(BaseModel):
@@ -129,6 +148,10 @@ class SearchOut(BaseModel):
     trace: TraceInfo
     session_id: str | None = None
     cached: bool = False
+    partial: bool = Field(False, description="Some backend failed or missed the deadline; the results are the "
+                                             "other backends' (see errors).")
+    errors: list[str] = Field(default_factory=list, description="'backend: failed|late: why' per backend that "
+                                                                "did not answer.")
 
 
 class RewriteOut(BaseModel):
@@ -202,19 +225,22 @@ def result(c: Citation) -> Result:
 def trace_info(t: Trace) -> TraceInfo:
     return TraceInfo(decision=decision_info(t.decision), queries=list(t.queries), timings_ms=dict(t.timings_ms),
                      hits_before_dedup=t.hits_before_dedup, hits_after_dedup=t.hits_after_dedup,
-                     window_size=t.window_size, fusion=t.fusion, notes=list(t.notes))
+                     window_size=t.window_size, fusion=t.fusion, notes=list(t.notes),
+                     backends=[BackendInfo(backend=b.backend, status=b.status, why=b.why, queries=list(b.queries),  # type: ignore[arg-type]
+                                           ms=b.ms, hits=b.hits, notes=list(b.notes)) for b in t.backends],
+                     partial=t.partial)
 
 
 def search_out(r: SearchResponse, *, session_id: str | None) -> SearchOut:
     return SearchOut(query=r.query, standalone_query=r.standalone_query, rewrite=rewrite_info(r.rewrite),
                      variants=list(r.variants), results=[result(c) for c in r.citations], context=r.context,
-                     trace=trace_info(r.trace), session_id=session_id)
+                     trace=trace_info(r.trace), session_id=session_id, partial=r.partial, errors=list(r.errors))
 
 
 def message_dicts(messages: list[MessageIn]) -> list[dict[str, Any]]:
     return [m.model_dump(exclude={"id"}, exclude_none=True) for m in messages]
 
 
-__all__ = ["DecisionInfo", "ErrorBody", "ErrorDetail", "Health", "IndexHealth", "MessageIn", "MessagesOut",
+__all__ = ["BackendInfo", "DecisionInfo", "ErrorBody", "ErrorDetail", "Health", "IndexHealth", "MessageIn", "MessagesOut",
            "MessagesRequest", "Query", "Recency", "Result", "RewriteInfo", "RewriteOut", "RewriteRequest",
            "SearchOut", "SearchRequest", "StoredMessageOut", "TraceInfo"]

@@ -1,9 +1,10 @@
 """The operations the HTTP API and the MCP tools share, per tenant: search, rewrite, session messages.
 
-Tenancy is structural: each tenant has its own rewriter (and so its own LLM rewrite cache), its own
-response cache and its own token bucket, and every history read or write is scoped by its name
-(tenant → agent → session). Nothing here takes a tenant from the request body: the caller passes the one
-its API key resolved to.
+Tenancy is structural: each tenant has its own ``Pipeline`` (its own rewriter, LLM variants and HyDE writer,
+so its own LLM clients and caches), its own response cache and its own token bucket, and every history read
+or write is scoped by its name (tenant → agent → session). The backends are the one shared part (the index
+is the data every tenant searches); each tenant's Pipeline is closed on shutdown. Nothing here takes a tenant
+from the request body: the caller passes the one its API key resolved to.
 
 Blocking work (the pipeline, the history store) runs in a worker thread under the request deadline
 (``CONVSEARCH_DEADLINE_S``); past it the caller gets DeadlineExceeded (504) at once.
@@ -15,7 +16,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date
 from typing import Any, TypeVar
 
@@ -23,17 +24,16 @@ import anyio
 import anyio.to_thread
 
 from .. import __version__
-from ..backends.base import SearchBackend
-from ..backends.recency import RecencyFilter, since
+from ..backends.base import Filters, SearchBackend
 from ..config import Settings
 from ..errors import ConvsearchError, DeadlineExceeded, IndexMissingError, InputError, RateLimited
+from ..infra.deadline import Deadline
 from ..infra.ratelimit import RateLimiter, TokenBucketLimiter
-from ..pipeline import plan_queries, search_with_context, validate_query
-from ..rewrite import default_variant_maker, get_rewriter
+from ..pipeline import Pipeline, plan_queries, validate_query
+from ..rewrite import get_rewriter, make_hyde, make_variant_maker
 from ..rewrite.base import Passthrough, Rewriter
 from ..rewrite.rules import RuleRewriter
 from ..rewrite.cache import LRUCache, NoCache
-from ..window import history_window, to_messages
 from . import models as m
 from .auth import KeyRing, Tenant
 from .errors import InvalidField
@@ -42,15 +42,26 @@ from .metrics import Metrics
 log = logging.getLogger("convsearch.server")
 T = TypeVar("T")
 
+# The fan-out stops waiting for late backends this long before the request's deadline, so that the others'
+# results (a partial answer) still go out rather than a 504; never more than half the budget.
+FINISH_RESERVE_S = 0.25
+
 
 @dataclass
 class TenantState:
-    """What one tenant owns in this process."""
+    """What one tenant owns in this process: its Pipeline (rewriter, variants, HyDE) and its response cache."""
 
     name: str
-    rewriter: Rewriter
+    pipeline: Pipeline
     cache: Any  # rewrite.cache.Cache: get/put
-    variant_maker: Callable[..., list[str]] | None = None  # LLM variants (own cache), when configured
+
+    @property
+    def rewriter(self) -> Rewriter:
+        return self.pipeline.rewriter
+
+    @property
+    def variant_maker(self) -> Callable[..., list[str]] | None:
+        return self.pipeline.variant_maker
 
 
 class Service:
@@ -72,12 +83,10 @@ class Service:
         self._rewriter_factory = rewriter_factory or (lambda s: get_rewriter(s.rewriter, s))
         self._today = today
         self._backend = backend
+        self._owns_backend = backend is None
         self._store = store
         self._lock = threading.Lock()
         self._tenants: dict[str, TenantState] = {}
-        # per-request settings for the option combinations a request can pick (mode × variants)
-        self._turn_settings = {(mode, v): replace(settings, mode=mode, max_variants=settings.max_variants if v else 0)
-                               for mode in ("rewrite", "dual") for v in (True, False)}
 
     # --- shared resources -------------------------------------------------------------------------
     def backend(self) -> SearchBackend:
@@ -85,9 +94,9 @@ class Service:
         if self._backend is None:
             with self._lock:
                 if self._backend is None:
-                    from ..backends.factory import open_local
+                    from ..backends.registry import open_backend
 
-                    self._backend = open_local(self.settings)
+                    self._backend = open_backend(self.settings)
         return self._backend
 
     def store(self) -> Any:
@@ -108,9 +117,11 @@ class Service:
                 if state is None:
                     s = self.settings
                     cache = LRUCache(s.cache_size, ttl_s=s.cache_ttl_s) if s.cache_size else NoCache()
-                    # default_variant_maker is cached per Settings; __wrapped__ builds one for this tenant alone
-                    variants = default_variant_maker.__wrapped__(s)
-                    state = self._tenants[t.name] = TenantState(t.name, self._rewriter_factory(s), cache, variants)
+                    rw, vm, hy = self._rewriter_factory(s), make_variant_maker(s), make_hyde(s)
+                    # the tenant's own parts (closed with it); the backends are the service's, shared
+                    pipeline = Pipeline(self.backend, settings=s, rewriter=rw, variant_maker=vm, hyde=hy,
+                                        owns=(rw, vm, hy))
+                    state = self._tenants[t.name] = TenantState(t.name, pipeline, cache)
         return state
 
     def admit(self, t: Tenant) -> None:
@@ -157,7 +168,7 @@ class Service:
         from ..backends.local import LocalIndex
 
         b = self._backend
-        return isinstance(b, LocalIndex) and b.embedder is None
+        return isinstance(b, LocalIndex) and b.embedder is None and state.pipeline.hyde is None
 
     # --- operations -------------------------------------------------------------------------------
     def search(self, t: Tenant, req: m.SearchRequest) -> m.SearchOut:
@@ -170,19 +181,20 @@ class Service:
             self.metrics.cache.labels("search", "hit" if hit is not None else "miss").inc()
             if hit is not None:
                 return hit.model_copy(update={"cached": True})
-        s = self._turn_settings[(req.mode, req.variants)]
-        backend = self.backend()
-        oldest = since(req.recency, self._today())
-        if oldest is not None:
-            backend = RecencyFilter(backend, oldest)
         session = self._conversation(t, req.session_id, req.agent, turn_id=req.turn_id) if req.session_id else None
-        r = search_with_context(q, m.message_dicts(req.messages), backend=backend, rewriter=state.rewriter,
-                                settings=s, topic=req.topic, top_k=req.top_k,
-                                filters={"lang": req.lang} if req.lang else None, today=self._today(),
-                                session=session, variant_maker=_variants(state, req.variants))
+        try:
+            r = state.pipeline.search(q, m.message_dicts(req.messages), topic=req.topic, top_k=req.top_k,
+                                      filters=Filters(lang=req.lang) if req.lang else None, recency=req.recency,
+                                      backends=req.backends, session=session, today=self._today(),
+                                      mode=req.mode, max_variants=None if req.variants else 0,
+                                      deadline=self._turn_deadline())
+        except InputError as exc:
+            if req.backends and "backend" in str(exc):
+                raise InvalidField("backends", str(exc)) from exc
+            raise
         self.metrics.rewrites.labels(r.rewrite.method, str(r.rewrite.fell_back).lower()).inc()
         out = m.search_out(r, session_id=req.session_id)
-        if key is not None:
+        if key is not None and not out.partial:  # a partial answer is not kept: the next turn may get it all
             state.cache.put(key, out)
         return out
 
@@ -196,18 +208,14 @@ class Service:
             self.metrics.cache.labels("rewrite", "hit" if hit is not None else "miss").inc()
             if hit is not None:
                 return hit.model_copy(update={"cached": True})
-        s = self._turn_settings[("rewrite", req.variants)]
-        history = history_window(to_messages(m.message_dicts(req.messages)), s.window)
-        if req.session_id:
-            from ..history.session import history_for_turn
-
-            _, history, _ = history_for_turn(self._conversation(t, req.session_id, req.agent), history, s)
-        decision, rw, variants, queries = plan_queries(q, history, rewriter=state.rewriter, settings=s,
-                                                       topic=req.topic, variant_maker=_variants(state, req.variants))
+        conv = self._conversation(t, req.session_id, req.agent) if req.session_id else None
+        plan = state.pipeline.plan(q, m.message_dicts(req.messages), topic=req.topic, session=conv, mode="rewrite",
+                                   max_variants=None if req.variants else 0)
+        rw = plan.rewrite
         self.metrics.rewrites.labels(rw.method, str(rw.fell_back).lower()).inc()
         out = m.RewriteOut(query=q, standalone_query=rw.rewritten, rewrite=m.rewrite_info(rw),
-                           decision=m.decision_info(decision), variants=list(variants), queries=list(queries),
-                           session_id=req.session_id)
+                           decision=m.decision_info(plan.decision), variants=list(plan.variants),
+                           queries=list(plan.queries), session_id=req.session_id)
         if key is not None:
             state.cache.put(key, out)
         return out
@@ -254,15 +262,25 @@ class Service:
             log.warning("warm-up: %s", exc)
 
     def close(self) -> None:
-        for state in self._tenants.values():
-            close = getattr(state.rewriter, "close", None)
-            if callable(close):
-                close()
+        """Close every tenant's Pipeline (its LLM clients), then the backends and the store this service opened."""
+        tenants, self._tenants = list(self._tenants.values()), {}
+        for state in tenants:
+            try:
+                state.pipeline.close()
+            except Exception as exc:  # noqa: BLE001 - one tenant's client must not keep the rest open
+                log.warning("closing tenant %s: %s", state.name, exc)
+        backend, self._backend = (self._backend, None) if self._owns_backend else (None, self._backend)
+        if backend is not None:
+            backend.close()
         store, self._store = self._store, None
-        if store is not None and hasattr(store, "close"):
+        if store is not None:
             store.close()
 
     # --- helpers ----------------------------------------------------------------------------------
+    def _turn_deadline(self) -> Deadline:
+        budget = self.settings.deadline_s
+        return Deadline(budget - min(FINISH_RESERVE_S, budget / 2))
+
     def _conversation(self, t: Tenant, session_id: str, agent: str, *, turn_id: str | None = None) -> Any:
         from ..history import Conversation, Scope
 
@@ -271,15 +289,6 @@ class Service:
         except InputError as exc:
             raise InvalidField("session_id" if "session" in str(exc) else "agent", str(exc)) from exc
         return Conversation(self.store(), scope, turn_id=turn_id)
-
-
-def _no_variants(query: str, *, max_variants: int = 0) -> list[str]:
-    return []
-
-
-def _variants(state: TenantState, wanted: bool) -> Callable[..., list[str]] | None:
-    """The tenant's variant maker (None: the heuristic table), or none at all when the request says so."""
-    return state.variant_maker if wanted else _no_variants
 
 
 def _checked_query(query: str, settings: Settings) -> str:

@@ -7,8 +7,9 @@ flight, and answers from a script:
 - a queue of ``Reply`` objects (first in, first out), then
 - ``responder(request_json) -> Reply`` for everything else (default: echo the last user message).
 
-``Reply`` covers what a real provider does on a bad day: text, tool calls, delays past the client's timeout,
-HTTP 429 / 500 (with ``Retry-After``), a malformed JSON body, and empty content.
+``Reply`` covers what a real provider does on a bad day: text, tool calls (several in one reply, with or without
+text, arguments that are not JSON), token usage (``with_usage``; ``None`` leaves the field out), delays past
+the client's timeout, HTTP 429 / 500 (with ``Retry-After``), a malformed JSON body, and empty content.
 
 Example::
 
@@ -41,43 +42,57 @@ class Reply:
     text: str = ""
     status: int = 200
     delay_s: float = 0.0
-    tool_name: str = ""
-    tool_args: str = ""
+    tool_calls: tuple[tuple[str, str], ...] = ()  # (name, raw arguments) per call, in order
     headers: tuple[tuple[str, str], ...] = ()
     body: str | None = None
+    usage: tuple[int, int] | None = (1, 1)  # (prompt_tokens, completion_tokens); None: no usage field
 
     @classmethod
-    def of(cls, text: str, *, delay_s: float = 0.0) -> "Reply":
+    def of(cls, text: str, *, delay_s: float = 0.0) -> Reply:
         """A plain text answer."""
         return cls("text", text=text, delay_s=delay_s)
 
     @classmethod
-    def json(cls, obj: Any, *, delay_s: float = 0.0) -> "Reply":
+    def json(cls, obj: Any, *, delay_s: float = 0.0) -> Reply:
         """Content that is the JSON encoding of ``obj`` (structured output)."""
         return cls("text", text=json.dumps(obj, ensure_ascii=False), delay_s=delay_s)
 
     @classmethod
-    def tool_call(cls, name: str, args: Any, *, delay_s: float = 0.0) -> "Reply":
-        raw = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        return cls("tool_call", tool_name=name, tool_args=raw, delay_s=delay_s)
+    def tool_call(cls, name: str, args: Any, *, delay_s: float = 0.0, text: str = "") -> Reply:
+        """One function call; ``args`` a JSON-able object, or a string sent as is (junk included)."""
+        return cls.tool_calls_of((name, args), delay_s=delay_s, text=text)
+
+    @classmethod
+    def tool_calls_of(cls, *calls: tuple[str, Any], delay_s: float = 0.0, text: str = "") -> Reply:
+        """Several function calls in one reply (parallel tool calls), with ``text`` as the content if given."""
+        raw = tuple((name, a if isinstance(a, str) else json.dumps(a, ensure_ascii=False)) for name, a in calls)
+        return cls("tool_call", text=text, tool_calls=raw, delay_s=delay_s)
+
+    def with_usage(self, prompt_tokens: int | None, completion_tokens: int | None = None) -> Reply:
+        """The same reply reporting these token counts (``None``: the server says nothing about usage)."""
+        from dataclasses import replace
+
+        if prompt_tokens is None:
+            return replace(self, usage=None)
+        return replace(self, usage=(prompt_tokens, completion_tokens or 0))
 
     @classmethod
     def error(cls, status: int, *, retry_after: float | None = None, message: str = "scripted error",
-              delay_s: float = 0.0) -> "Reply":
+              delay_s: float = 0.0) -> Reply:
         headers = (("Retry-After", f"{retry_after:g}"),) if retry_after is not None else ()
         return cls("status", status=status, headers=headers, delay_s=delay_s,
                    body=json.dumps({"error": {"message": message, "type": "scripted", "code": status}}))
 
     @classmethod
-    def malformed(cls, *, delay_s: float = 0.0) -> "Reply":
+    def malformed(cls, *, delay_s: float = 0.0) -> Reply:
         return cls("malformed", body='{"id": "chatcmpl-x", "choices": [{"message": {"content": "unterminated',
                    delay_s=delay_s)
 
     @classmethod
-    def empty(cls, *, delay_s: float = 0.0) -> "Reply":
+    def empty(cls, *, delay_s: float = 0.0) -> Reply:
         return cls("empty", delay_s=delay_s)
 
-    def after(self, delay_s: float) -> "Reply":
+    def after(self, delay_s: float) -> Reply:
         """The same reply, sent ``delay_s`` seconds late."""
         from dataclasses import replace
 
@@ -139,7 +154,7 @@ class FakeOpenAIServer:
         self._thread: threading.Thread | None = None
 
     # --- lifecycle ---
-    def start(self) -> "FakeOpenAIServer":
+    def start(self) -> FakeOpenAIServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="fake-openai", daemon=True)
         self._thread.start()
@@ -152,7 +167,7 @@ class FakeOpenAIServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FakeOpenAIServer":
+    def __enter__(self) -> FakeOpenAIServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -162,7 +177,8 @@ class FakeOpenAIServer:
     @property
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        return f"http://{name}:{port}/v1"
 
     def push(self, *replies: Reply) -> None:
         with self._state.lock:
@@ -188,7 +204,8 @@ class FakeOpenAIServer:
 
     def messages(self, i: int = -1) -> list[dict[str, Any]]:
         """The ``messages`` of request ``i``."""
-        return self.requests[i]["json"]["messages"]
+        msgs: list[dict[str, Any]] = self.requests[i]["json"]["messages"]
+        return msgs
 
     # --- used by the handler ---
     def _next_reply(self, request: dict[str, Any]) -> Reply:
@@ -212,16 +229,20 @@ class FakeOpenAIServer:
             self._state.in_flight[gen] -= 1
 
 
-def _completion(model: str, *, content: str | None, tool: tuple[str, str] | None = None) -> dict[str, Any]:
+def _completion(model: str, *, content: str | None, tools: tuple[tuple[str, str], ...] = (),
+                usage: tuple[int, int] | None = (1, 1)) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": content}
     finish = "stop"
-    if tool is not None:
-        message["tool_calls"] = [{"id": "call_1", "type": "function",
-                                  "function": {"name": tool[0], "arguments": tool[1]}}]
+    if tools:
+        message["tool_calls"] = [
+            {"id": f"call_{i + 1}", "type": "function", "function": {"name": name, "arguments": args}}
+            for i, (name, args) in enumerate(tools)]
         finish = "tool_calls"
-    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    out = {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
+           "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]}
+    if usage is not None:
+        out["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+    return out
 
 
 def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
@@ -311,13 +332,13 @@ def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 elif reply.kind == "malformed":
                     self._send(200, reply.body or "{", reply.headers)
                 elif reply.kind == "empty":
-                    self._send(200, json.dumps(_completion(model, content="")), reply.headers)
+                    self._send(200, json.dumps(_completion(model, content="", usage=reply.usage)), reply.headers)
                 elif reply.kind == "tool_call":
-                    self._send(200, json.dumps(_completion(model, content=None,
-                                                           tool=(reply.tool_name, reply.tool_args))), reply.headers)
+                    body = _completion(model, content=reply.text or None, tools=reply.tool_calls, usage=reply.usage)
+                    self._send(200, json.dumps(body, ensure_ascii=False), reply.headers)
                 else:
-                    self._send(200, json.dumps(_completion(model, content=reply.text), ensure_ascii=False),
-                               reply.headers)
+                    body = _completion(model, content=reply.text, usage=reply.usage)
+                    self._send(200, json.dumps(body, ensure_ascii=False), reply.headers)
             finally:
                 server._leave(gen)
 
