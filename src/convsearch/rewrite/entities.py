@@ -83,6 +83,7 @@ def zh_mentions(text: str) -> list[Mention]:
 # A mixed-script name is one unit: Latin/digit words separated by spaces ("RTX 4090", "GPT-4o mini",
 # "MatePad Pro 13.2"), with a Chinese brand written right before it ("小米 14 Ultra", "小鹏 G6").
 _ZH_LATIN_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-]*(?:[ \t]+[A-Za-z0-9][A-Za-z0-9.+\-]*)*")
+_ZH_ASCII_ALNUM_RE = re.compile(r"[A-Za-z0-9]")
 _ZH_BRAND_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz"})
 _ZH_BRAND_MAX = 3
 
@@ -93,6 +94,8 @@ def zh_name_tokens(text: str) -> list[tuple[str, str]]:
     >>> zh_name_tokens("小米 14 Ultra 支持卫星通信吗")[0]
     ('小米 14 Ultra', 'eng')
     """
+    if not _ZH_ASCII_ALNUM_RE.search(text):
+        return tagged(text)
     out: list[tuple[str, str]] = []
     pos = 0
     for m in _ZH_LATIN_NAME_RE.finditer(text):
@@ -465,6 +468,8 @@ def zh_classifier_reference(text: str, entity: str) -> tuple[int, int] | None:
     >>> zh_classifier_reference("这张卡在国外刷有手续费吗", "招商银行的经典白金卡")
     (0, 3)
     """
+    if "这" not in text and "那" not in text:
+        return None
     toks = zh_det_tokens(text)
     pos = 0
     for i, (w, _) in enumerate(toks):

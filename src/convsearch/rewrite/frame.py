@@ -54,7 +54,8 @@ _ATTR_RES = {lang: re.compile(_alternation(lx.SLOTS[f"attribute_{lang}"]), re.IG
 def slot_spans(text: str) -> tuple[tuple[int, int, str], ...]:
     """Typed spans of ``text``: (start, end, kind), longest match first where they overlap, in text order.
 
-    >>> [text[s:e] for s, e, _ in slot_spans(text := "上海到成都的高铁明天几点")]
+    >>> text = "上海到成都的高铁明天几点"
+    >>> [text[s:e] for s, e, _ in slot_spans(text)]
     ['上海', '成都', '明天']
     """
     found: list[tuple[int, int, str]] = []
@@ -362,41 +363,45 @@ def compared_names(frames: list[str], lang: str) -> list[str]:
     return out if len(out) == 2 and out[0].lower() != out[1].lower() else []
 
 
+_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_MAX_EN_WORDS = 14  # every fragment, comparison and condition form is shorter: a cheap exit on the hot path
+_MAX_ZH_CHARS = 24
+
+
 def complete_fragment(query: str, frame: str, lang: str) -> tuple[str, str] | None:
     """(rewrite, how) when ``query`` is a fragment whose phrase has a slot type the ``frame`` holds, else None."""
     if not frame or not query.strip():
         return None
-    if any(is_cjk(c) for c in query):
+    if _CJK_RE.search(query):
         lang = "zh"  # "Windows 呢？" is a Chinese fragment, whatever its letters say
+        if len(query) > _MAX_ZH_CHARS:
+            return None
+    elif len(query.split()) > _MAX_EN_WORDS:
+        return None
+    return _complete(query, frame, lang)
+
+
+@lru_cache(maxsize=2048)
+def _complete(query: str, frame: str, lang: str) -> tuple[str, str] | None:
+    """The first answer of the language's ordered steps (``lang.zh`` / ``lang.en`` FRAME_STEPS); the gate and
+    the rewriter ask the same question per turn, so it is answered once."""
+    from ..lang import FRAME_STEPS  # the steps are built on this module's primitives
+
     frame_core = frame.strip()
     if lang == "zh":
         frame_core = frame_core.rstrip(_TRAIL)
-    cmp_ = _comparison(query, frame_core, lang)
-    if cmp_ is not None:
-        return cmp_
-    if lang == "zh":
-        zf = _zh_fragment(query)
-        if zf is None:
-            return _condition(query, frame_core, "zh")
-        _, prep, x, _tail = zf
-        if prep in ("去", "到", "在") and (pm := re.search(re.escape(prep) + r"\s*", frame_core)) is not None:
-            sp = [s for s in slot_spans(frame_core) if s[0] == pm.end()]
-            if sp and slot_kind(x) == sp[0][2]:
-                s, e, kind = sp[0]
-                return _replace(frame_core, s, e, x), f"entity swap ({prep} {kind}): {frame_core[s:e]} → {x}"
-        return _typed_swap(x, frame_core, "zh") or _attribute_shift(x, frame_core, "zh") or \
-            _condition(query, frame_core, "zh")
-    ef = _en_fragment(query)
-    if ef is None:
-        return _condition(query, frame_core, "en")
-    _, prep, x = ef
-    return _typed_swap(x, frame_core, "en", prep) or _attribute_shift(x, frame_core, "en") or \
-        _condition(query, frame_core, "en")
+    for step in FRAME_STEPS[lang]:
+        done = step(query, frame_core)
+        if done is not None:
+            return done
+    return None
 
 
 def compare_in_history(query: str, history: Sequence[Message], lang: str) -> tuple[str, str] | None:
     """``_which_of`` over the proper names of the user's last two questions in ``history``."""
-    if any(is_cjk(c) for c in query):
+    if _CJK_RE.search(query):
         lang = "zh"
+    if not (_ZH_WHICH_RE if lang == "zh" else _EN_WHICH_RE).search(query):
+        return None
     frames = [m.content for m in history if m.role == "user"]
     return _which_of(query, compared_names(frames, lang), lang) if len(frames) >= 2 else None

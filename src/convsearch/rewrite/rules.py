@@ -252,6 +252,9 @@ def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | 
     asked = next((m.content for m in reversed(history) if m.role == "user"), "")
     if asked and leans_on_focus(asked, "zh"):
         return ent  # "价格呢？" in between kept the focus alive (AnySearch → 价格呢 → 怎么部署)
+    if ent.proper and len(history) >= 3 and history[-3].role == "assistant" and ent.head in history[-3].content and \
+            any(not x.relational and x.text in history[-3].content for x in mentions(asked, "zh")):
+        return ent  # "旺季是指哪几个月？" asked about a detail of the answer on 拙政园: 拙政园 is still the subject
     last = history[-1]
     if last.role != "assistant":
         return None
@@ -351,7 +354,7 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = (), secti
     excluding = focus.last_answer is not None and _asks_for_more(q)
     subject = focus.subject or ent
     if out is None and not _en_names(q, ent) and not _en_names(q, subject):
-        out, how = _complete_en(q, _relational_owner(q, focus) or subject)
+        out, how = _complete_en(q, _relational_owner(q, focus) or _attribute_owner(subject))
     gist = _answer_gist(history[-1].content, focus) if excluding and history else None
     if excluding and gist and gist.lower() not in (out or q).lower():
         # "what else / any other ...": exclude what the last answer already covered
@@ -480,7 +483,8 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
         return f"{q[:m.end(1)]} {ent.text}{q[m.end(1):]}", f"frame completion with {ent.text}"
     core = q.rstrip(_TRAIL_PUNCT)
     last = mentions(core, "en")
-    if last and last[-1].head in lx.RELATIONAL_EN and core.lower().endswith(last[-1].text.lower()):
+    if last and (last[-1].head in lx.RELATIONAL_EN or last[-1].text.lower() in _EN_ATTRIBUTES) \
+            and core.lower().endswith(last[-1].text.lower()):
         return f"{core} of {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
     rel = next((m for m in mentions(en_request_part(core), "en") if m.relational and not ent.proper and not _EN_OF_AFTER_RE.match(
         core.lower(), core.lower().find(m.text.lower()) + len(m.text))), None)  # "the name of X" has its owner
@@ -494,6 +498,18 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
 
 
 _EN_SENT_END_RE = re.compile(r"[.!?]+\s+")
+_EN_ATTRIBUTES = frozenset(a.lower() for a in lx.SLOTS["attribute_en"])
+_EN_ATTRIBUTE_OF_RE = re.compile(r"^(?:the\s+)?(?:" + "|".join(sorted(map(re.escape, _EN_ATTRIBUTES), key=len, reverse=True))
+                                 + r")\s+of\s+(?:the\s+)?(.+)$", re.IGNORECASE)
+
+
+def _attribute_owner(ent: Mention) -> Mention:
+    """'CEO of Nvidia' → 'Nvidia': a question about another attribute is about the owner, not the attribute."""
+    m = _EN_ATTRIBUTE_OF_RE.match(ent.text)
+    if m is None:
+        return ent
+    rest = m.group(1)
+    return Mention(rest, rest[:1].isupper(), "proper" if rest[:1].isupper() else "noun", rest.split()[-1].lower())
 _EN_OF_AFTER_RE = re.compile(r"\s+(?:of|for)\b")
 
 
