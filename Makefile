@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-unit lint bench bench-serve serve eval docs clean
+.PHONY: demo test test-unit lint bench bench-serve bench-web serve eval docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ bench: $(STAMP)
 ## bench-serve: HTTP load benchmark (/v1/search, concurrency 32, 30 s per row) → docs/BENCHMARKS_SERVE.md
 bench-serve: $(STAMP)
 	$(PY) bench/serve.py
+
+## bench-web: web search under load (replay servers, time scaled 10×, ~2 min) → docs/BENCHMARKS_WEB.md
+bench-web: $(STAMP)
+	$(PY) bench/web.py
 
 ## serve: the HTTP API, MCP endpoint and playground on http://127.0.0.1:8000 over the demo index (make demo first)
 serve: $(STAMP)

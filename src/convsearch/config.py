@@ -55,6 +55,50 @@
 | CONVSEARCH_INLINE_TURNS      | auto                 | auto: I/O-free rule-path turns run on the server's event loop (see Service.inline); off: always in a thread under the deadline |
 | CONVSEARCH_BACKENDS          | local                | the search backends by name (convsearch.backends.registry); a comma list is searched concurrently and fused by RRF |
 | CONVSEARCH_WEB_VARIANTS      | off                  | on: paid backends (web APIs) get the query variants too; off: the standalone query only |
+| CONVSEARCH_AGENT_MAX_SEARCHES | 5                   | searches one agent task may run (`convsearch.agent`); then the model must answer |
+| CONVSEARCH_AGENT_MAX_STEPS   | 6                    | LLM calls with the search tool offered, per task (the final answer call is extra) |
+| CONVSEARCH_AGENT_DEADLINE_S  | 30                   | one agent task's time budget; near it no search starts and the model answers from what it has (`partial`) |
+| CONVSEARCH_AGENT_ANSWER_RESERVE_S | 5               | time kept for the final answer: with less left, no new search starts |
+| CONVSEARCH_AGENT_LLM_TIMEOUT_S | 15                 | the budget of one agent LLM call (cut to what is left of the task deadline) |
+| CONVSEARCH_AGENT_CONTEXT_TOKENS | 6000              | the agent's prompt never exceeds this (history, then results are cut to fit) |
+| CONVSEARCH_AGENT_MAX_ANSWER_CHARS | 300             | answer length cap told to the model: Chinese characters (English: 2/3 of it in words); more when the user asks for detail |
+| CONVSEARCH_AGENT_STRICT      | off                  | on: an answer with unknown [n] or uncited factual sentences is sent back once for repair |
+| CONVSEARCH_AGENT_TOP_K       | 5                    | results per search for a simple question |
+| CONVSEARCH_AGENT_TOP_K_COMPARE | 8                  | results per search for comparisons and multi-entity questions (+2 for three or more entities) |
+| CONVSEARCH_AGENT_DYNAMIC_COUNT | on                 | off: every search gets CONVSEARCH_AGENT_TOP_K_FIXED results |
+| CONVSEARCH_AGENT_TOP_K_FIXED | 10                   | results per search when the dynamic count is off |
+| CONVSEARCH_AGENT_COMPRESS    | on                   | on: earlier rounds' raw results become one conclusion line each (plus what was cited) |
+| CONVSEARCH_AGENT_CACHE_SIZE  | 512                  | search results an agent remembers (scoped tenant → agent); 0 = off |
+| CONVSEARCH_AGENT_CACHE_TTL_S | 300                  | how long a remembered search is reused |
+| CONVSEARCH_AGENT_PARALLEL    | 4                    | searches of one step that run at once (more wait: `queued_ms`) |
+| CONVSEARCH_AGENT_NO_SEARCH_CHECK | on               | on: greetings, thanks and arithmetic are answered without offering the search tool |
+| CONVSEARCH_TAVILY_API_KEYS   | (none)               | Tavily keys, comma list (rotated); Secrets, never logged |
+| CONVSEARCH_TAVILY_BASE_URL   | https://api.tavily.com | Tavily endpoint (tests: the loopback replay server) |
+| CONVSEARCH_TAVILY_RATE       | 100/min              | requests per key: `N/s`, `N/min`, `N/hour`, `N/6s` (a scaled window), `off` |
+| CONVSEARCH_TAVILY_TOPIC      | general              | Tavily topic: general, news or finance (a recency window asks `news`: only its results are dated) |
+| CONVSEARCH_BRAVE_API_KEYS    | (none)               | Brave Search keys (X-Subscription-Token), comma list |
+| CONVSEARCH_BRAVE_BASE_URL    | https://api.search.brave.com | Brave endpoint |
+| CONVSEARCH_BRAVE_RATE        | 1/s                  | requests per key (the free plan's 1 per second) |
+| CONVSEARCH_SERPAPI_API_KEYS  | (none)               | SerpApi keys, comma list |
+| CONVSEARCH_SERPAPI_BASE_URL  | https://serpapi.com  | SerpApi endpoint |
+| CONVSEARCH_SERPAPI_RATE      | 100/min              | requests per key |
+| CONVSEARCH_SERPAPI_ENGINE    | google               | google or bing (Bing's own Web Search API was retired on 2025-08-11: Bing comes through SerpApi) |
+| CONVSEARCH_SEARXNG_BASE_URL  | (none; required)     | a SearXNG instance with the `json` format enabled (no key) |
+| CONVSEARCH_SEARXNG_RATE      | 60/min               | requests to the instance |
+| CONVSEARCH_WEB_TIMEOUT_S     | 5                    | one upstream request's timeout (cut to what is left of the turn's deadline) |
+| CONVSEARCH_WEB_MAX_RETRIES   | 2                    | retries after 5xx / timeouts / malformed answers, with jittered backoff, within the deadline |
+| CONVSEARCH_WEB_MAX_WAIT_S    | 5                    | longest wait in the outbound queue for a free key slot; beyond it the call fails (not sent) |
+| CONVSEARCH_WEB_BREAKER_FAILURES | 5                 | consecutive failures that open a provider's circuit breaker |
+| CONVSEARCH_WEB_BREAKER_COOLDOWN_S | 30              | how long an open breaker waits before one probe call |
+| CONVSEARCH_WEB_PROVIDERS     | (the configured ones) | the `web` backend's failover order, e.g. `tavily,brave,searxng` |
+| CONVSEARCH_WEB_CACHE         | on                   | on: web results cached (hot 30 min, ordinary 10 min, time-sensitive never); off |
+| CONVSEARCH_CACHE_URL         | (none)               | `redis://…`: web cache and outbound limiter budget shared by every worker (redis-py) |
+| CONVSEARCH_SITE_POLICY       | (none)               | TOML: `allow`, `deny` domain lists and `[tiers]` domain → 1..3 (a small rerank prior, shown in the context) |
+| CONVSEARCH_SENSITIVE_TERMS   | (the bundled list)   | a zh+en term list file: a query with one is sent to no web provider (`refused: policy`) |
+| CONVSEARCH_WEB_RESULT_COUNT  | dynamic              | dynamic: 5 results per web search, 8 for a comparison / two entities, 10 for three+; fixed: top_k |
+| CONVSEARCH_MILVUS_URI        | DATA_DIR/milvus.db   | the milvus backend: a path ending in .db (Milvus Lite, in-process) or http://host:19530 (a server) |
+| CONVSEARCH_MILVUS_TOKEN      | (none)               | a Milvus server's token (`user:password` or an API key); a Secret, never printed |
+| CONVSEARCH_MILVUS_PREFIX     | convsearch           | collection name prefix: PREFIX_faq and PREFIX_documents |
 """
 
 from __future__ import annotations
@@ -71,7 +115,8 @@ from .secret import Secret
 # When CONVSEARCH_* is unset, the OpenAI SDK's own variables stand in.
 _ENV_FALLBACKS = {"llm_base_url": "OPENAI_BASE_URL", "llm_api_key": "OPENAI_API_KEY"}
 # Held as Secrets: printed as the variable's name only; a plain string given in code becomes one.
-SECRET_FIELDS = ("db_url", "llm_api_key", "api_keys")
+SECRET_FIELDS = ("db_url", "llm_api_key", "api_keys", "tavily_api_keys", "brave_api_keys", "serpapi_api_keys",
+                 "cache_url", "milvus_token")
 REWRITER_NAMES = ("auto", "llm", "rules", "passthrough")
 
 
@@ -140,6 +185,53 @@ class Settings:
     # backends (convsearch.backends.registry, backends/fanout.py)
     backends: str = "local"  # comma list of registry names; several = fan-out
     web_variants: str = "off"  # off | on: query variants to paid backends too
+    # the search agent (convsearch.agent)
+    agent_max_searches: int = 5
+    agent_max_steps: int = 6
+    agent_deadline_s: float = 30.0
+    agent_answer_reserve_s: float = 5.0
+    agent_llm_timeout_s: float = 15.0
+    agent_context_tokens: int = 6000
+    agent_max_answer_chars: int = 300
+    agent_strict: str = "off"  # off | on
+    agent_top_k: int = 5
+    agent_top_k_compare: int = 8
+    agent_dynamic_count: str = "on"  # on | off
+    agent_top_k_fixed: int = 10
+    agent_compress: str = "on"  # on | off
+    agent_cache_size: int = 512
+    agent_cache_ttl_s: float = 300.0
+    agent_parallel: int = 4
+    agent_no_search_check: str = "on"  # on | off
+    # web search providers (backends/web/); the key lists and the cache URL are Secrets
+    tavily_api_keys: Secret | None = field(default=None, repr=False)
+    tavily_base_url: str = "https://api.tavily.com"
+    tavily_rate: str = "100/min"
+    tavily_topic: str = "general"
+    brave_api_keys: Secret | None = field(default=None, repr=False)
+    brave_base_url: str = "https://api.search.brave.com"
+    brave_rate: str = "1/s"
+    serpapi_api_keys: Secret | None = field(default=None, repr=False)
+    serpapi_base_url: str = "https://serpapi.com"
+    serpapi_rate: str = "100/min"
+    serpapi_engine: str = "google"
+    searxng_base_url: str = ""
+    searxng_rate: str = "60/min"
+    web_timeout_s: float = 5.0
+    web_max_retries: int = 2
+    web_max_wait_s: float = 5.0
+    web_breaker_failures: int = 5
+    web_breaker_cooldown_s: float = 30.0
+    web_providers: str = ""
+    web_cache: str = "on"
+    cache_url: Secret | None = field(default=None, repr=False)
+    site_policy: str = ""
+    sensitive_terms: str = ""
+    web_result_count: str = "dynamic"  # dynamic | fixed
+    # the milvus backend (convsearch.backends.milvus); the token is a Secret
+    milvus_uri: str = ""
+    milvus_token: Secret | None = field(default=None, repr=False)
+    milvus_prefix: str = "convsearch"
 
     def __post_init__(self) -> None:
         for name in SECRET_FIELDS:  # Settings(db_url="postgresql://…") in code: still a Secret
@@ -197,6 +289,8 @@ class Settings:
         self._validate_llm()
         self._validate_server()
         self._validate_backends()
+        self._validate_agent()
+        self._validate_web()
 
     def _validate_llm(self) -> None:
         if self.rewriter not in REWRITER_NAMES:
@@ -233,6 +327,38 @@ class Settings:
             raise ConfigError("backends must name at least one backend, e.g. CONVSEARCH_BACKENDS=local")
         if self.web_variants not in ("off", "on"):
             raise ConfigError(f"web_variants must be 'off' or 'on', not {self.web_variants!r}")
+
+    def _validate_agent(self) -> None:
+        for name in ("agent_strict", "agent_dynamic_count", "agent_compress", "agent_no_search_check"):
+            if getattr(self, name) not in ("off", "on"):
+                raise ConfigError(f"{name} must be 'off' or 'on', not {getattr(self, name)!r}")
+        for name in ("agent_max_steps", "agent_deadline_s", "agent_llm_timeout_s", "agent_context_tokens",
+                     "agent_max_answer_chars", "agent_top_k", "agent_top_k_compare", "agent_top_k_fixed",
+                     "agent_cache_ttl_s", "agent_parallel"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive")
+        if self.agent_max_searches < 0 or self.agent_cache_size < 0 or self.agent_answer_reserve_s < 0:
+            raise ConfigError("agent_max_searches, agent_cache_size and agent_answer_reserve_s must not be negative")
+
+    def _validate_web(self) -> None:
+        from .backends.web._http import parse_rate
+
+        for p in ("tavily", "brave", "serpapi", "searxng"):
+            parse_rate(getattr(self, f"{p}_rate"), variable=f"CONVSEARCH_{p.upper()}_RATE")
+        if self.serpapi_engine not in ("google", "bing"):
+            raise ConfigError(f"CONVSEARCH_SERPAPI_ENGINE must be google or bing, not {self.serpapi_engine!r}")
+        if self.tavily_topic not in ("general", "news", "finance"):
+            raise ConfigError(f"CONVSEARCH_TAVILY_TOPIC must be general, news or finance, not {self.tavily_topic!r}")
+        if self.web_result_count not in ("dynamic", "fixed"):
+            raise ConfigError(f"CONVSEARCH_WEB_RESULT_COUNT must be dynamic or fixed, not {self.web_result_count!r}")
+        if self.web_cache not in ("on", "off"):
+            raise ConfigError(f"CONVSEARCH_WEB_CACHE must be 'on' or 'off', not {self.web_cache!r}")
+        if self.web_timeout_s <= 0 or self.web_max_wait_s < 0 or self.web_max_retries < 0:
+            raise ConfigError("web_timeout_s must be positive; web_max_wait_s and web_max_retries not negative")
+        if self.web_breaker_failures < 1 or self.web_breaker_cooldown_s <= 0:
+            raise ConfigError("web_breaker_failures must be ≥ 1 and web_breaker_cooldown_s positive")
+        if self.cache_url and not self.cache_url.reveal().startswith(("redis://", "rediss://", "unix://")):
+            raise ConfigError("CONVSEARCH_CACHE_URL must be a redis://, rediss:// or unix:// URL")
 
     @property
     def llm_blocked(self) -> tuple[str, ...]:

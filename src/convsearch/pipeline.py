@@ -40,6 +40,7 @@ from .format import citations, context
 from .fuse import fuse
 from .gate import needs_rewrite
 from .infra.deadline import Deadline
+from .infra.turn import turn
 from .rerank import rerank
 from .rewrite.base import Rewriter
 from .rewrite.guard import content_words
@@ -112,7 +113,8 @@ def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, 
 
 
 def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *, settings: Settings,
-                top_k: int, today: date | None = None, clock: _Clock | None = None) -> tuple[list[Hit], Any, list[Any], str]:
+                top_k: int, today: date | None = None, clock: _Clock | None = None,
+                time_sensitive: bool | None = None) -> tuple[list[Hit], Any, list[Any], str]:
     """Fuse, dedup, rerank with the original query, format: the pure tail of a turn."""
     # Only the head of the fused list can reach the top_k after reranking; dedup and rerank look at
     # max(4·top_k, 20) candidates rather than every hit of every query.
@@ -125,7 +127,8 @@ def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *
     ranked = rerank(deduped, query, rw.rewritten)[:top_k]
     if clock:
         clock.lap("rerank")
-    cites = citations(ranked, snippet_tokens=settings.snippet_tokens, stale_days=settings.stale_days, today=today)
+    cites = citations(ranked, snippet_tokens=settings.snippet_tokens, stale_days=settings.stale_days, today=today,
+                      time_sensitive=time_sensitive)
     ctx = context(cites)
     if clock:
         clock.lap("format")
@@ -153,49 +156,17 @@ class TurnPlan:
         return self.rewrite.rewritten
 
 
-class _HydeFallback:
-    """The local index's HyDE search (BM25 with the query, dense with the hypothetical answer, RRF) for a
-    LocalIndex that does not yet honour ``dense_query`` in ``search`` itself. Same result either way: it never
-    calls ``search``, so a native implementation is not applied twice."""
-
-    def __init__(self, backend: Any) -> None:
-        self.backend = backend
-        self.name = backend.name
-        self.capabilities = backend.capabilities
-
-    def search(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
-               recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
-        if not dense_query:
-            return list(self.backend.search(query, top_k=top_k, filters=filters, recency=recency))
-        from .rewrite.enhance import Enhanced, hyde_search
-
-        return hyde_search(self.backend, Enhanced(query, query, "hyde", "", dense_query=dense_query), top_k=top_k,
-                           filters=filters.fields() if filters else None)
-
-    async def asearch(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
-                      recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
-        return await asyncio.to_thread(self.search, query, top_k=top_k, filters=filters, recency=recency,
-                                       dense_query=dense_query)
-
-    def close(self) -> None:
-        """The wrapped backend belongs to the Pipeline, not to this view."""
-
-
-def _dense_view(b: SearchBackend) -> SearchBackend:
-    # Transitional: the local index's two sides, until LocalIndex.search honours dense_query itself (then it
-    # sets native_dense_query = True and this goes). Only for a backend that declares a dense side.
-    if (b.capabilities.dense and not getattr(b, "native_dense_query", False) and hasattr(b, "search_bm25")
-            and hasattr(b, "search_dense") and getattr(b, "embedder", None) is not None):
-        return _HydeFallback(b)
-    return b
+def _is_backend(x: object) -> bool:
+    # not isinstance(x, SearchBackend): a runtime Protocol check costs ~20 µs, twice per one-call turn
+    return hasattr(x, "search") and hasattr(x, "capabilities")
 
 
 def _unwrap(backend: SearchBackend | Sequence[SearchBackend]) -> tuple[SearchBackend, ...]:
     if isinstance(backend, FanOut):
         return backend.backends
-    if isinstance(backend, SearchBackend):
-        return (backend,)
-    return tuple(b for x in backend for b in _unwrap(x))
+    if _is_backend(backend):
+        return (backend,)  # type: ignore[return-value]
+    return tuple(b for x in backend for b in _unwrap(x))  # type: ignore[union-attr]
 
 
 class Pipeline:
@@ -219,7 +190,7 @@ class Pipeline:
         self.rewriter: Rewriter = rewriter
         self.variant_maker = variant_maker
         self.hyde = hyde
-        self._open = backend if callable(backend) and not isinstance(backend, SearchBackend) else None
+        self._open = backend if callable(backend) and not _is_backend(backend) else None
         self._backends: tuple[SearchBackend, ...] | None = None if self._open else _unwrap(backend)  # type: ignore[arg-type]
         self._opened: SearchBackend | None = None
         self._owns_backends = owns_backends
@@ -322,8 +293,7 @@ class Pipeline:
         return text, (why,)
 
     def _routes(self, plan: TurnPlan, backends: Sequence[SearchBackend], dense: str | None) -> list[Route]:
-        views = [_dense_view(b) for b in backends] if dense else list(backends)
-        return route_queries(views, plan.queries, web_variants=self.settings.web_variants == "on",
+        return route_queries(backends, plan.queries, web_variants=self.settings.web_variants == "on",
                              dense_query=dense)
 
     def search(self, query: str, messages: Iterable[Message | dict[str, Any]] = (), *, topic: str | None = None,
@@ -350,14 +320,17 @@ class Pipeline:
         hyde_calls: list[LLMCall] = []
         dense, hyde_notes = self._hyde(plan, chosen, clock, hyde_calls)
         routes = self._routes(plan, chosen, dense)
-        if len(routes) == 1 and not routes[0].backend.capabilities.remote:  # in-process: no loop needed
-            lists, runs = _search_one(routes[0], top_k=max(k * 2, 10), filters=f, recency=rec, today=today)
-        else:
-            r = run_sync(afan_out(routes, top_k=max(k * 2, 10), filters=f, recency=rec, today=today,
-                                  deadline=deadline))
-            lists, runs = list(r.lists), r.runs
+        rec, web_notes = _web_recency(plan, chosen, rec)
+        with turn(deadline=deadline) as notes:
+            if len(routes) == 1 and not routes[0].backend.capabilities.remote:  # in-process: no loop needed
+                lists, runs = _search_one(routes[0], top_k=max(k * 2, 10), filters=f, recency=rec, today=today)
+            else:
+                r = run_sync(afan_out(routes, top_k=max(k * 2, 10), filters=f, recency=rec, today=today,
+                                      deadline=deadline))
+                lists, runs = list(r.lists), r.runs
         clock.lap("search")
-        return self._finish(plan, lists, runs, s, k, today, clock, hyde_notes, session, hyde_calls)
+        return self._finish(plan, lists, runs, s, k, today, clock, hyde_notes + web_notes + tuple(notes), session,
+                            hyde_calls, _stale_matters(plan, chosen))
 
     async def asearch(self, query: str, messages: Iterable[Message | dict[str, Any]] = (), *,
                       topic: str | None = None, top_k: int | None = None,
@@ -383,16 +356,20 @@ class Pipeline:
             dense, hyde_notes = await asyncio.to_thread(self._hyde, plan, chosen, clock, hyde_calls)
         else:
             dense, hyde_notes = None, ()
-        r = await afan_out(self._routes(plan, chosen, dense), top_k=max(k * 2, 10), filters=f, recency=rec,
-                           today=today, deadline=deadline)
+        rec, web_notes = _web_recency(plan, chosen, rec)
+        with turn(deadline=deadline) as notes:
+            r = await afan_out(self._routes(plan, chosen, dense), top_k=max(k * 2, 10), filters=f, recency=rec,
+                               today=today, deadline=deadline)
         clock.lap("search")
-        return self._finish(plan, list(r.lists), r.runs, s, k, today, clock, hyde_notes, None, hyde_calls)
+        return self._finish(plan, list(r.lists), r.runs, s, k, today, clock, hyde_notes + web_notes + tuple(notes),
+                            None, hyde_calls, _stale_matters(plan, chosen))
 
     def _finish(self, plan: TurnPlan, lists: Sequence[Sequence[Hit]], runs: Sequence[BackendRun], s: Settings,
                 top_k: int, today: date | None, clock: _Clock, hyde_notes: tuple[str, ...],
-                session: Conversation | None, hyde_calls: Sequence[LLMCall] = ()) -> SearchResponse:
+                session: Conversation | None, hyde_calls: Sequence[LLMCall] = (),
+                time_sensitive: bool | None = None) -> SearchResponse:
         ranked, stats, cites, ctx = finish_turn(plan.query, plan.rewrite, lists, settings=s, top_k=top_k,
-                                                today=today, clock=clock)
+                                                today=today, clock=clock, time_sensitive=time_sensitive)
         events.emit("dedup", before=stats.before, after=stats.after, by_url=stats.by_url, by_hash=stats.by_hash,
                     by_near=stats.by_near)
         history_notes = plan.notes
@@ -440,6 +417,28 @@ class Pipeline:
     def __repr__(self) -> str:
         names = ", ".join(b.name for b in self._backends) if self._backends is not None else "(not opened)"
         return f"Pipeline(rewriter={self.rewriter.name}, backends={names})"
+
+
+def _web_recency(plan: TurnPlan, backends: Sequence[SearchBackend],
+                 recency: Recency | None) -> tuple[Recency | None, tuple[str, ...]]:
+    """A time-sensitive question (今天, 最新, price, latest …) gets a default recency when the caller gave none,
+    if every backend of the turn is a remote (web) one: a local index keeps its undated / older documents."""
+    if recency is not None or not backends or not all(b.capabilities.remote for b in backends):
+        return recency, ()
+    from .timesense import default_recency
+
+    rec, note = default_recency(plan.rewrite.rewritten, None)
+    return rec, ((note,) if note else ())
+
+
+def _stale_matters(plan: TurnPlan, backends: Sequence[SearchBackend]) -> bool | None:
+    """With a web backend in the turn, old results are marked stale only for a time-sensitive question; a
+    local-only turn keeps the plain age rule (None)."""
+    if not any(b.capabilities.remote for b in backends):
+        return None
+    from .timesense import time_sensitive
+
+    return time_sensitive(plan.rewrite.rewritten) is not None
 
 
 def _search_one(route: Route, *, top_k: int, filters: Filters | None, recency: Recency | None,

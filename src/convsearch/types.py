@@ -141,6 +141,9 @@ class Citation:
     url: str
     stale: bool
     score: float
+    undated: bool = False   # a web result no provider field dated
+    provider: str = ""      # the web provider that found it ("" for local backends)
+    tier: str = ""          # its site tier from CONVSEARCH_SITE_POLICY ("" when unlisted)
 
 
 @dataclass(frozen=True, slots=True)

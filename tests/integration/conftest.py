@@ -50,7 +50,50 @@ def pg_url(pg_server_url: str):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    _milvus_summary(terminalreporter)
     if not PG_URL:
         terminalreporter.write_line(SQLITE_ONLY, yellow=True, bold=True)
     else:
         terminalreporter.write_line("history store tests ran on SQLite and PostgreSQL (CONVSEARCH_TEST_PG_URL)")
+    _redis_summary(terminalreporter)
+
+
+# --- Redis (the shared web cache and outbound limiter), when CONVSEARCH_TEST_REDIS_URL is set -----------------
+
+REDIS_URL = os.environ.get("CONVSEARCH_TEST_REDIS_URL", "").strip()
+NO_REDIS = ("CONVSEARCH_TEST_REDIS_URL is not set: the shared web cache / rate limiter tests did not run on Redis "
+            "(start one with: eval \"$(scripts/redis.sh start)\")")
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """A real Redis, flushed before the test; skips (fails in CI) when there is none."""
+    if not REDIS_URL:
+        if IN_CI:
+            pytest.fail("CI=true but CONVSEARCH_TEST_REDIS_URL is not set: .ci/run must start Redis "
+                        "(scripts/redis.sh start) before make test")
+        pytest.skip(NO_REDIS)
+    import redis
+
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    return REDIS_URL
+
+
+def _redis_summary(terminalreporter) -> None:
+    if not REDIS_URL:
+        terminalreporter.write_line(NO_REDIS, yellow=True, bold=True)
+    else:
+        terminalreporter.write_line("web cache / rate limiter tests ran on Redis (CONVSEARCH_TEST_REDIS_URL)")
+
+
+# --- Milvus: Lite in tmp_path always; a real server when CONVSEARCH_TEST_MILVUS_URI is set ------------------
+MILVUS_URI = os.environ.get("CONVSEARCH_TEST_MILVUS_URI", "").strip()
+MILVUS_LITE_ONLY = ("CONVSEARCH_TEST_MILVUS_URI is not set: the Milvus backend tests ran on Milvus Lite only "
+                    "(set it to http://host:19530 to run them on a server too)")
+
+
+def _milvus_summary(terminalreporter) -> None:
+    if not MILVUS_URI:
+        terminalreporter.write_line(MILVUS_LITE_ONLY, yellow=True, bold=True)
+    else:
+        terminalreporter.write_line(f"Milvus backend tests ran on Milvus Lite and the server at {MILVUS_URI}")

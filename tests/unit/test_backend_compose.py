@@ -77,6 +77,27 @@ def test_bad_options_are_input_errors(kw, msg):
         search_applied(InMemoryBackend(DOCS), "露营", **kw)
 
 
+def test_a_missing_window_asks_the_nearest_wider_one_natively_and_filters_after():
+    from datetime import timedelta
+
+    class NoWeek(InMemoryBackend):
+        name = "noweek"
+        capabilities = Capabilities(recency=frozenset({Recency.DAY, Recency.MONTH, Recency.YEAR}))
+        sent: list = []
+
+        def search(self, query, *, top_k=10, filters=None, recency=None, dense_query=None):
+            self.sent.append(recency)
+            return super().search(query, top_k=top_k, filters=filters, recency=recency)
+
+    real = date.today()
+    b = NoWeek([Document("new-zh", "深圳 露营 天气 晴", date=(real - timedelta(days=2)).isoformat()),
+                Document("mid-zh", "深圳 露营 天气 阴", date=(real - timedelta(days=20)).isoformat())])
+    r = search_applied(b, "深圳 露营", top_k=5, recency="week")
+    assert b.sent == [Recency.MONTH]
+    assert {h.id for h in r.hits} == {"new-zh"}  # the month's 20-day-old hit is outside the week
+    assert r.notes == ("recency week: after the search", "recency week: month natively first (the nearest wider window)")
+
+
 def test_a_callers_own_today_applies_recency_after_the_search():
     """A backend counts its window from the real date; a replayed 'today' must not be sent to it natively."""
     old_day = date(2025, 1, 12)

@@ -30,9 +30,12 @@ def test_every_documented_variable_is_read():
 
 
 @pytest.mark.parametrize("name, var", [("db_url", "CONVSEARCH_DB_URL"), ("api_keys", "CONVSEARCH_API_KEYS"),
-                                       ("llm_api_key", "CONVSEARCH_LLM_API_KEY")])
+                                       ("llm_api_key", "CONVSEARCH_LLM_API_KEY"),
+                                       ("tavily_api_keys", "CONVSEARCH_TAVILY_API_KEYS"),
+                                       ("cache_url", "CONVSEARCH_CACHE_URL")])
 def test_secret_settings_never_print_their_value(name, var, caplog):
-    value = "postgresql://app:hunter2-Zx9@db/app" if name == "db_url" else "acme:sk-live-Zx9hunter2"
+    value = {"db_url": "postgresql://app:hunter2-Zx9@db/app",
+             "cache_url": "redis://:hunter2-Zx9@127.0.0.1:6379/0"}.get(name, "acme:sk-live-Zx9hunter2")
     from_env = Settings.from_env({var: value})
     in_code = Settings(**{name: value})
     overridden = Settings.from_env({}, **{name: value})

@@ -105,3 +105,25 @@ def test_context_string():
 
 def test_context_of_nothing_is_empty():
     assert context([]) == ""
+
+
+def test_web_results_are_marked_undated_and_stale_only_when_time_sensitive():
+    from datetime import date as _date
+
+    from convsearch.format import citations as _cites
+    from convsearch.format import context as _context
+    from convsearch.types import Hit as _Hit
+
+    web = {"source_type": "web", "provider": "brave"}
+    hits = [_Hit("a", "深圳天气", "多云", 1.0, "https://weather.example.cn/a", None, "brave", 1, web),
+            _Hit("b", "Old price", "old", 0.9, "https://x.example/b", "2020-01-01", "brave", 2, web),
+            _Hit("c", "Local doc", "no date", 0.8, "", None, "local", 3, {})]
+    today = _date(2026, 12, 1)
+    sensitive = _cites(hits, stale_days=30, today=today, time_sensitive=True)
+    assert [(c.undated, c.stale, c.provider) for c in sensitive] == [(True, False, "brave"), (False, True, "brave"),
+                                                                     (False, False, "")]
+    ctx = _context(sensitive)
+    assert "[1] 深圳天气 (weather.example.cn, undated)" in ctx and "(x.example, 2020-01-01, stale)" in ctx
+    calm = _cites(hits, stale_days=30, today=today, time_sensitive=False)
+    assert not any(c.stale for c in calm)
+    assert _cites(hits, stale_days=30, today=today)[1].stale  # unknown sensitivity: as before

@@ -67,9 +67,15 @@ def plan_search(backend: SearchBackend, *, top_k: int, filters: Filters | dict[s
     if rec is not None and rec is not Recency.NO_LIMIT:
         # A backend counts its window back from its own day (``backend.today`` when it has one, else the real
         # date); a caller's other ``today`` (a replayed session) is honoured by applying the window after.
-        if rec in caps.recency and (today is None or today == (getattr(backend, "today", None) or date.today())):
+        real_today = today is None or today == (getattr(backend, "today", None) or date.today())
+        wider = _nearest_wider(rec, caps.recency) if real_today else None
+        if rec in caps.recency and real_today:
             native_rec = rec
             notes.append(f"recency {rec.value}: natively")
+        elif wider is not None:  # e.g. SearXNG has no week: ask for a month, keep the week after
+            native_rec, after_since = wider, rec.since(today or date.today())
+            notes.append(f"recency {rec.value}: after the search")
+            notes.append(f"recency {rec.value}: {wider.value} natively first (the nearest wider window)")
         else:
             after_since = rec.since(today or date.today())
             notes.append(f"recency {rec.value}: after the search")
@@ -82,6 +88,12 @@ def plan_search(backend: SearchBackend, *, top_k: int, filters: Filters | dict[s
             notes.append("dense query: not applicable (no dense side)")
     fetch_k = top_k * OVERFETCH if (after or after_since) else top_k
     return Plan(Filters.of(native), Filters.of(after), native_rec, after_since, dq, fetch_k, tuple(notes))
+
+
+def _nearest_wider(rec: Recency, native: frozenset[Recency]) -> Recency | None:
+    """The narrowest window the backend applies natively that is wider than ``rec`` (None if it has none)."""
+    wider = [r for r in native if r.days is not None and rec.days is not None and r.days > rec.days]
+    return min(wider, key=lambda r: r.days or 0) if wider else None
 
 
 def apply_after(hits: list[Hit], plan: Plan, top_k: int) -> tuple[Hit, ...]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
@@ -160,7 +161,8 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     except RuntimeError:
         return _run_on_new_loop(coro)
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="convsearch-fanout") as ex:
-        return ex.submit(_run_on_new_loop, coro).result()
+        # the turn's context (infra.turn: deadline, scope, trace notes) goes along to the worker thread
+        return ex.submit(contextvars.copy_context().run, _run_on_new_loop, coro).result()
 
 
 def _run_on_new_loop(coro: Coroutine[Any, Any, T]) -> T:

@@ -560,6 +560,15 @@ def name_like(topic: str) -> bool:
     return bool(content) and all(_is_cap(w) or not w[:1].isalpha() for w in content)  # "Ludwig Mies van der Rohe"
 
 
+def _cuts_latin_word(text: str, start: int, end: int) -> bool:
+    """Does ``text[start:end]`` begin or end inside a Latin word ("An" of "AnySearch" is no mention)?"""
+    def latin(ch: str) -> bool:
+        return ch.isascii() and ch.isalnum()
+
+    return bool((start > 0 and latin(text[start]) and latin(text[start - 1]))
+                or (end < len(text) and latin(text[end - 1]) and latin(text[end])))
+
+
 def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
     """Character span of a partial mention of ``name`` in ``query`` ("paz" or "Divac" for "Vinnie Paz",
     "Vlade Divac"), or None when the query has the whole name or none of it. Only content words count."""
@@ -570,7 +579,7 @@ def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
             for i in range(len(name) - size + 1):
                 part = name[i:i + size]
                 j = query.find(part)
-                if j >= 0 and part not in lx.STOP_ZH:
+                if j >= 0 and part not in lx.STOP_ZH and not _cuts_latin_word(query, j, j + size):
                     return j, j + size
         return None
     parts = [w for w in re.findall(r"[\w'’-]+", name) if w.lower() not in lx.STOP_EN]

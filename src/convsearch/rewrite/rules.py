@@ -116,8 +116,8 @@ class RuleRewriter:
         span = partial_name_span(query, name) if name and name_like(name) else None
         if span is not None:
             out = query[: span[0]] + name + query[span[1]:]
-            return RewriteResult(query, out, "rules", f"gate: {decision.reason}; alias: {query[span[0]:span[1]]} → {name}",
-                                 False)
+            return self._checked(query, out, history, topic,
+                                 f"gate: {decision.reason}; alias: {query[span[0]:span[1]]} → {name}")
         if lang == "zh":
             out, op = _rewrite_zh(query, focus, history)
         else:

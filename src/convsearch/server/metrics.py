@@ -28,9 +28,36 @@ class Metrics:
         self.rate_limited = Counter("convsearch_rate_limited", "Requests refused with 429", registry=r)
         self.mcp_calls = Counter("convsearch_mcp_tool_calls", "MCP tool calls by tool and outcome",
                                  ("tool", "outcome"), registry=r)
+        r.register(_OutboundCollector())
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _OutboundCollector:
+    """The web providers' outbound decisions (``infra.ratelimit.STATS``, process-wide): queued / granted calls,
+    upstream 429s, cooled keys, retries, failures, breaker refusals, failovers, cache hits / misses / skips,
+    and the total time calls waited in the outbound queue."""
+
+    def collect(self):  # type: ignore[no-untyped-def]
+        from prometheus_client.core import CounterMetricFamily
+
+        from ..infra.ratelimit import STATS
+
+        counts, waits = STATS.snapshot()
+        c = CounterMetricFamily("convsearch_web_outbound", "Outbound web search decisions by provider and kind",
+                                labels=("provider", "kind"))
+        for (provider, kind), n in sorted(counts.items()):
+            c.add_metric((provider, kind), n)
+        yield c
+        w = CounterMetricFamily("convsearch_web_queue_wait_seconds", "Time outbound calls waited for a key slot",
+                                labels=("provider",))
+        for provider, (total, _) in sorted(waits.items()):
+            w.add_metric((provider,), total)
+        yield w
+
+    def describe(self):  # type: ignore[no-untyped-def]
+        return []
 
 
 __all__ = ["Metrics"]

@@ -58,7 +58,9 @@ class SearchRequest(_Model):
     top_k: int = Field(5, ge=1, le=50)
     mode: Literal["rewrite", "dual"] = Field("rewrite", description="dual: also search the original query.")
     variants: bool = Field(True, description="Also search heuristic query variants.")
-    recency: Recency = Field("no_limit", description="Only results dated within the last day/week/month/year.")
+    recency: Recency = Field("no_limit", description="Only results dated within the last day/week/month/year. "
+                             "Not given: a time-sensitive question (今天, 最新, price, latest …) searched on web "
+                             "backends only gets a default window.")
     lang: Literal["zh", "en"] | None = Field(None, description="Only results in this language.")
     turn_id: MessageId | None = Field(None, description="Client id of this turn: a retried turn is stored once.")
     backends: list[BackendName] | None = Field(None, max_length=16, description=(
@@ -110,6 +112,9 @@ class Result(BaseModel):
     snippet: str
     stale: bool
     score: float
+    undated: bool = Field(False, description="A web result that no provider field dated.")
+    provider: str = Field("", description="The web provider that found it ('' for the local index).")
+    tier: str = Field("", description="Its site tier from CONVSEARCH_SITE_POLICY ('' when unlisted).")
 
 
 class BackendInfo(BaseModel):
@@ -219,7 +224,7 @@ def decision_info(d: Decision) -> DecisionInfo:
 
 def result(c: Citation) -> Result:
     return Result(n=c.n, id=c.id, title=c.title, url=c.url, domain=c.domain, date=c.date, snippet=c.snippet,
-                  stale=c.stale, score=float(c.score))
+                  stale=c.stale, score=float(c.score), undated=c.undated, provider=c.provider, tier=c.tier)
 
 
 def trace_info(t: Trace) -> TraceInfo:

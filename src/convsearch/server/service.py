@@ -25,6 +25,7 @@ import anyio.to_thread
 
 from .. import __version__
 from ..backends.base import Filters, SearchBackend
+from ..infra.turn import turn
 from ..config import Settings
 from ..errors import ConvsearchError, DeadlineExceeded, IndexMissingError, InputError, RateLimited
 from ..infra.deadline import Deadline
@@ -175,7 +176,8 @@ class Service:
         """One turn for tenant ``t`` (cached per tenant when the request carries no session)."""
         q = _checked_query(req.query, self.settings)
         state = self.tenant(t)
-        key = None if req.session_id else _cache_key("search", req, self._today())
+        # a time-sensitive question is never answered from the response cache (yesterday's weather is wrong today)
+        key = None if req.session_id or _time_sensitive(q) else _cache_key("search", req, self._today())
         if key is not None:
             hit = state.cache.get(key)
             self.metrics.cache.labels("search", "hit" if hit is not None else "miss").inc()
@@ -183,11 +185,14 @@ class Service:
                 return hit.model_copy(update={"cached": True})
         session = self._conversation(t, req.session_id, req.agent, turn_id=req.turn_id) if req.session_id else None
         try:
-            r = state.pipeline.search(q, m.message_dicts(req.messages), topic=req.topic, top_k=req.top_k,
-                                      filters=Filters(lang=req.lang) if req.lang else None, recency=req.recency,
-                                      backends=req.backends, session=session, today=self._today(),
-                                      mode=req.mode, max_variants=None if req.variants else 0,
-                                      deadline=self._turn_deadline())
+            with turn(tenant=t, agent=req.agent):  # the web cache's namespace
+                r = state.pipeline.search(q, m.message_dicts(req.messages), topic=req.topic, top_k=req.top_k,
+                                          filters=Filters(lang=req.lang) if req.lang else None,
+                                          # not given (rather than no_limit): the pipeline may default it
+                                          recency=req.recency if "recency" in req.model_fields_set else None,
+                                          backends=req.backends, session=session, today=self._today(),
+                                          mode=req.mode, max_variants=None if req.variants else 0,
+                                          deadline=self._turn_deadline())
         except InputError as exc:
             if req.backends and "backend" in str(exc):
                 raise InvalidField("backends", str(exc)) from exc
@@ -306,6 +311,12 @@ def _cache_key(kind: str, req: Any, today: date) -> str:
 
 def _stored(r: Any) -> m.StoredMessageOut:
     return m.StoredMessageOut(id=r.id, seq=r.seq, role=r.role, content=r.content, kind=r.kind, created_at=r.created_at)
+
+
+def _time_sensitive(query: str) -> bool:
+    from ..timesense import time_sensitive
+
+    return time_sensitive(query) is not None
 
 
 __all__ = ["Service", "TenantState"]
