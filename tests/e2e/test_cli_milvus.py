@@ -60,7 +60,7 @@ def test_index_delete_and_copy(tmp_path, run_cli):
 
 @pytest.mark.parametrize("args,env,needle,code", [
     (["index", "x.jsonl", "--backend", "nosuch"], {}, "unknown backend", 3),
-    (["index", "--backend", "milvus"], {}, "give PATH... to index or --delete ID", 2),
+    (["index", "--backend", "milvus"], {}, "missing argument PATHS", 2),
     (["index", "x.jsonl", "--backend", "milvus"], {"CONVSEARCH_MILVUS_URI": "kb.sqlite"}, "must end in .db", 3),
     (["copy-index", "--data-dir", "empty"], {}, "no index at", 4),
     (["index", "x.jsonl", "--backend", "milvus"], {"CONVSEARCH_MILVUS_URI": "http://127.0.0.1:9"},
