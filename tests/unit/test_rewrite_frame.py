@@ -181,3 +181,16 @@ def test_a_classifier_phrase_names_the_focus_by_its_kind() -> None:
     h = [_u("我想了解一下浦发银行的美国运通白金卡。"), _a("好的，年费 3600 元。")]
     out = RuleRewriter().rewrite(h, "这张卡在国外刷有手续费吗？").rewritten
     assert out.startswith("浦发银行") and "白金卡在国外刷有手续费吗" in out
+
+
+@pytest.mark.parametrize("text", ["Wow, that sounds great.", "Considering the cost, is it worth it?",
+                                  "Isn’t that expensive?", "Hmm, what else is there?"])
+def test_sentence_initial_interjections_and_verbs_are_no_names(text: str) -> None:
+    assert not [m for m in mentions(text, "en") if m.proper and m.text.split()[0] in text.split()[0]]
+
+
+def test_a_long_passage_answer_is_not_excluded_by_name() -> None:
+    passage = " ".join(["Geothermal heat pumps move heat from the ground into the house."] * 8)
+    h = [_u("What heating systems are efficient?"), _a(passage)]
+    out = RuleRewriter().rewrite(h, "What else is there?").rewritten
+    assert not out.startswith("Besides")

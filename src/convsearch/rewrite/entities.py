@@ -283,6 +283,13 @@ def en_mentions(text: str) -> list[Mention]:
                     k += 1
                 end = k
             span = toks[i:end]
+            if len(span) == 1 and sentence_start and (low.endswith("ing") or "'" in low or "’" in low
+                                                      or low in lx.EN_VERBS):
+                # "Considering …", "Isn’t it …", "Visit …": a sentence-initial verb or contraction, no name
+                i = end
+                sentence_start = False
+                prev_lower = ""
+                continue
             if not (len(span) == 1 and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
                 out.append(Mention(" ".join(span), True, "proper", span[-1].lower(), det))
             i = end
