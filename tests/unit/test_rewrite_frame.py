@@ -194,3 +194,13 @@ def test_a_long_passage_answer_is_not_excluded_by_name() -> None:
     h = [_u("What heating systems are efficient?"), _a(passage)]
     out = RuleRewriter().rewrite(h, "What else is there?").rewritten
     assert not out.startswith("Besides")
+
+
+def test_a_locative_there_takes_the_place_the_question_named() -> None:
+    from convsearch.rewrite.frame import locative_there
+
+    assert locative_there("Was that his first win there?", "Who won the race in Monaco last year?")[0] == \
+        "Was that his first win in Monaco?"
+    assert locative_there("How do I get there by train?", "What can I see in Kyoto?")[0] == "How do I get to Kyoto by train?"
+    assert locative_there("Is there a discount?", "Is the zoo in Berlin open?") is None  # existential
+    assert locative_there("Was it sunny there?", "Did it rain?") is None  # no place named

@@ -297,7 +297,8 @@ def en_mentions(text: str) -> list[Mention]:
             prev_lower = ""
             continue
         # common-noun run: content words that are not verbs by position
-        if low not in lx.STOP_EN and not _verb_position(toks, i) and not low.endswith("ed"):
+        if low not in lx.STOP_EN and not _verb_position(toks, i) and not low.endswith("ed") and not (
+                sentence_start and (low in lx.EN_OPENERS or low.endswith("ing"))):  # "Hmm, …", "Feeling tired, …"
             j = i
             subject = _after_do(toks, i)
             verb_next = False

@@ -405,3 +405,28 @@ def compare_in_history(query: str, history: Sequence[Message], lang: str) -> tup
         return None
     frames = [m.content for m in history if m.role == "user"]
     return _which_of(query, compared_names(frames, lang), lang) if len(frames) >= 2 else None
+
+
+_EN_THERE_RE = re.compile(r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )(?<!\bbe )\bthere\b(?!\s+(?:is|are|was|were|be|'s)\b)"
+                          r"(?!['’]s)", re.IGNORECASE)
+_EN_MOTION_RE = re.compile(r"\b(?:get|go|going|travel|fly|drive|walk|move|commute|ride)\s+$", re.IGNORECASE)
+
+
+def locative_there(query: str, frame: str | None, answer: str = "") -> tuple[str, str] | None:
+    """A locative "there" takes the place the latest question named (else the latest answer): "Was that his
+    first win there?" after "Who won the Monaco Grand Prix?" → "… first win in Monaco?"; the existential "is
+    there" stays.
+
+    >>> locative_there("Was that his first win there?", "Who won the Monaco Grand Prix in 2024?")[0]
+    'Was that his first win in Monaco?'
+    """
+    m = _EN_THERE_RE.search(query)
+    if m is None or m.start() == 0 or any(k == "place" for _, _, k in slot_spans(query)):
+        return None
+    for text in (frame or "", answer):
+        places = [text[s:e] for s, e, k in slot_spans(text) if k == "place"]
+        if places:
+            place = places[-1] if text is frame else places[0]
+            prep = "to" if _EN_MOTION_RE.search(query[:m.start()]) else "in"
+            return query[:m.start()] + f"{prep} {place}" + query[m.end():], f"there → {prep} {place}"
+    return None

@@ -29,7 +29,7 @@ from .entities import (Focus, Mention, _demonstrative_det, _word_at, class_refer
                        en_request_part, find_focus, has_pronoun, leans_on_focus, mentions, name_like, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
                        zh_anaphor_at, _ZH_NE_RE, zh_classifier_reference, zh_ellipsis, zh_lead)
-from .frame import compare_in_history, complete_fragment
+from .frame import compare_in_history, complete_fragment, locative_there
 from .introduced import introduced_entity
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .offer import accepted_offer
@@ -121,7 +121,12 @@ class RuleRewriter:
         if lang == "zh":
             out, op = _rewrite_zh(query, focus, history)
         else:
-            out, op = _rewrite_en(query, focus, history, topic_section(topic) if topic else "")
+            answer = history[-1].content if history and history[-1].role == "assistant" else ""
+            there = locative_there(query, focus.frame, answer)
+            q_in = there[0] if there is not None else query
+            out, op = _rewrite_en(q_in, focus, history, topic_section(topic) if topic else "")
+            if there is not None:
+                out, op = (out or q_in), f"{there[1]}; {op}"
         if out is None or not out.strip():
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}; {op}", False)
         return self._checked(query, out, history, topic, f"gate: {decision.reason}; {op}")
