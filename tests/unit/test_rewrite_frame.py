@@ -208,3 +208,67 @@ def test_a_locative_there_takes_the_place_the_question_named() -> None:
         "How do I get to Kyoto by train?"
     assert locative_there("Is there a discount?", "Is the zoo in Berlin open?") is None  # existential
     assert locative_there("Was it sunny there?", "Did it rain?") is None  # no place named
+
+
+def test_he_after_a_which_question_takes_the_one_person_the_answer_named() -> None:
+    rw = RuleRewriter()
+    h = [_u("Which team won the 2016 NBA Finals?"),
+         _a("The Cleveland Cavaliers came back from 3–1 down, and LeBron James was named Finals MVP.")]
+    assert rw.rewrite(h, "How tall is he?").rewritten == "How tall is LeBron James?"
+    h2 = [_u("Which club won the 2019 UEFA Champions League?"),
+          _a("Liverpool beat Tottenham 2–0, and Virgil van Dijk was named man of the match.")]
+    assert "Virgil van Dijk" in rw.rewrite(h2, "Where was he born?").rewritten
+    # a score, an acronym or a lone word is nobody's name: no person introduced, no person put in
+    h3 = [_u("Which team won the 2016 NBA Finals?"), _a("The Cleveland Cavaliers beat the Golden State Warriors 4–3.")]
+    assert introduced_entity(h3, "en", person=True) is None
+
+
+@pytest.mark.parametrize("history, query, want", [
+    ([_u("What is the fee of the Invesco QQQ Trust (QQQ)?"), _a("QQQ charges 0.20% a year.")],
+     "Does it pay dividends?", "Does QQQ pay dividends?"),
+    ([_u("沪深300ETF（510300）的管理费是多少？"), _a("510300 的管理费为每年 0.5%。")],
+     "它多久分红一次？", "510300"),
+])
+def test_a_bracketed_short_name_the_answer_went_on_with_replaces_the_pronoun(
+        history: list[Message], query: str, want: str) -> None:
+    assert want in RuleRewriter().rewrite(history, query).rewritten
+
+
+def test_a_bracketed_short_name_the_answer_did_not_use_is_not_taken() -> None:
+    h = [_u("What is the fee of the Invesco QQQ Trust (QQQ)?"), _a("The Invesco trust charges 0.20% a year.")]
+    assert "QQQ)" not in RuleRewriter().rewrite(h, "Does it pay dividends?").rewritten
+    assert "(QQQ)" not in RuleRewriter().rewrite(h, "Does it pay dividends?").rewritten.replace("Trust (QQQ)", "")
+
+
+@pytest.mark.parametrize("history, query, want", [
+    ([_u("My phone is a Pixel 8 and the charger stopped working."),
+      _a("Try another cable. Does the charging LED light up?"), _u("Yes, the LED is on."),
+      _a("Then clean the USB-C port.")], "How long is its warranty?", "Pixel 8"),
+    ([_u("我的华为 Mate 60 充不进电了。"), _a("换一根数据线试试？充电指示灯亮吗？"), _u("对，指示灯是亮的。"),
+      _a("那可能是接口脏了，清理一下充电口。")], "它的保修期是多久？", "华为 Mate 60"),
+])
+def test_a_yes_or_no_reply_to_the_assistants_question_does_not_move_the_focus(
+        history: list[Message], query: str, want: str) -> None:
+    assert want in RuleRewriter().rewrite(history, query).rewritten
+
+
+def test_four_digit_model_numbers_stay_in_the_name_and_years_stay_out() -> None:
+    assert [m.text for m in mentions("Is the RTX 4090 worth it for a Dell Precision 7680?", "en") if m.proper] == [
+        "RTX 4090", "Dell Precision 7680"]
+    assert "Bears" in [m.text for m in mentions("the Bears 1985 season", "en")]
+
+
+@pytest.mark.parametrize("history, query, want, stays", [
+    ([_u("杭州西湖游船多少钱？"), _a("西湖游船淡季 45 元，旺季 55 元。"), _u("淡季是哪几个月？"),
+      _a("淡季为每年 11 月到次年 3 月。")], "一般要坐多久？", "西湖游船", "淡季"),
+    ([_u("How much is the Louvre ticket?"), _a("A ticket costs 22 euros; a timed slot is required."),
+      _u("How do I book a timed slot?"), _a("Book it on the official site.")], "How long does a visit take?",
+     "Louvre", "slot"),
+])
+def test_after_a_question_about_a_term_the_answer_brought_in_a_bare_follow_up_goes_back(
+        history: list[Message], query: str, want: str, stays: str) -> None:
+    out = RuleRewriter().rewrite(history, query).rewritten
+    assert want in out and stays not in out
+    # a fragment still swaps inside the digression's own frame
+    if stays == "淡季":
+        assert "旺季" in RuleRewriter().rewrite(history, "那旺季呢？").rewritten

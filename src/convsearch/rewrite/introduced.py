@@ -48,11 +48,27 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
             continue
         if lang == "zh" and any(m.text[k:k + 2] in question for k in range(len(m.text) - 1)):
             continue  # "位于中国" after a question about 中国: not new
-        if person and (m.det or len(m.text.split()) not in _PERSON_WORDS):
+        if person and (m.det or not person_shaped(m)):
             continue
         if not any(m.text in n.text or n.text in m.text for n in new):
             new.append(m)
     return new[0] if len(new) == 1 else None
 
 
+def person_shaped(m: Mention) -> bool:
+    """A name shaped like a person's: two or three capitalised words of letters ("Nikola Jokić", "LeBron James",
+    "Mary Anne Evans", with a small particle inside: "Virgil van Dijk"), no acronym or number ("Finals MVP",
+    "RTX 4090" are no one's name).
+
+    >>> [person_shaped(Mention(t, True, "proper", t.split()[-1])) for t in ("Nikola Jokić", "NBA Finals")]
+    [True, False]
+    """
+    words = m.text.split()
+    inner = words[1:-1]
+    names = [words[0], *(w for w in inner if not _PARTICLE_RE.fullmatch(w)), words[-1]] if len(words) > 1 else words
+    return len(names) in _PERSON_WORDS and all(_PERSON_WORD_RE.fullmatch(w) for w in names)
+
+
+_PERSON_WORD_RE = re.compile(r"[^\W\d_a-z](?=[^\W\d_]*[^\W\d_A-Z])[^\W\d_]+(?:[-'][^\W\d_][^\W\d_A-Z]*)?")
+_PARTICLE_RE = re.compile(r"[a-z]{1,3}")  # van, de, von, da, bin: lower-case inside a name
 _SENTENCE_END_RE = re.compile(r"[.;!?。；！？:：]\s*")

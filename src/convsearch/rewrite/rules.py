@@ -30,7 +30,7 @@ from .entities import (Focus, Mention, _demonstrative_det, _word_at, class_refer
                        weak_anchor,
                        zh_anaphor_at, _ZH_NE_RE, zh_classifier_reference, zh_ellipsis, zh_lead)
 from .frame import compare_in_history, complete_fragment, locative_there
-from .introduced import introduced_entity
+from .introduced import introduced_entity, person_shaped
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .offer import accepted_offer
 from .ordinal import resolve_ordinal
@@ -99,6 +99,10 @@ class RuleRewriter:
                 offer = _replace_pronoun(offer, named, named)[0] or offer
             return self._checked(query, f"{query.rstrip()} {offer}", history, topic,
                                  f"gate: {decision.reason}; offer accepted: {offer}")
+        if focus.root is not None and decision.kind in (DecisionKind.SHORT, DecisionKind.SUBJECT):
+            # "旺季是指哪几个月？" digressed; "进去一般逛多久？" names nothing and goes back to 拙政园
+            focus = replace(focus, entity=focus.root, subject=focus.root, frame=focus.root_frame,
+                            frame_mentions=focus.root_mentions)
         if focus.frame and decision.is_frame:
             focus = self._resolve_frame(history, focus, topic)
         if decision.kind is DecisionKind.PRONOUN:
@@ -106,6 +110,9 @@ class RuleRewriter:
             person = bool((_EN_PERSON_PRON_RE if lang == "en" else _ZH_PERSON_PRON_RE).search(query))
             plural = bool((_EN_PLURAL_PRON_RE if lang == "en" else _ZH_PLURAL_PRON_RE).search(query))
             intro = introduced_entity(history, lang) if not person and not plural else None
+            if person and not plural and lang == "en" and (focus.person is None or not person_shaped(focus.person)):
+                # "Which team won …?" → "… and Nikola Jokić was named MVP." → "How old is he?": the one person named
+                intro = introduced_entity(history, lang, person=True)
             if intro is not None and intro.text.lower() not in query.lower():
                 focus = replace(focus, entity=intro, person=intro if person else focus.person, subject=intro)
         if focus.frame:
@@ -118,6 +125,9 @@ class RuleRewriter:
             out = query[: span[0]] + name + query[span[1]:]
             return self._checked(query, out, history, topic,
                                  f"gate: {decision.reason}; alias: {query[span[0]:span[1]]} → {name}")
+        alias = answer_alias(focus.entity, history)
+        if alias is not None:
+            focus = replace(focus, entity=alias, subject=alias if focus.subject == focus.entity else focus.subject)
         if lang == "zh":
             out, op = _rewrite_zh(query, focus, history)
         else:
@@ -246,6 +256,29 @@ _ZH_RECENT_PRONOUNS = frozenset({"这个", "那个", "这些", "那些", "他", 
 # Interjections that are also adverbs of degree or copulas: "好的" / "好想吃", "是啊" / "是真的"
 _ZH_ADVERB_TOO = frozenset({"好", "是", "对"})
 _ZH_PREDICATE_TAGS = frozenset({"v", "vd", "vi", "a", "ad", "d", "l"})
+
+
+def answer_alias(ent: Mention | None, history: Sequence[Message]) -> Mention | None:
+    """The short name the user gave in brackets and the latest answer went on with: "the Vanguard Total Stock
+    Market ETF (VTI)" → "VTI has …" → "How often does it pay?" asks about VTI (what a person would type).
+
+    >>> answer_alias(Mention("Vanguard Total Stock Market ETF", True, "proper", "etf", "the "),
+    ...              [Message("user", "What's the fee of the Vanguard Total Stock Market ETF (VTI)?"),
+    ...               Message("assistant", "VTI charges 0.03%.")]).text
+    'VTI'
+    """
+    if ent is None or len(history) < 2 or history[-1].role != "assistant":
+        return None
+    pat = re.compile(re.escape(ent.text) + r"\s*[(（]\s*([A-Z0-9][A-Za-z0-9.&-]{1,11})\s*[)）]")
+    for msg in reversed(history):
+        mt = pat.search(msg.content) if msg.role == "user" else None
+        if mt is None:
+            continue
+        alias = mt.group(1)
+        if re.search(r"(?<![A-Za-z0-9])" + re.escape(alias) + r"(?![A-Za-z0-9])", history[-1].content):
+            return Mention(alias, True, ent.cls, alias.lower())
+        return None
+    return None
 
 
 def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | None:
