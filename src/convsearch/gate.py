@@ -41,6 +41,7 @@ from .rewrite.entities import (definite_expansion, en_tokens, find_focus, has_pr
                                partial_name_span, topic_entity, zh_anaphor_at, zh_classifier_reference, zh_ellipsis,
                                zh_lead)
 from .rewrite.frame import compare_in_history, complete_fragment
+from .rewrite.introduced import introduced_work
 from .rewrite.offer import accepted_offer
 from .rewrite.ordinal import resolve_ordinal
 from .text import detect_lang, tagged, words
@@ -181,7 +182,8 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
             complete_fragment(q, frame, lang) is not None or compare_in_history(q, history, lang) is not None):
         return Decision(True, "a fragment that fills a slot of the previous question", 0.85, DecisionKind.ELLIPSIS)
     if lang == "zh" and history and any(d in q for d in lx.ZH_CLASSIFIER_DETS) \
-            and (ent := find_focus(history).entity) is not None and zh_classifier_reference(q, ent.text) is not None:
+            and (((ent := find_focus(history).entity) is not None and zh_classifier_reference(q, ent.text) is not None)
+                 or (any(d in q for d in lx.ZH_WORK_DETS) and introduced_work(history) is not None)):
         return Decision(True, "a classifier phrase naming the focus by its kind (这张卡)", 0.8, DecisionKind.PRONOUN)
     marker = _zh_marker(q) if lang == "zh" else _en_marker(q, history)
     if marker is not None:

@@ -272,3 +272,17 @@ def test_after_a_question_about_a_term_the_answer_brought_in_a_bare_follow_up_go
     # a fragment still swaps inside the digression's own frame
     if stays == "淡季":
         assert "旺季" in RuleRewriter().rewrite(history, "那旺季呢？").rewritten
+
+
+@pytest.mark.parametrize("history, query, want", [
+    ([_u("推荐一部讲太空的科幻电影。"), _a("推荐诺兰的《星际穿越》，画面震撼。")], "这部电影片长多久？", "诺兰《星际穿越》片长多久"),
+    ([_u("推荐一本入门 Python 的书。"), _a("推荐埃里克·马瑟斯的《Python 编程：从入门到实践》，项目驱动。")], "这本书有第三版吗？",
+     "《Python 编程：从入门到实践》有第三版吗"),
+])
+def test_a_work_classifier_phrase_takes_the_work_the_answer_named(history: list[Message], query: str, want: str) -> None:
+    assert RuleRewriter().rewrite(history, query).rewritten == want
+
+
+def test_no_work_reference_without_a_request_for_one() -> None:
+    h2 = [_u("推荐两本历史书。"), _a("推荐《万历十五年》和《人类简史》。")]
+    assert "《" not in RuleRewriter().rewrite(h2, "这本书有英文版吗？").rewritten

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..text import tagged
 from ..types import Message
 from .entities import Mention, mentions
 
@@ -53,6 +54,41 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
         if not any(m.text in n.text or n.text in m.text for n in new):
             new.append(m)
     return new[0] if len(new) == 1 else None
+
+
+def introduced_work(history: Sequence[Message]) -> str | None:
+    """The one work the latest answer named in 《》 after a request for one, with its author when the answer gave
+    one as "X 的《…》" ("推荐一本书" → "推荐余华的《活着》。" → "余华《活着》"): what "这本书" then stands for.
+
+    >>> introduced_work([Message("user", "推荐一本讲历史的书。"),
+    ...                  Message("assistant", "推荐黄仁宇的《万历十五年》，好读。")])
+    '黄仁宇《万历十五年》'
+    """
+    if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
+        return None
+    question, answer = history[-2].content, history[-1].content
+    if not _ASKS_FOR_ENTITY["zh"].search(question):
+        return None
+    text = answer.strip()
+    titles = list(_ZH_WORK_RE.finditer(text))
+    end = next((m.start() for m in _SENTENCE_END_RE.finditer(text)
+                if not any(t.start() < m.start() < t.end() for t in titles)), len(text))  # "《Python 编程：…》"
+    first = text[:end]
+    works = [m for m in _ZH_WORK_RE.finditer(first) if m.group(0) not in question]
+    if len(works) != 1:
+        return None
+    title = f"《{works[0].group(1).strip()}》"
+    before = first[:works[0].start()]
+    if before.endswith("的"):
+        toks = tagged(before[:-1])
+        if toks and toks[-1][1].startswith("nr") and (len(toks) == 1 or toks[-2][1].startswith(("v", "p", "x"))):
+            # a whole name after a verb ("推荐余华的"); a transliterated one the tagger splits
+            # ("埃里克·马瑟斯") is left out
+            return toks[-1][0] + title
+    return title
+
+
+_ZH_WORK_RE = re.compile(r"《([^》]{1,30})》")
 
 
 def person_shaped(m: Mention) -> bool:

@@ -25,12 +25,12 @@ from .. import lexicon as lx
 from ..gate import en_ellipsis, en_info_question, needs_rewrite
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Decision, DecisionKind, Message, RewriteResult
-from .entities import (Focus, Mention, _demonstrative_det, _word_at, class_reference, definite_expansion, en_feedback_pronoun, en_tokens,
+from .entities import (Focus, Mention, _demonstrative_det, zh_det_tokens, _word_at, class_reference, definite_expansion, en_feedback_pronoun, en_tokens,
                        en_request_part, find_focus, has_pronoun, leans_on_focus, mentions, name_like, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
                        zh_anaphor_at, _ZH_NE_RE, zh_classifier_reference, zh_ellipsis, zh_lead)
 from .frame import compare_in_history, complete_fragment, locative_there
-from .introduced import introduced_entity, person_shaped
+from .introduced import introduced_entity, introduced_work, person_shaped
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .offer import accepted_offer
 from .ordinal import resolve_ordinal
@@ -90,6 +90,9 @@ class RuleRewriter:
             if lang == "zh":
                 out = _ZH_NE_RE.sub("", out).rstrip(_TRAIL_PUNCT) or out  # "第二种呢？" → "向量检索"
             return self._checked(query, out, history, topic, f"gate: {decision.reason}; ordinal: {query[start:end]} → {items}")
+        work = _work_reference(query, history) if lang == "zh" else None
+        if work is not None:
+            return self._checked(query, work[0], history, topic, f"gate: {decision.reason}; {work[1]}")
         focus = find_focus(history, topic)
         offer = accepted_offer(query, history)
         if offer is not None:
@@ -256,6 +259,24 @@ _ZH_RECENT_PRONOUNS = frozenset({"这个", "那个", "这些", "那些", "他", 
 # Interjections that are also adverbs of degree or copulas: "好的" / "好想吃", "是啊" / "是真的"
 _ZH_ADVERB_TOO = frozenset({"好", "是", "对"})
 _ZH_PREDICATE_TAGS = frozenset({"v", "vd", "vi", "a", "ad", "d", "l"})
+
+
+def _work_reference(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
+    """"这本书" / "这部电影" after an answer that named one work in 《》 for a request: the phrase becomes that work
+    ("推荐一本历史书" → "推荐黄仁宇的《万历十五年》" → "这本书有英文版吗？" → "黄仁宇《万历十五年》有英文版吗")."""
+    if not any(d in query for d in lx.ZH_WORK_DETS):
+        return None
+    work = introduced_work(history)
+    if work is None:
+        return None
+    body = query.strip().rstrip(_TRAIL_PUNCT)
+    for d in sorted(lx.ZH_WORK_DETS):
+        i = body.find(d)
+        if i >= 0:
+            toks = zh_det_tokens(body[i:])
+            end = i + len(d) + (len(toks[1][0]) if len(toks) > 1 and toks[0][0] == d and toks[1][1].startswith("n") else 0)
+            return _join_zh(body[:i], work, body[end:]), f"work reference {body[i:end]} → {work}"
+    return None
 
 
 def answer_alias(ent: Mention | None, history: Sequence[Message]) -> Mention | None:
