@@ -373,3 +373,26 @@ def test_no_search_budget_never_offers_the_tool(backend: InMemoryBackend) -> Non
     llm = ScriptedToolLLM(["SpaceX was founded in 2002."])
     a = agent_for(backend, llm, agent_max_searches=0).ask("When was SpaceX founded?")
     assert llm.calls[0]["tools"] is None and a.search_count == 0 and a.saved_calls == 0
+
+
+def test_backends_see_the_agents_scope_and_report_queue_and_cache(corpus) -> None:
+    from dataclasses import replace as dc_replace
+
+    from convsearch.infra import turn
+
+    class Web(InMemoryBackend):
+        name = "webish"
+        seen: list[tuple[str, str]] = []
+
+        def search(self, query: str, **kw: Any) -> list[Any]:
+            Web.seen.append(turn.scope())
+            turn.note("cache hit (web)" if "cached" in query else f"{self.name}: 2 hits, queued 12 ms")
+            hits = super().search(query.replace(" cached", ""), **kw)
+            return [dc_replace(h, metadata={**h.metadata, "queued_ms": 12.0}) for h in hits]
+
+    llm = ScriptedToolLLM([search_calls(["SpaceX founded", "SpaceX founded cached"]), cite_all])
+    a = Agent(Web(corpus, today=TODAY), llm, Settings(), tenant="acme", name="support", today=TODAY).ask(
+        "When was SpaceX founded?")
+    assert set(Web.seen) == {("acme", "support")}
+    fresh, hit = a.searches
+    assert fresh.queued_ms >= 12 and not fresh.cached and hit.cached

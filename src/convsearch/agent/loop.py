@@ -32,6 +32,7 @@ from ..errors import ConvsearchError, HistoryUnavailable
 from ..format import domain as domain_of
 from ..gate import needs_rewrite
 from ..infra.deadline import MIN_ATTEMPT_S, Deadline
+from ..infra.turn import turn
 from ..llm import LLMBadOutput, LLMError, LLMTimeout
 from ..server.tools import openai_tools
 from ..text import count_tokens, detect_lang, truncate_tokens
@@ -364,11 +365,15 @@ class Agent:
             async with sem:
                 queued = (time.perf_counter() - tq) * 1000
                 t1 = time.perf_counter()
-                budget = task.deadline.remaining() - s.agent_answer_reserve_s / 2
+                budget = max(task.deadline.remaining() - s.agent_answer_reserve_s / 2, MIN_ATTEMPT_S)
                 try:
-                    resp = await asyncio.wait_for(
-                        self.searcher.asearch(query, history=task.history if leans else (), recency=recency,
-                                              top_k=task.top_k), timeout=max(budget, MIN_ATTEMPT_S))
+                    # the turn's scope and deadline reach the backends: web caches are namespaced tenant →
+                    # agent, and a web call does not start past the deadline
+                    with turn(deadline=Deadline(budget), tenant=task.ns[0], agent=task.ns[1]):
+                        resp = await asyncio.wait_for(
+                            self.searcher.asearch(query, history=task.history if leans else (), recency=recency,
+                                                  top_k=task.top_k, deadline=Deadline(budget)),
+                            timeout=budget + 0.25)
                 except TimeoutError:
                     return SearchStep(step, model_query, recency.value, searched=query, error="search timed out",
                                       queued_ms=round(queued, 3)), []
@@ -379,6 +384,9 @@ class Agent:
             self.cache.put(key, resp)
         else:
             ms = (time.perf_counter() - t0) * 1000
+        # what the backends said: a web cache hit, time queued for a provider's rate limit
+        cached = cached or any(n.startswith("cache hit") for n in resp.trace.notes)
+        queued += max((float(h.metadata.get("queued_ms", 0) or 0) for h in resp.hits), default=0.0)
         sources: list[Source] = []
         for c in resp.citations:
             hit = next((h for h in resp.hits if h.id == c.id), None)

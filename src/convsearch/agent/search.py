@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..backends.base import Recency, SearchBackend
 from ..config import Settings
+from ..infra.deadline import Deadline
 from ..rewrite.base import Rewriter
 from ..rewrite.cache import LRUCache
 from ..types import Message, SearchResponse
@@ -25,8 +26,8 @@ from ..types import Message, SearchResponse
 class Searcher(Protocol):
     """One conversational search: ``query`` with the conversation ``history``, a recency window, ``top_k``."""
 
-    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency,
-                      top_k: int) -> SearchResponse: ...
+    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency, top_k: int,
+                      deadline: Deadline | None = None) -> SearchResponse: ...
 
 
 class PipelineSearcher:
@@ -37,10 +38,10 @@ class PipelineSearcher:
         self.pipeline = pipeline
         self.today = today
 
-    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency,
-                      top_k: int) -> SearchResponse:
+    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency, top_k: int,
+                      deadline: Deadline | None = None) -> SearchResponse:
         return await self.pipeline.asearch(query, list(history), recency=recency, top_k=top_k, today=self.today,
-                                           max_variants=0)
+                                           max_variants=0, deadline=deadline)
 
 
 class BackendSearcher(PipelineSearcher):
