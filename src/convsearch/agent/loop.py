@@ -354,9 +354,9 @@ class Agent:
         s = self.settings
         model_query = parse_tool_call(raw.arguments, raw.name).query
         leans = needs_rewrite(task.history, query).needed if task.history else False
-        key = ResultCache.key(task.ns, query, task.history if leans else (), recency, task.top_k, self.today)
+        key = ResultCache.key(query, task.history if leans else (), recency, task.top_k, self.today)
         t0 = time.perf_counter()
-        resp = self.cache.get(key)
+        resp = self.cache.get(task.ns, key)
         cached = resp is not None
         queued = 0.0
         if resp is None:
@@ -381,7 +381,7 @@ class Agent:
                     return SearchStep(step, model_query, recency.value, searched=query,
                                       error=f"search failed: {type(exc).__name__}", queued_ms=round(queued, 3)), []
                 ms = (time.perf_counter() - t1) * 1000
-            self.cache.put(key, resp)
+            self.cache.put(task.ns, key, resp)
         else:
             ms = (time.perf_counter() - t0) * 1000
         # what the backends said: a web cache hit, time queued for a provider's rate limit
