@@ -54,6 +54,8 @@ def test_one_search_then_answer_zh(backend: InMemoryBackend) -> None:
     assert a.text.endswith("[1]。") and a.lang == "zh"
     assert [c.url for c in a.citations] == ["https://weather.example/shenzhen"]
     assert a.search_count == 1 and a.searches[0].recency == "week" and a.searches[0].results[0] == 1
+    assert agent_for(backend, ScriptedToolLLM([search_call("深圳 露营"), "好 [1]。"])).ask(
+        "深圳适合露营吗？").searches[0].recency == "auto"  # the model set none: the pipeline's default
     assert len(a.llm_calls) == 2 and a.usage.prompt_tokens > 0
     assert llm.calls[0]["tools"] == openai_tools()
     assert "[1] 深圳最近三天露营天气" in tool_messages(llm.calls[1])[0]
@@ -396,3 +398,25 @@ def test_backends_see_the_agents_scope_and_report_queue_and_cache(corpus) -> Non
     assert set(Web.seen) == {("acme", "support")}
     fresh, hit = a.searches
     assert fresh.queued_ms >= 12 and not fresh.cached and hit.cached
+
+
+def test_a_time_sensitive_web_search_without_recency_gets_the_pipelines_window(corpus) -> None:
+    from convsearch.backends.base import Capabilities
+
+    class Remote(InMemoryBackend):
+        name = "web"
+        capabilities = Capabilities(remote=True, paid=True)
+        asked: list[Any] = []
+
+        def search(self, query: str, **kw: Any) -> list[Any]:
+            return super().search(query, **{k: v for k, v in kw.items() if k != "recency"})
+
+        async def asearch(self, query: str, **kw: Any) -> list[Any]:
+            Remote.asked.append(kw.get("recency"))
+            return self.search(query, **kw)
+
+    llm = ScriptedToolLLM([search_call("SpaceX 最新 发射"), search_call("SpaceX launch", "year"), cite_all])
+    a = agent_for(Remote(corpus, today=TODAY), llm).ask("SpaceX 最新一次发射是什么时候？")
+    first, second = a.searches
+    assert first.recency == "auto" and any("recency" in n for n in first.notes)  # the pipeline chose a window
+    assert second.recency == "year"

@@ -294,7 +294,7 @@ class Agent:
         from ..history.memory import cited_refs
 
         task.cited_so_far.update(cited_refs(rnd.text))
-        pending: list[tuple[int, Any, str, Recency, list[str]]] = []  # (index, key, query, recency, notes)
+        pending: list[tuple[int, Any, str, Recency | None, list[str]]] = []  # (index, key, query, recency, notes)
         rnd.replies = [""] * len(rnd.calls)
         planned = 0
         for i, call in enumerate(rnd.calls):
@@ -327,7 +327,8 @@ class Agent:
                 task.steps.append(SearchStep(step, args.query, args.recency.value, error="blocked word"))
                 continue
             planned += 1
-            pending.append((i, key, g.query, args.recency, [g.note] if g.note else []))
+            pending.append((i, key, g.query, args.recency if args.recency_given else None,
+                            [g.note] if g.note else []))
         t0 = time.perf_counter()
         results = await asyncio.gather(*(self._search(task, step, args_q, rec, notes, raw=rnd.calls[i])
                                          for i, _, args_q, rec, notes in pending))
@@ -349,12 +350,13 @@ class Agent:
             task.budget_exhausted = True
             task.notes.append(f"step {step}: search budget ({s.agent_max_searches}) used up")
 
-    async def _search(self, task: _Task, step: int, query: str, recency: Recency, notes: list[str],
+    async def _search(self, task: _Task, step: int, query: str, recency: Recency | None, notes: list[str],
                       raw: ToolCall) -> tuple[SearchStep, list[Source]]:
         s = self.settings
         model_query = parse_tool_call(raw.arguments, raw.name).query
         leans = needs_rewrite(task.history, query).needed if task.history else False
-        key = ResultCache.key(query, task.history if leans else (), recency, task.top_k, self.today)
+        label = recency.value if recency is not None else "auto"  # auto: the pipeline's default window
+        key = ResultCache.key(query, task.history if leans else (), label, task.top_k, self.today)
         t0 = time.perf_counter()
         resp = self.cache.get(task.ns, key)
         cached = resp is not None
@@ -375,10 +377,10 @@ class Agent:
                                                   top_k=task.top_k, deadline=Deadline(budget)),
                             timeout=budget + 0.25)
                 except TimeoutError:
-                    return SearchStep(step, model_query, recency.value, searched=query, error="search timed out",
+                    return SearchStep(step, model_query, label, searched=query, error="search timed out",
                                       queued_ms=round(queued, 3)), []
                 except ConvsearchError as exc:
-                    return SearchStep(step, model_query, recency.value, searched=query,
+                    return SearchStep(step, model_query, label, searched=query,
                                       error=f"search failed: {type(exc).__name__}", queued_ms=round(queued, 3)), []
                 ms = (time.perf_counter() - t1) * 1000
             self.cache.put(task.ns, key, resp)
@@ -398,8 +400,9 @@ class Agent:
                 task.notes.append(f"result [{src.n}] contains instruction-like text; shown as data only")
         if resp.standalone_query != query:
             notes = [*notes, f"rewritten with the conversation: {resp.rewrite.reason}"]
+        notes = [*notes, *(n for n in resp.trace.notes if n not in notes)]  # the backends' own notes (web)
         provider = ",".join(dict.fromkeys(x.provider for x in sources if x.provider))
-        return SearchStep(step, model_query, recency.value, searched=resp.standalone_query, provider=provider,
+        return SearchStep(step, model_query, label, searched=resp.standalone_query, provider=provider,
                           results=tuple(x.n for x in sources), cached=cached, queued_ms=round(queued, 3),
                           ms=round(ms, 3), notes=tuple(notes)), sources
 
@@ -548,7 +551,7 @@ class Agent:
         if task.searches == 0 and task.deadline.remaining() > MIN_ATTEMPT_S * 20:  # memory alone is not enough
             raw = ToolCall("degraded", "web_search", "{}")
             t0 = time.perf_counter()
-            st, _ = await self._search(task, 0, task.question, Recency.NO_LIMIT, ["the question itself"], raw=raw)
+            st, _ = await self._search(task, 0, task.question, None, ["the question itself"], raw=raw)
             task.search_ms += (time.perf_counter() - t0) * 1000
             st = replace(st, query=task.question)
             task.steps.append(st)

@@ -23,9 +23,10 @@ from ..types import Message, SearchResponse
 
 @runtime_checkable
 class Searcher(Protocol):
-    """One conversational search: ``query`` with the conversation ``history``, a recency window, ``top_k``."""
+    """One conversational search: ``query`` with the conversation ``history``, a recency window (None: the
+    pipeline's default, e.g. a window for a time-sensitive question on the web), ``top_k``."""
 
-    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency, top_k: int,
+    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency | None, top_k: int,
                       deadline: Deadline | None = None) -> SearchResponse: ...
 
 
@@ -37,7 +38,7 @@ class PipelineSearcher:
         self.pipeline = pipeline
         self.today = today
 
-    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency, top_k: int,
+    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency | None, top_k: int,
                       deadline: Deadline | None = None) -> SearchResponse:
         return await self.pipeline.asearch(query, list(history), recency=recency, top_k=top_k, today=self.today,
                                            max_variants=0, deadline=deadline)
@@ -85,9 +86,9 @@ class ResultCache:
         return f"{ns[0]}:{ns[1]}:{cls.KIND}"
 
     @staticmethod
-    def key(query: str, history: Sequence[Message], recency: Recency, top_k: int, today: date | None) -> str:
+    def key(query: str, history: Sequence[Message], recency: str, top_k: int, today: date | None) -> str:
         turns = [(m.role, m.content) for m in history[-4:]]
-        return json.dumps([query, turns, recency.value, top_k, (today or date.today()).isoformat()],
+        return json.dumps([query, turns, recency, top_k, (today or date.today()).isoformat()],
                           ensure_ascii=False, separators=(",", ":"))
 
     def get(self, ns: tuple[str, str], key: str) -> SearchResponse | None:
