@@ -94,6 +94,7 @@ class _Task:
     notes: list[str] = field(default_factory=list)
     searches: int = 0
     search_ms: float = 0.0  # wall time of the search steps (parallel calls of a step counted once)
+    memory_ms: float = 0.0  # reading the session's memory from the history store
     partial: bool = False
     budget_exhausted: bool = False
     top_k: int = 5
@@ -219,7 +220,9 @@ class Agent:
                      summary=None, ns=(self.tenant, self.name), sync_llm=sync_llm)
         if conv is not None:
             task.ns = (conv.scope.tenant, conv.scope.agent)
+            tm = time.perf_counter()
             await self._load_memory(task, conv)
+            task.memory_ms = (time.perf_counter() - tm) * 1000
         task.top_k = (result_count(q, simple=s.agent_top_k, compare=s.agent_top_k_compare)
                       if s.agent_dynamic_count == "on" else s.agent_top_k_fixed)
         flags: dict[str, Any] = {}
@@ -248,7 +251,8 @@ class Agent:
         ms = (time.perf_counter() - t0) * 1000
         llm_ms = sum(c.ms for c in task.calls)
         timings = {"total": round(ms, 3), "llm": round(llm_ms, 3), "search": round(task.search_ms, 3),
-                   "loop": round(max(0.0, ms - llm_ms - task.search_ms), 3)}
+                   "memory": round(task.memory_ms, 3),
+                   "loop": round(max(0.0, ms - llm_ms - task.search_ms - task.memory_ms), 3)}
         answer = Answer(
             question=q, text=text, citations=citations, searches=tuple(task.steps), llm_calls=tuple(task.calls),
             usage=task.usage, flags=AnswerFlags(partial=task.partial, budget_exhausted=task.budget_exhausted, **flags),
