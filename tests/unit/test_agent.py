@@ -420,3 +420,15 @@ def test_a_time_sensitive_web_search_without_recency_gets_the_pipelines_window(c
     first, second = a.searches
     assert first.recency == "auto" and any("recency" in n for n in first.notes)  # the pipeline chose a window
     assert second.recency == "year"
+
+
+def test_a_backend_that_raises_is_an_error_message_not_a_crash(corpus) -> None:
+    class Broken(InMemoryBackend):
+        async def asearch(self, query: str, **kw: Any) -> list[Any]:
+            raise RuntimeError("socket closed")
+
+    llm = ScriptedToolLLM([search_call("SpaceX founded"), "I could not find it."])
+    a = agent_for(Broken(corpus), llm).ask("When was SpaceX founded?")
+    assert a.searches[0].error and a.searches[0].error.startswith("search failed: ")
+    assert "error: search failed" in tool_messages(llm.calls[1])[0]
+    assert a.text == "I could not find it."

@@ -17,6 +17,7 @@ best results as a numbered list with a one-line note (``flags.degraded``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import threading
 import time
@@ -53,8 +54,10 @@ from .search import ResultCache, Searcher, as_searcher
 from .types import AgentEvent, Answer, AnswerFlags, LLMCallRecord, SearchStep, Source
 
 MAX_TOKENS = 1024          # completion cap of one agent call
+_MODEL_NOTES = ("query shortened", "rewritten with")  # the step notes the model is shown
 TOOL_SCHEMA_TOKENS = 120   # the web_search schema, counted once per call that offers it
 Emit = Callable[[str, Any], None]
+log = logging.getLogger("convsearch.agent")
 
 
 class _LLMFailed(Exception):
@@ -342,7 +345,8 @@ class Agent:
             task.steps.append(st)
             if st.error is None:
                 task.searches += 1
-            rnd.replies[i] = P.tool_result(lang, st.query, st.searched or st.query, sources, st.notes) \
+            said = [n for n in st.notes if n.startswith(_MODEL_NOTES)]  # not the backends' operational notes
+            rnd.replies[i] = P.tool_result(lang, st.query, st.searched or st.query, sources, said) \
                 if st.error is None else f"error: {st.error}"
             rnd.sources.extend(x for x in sources if x not in rnd.sources)
             rnd.conclusions.append(conclusion_line(st.searched or st.query, sources[0].snippet if sources else "",
@@ -383,7 +387,9 @@ class Agent:
                 except TimeoutError:
                     return SearchStep(step, model_query, label, searched=query, error="search timed out",
                                       queued_ms=round(queued, 3)), []
-                except ConvsearchError as exc:
+                except Exception as exc:  # noqa: BLE001 - a failed search is a message to the model, not a crash
+                    if not isinstance(exc, ConvsearchError):
+                        log.warning("agent search failed: %s: %s", type(exc).__name__, exc)
                     return SearchStep(step, model_query, label, searched=query,
                                       error=f"search failed: {type(exc).__name__}", queued_ms=round(queued, 3)), []
                 ms = (time.perf_counter() - t1) * 1000
