@@ -99,7 +99,8 @@ def test_a_score_after_a_name_is_no_model_number() -> None:
 
 def test_pronoun_after_a_which_question_takes_the_entity_the_answer_introduced() -> None:
     rw = RuleRewriter()
-    h = [_u("Which airline is the flag carrier of Finland?"), _a("Finnair, founded in 1923, is the flag carrier of Finland.")]
+    h = [_u("Which airline is the flag carrier of Finland?"),
+         _a("Finnair, founded in 1923, is the flag carrier of Finland.")]
     assert introduced_entity(h, "en").text == "Finnair"
     assert "Finnair" in rw.rewrite(h, "What is its baggage allowance?").rewritten
     hz = [_u("报销差旅费要用哪个系统？"), _a("差旅报销统一走「易报销」系统。")]
@@ -134,11 +135,13 @@ def test_a_condition_needs_a_request_to_add_to() -> None:
 
 def test_which_compares_the_entities_of_the_last_two_questions() -> None:
     rw = RuleRewriter()
-    h = [_u("How much is the Spotify Premium plan?"), _a("$11.99 a month."), _u("And Apple Music?"), _a("$10.99 a month.")]
+    h = [_u("How much is the Spotify Premium plan?"), _a("$11.99 a month."), _u("And Apple Music?"),
+         _a("$10.99 a month.")]
     out = rw.rewrite(h, "Which is cheaper for students?").rewritten
     assert out == "Which is cheaper for students, Spotify Premium or Apple Music?"
     hz = [_u("北京到上海坐飞机要多久？"), _a("约 2 小时。"), _u("高铁呢？"), _a("约 4.5 小时。")]
-    assert "高铁" in rw.rewrite(hz, "哪个更便宜？").rewritten or rw.rewrite(hz, "哪个更便宜？").rewritten == "哪个更便宜？"
+    out_zh = rw.rewrite(hz, "哪个更便宜？").rewritten
+    assert "高铁" in out_zh or out_zh == "哪个更便宜？"
 
 
 @pytest.mark.parametrize("history, query", [
@@ -181,3 +184,27 @@ def test_a_classifier_phrase_names_the_focus_by_its_kind() -> None:
     h = [_u("我想了解一下浦发银行的美国运通白金卡。"), _a("好的，年费 3600 元。")]
     out = RuleRewriter().rewrite(h, "这张卡在国外刷有手续费吗？").rewritten
     assert out.startswith("浦发银行") and "白金卡在国外刷有手续费吗" in out
+
+
+@pytest.mark.parametrize("text", ["Wow, that sounds great.", "Considering the cost, is it worth it?",
+                                  "Isn’t that expensive?", "Hmm, what else is there?"])
+def test_sentence_initial_interjections_and_verbs_are_no_names(text: str) -> None:
+    assert not [m for m in mentions(text, "en") if m.proper and m.text.split()[0] in text.split()[0]]
+
+
+def test_a_long_passage_answer_is_not_excluded_by_name() -> None:
+    passage = " ".join(["Geothermal heat pumps move heat from the ground into the house."] * 8)
+    h = [_u("What heating systems are efficient?"), _a(passage)]
+    out = RuleRewriter().rewrite(h, "What else is there?").rewritten
+    assert not out.startswith("Besides")
+
+
+def test_a_locative_there_takes_the_place_the_question_named() -> None:
+    from convsearch.rewrite.frame import locative_there
+
+    assert locative_there("Was that his first win there?", "Who won the race in Monaco last year?")[0] == \
+        "Was that his first win in Monaco?"
+    assert locative_there("How do I get there by train?", "What can I see in Kyoto?")[0] == \
+        "How do I get to Kyoto by train?"
+    assert locative_there("Is there a discount?", "Is the zoo in Berlin open?") is None  # existential
+    assert locative_there("Was it sunny there?", "Did it rain?") is None  # no place named

@@ -283,6 +283,13 @@ def en_mentions(text: str) -> list[Mention]:
                     k += 1
                 end = k
             span = toks[i:end]
+            if len(span) == 1 and sentence_start and (low.endswith("ing") or "'" in low or "’" in low
+                                                      or low in lx.EN_VERBS):
+                # "Considering …", "Isn’t it …", "Visit …": a sentence-initial verb or contraction, no name
+                i = end
+                sentence_start = False
+                prev_lower = ""
+                continue
             if not (len(span) == 1 and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
                 out.append(Mention(" ".join(span), True, "proper", span[-1].lower(), det))
             i = end
@@ -290,7 +297,8 @@ def en_mentions(text: str) -> list[Mention]:
             prev_lower = ""
             continue
         # common-noun run: content words that are not verbs by position
-        if low not in lx.STOP_EN and not _verb_position(toks, i) and not low.endswith("ed"):
+        if low not in lx.STOP_EN and not _verb_position(toks, i) and not low.endswith("ed") and not (
+                sentence_start and (low in lx.EN_OPENERS or low.endswith("ing"))):  # "Hmm, …", "Feeling tired, …"
             j = i
             subject = _after_do(toks, i)
             verb_next = False

@@ -29,7 +29,7 @@ from .entities import (Focus, Mention, _demonstrative_det, _word_at, class_refer
                        en_request_part, find_focus, has_pronoun, leans_on_focus, mentions, name_like, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
                        zh_anaphor_at, _ZH_NE_RE, zh_classifier_reference, zh_ellipsis, zh_lead)
-from .frame import compare_in_history, complete_fragment
+from .frame import compare_in_history, complete_fragment, locative_there
 from .introduced import introduced_entity
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .offer import accepted_offer
@@ -121,7 +121,12 @@ class RuleRewriter:
         if lang == "zh":
             out, op = _rewrite_zh(query, focus, history)
         else:
-            out, op = _rewrite_en(query, focus, history, topic_section(topic) if topic else "")
+            answer = history[-1].content if history and history[-1].role == "assistant" else ""
+            there = locative_there(query, focus.frame, answer)
+            q_in = there[0] if there is not None else query
+            out, op = _rewrite_en(q_in, focus, history, topic_section(topic) if topic else "")
+            if there is not None:
+                out, op = (out or q_in), f"{there[1]}; {op}"
         if out is None or not out.strip():
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}; {op}", False)
         return self._checked(query, out, history, topic, f"gate: {decision.reason}; {op}")
@@ -351,7 +356,10 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = (), secti
             return q[:start] + full + q[end:], f"definite reference: {q[start:end]} → {full}"
     if ent is None:
         return (q, f"class reference: {cref[2]}") if cref is not None else (None, "no focus")
-    excluding = focus.last_answer is not None and _asks_for_more(q)
+    # "what else …" excludes what a short answer said; a long passage says too much to name in a query (CANARD
+    # answers: median 13 words; CAsT 2021 / iKAT passages: 76-171)
+    excluding = focus.last_answer is not None and _asks_for_more(q) and bool(history) and \
+        len(history[-1].content.split()) <= _EN_EXCLUDE_MAX_WORDS
     subject = focus.subject or ent
     if out is None and not _en_names(q, ent) and not _en_names(q, subject):
         out, how = _complete_en(q, _relational_owner(q, focus) or _attribute_owner(subject))
@@ -498,6 +506,7 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
 
 
 _EN_SENT_END_RE = re.compile(r"[.!?]+\s+")
+_EN_EXCLUDE_MAX_WORDS = 60
 _EN_ATTRIBUTES = frozenset(a.lower() for a in lx.SLOTS["attribute_en"])
 _EN_ATTRIBUTE_OF_RE = re.compile(r"^(?:the\s+)?(?:" + "|".join(sorted(map(re.escape, _EN_ATTRIBUTES), key=len, reverse=True))
                                  + r")\s+of\s+(?:the\s+)?(.+)$", re.IGNORECASE)
