@@ -41,6 +41,7 @@ from .rewrite.entities import (definite_expansion, en_tokens, find_focus, has_pr
                                partial_name_span, topic_entity, zh_anaphor_at, zh_classifier_reference, zh_ellipsis,
                                zh_lead)
 from .rewrite.frame import compare_in_history, complete_fragment
+from .rewrite.introduced import introduced_work
 from .rewrite.offer import accepted_offer
 from .rewrite.ordinal import resolve_ordinal
 from .text import detect_lang, tagged, words
@@ -176,11 +177,13 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
         return Decision(True, "a yes to the latest answer's offer of information", 0.8, DecisionKind.OFFER)
     if history and resolve_ordinal(q, history, lang) is not None:
         return Decision(True, "positional reference to a listed item ('the third step', '第二种')", 0.85, DecisionKind.ORDINAL)
-    if history and (frame := find_focus(history).frame) and (
+    # the frame is the latest user question (what find_focus calls its frame), read directly: no focus search here
+    if history and (frame := next((m.content for m in reversed(history) if m.role == "user"), None)) and (
             complete_fragment(q, frame, lang) is not None or compare_in_history(q, history, lang) is not None):
         return Decision(True, "a fragment that fills a slot of the previous question", 0.85, DecisionKind.ELLIPSIS)
-    if lang == "zh" and history and (ent := find_focus(history).entity) is not None \
-            and zh_classifier_reference(q, ent.text) is not None:
+    if lang == "zh" and history and any(d in q for d in lx.ZH_CLASSIFIER_DETS) \
+            and (((ent := find_focus(history).entity) is not None and zh_classifier_reference(q, ent.text) is not None)
+                 or (any(d in q for d in lx.ZH_WORK_DETS) and introduced_work(history) is not None)):
         return Decision(True, "a classifier phrase naming the focus by its kind (这张卡)", 0.8, DecisionKind.PRONOUN)
     marker = _zh_marker(q) if lang == "zh" else _en_marker(q, history)
     if marker is not None:

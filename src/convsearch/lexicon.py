@@ -73,6 +73,8 @@ ZH_DETERMINERS = frozenset({"这个", "那个", "这款", "那款", "这家", "�
 # 这/那 + a classifier before a noun ("这张卡", "这本书", "这辆车"): a determiner jieba splits as 这/张卡
 ZH_CLASSIFIERS = frozenset("张本辆部台位种条份项只件套所座门篇首")
 ZH_CLASSIFIER_DETS = frozenset(d + c for d in "这那" for c in ZH_CLASSIFIERS)
+# Classifiers of a work named in 《》 (这本书, 这部电影, 这首歌, 这篇文章)
+ZH_WORK_DETS = frozenset(d + c for d in "这那" for c in "本部首篇")
 # Nouns after which a determiner is situational deixis ("这个时候"), not a reference to an earlier turn.
 ZH_DEICTIC_NOUNS = _read_words("kinds.txt", "zh_deictic")
 # Verbs with their object built in (吃饭, 睡觉): no object slot after them.

@@ -189,3 +189,47 @@ def test_cli_ask_streams_the_answer_then_the_sources(tmp_path: Path, corpus, run
     llm_server.responder = dialogue(Reply.tool_calls_of(web("AnySearch 价格")), answer="专业版每月 99 元 [1]。")
     j = run_cli("ask", "AnySearch 专业版多少钱？", "--json", env=env)
     assert j.returncode == 0 and json.loads(j.stdout)["citations"][0]["n"] == 1
+
+
+# --- over web providers (the replay servers) ------------------------------------------------------------------
+@pytest.fixture
+def web_servers() -> Iterator[dict[str, Any]]:
+    import convsearch.backends.web as web
+    from convsearch.backends.web._http import reset_shared_state
+    from convsearch.testing.web_replay import WebReplayServer
+
+    reset_shared_state()
+    web._CACHES.clear()
+    with WebReplayServer("tavily", keys=["agent-1"], latency_s=0.08) as t, \
+            WebReplayServer("brave", keys=["agent-1"], latency_s=0.08) as b:
+        yield {"tavily": t, "brave": b}
+    reset_shared_state()
+    web._CACHES.clear()
+
+
+def test_agent_over_web_providers(web_servers: dict[str, Any], llm_server: FakeOpenAIServer) -> None:
+    from convsearch.backends.registry import open_backend
+    from convsearch.pipeline import Pipeline
+
+    env = {"CONVSEARCH_BACKENDS": "tavily,brave", "CONVSEARCH_DENSE": "off"}
+    for p, srv in web_servers.items():
+        env |= {f"CONVSEARCH_{p.upper()}_API_KEYS": "agent-1", f"CONVSEARCH_{p.upper()}_BASE_URL": srv.base_url,
+                f"CONVSEARCH_{p.upper()}_RATE": "50/s"}
+    s = Settings.from_env(env)
+    llm = OpenAILLM(LLMConfig(base_url=llm_server.base_url, model="fake", timeout_s=5.0, max_retries=0))
+    with Pipeline(open_backend(s), settings=s, owns_backends=True) as pipe:
+        def ask(name: str, question: str, *calls: tuple[str, Any]) -> Any:
+            llm_server.responder = dialogue(Reply.tool_calls_of(*calls))
+            return Agent(pipe, llm, s, tenant="acme", name=name).ask(question)
+
+        a = ask("A", "深圳今天天气怎么样？顺便说说番禺露营要带什么", web("深圳 今天 天气"), web("番禺 露营 装备"))
+        weather, gear = a.searches
+        assert weather.recency == "auto" and any("recency day: default" in n for n in weather.notes)
+        assert set(weather.provider.split(",")) <= {"tavily", "brave"} and weather.results
+        assert all("<b>" not in x.snippet and "&deg;" not in x.title and "&amp;" not in x.title for x in a.sources)
+        assert any(c.url.startswith("https://www.weather.example.cn/shenzhen/today") for c in a.citations)
+        same = ask("A", "What is hybrid search?", web("hybrid search"))
+        again = ask("A", "Explain hybrid search", web("hybrid search"))
+        other = ask("B", "Explain hybrid search", web("hybrid search"))
+    assert not same.searches[0].cached and again.searches[0].cached  # agent A's cache answers agent A …
+    assert not other.searches[0].cached  # … never agent B

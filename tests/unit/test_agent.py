@@ -54,6 +54,8 @@ def test_one_search_then_answer_zh(backend: InMemoryBackend) -> None:
     assert a.text.endswith("[1]。") and a.lang == "zh"
     assert [c.url for c in a.citations] == ["https://weather.example/shenzhen"]
     assert a.search_count == 1 and a.searches[0].recency == "week" and a.searches[0].results[0] == 1
+    assert agent_for(backend, ScriptedToolLLM([search_call("深圳 露营"), "好 [1]。"])).ask(
+        "深圳适合露营吗？").searches[0].recency == "auto"  # the model set none: the pipeline's default
     assert len(a.llm_calls) == 2 and a.usage.prompt_tokens > 0
     assert llm.calls[0]["tools"] == openai_tools()
     assert "[1] 深圳最近三天露营天气" in tool_messages(llm.calls[1])[0]
@@ -373,3 +375,60 @@ def test_no_search_budget_never_offers_the_tool(backend: InMemoryBackend) -> Non
     llm = ScriptedToolLLM(["SpaceX was founded in 2002."])
     a = agent_for(backend, llm, agent_max_searches=0).ask("When was SpaceX founded?")
     assert llm.calls[0]["tools"] is None and a.search_count == 0 and a.saved_calls == 0
+
+
+def test_backends_see_the_agents_scope_and_report_queue_and_cache(corpus) -> None:
+    from dataclasses import replace as dc_replace
+
+    from convsearch.infra import turn
+
+    class Web(InMemoryBackend):
+        name = "webish"
+        seen: list[tuple[str, str]] = []
+
+        def search(self, query: str, **kw: Any) -> list[Any]:
+            Web.seen.append(turn.scope())
+            turn.note("cache hit (web)" if "cached" in query else f"{self.name}: 2 hits, queued 12 ms")
+            hits = super().search(query.replace(" cached", ""), **kw)
+            return [dc_replace(h, metadata={**h.metadata, "queued_ms": 12.0}) for h in hits]
+
+    llm = ScriptedToolLLM([search_calls(["SpaceX founded", "SpaceX founded cached"]), cite_all])
+    a = Agent(Web(corpus, today=TODAY), llm, Settings(), tenant="acme", name="support", today=TODAY).ask(
+        "When was SpaceX founded?")
+    assert set(Web.seen) == {("acme", "support")}
+    fresh, hit = a.searches
+    assert fresh.queued_ms >= 12 and not fresh.cached and hit.cached
+
+
+def test_a_time_sensitive_web_search_without_recency_gets_the_pipelines_window(corpus) -> None:
+    from convsearch.backends.base import Capabilities
+
+    class Remote(InMemoryBackend):
+        name = "web"
+        capabilities = Capabilities(remote=True, paid=True)
+        asked: list[Any] = []
+
+        def search(self, query: str, **kw: Any) -> list[Any]:
+            return super().search(query, **{k: v for k, v in kw.items() if k != "recency"})
+
+        async def asearch(self, query: str, **kw: Any) -> list[Any]:
+            Remote.asked.append(kw.get("recency"))
+            return self.search(query, **kw)
+
+    llm = ScriptedToolLLM([search_call("SpaceX 最新 发射"), search_call("SpaceX launch", "year"), cite_all])
+    a = agent_for(Remote(corpus, today=TODAY), llm).ask("SpaceX 最新一次发射是什么时候？")
+    first, second = a.searches
+    assert first.recency == "auto" and any("recency" in n for n in first.notes)  # the pipeline chose a window
+    assert second.recency == "year"
+
+
+def test_a_backend_that_raises_is_an_error_message_not_a_crash(corpus) -> None:
+    class Broken(InMemoryBackend):
+        async def asearch(self, query: str, **kw: Any) -> list[Any]:
+            raise RuntimeError("socket closed")
+
+    llm = ScriptedToolLLM([search_call("SpaceX founded"), "I could not find it."])
+    a = agent_for(Broken(corpus), llm).ask("When was SpaceX founded?")
+    assert a.searches[0].error and a.searches[0].error.startswith("search failed: ")
+    assert "error: search failed" in tool_messages(llm.calls[1])[0]
+    assert a.text == "I could not find it."

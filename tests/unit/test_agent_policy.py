@@ -46,7 +46,8 @@ def test_entity_count() -> None:
 def test_parse_tool_call_good_and_bad() -> None:
     ok = parse_tool_call('{"query": "深圳  天气 三天", "recency": "Week"}')
     assert (ok.query, ok.recency, ok.error) == ("深圳 天气 三天", Recency.WEEK, None)
-    assert parse_tool_call('{"query": "x"}').recency is Recency.NO_LIMIT
+    unset = parse_tool_call('{"query": "x"}')
+    assert unset.recency is Recency.NO_LIMIT and not unset.recency_given and ok.recency_given
     assert "not valid JSON" in (parse_tool_call('{"query": "x"').error or "")
     assert "missing" in (parse_tool_call('{"recency": "day"}').error or "")
     assert "missing" in (parse_tool_call('{"query": "  "}').error or "")

@@ -61,7 +61,8 @@ def test_checks_are_case_insensitive() -> None:
 
 def test_evaluate_reports_categories_copy_and_failures(data_file: Path) -> None:
     cases = load_followups(data_file)
-    rw = Scripted({"那广州呢？": "广州明天天气怎么样", "Are the beaches crowded?": "Are the beaches near Lisbon crowded?"})
+    rw = Scripted({"那广州呢？": "广州明天天气怎么样",
+                   "Are the beaches crowded?": "Are the beaches near Lisbon crowded?"})
     report = evaluate_followups(cases, rw)
     s = report["systems"]
     assert s["copy"]["pass"] == pytest.approx(1 / 3) and s["copy"]["categories"]["keep"] == 1.0

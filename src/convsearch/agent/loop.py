@@ -17,6 +17,7 @@ best results as a numbered list with a one-line note (``flags.degraded``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import threading
 import time
@@ -32,6 +33,7 @@ from ..errors import ConvsearchError, HistoryUnavailable
 from ..format import domain as domain_of
 from ..gate import needs_rewrite
 from ..infra.deadline import MIN_ATTEMPT_S, Deadline
+from ..infra.turn import turn
 from ..llm import LLMBadOutput, LLMError, LLMTimeout
 from ..server.tools import openai_tools
 from ..text import count_tokens, detect_lang, truncate_tokens
@@ -52,8 +54,10 @@ from .search import ResultCache, Searcher, as_searcher
 from .types import AgentEvent, Answer, AnswerFlags, LLMCallRecord, SearchStep, Source
 
 MAX_TOKENS = 1024          # completion cap of one agent call
+_MODEL_NOTES = ("query shortened", "rewritten with")  # the step notes the model is shown
 TOOL_SCHEMA_TOKENS = 120   # the web_search schema, counted once per call that offers it
 Emit = Callable[[str, Any], None]
+log = logging.getLogger("convsearch.agent")
 
 
 class _LLMFailed(Exception):
@@ -93,6 +97,7 @@ class _Task:
     notes: list[str] = field(default_factory=list)
     searches: int = 0
     search_ms: float = 0.0  # wall time of the search steps (parallel calls of a step counted once)
+    memory_ms: float = 0.0  # reading the session's memory from the history store
     partial: bool = False
     budget_exhausted: bool = False
     top_k: int = 5
@@ -218,7 +223,9 @@ class Agent:
                      summary=None, ns=(self.tenant, self.name), sync_llm=sync_llm)
         if conv is not None:
             task.ns = (conv.scope.tenant, conv.scope.agent)
+            tm = time.perf_counter()
             await self._load_memory(task, conv)
+            task.memory_ms = (time.perf_counter() - tm) * 1000
         task.top_k = (result_count(q, simple=s.agent_top_k, compare=s.agent_top_k_compare)
                       if s.agent_dynamic_count == "on" else s.agent_top_k_fixed)
         flags: dict[str, Any] = {}
@@ -247,7 +254,8 @@ class Agent:
         ms = (time.perf_counter() - t0) * 1000
         llm_ms = sum(c.ms for c in task.calls)
         timings = {"total": round(ms, 3), "llm": round(llm_ms, 3), "search": round(task.search_ms, 3),
-                   "loop": round(max(0.0, ms - llm_ms - task.search_ms), 3)}
+                   "memory": round(task.memory_ms, 3),
+                   "loop": round(max(0.0, ms - llm_ms - task.search_ms - task.memory_ms), 3)}
         answer = Answer(
             question=q, text=text, citations=citations, searches=tuple(task.steps), llm_calls=tuple(task.calls),
             usage=task.usage, flags=AnswerFlags(partial=task.partial, budget_exhausted=task.budget_exhausted, **flags),
@@ -293,7 +301,7 @@ class Agent:
         from ..history.memory import cited_refs
 
         task.cited_so_far.update(cited_refs(rnd.text))
-        pending: list[tuple[int, Any, str, Recency, list[str]]] = []  # (index, key, query, recency, notes)
+        pending: list[tuple[int, Any, str, Recency | None, list[str]]] = []  # (index, key, query, recency, notes)
         rnd.replies = [""] * len(rnd.calls)
         planned = 0
         for i, call in enumerate(rnd.calls):
@@ -326,7 +334,8 @@ class Agent:
                 task.steps.append(SearchStep(step, args.query, args.recency.value, error="blocked word"))
                 continue
             planned += 1
-            pending.append((i, key, g.query, args.recency, [g.note] if g.note else []))
+            pending.append((i, key, g.query, args.recency if args.recency_given else None,
+                            [g.note] if g.note else []))
         t0 = time.perf_counter()
         results = await asyncio.gather(*(self._search(task, step, args_q, rec, notes, raw=rnd.calls[i])
                                          for i, _, args_q, rec, notes in pending))
@@ -336,7 +345,8 @@ class Agent:
             task.steps.append(st)
             if st.error is None:
                 task.searches += 1
-            rnd.replies[i] = P.tool_result(lang, st.query, st.searched or st.query, sources, st.notes) \
+            said = [n for n in st.notes if n.startswith(_MODEL_NOTES)]  # not the backends' operational notes
+            rnd.replies[i] = P.tool_result(lang, st.query, st.searched or st.query, sources, said) \
                 if st.error is None else f"error: {st.error}"
             rnd.sources.extend(x for x in sources if x not in rnd.sources)
             rnd.conclusions.append(conclusion_line(st.searched or st.query, sources[0].snippet if sources else "",
@@ -348,14 +358,15 @@ class Agent:
             task.budget_exhausted = True
             task.notes.append(f"step {step}: search budget ({s.agent_max_searches}) used up")
 
-    async def _search(self, task: _Task, step: int, query: str, recency: Recency, notes: list[str],
+    async def _search(self, task: _Task, step: int, query: str, recency: Recency | None, notes: list[str],
                       raw: ToolCall) -> tuple[SearchStep, list[Source]]:
         s = self.settings
         model_query = parse_tool_call(raw.arguments, raw.name).query
         leans = needs_rewrite(task.history, query).needed if task.history else False
-        key = ResultCache.key(task.ns, query, task.history if leans else (), recency, task.top_k, self.today)
+        label = recency.value if recency is not None else "auto"  # auto: the pipeline's default window
+        key = ResultCache.key(query, task.history if leans else (), label, task.top_k, self.today)
         t0 = time.perf_counter()
-        resp = self.cache.get(key)
+        resp = self.cache.get(task.ns, key)
         cached = resp is not None
         queued = 0.0
         if resp is None:
@@ -364,21 +375,30 @@ class Agent:
             async with sem:
                 queued = (time.perf_counter() - tq) * 1000
                 t1 = time.perf_counter()
-                budget = task.deadline.remaining() - s.agent_answer_reserve_s / 2
+                budget = max(task.deadline.remaining() - s.agent_answer_reserve_s / 2, MIN_ATTEMPT_S)
                 try:
-                    resp = await asyncio.wait_for(
-                        self.searcher.asearch(query, history=task.history if leans else (), recency=recency,
-                                              top_k=task.top_k), timeout=max(budget, MIN_ATTEMPT_S))
+                    # the turn's scope and deadline reach the backends: web caches are namespaced tenant →
+                    # agent, and a web call does not start past the deadline
+                    with turn(deadline=Deadline(budget), tenant=task.ns[0], agent=task.ns[1]):
+                        resp = await asyncio.wait_for(
+                            self.searcher.asearch(query, history=task.history if leans else (), recency=recency,
+                                                  top_k=task.top_k, deadline=Deadline(budget)),
+                            timeout=budget + 0.25)
                 except TimeoutError:
-                    return SearchStep(step, model_query, recency.value, searched=query, error="search timed out",
+                    return SearchStep(step, model_query, label, searched=query, error="search timed out",
                                       queued_ms=round(queued, 3)), []
-                except ConvsearchError as exc:
-                    return SearchStep(step, model_query, recency.value, searched=query,
+                except Exception as exc:  # noqa: BLE001 - a failed search is a message to the model, not a crash
+                    if not isinstance(exc, ConvsearchError):
+                        log.warning("agent search failed: %s: %s", type(exc).__name__, exc)
+                    return SearchStep(step, model_query, label, searched=query,
                                       error=f"search failed: {type(exc).__name__}", queued_ms=round(queued, 3)), []
                 ms = (time.perf_counter() - t1) * 1000
-            self.cache.put(key, resp)
+            self.cache.put(task.ns, key, resp)
         else:
             ms = (time.perf_counter() - t0) * 1000
+        # what the backends said: a web cache hit, time queued for a provider's rate limit
+        cached = cached or any(n.startswith("cache hit") for n in resp.trace.notes)
+        queued += max((float(h.metadata.get("queued_ms", 0) or 0) for h in resp.hits), default=0.0)
         sources: list[Source] = []
         for c in resp.citations:
             hit = next((h for h in resp.hits if h.id == c.id), None)
@@ -390,8 +410,9 @@ class Agent:
                 task.notes.append(f"result [{src.n}] contains instruction-like text; shown as data only")
         if resp.standalone_query != query:
             notes = [*notes, f"rewritten with the conversation: {resp.rewrite.reason}"]
+        notes = [*notes, *(n for n in resp.trace.notes if n not in notes)]  # the backends' own notes (web)
         provider = ",".join(dict.fromkeys(x.provider for x in sources if x.provider))
-        return SearchStep(step, model_query, recency.value, searched=resp.standalone_query, provider=provider,
+        return SearchStep(step, model_query, label, searched=resp.standalone_query, provider=provider,
                           results=tuple(x.n for x in sources), cached=cached, queued_ms=round(queued, 3),
                           ms=round(ms, 3), notes=tuple(notes)), sources
 
@@ -540,7 +561,7 @@ class Agent:
         if task.searches == 0 and task.deadline.remaining() > MIN_ATTEMPT_S * 20:  # memory alone is not enough
             raw = ToolCall("degraded", "web_search", "{}")
             t0 = time.perf_counter()
-            st, _ = await self._search(task, 0, task.question, Recency.NO_LIMIT, ["the question itself"], raw=raw)
+            st, _ = await self._search(task, 0, task.question, None, ["the question itself"], raw=raw)
             task.search_ms += (time.perf_counter() - t0) * 1000
             st = replace(st, query=task.question)
             task.steps.append(st)

@@ -80,6 +80,7 @@ class ToolArgs:
     query: str = ""
     recency: Recency = Recency.NO_LIMIT
     error: str | None = None
+    recency_given: bool = False  # False: the pipeline may pick a window (a time-sensitive question on the web)
 
 
 RECENCY_VALUES = ", ".join(r.value for r in Recency)
@@ -113,7 +114,7 @@ def parse_tool_call(arguments: str, name: str = "web_search") -> ToolArgs:
     if extra:
         return ToolArgs(query=query.strip(), error=f"error: unknown argument(s) {', '.join(extra)}; "
                                                    "web_search takes query and recency only")
-    return ToolArgs(query=" ".join(query.split()), recency=recency)
+    return ToolArgs(query=" ".join(query.split()), recency=recency, recency_given=raw not in (None, ""))
 
 
 def call_key(query: str, recency: Recency) -> tuple[str, str]:

@@ -16,17 +16,18 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..backends.base import Recency, SearchBackend
 from ..config import Settings
+from ..infra.deadline import Deadline
 from ..rewrite.base import Rewriter
-from ..rewrite.cache import LRUCache
 from ..types import Message, SearchResponse
 
 
 @runtime_checkable
 class Searcher(Protocol):
-    """One conversational search: ``query`` with the conversation ``history``, a recency window, ``top_k``."""
+    """One conversational search: ``query`` with the conversation ``history``, a recency window (None: the
+    pipeline's default, e.g. a window for a time-sensitive question on the web), ``top_k``."""
 
-    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency,
-                      top_k: int) -> SearchResponse: ...
+    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency | None, top_k: int,
+                      deadline: Deadline | None = None) -> SearchResponse: ...
 
 
 class PipelineSearcher:
@@ -37,10 +38,10 @@ class PipelineSearcher:
         self.pipeline = pipeline
         self.today = today
 
-    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency,
-                      top_k: int) -> SearchResponse:
+    async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency | None, top_k: int,
+                      deadline: Deadline | None = None) -> SearchResponse:
         return await self.pipeline.asearch(query, list(history), recency=recency, top_k=top_k, today=self.today,
-                                           max_variants=0)
+                                           max_variants=0, deadline=deadline)
 
 
 class BackendSearcher(PipelineSearcher):
@@ -67,25 +68,34 @@ def as_searcher(obj: Any, settings: Settings | None = None, *, today: date | Non
 
 
 class ResultCache:
-    """Search responses remembered per (tenant, agent): another agent never sees them. Keyed by what decides a
-    response (the query, the history it leaned on, recency, top_k, the day)."""
+    """Search responses an agent remembers, in a ``TTLCache`` (``infra.cache``; default an in-process
+    ``MemoryCache`` of ``size`` entries) under the namespace ``tenant:agent:agent-search``: another agent, or
+    another tenant, never sees them. Keyed by what decides a response (the query, the history it leaned on,
+    recency, top_k, the day)."""
 
-    def __init__(self, size: int, ttl_s: float) -> None:
-        self._lru = LRUCache(size, ttl_s=ttl_s) if size > 0 else None
+    KIND = "agent-search"
+
+    def __init__(self, size: int = 512, ttl_s: float = 300.0, *, cache: Any = None) -> None:
+        from ..infra.cache import MemoryCache, NullCache
+
+        self.ttl_s = ttl_s
+        self.cache = cache if cache is not None else (MemoryCache(size, ttl_s=ttl_s) if size > 0 else NullCache())
+
+    @classmethod
+    def namespace(cls, ns: tuple[str, str]) -> str:
+        return f"{ns[0]}:{ns[1]}:{cls.KIND}"
 
     @staticmethod
-    def key(ns: tuple[str, str], query: str, history: Sequence[Message], recency: Recency, top_k: int,
-            today: date | None) -> str:
+    def key(query: str, history: Sequence[Message], recency: str, top_k: int, today: date | None) -> str:
         turns = [(m.role, m.content) for m in history[-4:]]
-        return json.dumps([list(ns), query, turns, recency.value, top_k, (today or date.today()).isoformat()],
+        return json.dumps([query, turns, recency, top_k, (today or date.today()).isoformat()],
                           ensure_ascii=False, separators=(",", ":"))
 
-    def get(self, key: str) -> SearchResponse | None:
-        return self._lru.get(key) if self._lru is not None else None
+    def get(self, ns: tuple[str, str], key: str) -> SearchResponse | None:
+        return self.cache.get(self.namespace(ns), key)
 
-    def put(self, key: str, value: SearchResponse) -> None:
-        if self._lru is not None:
-            self._lru.put(key, value)
+    def put(self, ns: tuple[str, str], key: str, value: SearchResponse) -> None:
+        self.cache.set(self.namespace(ns), key, value, self.ttl_s)
 
 
 __all__ = ["BackendSearcher", "PipelineSearcher", "ResultCache", "Searcher", "as_searcher"]

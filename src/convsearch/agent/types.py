@@ -116,7 +116,7 @@ class Answer:
     sources: tuple[Source, ...] = ()  # every result shown to the model, by task number
     lang: str = "en"
     ms: float = 0.0
-    timings_ms: dict[str, float] = field(default_factory=dict)  # total, llm, search (per step, wall), loop (the rest)
+    timings_ms: dict[str, float] = field(default_factory=dict)  # total, llm, search (steps' wall), memory, loop
     rounds_tokens: tuple[int, ...] = ()  # estimated prompt tokens of each LLM call, in order
     saved_calls: int = 0  # search calls the no-search pre-check or the task memory made unnecessary
     trace: tuple[str, ...] = ()

@@ -53,7 +53,7 @@ class EvalRecord:
 
     def messages(self) -> list[Message]:
         """The history as ``Message`` objects, oldest first (a ``tool`` message is marked as a tool result)."""
-        return [Message.from_dict({"role": role, "content": content})
+        return [Message(role, content, "tool_result" if role == "tool" else "text")
                 for role, content in zip(self.history_roles, self.history)]
 
 

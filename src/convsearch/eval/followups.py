@@ -91,7 +91,8 @@ def parse_case(obj: Any, *, path: str = "<memory>", line: int = 0) -> FollowupCa
         raise DataFileError(path, f"unknown history role(s) {', '.join(map(repr, bad))}; expected one of: "
                                   f"{', '.join(sorted(KNOWN_ROLES))}", line)
     groups = obj.get("must_any") or []
-    if not isinstance(groups, list) or not all(isinstance(g, list) and all(isinstance(s, str) for s in g) for g in groups):
+    if not isinstance(groups, list) or not all(
+            isinstance(g, list) and all(isinstance(s, str) for s in g) for g in groups):
         raise DataFileError(path, "field 'must_any' must be a list of lists of strings", line)
     exact = obj.get("exact")
     if exact is not None and not isinstance(exact, str):

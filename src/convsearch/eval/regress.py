@@ -137,7 +137,8 @@ def default_metric_paths(kind: str, report: dict[str, Any]) -> list[str]:
         return [f"datasets.{ds}.systems.{system}.{m}" for ds in report["datasets"] for m in REWRITE_METRICS]
     if kind == "followups":
         return [*(f"systems.{s}.{m}" for s in report["systems"] for m in FOLLOWUPS_METRICS),
-                *(f"systems.{report['rewriter']}.categories.{c}" for c in report["systems"][report["rewriter"]]["categories"])]
+                *(f"systems.{report['rewriter']}.categories.{c}"
+                  for c in report["systems"][report["rewriter"]]["categories"])]
     return [*(f"systems.{q}.{m}" for q in ("raw", "system", "human", "dual") for m in RETRIEVAL_METRICS),
             "gap_closed", "n_queries"]
 
@@ -379,11 +380,13 @@ def generalisation_report(rows: list[Row]) -> list[str]:
           for h in ("all", "tune", "frozen")}
     out.append("")
     if f1s:
-        out.append(f"Mean restoration F1 across the {len(f1s)} sets: **{100 * sum(f1s) / len(f1s):.1f}**; worst per-set "
+        out.append(f"Mean restoration F1 across the {len(f1s)} sets: **{100 * sum(f1s) / len(f1s):.1f}**; "
+                   f"worst per-set "
                    f"change against the expected values: "
                    + (f"{100 * min(deltas)[0]:+.1f} ({min(deltas)[1]})" if deltas else "-") + ".")
     if fu["all"] is not None:
-        out.append(f"Search follow-ups pass rate: {pct(fu['all'])}% (tune {pct(fu['tune'])}%, frozen {pct(fu['frozen'])}%).")
+        out.append(f"Search follow-ups pass rate: {pct(fu['all'])}% (tune {pct(fu['tune'])}%, "
+                   f"frozen {pct(fu['frozen'])}%).")
     return out + [""]
 
 

@@ -222,8 +222,14 @@ _EN_RANGE_MARKS = frozenset({"–", "-", "—", ":", "/", "%"})
 
 
 def _model_part(tok: str) -> bool:
-    """A version or model number inside a name: 3.12, 70B, 4o, 13, S24+ (a year on its own is no part)."""
-    return tok[:1].isalnum() and any(c.isdigit() for c in tok) and not (tok.isdigit() and len(tok) > 3)
+    """A version or model number inside a name: 3.12, 70B, 4o, 13, S24+, 4090 (a year on its own is no part:
+    four digits from 1800 to 2099, or a longer number)."""
+    if tok.isdigit() and (len(tok) > 4 or (len(tok) == 4 and _YEAR_LO <= int(tok) <= _YEAR_HI)):
+        return False
+    return tok[:1].isalnum() and any(c.isdigit() for c in tok)
+
+
+_YEAR_LO, _YEAR_HI = 1800, 2099
 
 
 def en_mentions(text: str) -> list[Mention]:
@@ -283,6 +289,13 @@ def en_mentions(text: str) -> list[Mention]:
                     k += 1
                 end = k
             span = toks[i:end]
+            if len(span) == 1 and sentence_start and (low.endswith("ing") or "'" in low or "’" in low
+                                                      or low in lx.EN_VERBS):
+                # "Considering …", "Isn’t it …", "Visit …": a sentence-initial verb or contraction, no name
+                i = end
+                sentence_start = False
+                prev_lower = ""
+                continue
             if not (len(span) == 1 and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
                 out.append(Mention(" ".join(span), True, "proper", span[-1].lower(), det))
             i = end
@@ -290,7 +303,8 @@ def en_mentions(text: str) -> list[Mention]:
             prev_lower = ""
             continue
         # common-noun run: content words that are not verbs by position
-        if low not in lx.STOP_EN and not _verb_position(toks, i) and not low.endswith("ed"):
+        if low not in lx.STOP_EN and not _verb_position(toks, i) and not low.endswith("ed") and not (
+                sentence_start and (low in lx.EN_OPENERS or low.endswith("ing"))):  # "Hmm, …", "Feeling tired, …"
             j = i
             subject = _after_do(toks, i)
             verb_next = False
@@ -695,6 +709,11 @@ class Focus:
     person: Mention | None = None  # what he/she/his/her most likely refer to
     last_answer: Mention | None = None  # the first proper noun of the latest assistant turn
     subject: Mention | None = None  # what a question naming nothing is about (en: the last topic-setting entity)
+    # the latest user question asked about a term the answer before it brought in ("旺季是指哪几个月？"): the
+    # question it digressed from, which a follow-up naming nothing ("进去一般逛多久？") goes back to
+    root: Mention | None = None
+    root_frame: str | None = None
+    root_mentions: tuple[Mention, ...] = ()
 
 
 _SHORT_ANSWER_TOKENS = 12
@@ -827,6 +846,26 @@ def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
     return _find_focus(tuple(history), topic)
 
 
+def _side_question(pick: Mention, before: Message | None, earlier_user: Sequence[str]) -> bool:
+    """The user asks about a term the latest answer brought in and no user turn named before ("…旺季门票 80 元…"
+    → "旺季是指哪几个月？"): a digression from the question that answer answered."""
+    if before is None or before.role != "assistant" or len(pick.text) < 2:
+        return False
+    low = pick.text.lower()
+    return low in before.content.lower() and not any(low in t.lower() for t in earlier_user)
+
+
+_REPLY_RE = re.compile(r"^\W*(?:(?:yes|yeah|yep|no|nope|not yet|correct|right)\b|是的|对的|对，|没有|不是|嗯)", re.IGNORECASE)
+
+
+def _reply_to_question(text: str, prev: Message | None) -> bool:
+    """A user turn answering the assistant's question rather than asking one: "Does the LED light up?" →
+    "Yes, the LED is on." (no question mark, opens with a yes or a no)."""
+    if prev is None or prev.role != "assistant" or not re.search(r"[?？]", prev.content):
+        return False
+    return not re.search(r"[?？]", text) and bool(_REPLY_RE.search(text))
+
+
 @lru_cache(maxsize=1024)
 def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     """Walk the turns oldest first and return the focus, in this order of trust:
@@ -849,17 +888,30 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     user_asked = False
     last_turn: Mention | None = None
     user_fresh = False  # the latest user turn named the user focus (or pointed at it with a pronoun)
+    prev: Message | None = None
+    root: tuple[Mention, str, tuple[Mention, ...]] | None = None
+    user_texts: list[str] = []
     for m in history:
         lang = detect_lang(m.content)
         ms = mentions(en_request_part(m.content) if m.role == "user" and lang == "en" else m.content, lang)
         proper = [x for x in ms if x.proper]
         last_turn = None
+        if m.role == "user" and _reply_to_question(m.content, prev) and all(
+                x.text.lower() in prev.content.lower() for x in proper):  # type: ignore[union-attr]
+            prev = m
+            continue  # "Yes, the LED is on." answers the assistant's question, naming only what it asked about:
+            # it neither asks nor moves the focus
+        before, prev = prev, m
         if m.role == "user":
             asked_who = bool(_WHO_RE.search(m.content))
             user_asked = bool(_QUESTION_RE.search(m.content))
             person_focus = next((x for x in proper if x.cls == "nr"), person_focus)
+            old_frame, old_mentions = frame, frame_mentions
             frame, frame_mentions = m.content, tuple(ms)
+            earlier_user = tuple(user_texts)
+            user_texts.append(m.content)
             if has_pronoun(m.content, lang) and (user_focus or answer_focus):
+                root = None
                 question_named = True
                 user_named_last = bool(proper)
                 user_fresh = True
@@ -875,6 +927,11 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
                 plain.sort(key=rank)
                 proper.sort(key=rank)
             pick = proper[0] if proper else (plain[0] if plain else None)
+            if (pick is not None and user_focus is not None and user_focus.proper and old_frame
+                    and _side_question(pick, before, earlier_user)):
+                root = root or (user_focus, old_frame, old_mentions)
+            else:
+                root = None
             user_named_last = bool(proper)
             # "价格呢？" names only an aspect: it still leans on the focus, which stays fresh
             user_fresh = pick is not None or leans_on_focus(m.content, lang)
@@ -934,4 +991,6 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
                                                           or _acronym_of(last_answer.text, x.text))
                                        for x in (entity, subject, Mention(name, True, "proper", name) if name else None)):
         last_answer = None  # the answer named the subject itself ("IBS" in a session on irritable bowel syndrome)
+    if root is not None and entity is not None and entity.text != root[0].text:
+        return Focus(entity, frame, frame_mentions, source, person, last_answer, subject, *root)
     return Focus(entity, frame, frame_mentions, source, person, last_answer, subject)

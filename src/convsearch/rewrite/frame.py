@@ -20,13 +20,12 @@ rules (or nothing) take over.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
-from collections.abc import Sequence
-
 from .. import lexicon as lx
-from ..types import Message
 from ..text import is_cjk
+from ..types import Message
 from .entities import mentions, zh_name_tokens
 
 _TRAIL = "？?！!。.，,~～ \t"
@@ -135,9 +134,11 @@ def _swap_model(x: str, frame: str, lang: str, prep: str = "") -> str | None:
 
 
 # --- fragments ---------------------------------------------------------------------------------------
-_EN_LEAD_RE = re.compile(r"^\W*(?:(?:so|ok|okay|but|also|then)\s*,?\s+)?(?:(?:(?:what|how)\s+about|what\s+of|same\s+for|and|"
+_EN_LEAD_RE = re.compile(r"^\W*(?:(?:so|ok|okay|but|also|then)\s*,?\s+)?"
+                         r"(?:(?:(?:what|how)\s+about|what\s+of|same\s+for|and|"
                          r"any(?:thing|one)?|something)\b)?\s*", re.IGNORECASE)
 _EN_PREPS = ("in", "on", "for", "by", "at", "from", "to", "with", "during", "under", "over", "via", "using")
+_EN_AFTER_PREP_RE = re.compile(r"\b(?:" + "|".join(_EN_PREPS) + r")\s+$", re.IGNORECASE)
 _EN_PREP_RE = re.compile(r"^(" + "|".join(_EN_PREPS) + r")\s+", re.IGNORECASE)
 _EN_ARTICLE_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _EN_FRAGMENT_WORDS = 4
@@ -149,6 +150,8 @@ _ZH_FRAGMENT_CHARS = 12
 
 def _en_fragment(q: str) -> tuple[str, str, str] | None:
     """(lead, preposition, phrase) of an English fragment follow-up, or None."""
+    if not q.rstrip().endswith("?") or q.count(" ") > _EN_FRAGMENT_WORDS + 3:
+        return None  # a fragment is a short question: the cheap test first
     core = q.strip().rstrip(_TRAIL).strip()
     core = re.sub(r"\s+instead$", "", core, flags=re.IGNORECASE)
     m = _EN_LEAD_RE.match(core)
@@ -205,12 +208,13 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
     if kind is not None:
         spans = [s for s in slot_spans(frame) if s[2] == kind and frame[s[0]:s[1]].lower() != bare.lower()]
         if prep and lang == "en":
-            anchored = [s for s in spans if re.search(rf"\b{prep}\s+(?:the\s+|a\s+|an\s+)?$", frame[:s[0]], re.IGNORECASE)]
+            after_prep = re.compile(rf"\b{prep}\s+(?:the\s+|a\s+|an\s+)?$", re.IGNORECASE)
+            anchored = [s for s in spans if after_prep.search(frame[:s[0]])]
             spans = anchored or spans
         if spans:
             s, e, _ = spans[0]
             # "on a Mac" replaces "on Windows 11": an article of the fragment comes with it
-            rep = x if lang == "en" and re.search(rf"\b(?:{'|'.join(_EN_PREPS)})\s+$", frame[:s], re.IGNORECASE) else bare
+            rep = x if lang == "en" and _EN_AFTER_PREP_RE.search(frame[:s]) else bare
             return _replace(frame, s, e, rep), f"entity swap ({kind}): {frame[s:e]} → {rep}"
     if kind is None and lang == "zh":
         # "预算五千左右": one typed span inside the phrase takes the place of the frame's span of that type
@@ -227,10 +231,9 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
             return out, f"entity swap (model): → {bare}"
     if prep and lang == "en":
         # "And by TensorFlow 2.15?": what follows the same preposition in the frame, up to the next break
-        m = None
-        for m in re.finditer(rf"\b{prep}\s+((?:the\s+|a\s+|an\s+)?[^,?.!;]+?)(?=\s+(?:{'|'.join(_EN_PREPS)}|and|or)\b|[,?.!;]|$)",
-                             frame, re.IGNORECASE):
-            pass
+        after = rf"\b{prep}\s+((?:the\s+|a\s+|an\s+)?[^,?.!;]+?)(?=\s+(?:{'|'.join(_EN_PREPS)}|and|or)\b|[,?.!;]|$)"
+        found = list(re.finditer(after, frame, re.IGNORECASE))
+        m = found[-1] if found else None
         if m is not None and 0 < len(m.group(1).split()) <= _EN_FRAGMENT_WORDS and name_like(x):
             return _replace(frame, m.start(1), m.end(1), x), f"entity swap ({prep} …): {m.group(1)} → {x}"
     return None
@@ -242,7 +245,10 @@ def name_like(x: str) -> bool:
 
 def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
     """'And its price?' after 'What is the battery life of the X?' → 'What is the price of the X?'."""
-    bare = re.sub(r"^(?:its|their|the)\s+", "", x, flags=re.IGNORECASE) if lang == "en" else re.sub(r"^(?:它的|它|其)", "", x)
+    if lang == "en":
+        bare = re.sub(r"^(?:its|their|the)\s+", "", x, flags=re.IGNORECASE)
+    else:
+        bare = re.sub(r"^(?:它的|它|其)", "", x)
     rx = _ATTR_RES[lang]
     if not rx.fullmatch(bare):
         return None
@@ -255,7 +261,8 @@ def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
 _EN_COMPARE_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(?:how\s+(?:does|do|did|would|will)\s+(.+?)\s+"
                             r"(?:compare|stack\s+up|measure\s+up|fare)\b.*|(?:(?:and\s+)?(?:compared\s+(?:to|with)|"
                             r"vs\.?|versus)\s+(.+?)))\s*[?.!]*$", re.IGNORECASE)
-_ZH_COMPARE_RE = re.compile(r"^(?:那)?\s*(?:和|跟|与|同)\s*(.+?)\s*(?:比|相比|对比|比较|比起来)(?:的话)?\s*(.*?)[？?！!。\s]*$")
+_ZH_COMPARE_RE = re.compile(r"^(?:那)?\s*(?:和|跟|与|同)\s*(.+?)\s*(?:比|相比|对比|比较|比起来)(?:的话)?\s*(.*?)"
+                            r"[？?！!。\s]*$")
 
 
 def _frame_entity(frame: str, lang: str, other: str) -> str | None:
@@ -299,7 +306,8 @@ def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
 
 
 _EN_CONDITION_RE = re.compile(r"^\W*(?:(?:and|so|ok|okay|but)\s*,?\s+)?(?:any|anything|something|ones?)\s+"
-                              r"((?:under|over|below|above|with|without|near|within|less than|cheaper than|for less than)"
+                              r"((?:under|over|below|above|with|without|near|within|less than|cheaper than|"
+                              r"for less than)"
                               r"\b[^?]*?)\s*(?:instead)?\s*[?.!]*$", re.IGNORECASE)
 _EN_REQUEST_RE = re.compile(r"^\W*(?:what are|what's|what is|which|find|show|recommend|suggest|list|give me|any|"
                             r"are there|where can i)\b", re.IGNORECASE)
@@ -405,3 +413,29 @@ def compare_in_history(query: str, history: Sequence[Message], lang: str) -> tup
         return None
     frames = [m.content for m in history if m.role == "user"]
     return _which_of(query, compared_names(frames, lang), lang) if len(frames) >= 2 else None
+
+
+_EN_THERE_RE = re.compile(r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )(?<!\bbe )"
+                          r"\bthere\b(?!\s+(?:is|are|was|were|be|'s)\b)"
+                          r"(?!['’]s)", re.IGNORECASE)
+_EN_MOTION_RE = re.compile(r"\b(?:get|go|going|travel|fly|drive|walk|move|commute|ride)\s+$", re.IGNORECASE)
+
+
+def locative_there(query: str, frame: str | None, answer: str = "") -> tuple[str, str] | None:
+    """A locative "there" takes the place the latest question named (else the latest answer): "Was that his
+    first win there?" after "Who won the Monaco Grand Prix?" → "… first win in Monaco?"; the existential "is
+    there" stays.
+
+    >>> locative_there("Was that his first win there?", "Who won the Monaco Grand Prix in 2024?")[0]
+    'Was that his first win in Monaco?'
+    """
+    m = _EN_THERE_RE.search(query)
+    if m is None or m.start() == 0 or any(k == "place" for _, _, k in slot_spans(query)):
+        return None
+    for text in (frame or "", answer):
+        places = [text[s:e] for s, e, k in slot_spans(text) if k == "place"]
+        if places:
+            place = places[-1] if text is frame else places[0]
+            prep = "to" if _EN_MOTION_RE.search(query[:m.start()]) else "in"
+            return query[:m.start()] + f"{prep} {place}" + query[m.end():], f"there → {prep} {place}"
+    return None

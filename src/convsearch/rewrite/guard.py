@@ -128,7 +128,9 @@ def fluency_repair(rewritten: str, query: str) -> str:
     """
     if rewritten.strip() == query.strip():
         return rewritten
-    out = _ZH_LEAD_NA_RE.sub("", rewritten) if _ZH_LEAD_NA_RE.match(rewritten) and CJK_RE.search(rewritten) else rewritten
+    out = rewritten
+    if _ZH_LEAD_NA_RE.match(rewritten) and CJK_RE.search(rewritten):
+        out = _ZH_LEAD_NA_RE.sub("", rewritten)
     if CJK_RE.search(out):
         out = _ZH_TRAIL_NE_RE.sub(r"\1", out).rstrip()
     m = _EN_DOUBLED_RE.search(out)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..text import tagged
 from ..types import Message
 from .entities import Mention, mentions
 
@@ -48,11 +49,62 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
             continue
         if lang == "zh" and any(m.text[k:k + 2] in question for k in range(len(m.text) - 1)):
             continue  # "位于中国" after a question about 中国: not new
-        if person and (m.det or len(m.text.split()) not in _PERSON_WORDS):
+        if person and (m.det or not person_shaped(m)):
             continue
         if not any(m.text in n.text or n.text in m.text for n in new):
             new.append(m)
     return new[0] if len(new) == 1 else None
 
 
+def introduced_work(history: Sequence[Message]) -> str | None:
+    """The one work the latest answer named in 《》 after a request for one, with its author when the answer gave
+    one as "X 的《…》" ("推荐一本书" → "推荐余华的《活着》。" → "余华《活着》"): what "这本书" then stands for.
+
+    >>> introduced_work([Message("user", "推荐一本讲历史的书。"),
+    ...                  Message("assistant", "推荐黄仁宇的《万历十五年》，好读。")])
+    '黄仁宇《万历十五年》'
+    """
+    if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
+        return None
+    question, answer = history[-2].content, history[-1].content
+    if not _ASKS_FOR_ENTITY["zh"].search(question):
+        return None
+    text = answer.strip()
+    titles = list(_ZH_WORK_RE.finditer(text))
+    end = next((m.start() for m in _SENTENCE_END_RE.finditer(text)
+                if not any(t.start() < m.start() < t.end() for t in titles)), len(text))  # "《Python 编程：…》"
+    first = text[:end]
+    works = [m for m in _ZH_WORK_RE.finditer(first) if m.group(0) not in question]
+    if len(works) != 1:
+        return None
+    title = f"《{works[0].group(1).strip()}》"
+    before = first[:works[0].start()]
+    if before.endswith("的"):
+        toks = tagged(before[:-1])
+        if toks and toks[-1][1].startswith("nr") and (len(toks) == 1 or toks[-2][1].startswith(("v", "p", "x"))):
+            # a whole name after a verb ("推荐余华的"); a transliterated one the tagger splits
+            # ("埃里克·马瑟斯") is left out
+            return toks[-1][0] + title
+    return title
+
+
+_ZH_WORK_RE = re.compile(r"《([^》]{1,30})》")
+
+
+def person_shaped(m: Mention) -> bool:
+    """A name shaped like a person's: two or three capitalised words of letters ("Nikola Jokić", "LeBron James",
+    "Mary Anne Evans", with a small particle inside: "Virgil van Dijk"), no acronym or number ("Finals MVP",
+    "RTX 4090" are no one's name).
+
+    >>> [person_shaped(Mention(t, True, "proper", t.split()[-1])) for t in ("Nikola Jokić", "NBA Finals")]
+    [True, False]
+    """
+    words = m.text.split()
+    inner = words[1:-1]
+    names = [words[0], *(w for w in inner if not _PARTICLE_RE.fullmatch(w)), words[-1]] if len(words) > 1 else words
+    return len(names) in _PERSON_WORDS and all(_PERSON_WORD_RE.fullmatch(w) for w in names)
+
+
+_PERSON_WORD_RE = re.compile(r"[^\W\d_a-z](?=[^\W\d_]*[^\W\d_A-Z])[^\W\d_]+(?:[-'][^\W\d_][^\W\d_A-Z]*)?")
+_PARTICLE_RE = re.compile(r"[a-z]{1,3}")  # van, de, von, da, bin: lower-case inside a name
 _SENTENCE_END_RE = re.compile(r"[.;!?。；！？:：]\s*")

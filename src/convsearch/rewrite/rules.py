@@ -25,12 +25,12 @@ from .. import lexicon as lx
 from ..gate import en_ellipsis, en_info_question, needs_rewrite
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Decision, DecisionKind, Message, RewriteResult
-from .entities import (Focus, Mention, _demonstrative_det, _word_at, class_reference, definite_expansion, en_feedback_pronoun, en_tokens,
+from .entities import (Focus, Mention, _demonstrative_det, zh_det_tokens, _word_at, class_reference, definite_expansion, en_feedback_pronoun, en_tokens,
                        en_request_part, find_focus, has_pronoun, leans_on_focus, mentions, name_like, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
                        zh_anaphor_at, _ZH_NE_RE, zh_classifier_reference, zh_ellipsis, zh_lead)
-from .frame import compare_in_history, complete_fragment
-from .introduced import introduced_entity
+from .frame import compare_in_history, complete_fragment, locative_there
+from .introduced import introduced_entity, introduced_work, person_shaped
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .offer import accepted_offer
 from .ordinal import resolve_ordinal
@@ -90,6 +90,9 @@ class RuleRewriter:
             if lang == "zh":
                 out = _ZH_NE_RE.sub("", out).rstrip(_TRAIL_PUNCT) or out  # "第二种呢？" → "向量检索"
             return self._checked(query, out, history, topic, f"gate: {decision.reason}; ordinal: {query[start:end]} → {items}")
+        work = _work_reference(query, history) if lang == "zh" else None
+        if work is not None:
+            return self._checked(query, work[0], history, topic, f"gate: {decision.reason}; {work[1]}")
         focus = find_focus(history, topic)
         offer = accepted_offer(query, history)
         if offer is not None:
@@ -99,6 +102,10 @@ class RuleRewriter:
                 offer = _replace_pronoun(offer, named, named)[0] or offer
             return self._checked(query, f"{query.rstrip()} {offer}", history, topic,
                                  f"gate: {decision.reason}; offer accepted: {offer}")
+        if focus.root is not None and decision.kind in (DecisionKind.SHORT, DecisionKind.SUBJECT):
+            # "旺季是指哪几个月？" digressed; "进去一般逛多久？" names nothing and goes back to 拙政园
+            focus = replace(focus, entity=focus.root, subject=focus.root, frame=focus.root_frame,
+                            frame_mentions=focus.root_mentions)
         if focus.frame and decision.is_frame:
             focus = self._resolve_frame(history, focus, topic)
         if decision.kind is DecisionKind.PRONOUN:
@@ -106,6 +113,9 @@ class RuleRewriter:
             person = bool((_EN_PERSON_PRON_RE if lang == "en" else _ZH_PERSON_PRON_RE).search(query))
             plural = bool((_EN_PLURAL_PRON_RE if lang == "en" else _ZH_PLURAL_PRON_RE).search(query))
             intro = introduced_entity(history, lang) if not person and not plural else None
+            if person and not plural and lang == "en" and (focus.person is None or not person_shaped(focus.person)):
+                # "Which team won …?" → "… and Nikola Jokić was named MVP." → "How old is he?": the one person named
+                intro = introduced_entity(history, lang, person=True)
             if intro is not None and intro.text.lower() not in query.lower():
                 focus = replace(focus, entity=intro, person=intro if person else focus.person, subject=intro)
         if focus.frame:
@@ -118,10 +128,18 @@ class RuleRewriter:
             out = query[: span[0]] + name + query[span[1]:]
             return self._checked(query, out, history, topic,
                                  f"gate: {decision.reason}; alias: {query[span[0]:span[1]]} → {name}")
+        alias = answer_alias(focus.entity, history)
+        if alias is not None:
+            focus = replace(focus, entity=alias, subject=alias if focus.subject == focus.entity else focus.subject)
         if lang == "zh":
             out, op = _rewrite_zh(query, focus, history)
         else:
-            out, op = _rewrite_en(query, focus, history, topic_section(topic) if topic else "")
+            answer = history[-1].content if history and history[-1].role == "assistant" else ""
+            there = locative_there(query, focus.frame, answer)
+            q_in = there[0] if there is not None else query
+            out, op = _rewrite_en(q_in, focus, history, topic_section(topic) if topic else "")
+            if there is not None:
+                out, op = (out or q_in), f"{there[1]}; {op}"
         if out is None or not out.strip():
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}; {op}", False)
         return self._checked(query, out, history, topic, f"gate: {decision.reason}; {op}")
@@ -243,6 +261,47 @@ _ZH_ADVERB_TOO = frozenset({"好", "是", "对"})
 _ZH_PREDICATE_TAGS = frozenset({"v", "vd", "vi", "a", "ad", "d", "l"})
 
 
+def _work_reference(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
+    """"这本书" / "这部电影" after an answer that named one work in 《》 for a request: the phrase becomes that work
+    ("推荐一本历史书" → "推荐黄仁宇的《万历十五年》" → "这本书有英文版吗？" → "黄仁宇《万历十五年》有英文版吗")."""
+    if not any(d in query for d in lx.ZH_WORK_DETS):
+        return None
+    work = introduced_work(history)
+    if work is None:
+        return None
+    body = query.strip().rstrip(_TRAIL_PUNCT)
+    for d in sorted(lx.ZH_WORK_DETS):
+        i = body.find(d)
+        if i >= 0:
+            toks = zh_det_tokens(body[i:])
+            end = i + len(d) + (len(toks[1][0]) if len(toks) > 1 and toks[0][0] == d and toks[1][1].startswith("n") else 0)
+            return _join_zh(body[:i], work, body[end:]), f"work reference {body[i:end]} → {work}"
+    return None
+
+
+def answer_alias(ent: Mention | None, history: Sequence[Message]) -> Mention | None:
+    """The short name the user gave in brackets and the latest answer went on with: "the Vanguard Total Stock
+    Market ETF (VTI)" → "VTI has …" → "How often does it pay?" asks about VTI (what a person would type).
+
+    >>> answer_alias(Mention("Vanguard Total Stock Market ETF", True, "proper", "etf", "the "),
+    ...              [Message("user", "What's the fee of the Vanguard Total Stock Market ETF (VTI)?"),
+    ...               Message("assistant", "VTI charges 0.03%.")]).text
+    'VTI'
+    """
+    if ent is None or len(history) < 2 or history[-1].role != "assistant":
+        return None
+    pat = re.compile(re.escape(ent.text) + r"\s*[(（]\s*([A-Z0-9][A-Za-z0-9.&-]{1,11})\s*[)）]")
+    for msg in reversed(history):
+        mt = pat.search(msg.content) if msg.role == "user" else None
+        if mt is None:
+            continue
+        alias = mt.group(1)
+        if re.search(r"(?<![A-Za-z0-9])" + re.escape(alias) + r"(?![A-Za-z0-9])", history[-1].content):
+            return Mention(alias, True, ent.cls, alias.lower())
+        return None
+    return None
+
+
 def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | None:
     """What a query that names nothing leaves out comes from the last exchange: a noun named two exchanges ago
     is no longer the subject of a chat, the reply's first noun is. On restoration-200k a focus older than the
@@ -351,7 +410,10 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = (), secti
             return q[:start] + full + q[end:], f"definite reference: {q[start:end]} → {full}"
     if ent is None:
         return (q, f"class reference: {cref[2]}") if cref is not None else (None, "no focus")
-    excluding = focus.last_answer is not None and _asks_for_more(q)
+    # "what else …" excludes what a short answer said; a long passage says too much to name in a query (CANARD
+    # answers: median 13 words; CAsT 2021 / iKAT passages: 76-171)
+    excluding = focus.last_answer is not None and _asks_for_more(q) and bool(history) and \
+        len(history[-1].content.split()) <= _EN_EXCLUDE_MAX_WORDS
     subject = focus.subject or ent
     if out is None and not _en_names(q, ent) and not _en_names(q, subject):
         out, how = _complete_en(q, _relational_owner(q, focus) or _attribute_owner(subject))
@@ -498,6 +560,7 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
 
 
 _EN_SENT_END_RE = re.compile(r"[.!?]+\s+")
+_EN_EXCLUDE_MAX_WORDS = 60
 _EN_ATTRIBUTES = frozenset(a.lower() for a in lx.SLOTS["attribute_en"])
 _EN_ATTRIBUTE_OF_RE = re.compile(r"^(?:the\s+)?(?:" + "|".join(sorted(map(re.escape, _EN_ATTRIBUTES), key=len, reverse=True))
                                  + r")\s+of\s+(?:the\s+)?(.+)$", re.IGNORECASE)

@@ -108,7 +108,8 @@ class AnswerOut(BaseModel):
     sources: list[SourceOut] = Field(default_factory=list)
     lang: str = "en"
     ms: float = 0.0
-    timings_ms: dict[str, float] = Field(default_factory=dict, description="total, llm, search, loop (the rest)")
+    timings_ms: dict[str, float] = Field(default_factory=dict,
+                                         description="total, llm, search, memory, loop (the rest)")
     rounds_tokens: list[int] = Field(default_factory=list)
     saved_calls: int = 0
     trace: list[str] = Field(default_factory=list)
