@@ -216,7 +216,8 @@ class InMemoryBackend:
                recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
         self.queries.append(query)
         f = Filters.of(filters)
-        oldest = Recency.parse(recency).since(self.today or date.today()) if recency else None
+        rec = Recency.parse(recency)
+        oldest = rec.since(self.today or date.today()) if rec is not None else None
         q = set(words(query))
         scored = []
         for d in self.docs.values():

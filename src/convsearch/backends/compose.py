@@ -63,7 +63,8 @@ def plan_search(backend: SearchBackend, *, top_k: int, filters: Filters | dict[s
         else:
             after[k] = v
             notes.append(f"filter {k}: after the search")
-    native_rec, after_since = None, None
+    native_rec: Recency | None = None
+    after_since: date | None = None
     if rec is not None and rec is not Recency.NO_LIMIT:
         # A backend counts its window back from its own day (``backend.today`` when it has one, else the real
         # date); a caller's other ``today`` (a replayed session) is honoured by applying the window after.
