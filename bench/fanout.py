@@ -95,7 +95,8 @@ def render(r: dict) -> str:
     return "\n".join([
         "## Fan-out over three backends (scripted delays 50 / 100 / 150 ms)",
         "",
-        f"Three `ScriptedBackend`s (in-memory search behind an `asyncio.sleep` of {', '.join(map(str, r['delays_ms']))} ms); "
+        "Three `ScriptedBackend`s (in-memory search behind an `asyncio.sleep` of "
+        f"{', '.join(map(str, r['delays_ms']))} ms); "
         f"{r['turns']} turns alternating a zh and an en follow-up, {r['queries_per_turn']:.1f} queries per turn, "
         f"each sent to every backend concurrently. One after another the turn would take "
         f"{r['sum_ms']:g} ms per query; the target is about the slowest backend.",

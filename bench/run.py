@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import agent  # noqa: E402
 import batch_rewrite  # noqa: E402
 import bm25_100k  # noqa: E402
 import fanout  # noqa: E402
@@ -42,6 +43,7 @@ BENCHMARKS = {
     "history": history,
     "fanout": fanout,
     "regress": regress,
+    "agent": agent,
 }
 
 
@@ -94,6 +96,11 @@ def _summary(res: dict[str, dict]) -> list[tuple]:
         rows.append(("Fan-out over 3 backends (50/100/150 ms), turn p99 sync / async",
                      f"{r['sync']['p99']:.1f} ms / {r['async']['p99']:.1f} ms", f"≤ {r['target_ms']:g} ms "
                      f"(sum {r['sum_ms']:g})", verdict(r["met"])))
+    if "agent" in res:
+        r = res["agent"]["result"]
+        rows.append(("Agent: prompt tokens all / none; 3 parallel searches / 1; loop overhead per step",
+                     f"{r['token_ratio']:.2f}; {r['parallel']['ratio']:.2f}×; {r['overhead_ms']:.2f} ms",
+                     "≤ 0.50; ≤ 1.3×; ≤ 2 ms", verdict(all(r["met"].values()))))
     if "regress" in res:
         r = res["regress"]["result"]
         if r["status"] in ("ok", "fail"):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .ingest import json_lines, read_text
 from .rewrite import get_rewriter
+from .types import Message
 from .window import history_window
 
 
@@ -18,6 +19,8 @@ def rewrite_batch(src: Path, dst: Path, rewriter_name: str = "rules", *, window:
     records = []
     for n, obj in json_lines(src, read_text(src)):
         if isinstance(obj, dict):
+            if isinstance(obj.get("messages"), list) and "history" not in obj:
+                _from_messages(obj)
             obj.setdefault("rewrite", obj.get("question", ""))
             obj.setdefault("history", [])
             obj.setdefault("history_roles", ["user" if i % 2 == 0 else "assistant" for i in range(len(obj["history"]))])
@@ -50,6 +53,17 @@ def rewrite_batch(src: Path, dst: Path, rewriter_name: str = "rules", *, window:
         rewriter.close()  # LLM rewriters hold an HTTP client
     tmp.replace(dst)
     return len(records), time.perf_counter() - t0
+
+
+def _from_messages(obj: dict) -> None:
+    """An OpenAI-style ``messages`` list (any role; the last user message is the question when none is given)
+    → ``history`` / ``history_roles``. Roles are checked by ``parse_record``; content parts keep their text."""
+    msgs = [m for m in obj["messages"] if isinstance(m, dict)]
+    if "question" not in obj and msgs and msgs[-1].get("role") == "user":
+        obj["question"] = Message.from_dict(msgs.pop()).content
+    conv = [Message.from_dict(m) for m in msgs]
+    obj["history"] = [m.content for m in conv]
+    obj["history_roles"] = [m.role for m in conv]
 
 
 def _workers(rewriter: object) -> int:

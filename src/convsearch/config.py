@@ -55,6 +55,23 @@
 | CONVSEARCH_INLINE_TURNS      | auto                 | auto: I/O-free rule-path turns run on the server's event loop (see Service.inline); off: always in a thread under the deadline |
 | CONVSEARCH_BACKENDS          | local                | the search backends by name (convsearch.backends.registry); a comma list is searched concurrently and fused by RRF |
 | CONVSEARCH_WEB_VARIANTS      | off                  | on: paid backends (web APIs) get the query variants too; off: the standalone query only |
+| CONVSEARCH_AGENT_MAX_SEARCHES | 5                   | searches one agent task may run (`convsearch.agent`); then the model must answer |
+| CONVSEARCH_AGENT_MAX_STEPS   | 6                    | LLM calls with the search tool offered, per task (the final answer call is extra) |
+| CONVSEARCH_AGENT_DEADLINE_S  | 30                   | one agent task's time budget; near it no search starts and the model answers from what it has (`partial`) |
+| CONVSEARCH_AGENT_ANSWER_RESERVE_S | 5               | time kept for the final answer: with less left, no new search starts |
+| CONVSEARCH_AGENT_LLM_TIMEOUT_S | 15                 | the budget of one agent LLM call (cut to what is left of the task deadline) |
+| CONVSEARCH_AGENT_CONTEXT_TOKENS | 6000              | the agent's prompt never exceeds this (history, then results are cut to fit) |
+| CONVSEARCH_AGENT_MAX_ANSWER_CHARS | 300             | answer length cap told to the model: Chinese characters (English: 2/3 of it in words); more when the user asks for detail |
+| CONVSEARCH_AGENT_STRICT      | off                  | on: an answer with unknown [n] or uncited factual sentences is sent back once for repair |
+| CONVSEARCH_AGENT_TOP_K       | 5                    | results per search for a simple question |
+| CONVSEARCH_AGENT_TOP_K_COMPARE | 8                  | results per search for comparisons and multi-entity questions (+2 for three or more entities) |
+| CONVSEARCH_AGENT_DYNAMIC_COUNT | on                 | off: every search gets CONVSEARCH_AGENT_TOP_K_FIXED results |
+| CONVSEARCH_AGENT_TOP_K_FIXED | 10                   | results per search when the dynamic count is off |
+| CONVSEARCH_AGENT_COMPRESS    | on                   | on: earlier rounds' raw results become one conclusion line each (plus what was cited) |
+| CONVSEARCH_AGENT_CACHE_SIZE  | 512                  | search results an agent remembers (scoped tenant → agent); 0 = off |
+| CONVSEARCH_AGENT_CACHE_TTL_S | 300                  | how long a remembered search is reused |
+| CONVSEARCH_AGENT_PARALLEL    | 4                    | searches of one step that run at once (more wait: `queued_ms`) |
+| CONVSEARCH_AGENT_NO_SEARCH_CHECK | on               | on: greetings, thanks and arithmetic are answered without offering the search tool |
 | CONVSEARCH_TAVILY_API_KEYS   | (none)               | Tavily keys, comma list (rotated); Secrets, never logged |
 | CONVSEARCH_TAVILY_BASE_URL   | https://api.tavily.com | Tavily endpoint (tests: the loopback replay server) |
 | CONVSEARCH_TAVILY_RATE       | 100/min              | requests per key: `N/s`, `N/min`, `N/hour`, `N/6s` (a scaled window), `off` |
@@ -79,6 +96,9 @@
 | CONVSEARCH_SITE_POLICY       | (none)               | TOML: `allow`, `deny` domain lists and `[tiers]` domain → 1..3 (a small rerank prior, shown in the context) |
 | CONVSEARCH_SENSITIVE_TERMS   | (the bundled list)   | a zh+en term list file: a query with one is sent to no web provider (`refused: policy`) |
 | CONVSEARCH_WEB_RESULT_COUNT  | dynamic              | dynamic: 5 results per web search, 8 for a comparison / two entities, 10 for three+; fixed: top_k |
+| CONVSEARCH_MILVUS_URI        | DATA_DIR/milvus.db   | the milvus backend: a path ending in .db (Milvus Lite, in-process) or http://host:19530 (a server) |
+| CONVSEARCH_MILVUS_TOKEN      | (none)               | a Milvus server's token (`user:password` or an API key); a Secret, never printed |
+| CONVSEARCH_MILVUS_PREFIX     | convsearch           | collection name prefix: PREFIX_faq and PREFIX_documents |
 """
 
 from __future__ import annotations
@@ -96,7 +116,7 @@ from .secret import Secret
 _ENV_FALLBACKS = {"llm_base_url": "OPENAI_BASE_URL", "llm_api_key": "OPENAI_API_KEY"}
 # Held as Secrets: printed as the variable's name only; a plain string given in code becomes one.
 SECRET_FIELDS = ("db_url", "llm_api_key", "api_keys", "tavily_api_keys", "brave_api_keys", "serpapi_api_keys",
-                 "cache_url")
+                 "cache_url", "milvus_token")
 REWRITER_NAMES = ("auto", "llm", "rules", "passthrough")
 
 
@@ -165,6 +185,24 @@ class Settings:
     # backends (convsearch.backends.registry, backends/fanout.py)
     backends: str = "local"  # comma list of registry names; several = fan-out
     web_variants: str = "off"  # off | on: query variants to paid backends too
+    # the search agent (convsearch.agent)
+    agent_max_searches: int = 5
+    agent_max_steps: int = 6
+    agent_deadline_s: float = 30.0
+    agent_answer_reserve_s: float = 5.0
+    agent_llm_timeout_s: float = 15.0
+    agent_context_tokens: int = 6000
+    agent_max_answer_chars: int = 300
+    agent_strict: str = "off"  # off | on
+    agent_top_k: int = 5
+    agent_top_k_compare: int = 8
+    agent_dynamic_count: str = "on"  # on | off
+    agent_top_k_fixed: int = 10
+    agent_compress: str = "on"  # on | off
+    agent_cache_size: int = 512
+    agent_cache_ttl_s: float = 300.0
+    agent_parallel: int = 4
+    agent_no_search_check: str = "on"  # on | off
     # web search providers (backends/web/); the key lists and the cache URL are Secrets
     tavily_api_keys: Secret | None = field(default=None, repr=False)
     tavily_base_url: str = "https://api.tavily.com"
@@ -190,6 +228,10 @@ class Settings:
     site_policy: str = ""
     sensitive_terms: str = ""
     web_result_count: str = "dynamic"  # dynamic | fixed
+    # the milvus backend (convsearch.backends.milvus); the token is a Secret
+    milvus_uri: str = ""
+    milvus_token: Secret | None = field(default=None, repr=False)
+    milvus_prefix: str = "convsearch"
 
     def __post_init__(self) -> None:
         for name in SECRET_FIELDS:  # Settings(db_url="postgresql://…") in code: still a Secret
@@ -247,6 +289,7 @@ class Settings:
         self._validate_llm()
         self._validate_server()
         self._validate_backends()
+        self._validate_agent()
         self._validate_web()
 
     def _validate_llm(self) -> None:
@@ -284,6 +327,18 @@ class Settings:
             raise ConfigError("backends must name at least one backend, e.g. CONVSEARCH_BACKENDS=local")
         if self.web_variants not in ("off", "on"):
             raise ConfigError(f"web_variants must be 'off' or 'on', not {self.web_variants!r}")
+
+    def _validate_agent(self) -> None:
+        for name in ("agent_strict", "agent_dynamic_count", "agent_compress", "agent_no_search_check"):
+            if getattr(self, name) not in ("off", "on"):
+                raise ConfigError(f"{name} must be 'off' or 'on', not {getattr(self, name)!r}")
+        for name in ("agent_max_steps", "agent_deadline_s", "agent_llm_timeout_s", "agent_context_tokens",
+                     "agent_max_answer_chars", "agent_top_k", "agent_top_k_compare", "agent_top_k_fixed",
+                     "agent_cache_ttl_s", "agent_parallel"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive")
+        if self.agent_max_searches < 0 or self.agent_cache_size < 0 or self.agent_answer_reserve_s < 0:
+            raise ConfigError("agent_max_searches, agent_cache_size and agent_answer_reserve_s must not be negative")
 
     def _validate_web(self) -> None:
         from .backends.web._http import parse_rate

@@ -196,7 +196,7 @@ def dedup(hits: Sequence[Hit], *, max_bits: int = 12, min_jaccard: float = 0.8, 
                 kept.append((fp, text))
             else:
                 merged[j].extend(g)
-                by_near += len(g)
+                by_near += 1  # its url/hash duplicates were counted when they joined it
         groups = merged
     out = [_pick(g, keep) for g in groups]
     out = [Hit(h.id, h.title, h.text, h.score, h.url, h.date, h.source, r, h.metadata)

@@ -25,9 +25,8 @@ def load_conversations(path: Path) -> list[dict[str, Any]]:
 def run_demo(demo_dir: Path, settings: Settings, *, echo: Callable[[str], Any] = print) -> list[dict[str, Any]]:
     """Play every conversation; returns per-turn records (used by the tests)."""
     from .backends.registry import open_backend
-    from .cli import render_turn
     from .ingest import load_all
-    from .pipeline import search_with_context
+    from .pipeline import Pipeline
 
     convs = load_conversations(demo_dir / "conversations.yaml")
     docs = load_all([demo_dir / "corpus"])
@@ -39,17 +38,26 @@ def run_demo(demo_dir: Path, settings: Settings, *, echo: Callable[[str], Any] =
     else:
         echo(f"using the demo index at {settings.data_dir / 'index'} ({len(idx)} documents)")
     played = []
-    for conv in convs:
-        echo(f"\n=== {conv.get('name', '?')} ({conv.get('lang', '?')}) ===")
-        history: list[dict[str, str]] = []
-        for turn in conv.get("turns", []):
-            r = search_with_context(turn["user"], history, backend=idx, settings=settings, topic=conv.get("topic"))
-            echo(f"user> {turn['user']}")
-            echo(render_turn(r, max_results=3))
-            played.append({"conversation": conv.get("name"), "turn": turn, "response": r})
-            history.append({"role": "user", "content": turn["user"]})
-            if turn.get("assistant"):
-                history.append({"role": "assistant", "content": turn["assistant"]})
+    with Pipeline.from_settings(settings, backend=idx) as pipeline:  # one for the whole demo (LLM clients, caches)
+        for conv in convs:
+            played += _play(pipeline, conv, echo)
+    return played
+
+
+def _play(pipeline: Any, conv: dict[str, Any], echo: Callable[[str], Any]) -> list[dict[str, Any]]:
+    from .cli import render_turn
+
+    played = []
+    echo(f"\n=== {conv.get('name', '?')} ({conv.get('lang', '?')}) ===")
+    history: list[dict[str, str]] = []
+    for turn in conv.get("turns", []):
+        r = pipeline.search(turn["user"], history, topic=conv.get("topic"))
+        echo(f"user> {turn['user']}")
+        echo(render_turn(r, max_results=3))
+        played.append({"conversation": conv.get("name"), "turn": turn, "response": r})
+        history.append({"role": "user", "content": turn["user"]})
+        if turn.get("assistant"):
+            history.append({"role": "assistant", "content": turn["assistant"]})
     return played
 
 

@@ -38,7 +38,9 @@ from collections.abc import Sequence
 
 from . import lexicon as lx
 from .rewrite.entities import (definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
-                               partial_name_span, topic_entity, zh_anaphor_at, zh_ellipsis, zh_lead)
+                               partial_name_span, topic_entity, zh_anaphor_at, zh_classifier_reference, zh_ellipsis,
+                               zh_lead)
+from .rewrite.frame import compare_in_history, complete_fragment
 from .rewrite.offer import accepted_offer
 from .rewrite.ordinal import resolve_ordinal
 from .text import detect_lang, tagged, words
@@ -88,9 +90,13 @@ def _antecedent_inside(q: str) -> bool:
         # "Why did Elon Musk start it?": an object pronoun is not the subject of its own clause
         # ("Who are the Electors and what were they doing?" has a clause break before "they")
         return False
+    if word in ("he", "him", "his", "she", "her") and _EN_PERSON_NOUN_RE.search(before):
+        return True  # "My sister says her knee clicks": the sister
     return any(x.proper for x in mentions(before, "en"))
 
 
+_EN_PERSON_NOUN_RE = re.compile(r"\b(?:my|our|your|a|his|her)\s+(?:" + "|".join(sorted(lx.EN_PERSON_NOUNS)) + r")s?\b",
+                                re.IGNORECASE)
 _EN_CLAUSE_BREAK_RE = re.compile(r"[,;:.?!]|\b(?:and|but|or|so|because|when|if|since|while)\b", re.IGNORECASE)
 
 
@@ -108,8 +114,9 @@ def _zh_antecedent_inside(q: str) -> bool:
     i = next((i for i in range(len(toks)) if zh_anaphor_at(toks, i)), None)
     if i is None or toks[i][0] not in _ZH_PERSONAL:
         return False
-    return any(m.cls == "nr" or m.text[-1] in lx.ZH_PERSON_FINALS
-               for m in mentions("".join(w for w, _ in toks[:i]), "zh"))
+    before = "".join(w for w, _ in toks[:i])
+    return any(m.cls == "nr" or m.text[-1] in lx.ZH_PERSON_FINALS for m in mentions(before, "zh")) or any(
+        w in before for w in lx.ZH_PERSON_WORDS)
 
 
 def _pronoun_marker(q: str, lang: str) -> Decision | None:
@@ -169,6 +176,13 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
         return Decision(True, "a yes to the latest answer's offer of information", 0.8, DecisionKind.OFFER)
     if history and resolve_ordinal(q, history, lang) is not None:
         return Decision(True, "positional reference to a listed item ('the third step', '第二种')", 0.85, DecisionKind.ORDINAL)
+    # the frame is the latest user question (what find_focus calls its frame), read directly: no focus search here
+    if history and (frame := next((m.content for m in reversed(history) if m.role == "user"), None)) and (
+            complete_fragment(q, frame, lang) is not None or compare_in_history(q, history, lang) is not None):
+        return Decision(True, "a fragment that fills a slot of the previous question", 0.85, DecisionKind.ELLIPSIS)
+    if lang == "zh" and history and any(d in q for d in lx.ZH_CLASSIFIER_DETS) \
+            and (ent := find_focus(history).entity) is not None and zh_classifier_reference(q, ent.text) is not None:
+        return Decision(True, "a classifier phrase naming the focus by its kind (这张卡)", 0.8, DecisionKind.PRONOUN)
     marker = _zh_marker(q) if lang == "zh" else _en_marker(q, history)
     if marker is not None:
         return marker

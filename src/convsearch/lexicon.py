@@ -23,6 +23,19 @@ def _read_words(name: str, section: str | None = None) -> frozenset[str]:
     return frozenset(out)
 
 
+def _read_lines(name: str, section: str) -> tuple[str, ...]:
+    """Entries of a list file's ``# [section]``, one per line (an entry may hold spaces), in file order."""
+    text = resources.files("convsearch.data").joinpath(name).read_text(encoding="utf-8")
+    out: list[str] = []
+    current = None
+    for line in text.splitlines():
+        if line.startswith("# ["):
+            current = line[3:].split("]")[0]
+        elif not line.startswith("#") and current == section and line.strip():
+            out.append(line.strip())
+    return tuple(out)
+
+
 STOP_EN = _read_words("stopwords_en.txt")
 EN_FUNCTION = _read_words("stopwords_en.txt", "function")  # closed-class words only
 STOP_ZH = _read_words("stopwords_zh.txt")
@@ -57,6 +70,9 @@ ZH_PRONOUNS = frozenset({"它", "它们", "他", "她", "他们", "她们", "其
                          "这个", "那个", "这款", "那款", "这家", "那家", "这里", "那里", "这儿", "那儿", "这些", "那些"})
 # Determiners that may precede a noun ("这款手机"); bare, they are pronouns.
 ZH_DETERMINERS = frozenset({"这个", "那个", "这款", "那款", "这家", "那家", "该", "这些", "那些", "此", "其"})
+# 这/那 + a classifier before a noun ("这张卡", "这本书", "这辆车"): a determiner jieba splits as 这/张卡
+ZH_CLASSIFIERS = frozenset("张本辆部台位种条份项只件套所座门篇首")
+ZH_CLASSIFIER_DETS = frozenset(d + c for d in "这那" for c in ZH_CLASSIFIERS)
 # Nouns after which a determiner is situational deixis ("这个时候"), not a reference to an earlier turn.
 ZH_DEICTIC_NOUNS = _read_words("kinds.txt", "zh_deictic")
 # Verbs with their object built in (吃饭, 睡觉): no object slot after them.
@@ -93,3 +109,10 @@ EN_AUX = frozenset({"is", "are", "was", "were", "do", "does", "did", "can", "cou
                     "shall", "may", "might", "must", "has", "have", "had", "am"})
 EN_CONNECTORS = frozenset({"of", "the", "and", "&", "de", "von", "van", "der", "da", "del", "du", "di", "la", "le", "for", "on", "in"})
 EN_SUBJECT_PRONOUNS = frozenset({"i", "you", "we", "he", "she", "it", "they"})
+
+# Slot lexicons of the frame completer (data/slots.txt): type → entries
+SLOTS = {kind: _read_lines("slots.txt", kind) for kind in
+         ("place", "time_day", "time_part", "time_season", "time_year", "platform", "attribute_en", "attribute_zh")}
+EN_MODEL_SUFFIXES = frozenset(_read_lines("slots.txt", "model_suffix"))
+ZH_PERSON_WORDS = _read_words("kinds.txt", "zh_person_words")
+EN_PERSON_NOUNS = _read_words("kinds.txt", "en_person_nouns")

@@ -156,49 +156,17 @@ class TurnPlan:
         return self.rewrite.rewritten
 
 
-class _HydeFallback:
-    """The local index's HyDE search (BM25 with the query, dense with the hypothetical answer, RRF) for a
-    LocalIndex that does not yet honour ``dense_query`` in ``search`` itself. Same result either way: it never
-    calls ``search``, so a native implementation is not applied twice."""
-
-    def __init__(self, backend: Any) -> None:
-        self.backend = backend
-        self.name = backend.name
-        self.capabilities = backend.capabilities
-
-    def search(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
-               recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
-        if not dense_query:
-            return list(self.backend.search(query, top_k=top_k, filters=filters, recency=recency))
-        from .rewrite.enhance import Enhanced, hyde_search
-
-        return hyde_search(self.backend, Enhanced(query, query, "hyde", "", dense_query=dense_query), top_k=top_k,
-                           filters=filters.fields() if filters else None)
-
-    async def asearch(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
-                      recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
-        return await asyncio.to_thread(self.search, query, top_k=top_k, filters=filters, recency=recency,
-                                       dense_query=dense_query)
-
-    def close(self) -> None:
-        """The wrapped backend belongs to the Pipeline, not to this view."""
-
-
-def _dense_view(b: SearchBackend) -> SearchBackend:
-    # Transitional: the local index's two sides, until LocalIndex.search honours dense_query itself (then it
-    # sets native_dense_query = True and this goes). Only for a backend that declares a dense side.
-    if (b.capabilities.dense and not getattr(b, "native_dense_query", False) and hasattr(b, "search_bm25")
-            and hasattr(b, "search_dense") and getattr(b, "embedder", None) is not None):
-        return _HydeFallback(b)
-    return b
+def _is_backend(x: object) -> bool:
+    # not isinstance(x, SearchBackend): a runtime Protocol check costs ~20 µs, twice per one-call turn
+    return hasattr(x, "search") and hasattr(x, "capabilities")
 
 
 def _unwrap(backend: SearchBackend | Sequence[SearchBackend]) -> tuple[SearchBackend, ...]:
     if isinstance(backend, FanOut):
         return backend.backends
-    if isinstance(backend, SearchBackend):
-        return (backend,)
-    return tuple(b for x in backend for b in _unwrap(x))
+    if _is_backend(backend):
+        return (backend,)  # type: ignore[return-value]
+    return tuple(b for x in backend for b in _unwrap(x))  # type: ignore[union-attr]
 
 
 class Pipeline:
@@ -222,7 +190,7 @@ class Pipeline:
         self.rewriter: Rewriter = rewriter
         self.variant_maker = variant_maker
         self.hyde = hyde
-        self._open = backend if callable(backend) and not isinstance(backend, SearchBackend) else None
+        self._open = backend if callable(backend) and not _is_backend(backend) else None
         self._backends: tuple[SearchBackend, ...] | None = None if self._open else _unwrap(backend)  # type: ignore[arg-type]
         self._opened: SearchBackend | None = None
         self._owns_backends = owns_backends
@@ -325,8 +293,7 @@ class Pipeline:
         return text, (why,)
 
     def _routes(self, plan: TurnPlan, backends: Sequence[SearchBackend], dense: str | None) -> list[Route]:
-        views = [_dense_view(b) for b in backends] if dense else list(backends)
-        return route_queries(views, plan.queries, web_variants=self.settings.web_variants == "on",
+        return route_queries(backends, plan.queries, web_variants=self.settings.web_variants == "on",
                              dense_query=dense)
 
     def search(self, query: str, messages: Iterable[Message | dict[str, Any]] = (), *, topic: str | None = None,

@@ -50,6 +50,7 @@ def pg_url(pg_server_url: str):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    _milvus_summary(terminalreporter)
     if not PG_URL:
         terminalreporter.write_line(SQLITE_ONLY, yellow=True, bold=True)
     else:
@@ -83,3 +84,16 @@ def _redis_summary(terminalreporter) -> None:
         terminalreporter.write_line(NO_REDIS, yellow=True, bold=True)
     else:
         terminalreporter.write_line("web cache / rate limiter tests ran on Redis (CONVSEARCH_TEST_REDIS_URL)")
+
+
+# --- Milvus: Lite in tmp_path always; a real server when CONVSEARCH_TEST_MILVUS_URI is set ------------------
+MILVUS_URI = os.environ.get("CONVSEARCH_TEST_MILVUS_URI", "").strip()
+MILVUS_LITE_ONLY = ("CONVSEARCH_TEST_MILVUS_URI is not set: the Milvus backend tests ran on Milvus Lite only "
+                    "(set it to http://host:19530 to run them on a server too)")
+
+
+def _milvus_summary(terminalreporter) -> None:
+    if not MILVUS_URI:
+        terminalreporter.write_line(MILVUS_LITE_ONLY, yellow=True, bold=True)
+    else:
+        terminalreporter.write_line(f"Milvus backend tests ran on Milvus Lite and the server at {MILVUS_URI}")

@@ -101,7 +101,7 @@ def test_mcp_over_streamable_http_acts_for_the_keys_tenant(server: LiveServer) -
     calls = [("search", {"query": "深圳最近三天适合露营吗？", "session_id": "mcp-1"}),
              ("search", {"query": "那番禺呢？", "session_id": "mcp-1"})]
     tools, first, second = _mcp_http(server.url, A, calls)
-    assert {t.name for t in tools.tools} == {"search", "rewrite"}
+    assert {t.name for t in tools.tools} == {"search", "rewrite", "answer"}
     assert not first.is_error and not second.is_error
     assert second.structured_content["standalone_query"] == "番禺最近三天适合露营吗"
     with httpx.Client(base_url=server.url, timeout=30) as c:
@@ -135,7 +135,7 @@ def test_mcp_over_stdio_with_the_cli(data_dir: Path) -> None:
             return tools, r, bad
 
     tools, r, bad = asyncio.run(go())
-    assert {t.name for t in tools.tools} == {"search", "rewrite"}
+    assert {t.name for t in tools.tools} == {"search", "rewrite", "answer"}
     assert r.structured_content["standalone_query"] == "AnySearch 的价格"
     assert r.structured_content["results"][0]["id"] == "zh-any-price"
     assert bad.is_error and "Traceback" not in bad.content[0].text

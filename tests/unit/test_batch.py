@@ -77,3 +77,21 @@ def test_missing_input_and_unknown_rewriter(tmp_path):
         rewrite_batch(tmp_path / "nope.jsonl", tmp_path / "out.jsonl")
     with pytest.raises(ConfigError):
         rewrite_batch(_write(tmp_path / "in.jsonl", RECORDS), tmp_path / "out.jsonl", "gpt-9")
+
+
+def test_openai_roles_are_accepted_and_filtered(tmp_path):
+    """system / tool / function / developer turns are accepted and filtered as the window filters them."""
+    recs = [{"id": "r1", "history": ["You are terse.", "深圳最近三天适合露营吗？", '{"tool": "weather", "深圳": "晴"}',
+                                     "适合，天气晴朗。"],
+             "history_roles": ["system", "user", "tool", "assistant"], "question": "那番禺呢？"},
+            {"id": "r2", "messages": [{"role": "developer", "content": "Answer in English."},
+                                      {"role": "user", "content": "Who founded SpaceX?"},
+                                      {"role": "assistant", "content": "Elon Musk founded SpaceX in 2002."},
+                                      {"role": "function", "content": '{"x": 1}'},
+                                      {"role": "user", "content": "When did he found it?"}]}]
+    dst = tmp_path / "out.jsonl"
+    n, _ = rewrite_batch(_write(tmp_path / "in.jsonl", recs), dst)
+    out = [json.loads(line) for line in dst.read_text(encoding="utf-8").splitlines()]
+    assert n == 2
+    assert out[0]["rewrite"].startswith("番禺") and "tool" not in out[0]["rewrite"]
+    assert "Elon Musk" in out[1]["rewrite"] and "Answer in English" not in out[1]["rewrite"]

@@ -49,7 +49,7 @@ def test_bad_json_line_names_file_and_line(tmp_path: Path) -> None:
     (rec(question=None), "field 'question' must be a string"),
     ({"id": "x", "rewrite_a": "a"}, "missing field 'question'"),
     (rec(history_roles=["user"]), "history has 2 turns but history_roles has 1"),
-    (rec(history_roles=["user", "bot"]), "unknown history role(s) 'bot'"),
+    (rec(history_roles=["user", "bot"]), "unknown history role(s) 'bot'; expected one of: assistant, developer"),
     (rec(history="not a list"), "field 'history' must be a list of strings"),
     (rec(qrels={"d": "high"}), "integer grades"),
     ([1, 2], "expected a JSON object"),

@@ -7,15 +7,25 @@ import logging
 
 import pytest
 
-from convsearch import (InMemoryBackend, InputError, Pipeline, Rewriter, RuleRewriter, SearchResponse, Settings,
-                        TurnPlan, search_with_context)
+from convsearch import (
+    InMemoryBackend,
+    InputError,
+    Pipeline,
+    Rewriter,
+    RuleRewriter,
+    SearchResponse,
+    Settings,
+    TurnPlan,
+    search_with_context,
+)
 from convsearch.rewrite import Passthrough, Scripted, get_rewriter
 from convsearch.testing.backends import ScriptedBackend
 from convsearch.types import Document
 
 DOCS = [Document("zh", "AnySearch 的价格：专业版每月 99 元", title="AnySearch 价格"),
         Document("en", "SpaceX first launched Falcon 1 in 2006", title="Falcon 1")]
-ZH = [{"role": "user", "content": "AnySearch 支持哪些检索方式？"}, {"role": "assistant", "content": "关键词和混合检索。"}]
+ZH = [{"role": "user", "content": "AnySearch 支持哪些检索方式？"},
+      {"role": "assistant", "content": "关键词和混合检索。"}]
 EN = [{"role": "user", "content": "Who founded SpaceX?"}, {"role": "assistant", "content": "Elon Musk, in 2002."}]
 
 
@@ -32,8 +42,8 @@ class Closing:
         self.closed += 1
 
 
-@pytest.mark.parametrize("query,history,standalone", [("价格呢？", ZH, "AnySearch 的价格"),
-                                                       ("When did it first launch?", EN, "When did SpaceX first launch?")])
+@pytest.mark.parametrize("query,history,standalone", [
+    ("价格呢？", ZH, "AnySearch 的价格"), ("When did it first launch?", EN, "When did SpaceX first launch?")])
 def test_plan_is_the_front_of_a_turn_without_searching(query, history, standalone, caplog):
     b = InMemoryBackend(DOCS)
     caplog.set_level(logging.INFO, logger="convsearch.events")

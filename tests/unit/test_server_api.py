@@ -429,12 +429,27 @@ def test_search_names_backends_and_says_when_one_failed(make_client, corpus) -> 
 
 
 def test_recency_goes_through_the_pipeline_and_the_trace_says_how(make_client) -> None:
-    from datetime import date
+    from datetime import date, timedelta
 
-    c = make_client(today=lambda: date(2024, 12, 1))
-    r = c.post("/v1/search", json={"query": "露营 天气", "recency": "week", "lang": "zh"}, headers=A).json()
-    assert r["results"] and all(x["date"] >= "2024-11-24" for x in r["results"])
-    assert r["trace"]["backends"][0]["notes"] == ["filter lang: natively", "recency week: after the search"]
+    from convsearch.backends.fanout import FanOut
+    from convsearch.testing.backends import ScriptedBackend
+    from convsearch.types import Document
+
+    day = date.today()  # a backend counts its window from the real date (a made-up today is applied after)
+    docs = [Document("zh-new", "番禺最近三天露营天气：周六转晴", title="番禺露营天气", lang="zh",
+                     date=(day - timedelta(days=2)).isoformat()),
+            Document("zh-old", "番禺去年的露营天气", title="番禺露营旧闻", lang="zh",
+                     date=(day - timedelta(days=40)).isoformat()),
+            Document("en-new", "Camping weather in Panyu this week", lang="en", date=day.isoformat())]
+    native = ScriptedBackend("native", docs)  # applies lang and recency itself
+    plain = ScriptedBackend("plain", docs, native_filters=False)  # applies neither: done after its search
+    c = make_client(backend=FanOut([native, plain]), today=lambda: day)
+    r = c.post("/v1/search", json={"query": "番禺 露营 天气", "recency": "week", "lang": "zh"}, headers=A).json()
+    assert [x["id"] for x in r["results"]] == ["zh-new"]
+    notes = {b["backend"]: b["notes"] for b in r["trace"]["backends"]}
+    assert notes == {"native": ["filter lang: natively", "recency week: natively"],
+                     "plain": ["filter lang: after the search", "recency week: after the search"]}
+    assert plain.calls[0].recency is None and native.calls[0].recency.value == "week"
 
 
 def test_rewrite_endpoint_is_the_pipelines_plan_and_emits_the_rewrite_event(client: TestClient, caplog) -> None:

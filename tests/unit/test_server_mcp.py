@@ -32,7 +32,7 @@ def test_lists_search_and_rewrite_with_schemas(service: Service) -> None:
             return (await c.list_tools()).tools
 
     tools = {t.name: t for t in run(go())}
-    assert set(tools) == {"search", "rewrite"}
+    assert set(tools) == {"search", "rewrite", "answer"}
     props = tools["search"].input_schema["properties"]
     assert {"query", "session_id", "messages", "topic", "top_k", "recency"} <= set(props)
     assert tools["search"].input_schema["required"] == ["query"]

@@ -46,6 +46,7 @@ BUILTINS: dict[str, str] = {
     "bing": "convsearch.backends.web:open_bing",
     "searxng": "convsearch.backends.web:open_searxng",
     "web": "convsearch.backends.web:from_settings",
+    "milvus": "convsearch.backends.milvus:from_settings",
 }
 
 Factory = Callable[..., SearchBackend]
@@ -103,7 +104,7 @@ def backend_factory(name: str) -> Factory:
     raise ConfigError(f"unknown backend {name!r} in CONVSEARCH_BACKENDS; known: {', '.join(known_backends())}")
 
 
-def _build(name: str, settings: "Settings", create: bool) -> SearchBackend:
+def _build(name: str, settings: Settings, create: bool) -> SearchBackend:
     fn = backend_factory(name)
     if not create:
         return fn(settings)
@@ -117,7 +118,7 @@ def _build(name: str, settings: "Settings", create: bool) -> SearchBackend:
     return fn(settings, create=True)
 
 
-def open_backend(settings: "Settings", names: str | Iterable[str] | None = None, *,
+def open_backend(settings: Settings, names: str | Iterable[str] | None = None, *,
                  create: bool = False) -> SearchBackend:
     """The backend ``names`` (default ``settings.backends``) name: one backend, or a FanOut over several.
 

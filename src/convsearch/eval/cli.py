@@ -55,11 +55,14 @@ def _name(value: Any) -> str:
 
 
 def rewrite_report(data: Path, rewriter: Any = "rules", limit: int | None = None, topic: bool = True,
-                   **_: Any) -> dict[str, Any]:
-    """Load ``data`` (first ``limit`` records) and run ``evaluate_rewrite``; adds ``data`` and ``seconds``."""
+                   half: Any = "all", **_: Any) -> dict[str, Any]:
+    """Load ``data`` (first ``limit`` records, of one ``half`` by dialog: all | tune | frozen) and run
+    ``evaluate_rewrite``; adds ``data``, ``half`` and ``seconds``."""
     import time
 
-    records = load_records(data, limit=limit)
+    from .split import select_half
+
+    records = select_half(load_records(data, limit=limit), _name(half))
     rw = load_rewriter(_name(rewriter))
     t0 = time.perf_counter()
     try:
@@ -68,6 +71,27 @@ def rewrite_report(data: Path, rewriter: Any = "rules", limit: int | None = None
         _close(rw)
     report["seconds"] = time.perf_counter() - t0
     report["data"] = str(data)
+    report["half"] = _name(half)
+    return report
+
+
+def followups_report(data: Path, rewriter: Any = "rules", limit: int | None = None, half: Any = "all",
+                     **_: Any) -> dict[str, Any]:
+    """Load a follow-ups file (of one ``half``) and run ``evaluate_followups``; adds ``data``, ``half``, ``seconds``."""
+    import time
+
+    from .followups import evaluate_followups, followups_half, load_followups
+
+    cases = followups_half(load_followups(data, limit=limit), _name(half))
+    rw = load_rewriter(_name(rewriter))
+    t0 = time.perf_counter()
+    try:
+        report = evaluate_followups(cases, rw)
+    finally:
+        _close(rw)
+    report["seconds"] = time.perf_counter() - t0
+    report["data"] = str(data)
+    report["half"] = _name(half)
     return report
 
 
@@ -140,6 +164,19 @@ def format_retrieval_table(report: dict[str, Any]) -> str:
     return _table(header, rows) + "\n" + "\n".join(notes)
 
 
+def format_followups_table(report: dict[str, Any]) -> str:
+    """Systems (copy, the rewriter) × pass rate overall and per category."""
+    systems = report["systems"]
+    cats = sorted({c for sm in systems.values() for c in sm["categories"]})
+    header = ["system", "n", "pass", *cats]
+    rows = [[name, str(sm["n"]), _fmt(sm["pass"]), *(_fmt(sm["categories"].get(c)) for c in cats)]
+            for name, sm in systems.items()]
+    failed = systems[report["rewriter"]]["failed"]
+    notes = [f"rewriter={report['rewriter']} half={report.get('half', 'all')} records={report['n_records']}",
+             f"failed ({len(failed)}): {' '.join(failed)}"]
+    return _table(header, rows) + "\n" + "\n".join(notes)
+
+
 def _emit(report: dict[str, Any], as_json: bool, fmt: Any) -> None:
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
@@ -158,18 +195,36 @@ RewriterOpt = typer.Option(RewriterName.rules, "--rewriter",
                            help="The rewriter to evaluate (llm and auto read the CONVSEARCH_LLM_* settings).")
 LimitOpt = typer.Option(None, "--limit", min=1, help="Use only the first N records (retrieval: score N turns).")
 JsonOpt = typer.Option(False, "--json", help="Print the full report as JSON.")
+class Half(str, Enum):
+    all = "all"
+    tune = "tune"
+    frozen = "frozen"
+
+
+HalfOpt = typer.Option(Half.all, "--half", help="Score one half of the dialogs (eval.split: tune | frozen) or all.")
 TopicOpt = typer.Option(True, "--topic/--no-topic", help="Pass the record's topic (title) to the rewriter.")
 
 
 @eval_app.command("rewrite")
 def rewrite_cmd(data: Path = DataOpt, rewriter: RewriterName = RewriterOpt, limit: int | None = LimitOpt,
-                topic: bool = TopicOpt, as_json: bool = JsonOpt) -> None:
+                topic: bool = TopicOpt, half: Half = HalfOpt, as_json: bool = JsonOpt) -> None:
     """Rewrite quality (BLEU, restoration F1, EM, gate, faithfulness, latency) against copy and last_user+q."""
     try:
-        report = rewrite_report(data, rewriter, limit, topic)
+        report = rewrite_report(data, rewriter, limit, topic, half)
     except ConvsearchError as exc:
         raise _fail(exc) from None
     _emit(report, as_json, format_rewrite_table)
+
+
+@eval_app.command("followups")
+def followups_cmd(data: Path = DataOpt, rewriter: RewriterName = RewriterOpt, limit: int | None = LimitOpt,
+                  half: Half = HalfOpt, as_json: bool = JsonOpt) -> None:
+    """Search follow-ups scored by substring checks (must / must_any / must_not / exact): pass rate per category."""
+    try:
+        report = followups_report(data, rewriter, limit, half)
+    except ConvsearchError as exc:
+        raise _fail(exc) from None
+    _emit(report, as_json, format_followups_table)
 
 
 @eval_app.command("retrieval")
@@ -202,7 +257,7 @@ def regress_cmd(
         raise typer.Exit(code)
 
 
-RUNNERS = {"rewrite": rewrite_report, "retrieval": retrieval_report}
+RUNNERS = {"rewrite": rewrite_report, "retrieval": retrieval_report, "followups": followups_report}
 
 
 def main() -> None:  # pragma: no cover - for `python -m convsearch.eval.cli`

@@ -1,6 +1,7 @@
 """Load conversational-rewrite JSONL files of the shared schema into immutable records.
 
-One JSON object per line: ``id, dataset, split, lang, history [str], history_roles [user|assistant],
+One JSON object per line: ``id, dataset, split, lang, history [str], history_roles [user|assistant|system|tool|
+function|developer],
 question, rewrite, needs_rewrite`` and optionally ``topic, alt_rewrites, gold_passages_text,
 gold_passage_ids, qrels, meta``. A bad line raises ``DataFileError(path, problem, line)``.
 
@@ -22,8 +23,11 @@ from typing import Any
 from ..errors import DataFileError
 from ..text import detect_lang, normalize
 from ..types import Message
+from ..window import KNOWN_ROLES
 
-ROLES = frozenset({"user", "assistant"})
+# OpenAI roles are all accepted; the window keeps user/assistant text only (system, tool, function and
+# developer messages are filtered out before any rewriter sees them, as the library's window does)
+ROLES = KNOWN_ROLES
 _REQUIRED = ("id", "question", "rewrite", "history", "history_roles")
 
 
@@ -48,8 +52,9 @@ class EvalRecord:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     def messages(self) -> list[Message]:
-        """The history as ``Message(role, content)`` objects, oldest first."""
-        return [Message(role, content) for role, content in zip(self.history_roles, self.history)]
+        """The history as ``Message`` objects, oldest first (a ``tool`` message is marked as a tool result)."""
+        return [Message(role, content, "tool_result" if role == "tool" else "text")
+                for role, content in zip(self.history_roles, self.history)]
 
 
 # --- MuDoCo detokenization ---------------------------------------------------------------------
@@ -131,7 +136,8 @@ def parse_record(obj: Any, *, path: str = "<memory>", line: int | None = None, d
         raise DataFileError(path, f"history has {len(history)} turns but history_roles has {len(roles)}", line)
     bad = sorted(set(roles) - ROLES)
     if bad:
-        raise DataFileError(path, f"unknown history role(s) {', '.join(map(repr, bad))}; expected user|assistant", line)
+        raise DataFileError(path, f"unknown history role(s) {', '.join(map(repr, bad))}; expected one of: "
+                                  f"{', '.join(sorted(ROLES))}", line)
     dataset = str(obj.get("dataset") or default_dataset)
     question, rewrite = obj["question"], obj["rewrite"]
     alt = _str_list(obj, "alt_rewrites", path, line)

@@ -30,8 +30,9 @@ import yaml
 from ..errors import ConvsearchError, DataFileError
 
 DEFAULT_TOLERANCE = 0.01
-REWRITE_METRICS = ("bleu", "em", "rest_f1", "rest_f2", "gate_acc", "gate_f1", "changed", "faithful")
+REWRITE_METRICS = ("bleu", "em", "rest_p1", "rest_f1", "rest_f2", "gate_acc", "gate_f1", "changed", "faithful")
 RETRIEVAL_METRICS = ("recall@10", "mrr@10", "ndcg@3")
+FOLLOWUPS_METRICS = ("pass", "min_category")
 
 
 @dataclass(slots=True)
@@ -134,6 +135,10 @@ def default_metric_paths(kind: str, report: dict[str, Any]) -> list[str]:
     if kind == "rewrite":
         system = report["rewriter"]
         return [f"datasets.{ds}.systems.{system}.{m}" for ds in report["datasets"] for m in REWRITE_METRICS]
+    if kind == "followups":
+        return [*(f"systems.{s}.{m}" for s in report["systems"] for m in FOLLOWUPS_METRICS),
+                *(f"systems.{report['rewriter']}.categories.{c}"
+                  for c in report["systems"][report["rewriter"]]["categories"])]
     return [*(f"systems.{q}.{m}" for q in ("raw", "system", "human", "dual") for m in RETRIEVAL_METRICS),
             "gap_closed", "n_queries"]
 
@@ -166,7 +171,7 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, Any]]:
     from .cli import RUNNERS, eval_app
 
     if len(argv) < 2 or argv[0] != "eval" or argv[1] not in RUNNERS:
-        raise ValueError(f"command must start with 'eval rewrite' or 'eval retrieval', got {shlex.join(argv)!r}")
+        raise ValueError(f"command must start with 'eval {' | '.join(RUNNERS)}', got {shlex.join(argv)!r}")
     cmd = typer.main.get_command(eval_app).commands[argv[1]]  # type: ignore[attr-defined]
     try:
         ctx = cmd.make_context(argv[1], list(argv[2:]))
@@ -324,10 +329,72 @@ def targets_report(rows: list[Row], targets: dict[str, Any] | None) -> list[str]
     return out + [""]
 
 
+def _metric(row: Row | None, metric: str) -> float | None:
+    if row is None:
+        return None
+    for p in row.measured or row.expected:
+        if p.endswith("." + metric):
+            v = row.measured.get(p, row.expected.get(p))
+            return None if v is None else float(v)
+    return None
+
+
+def generalisation_report(rows: list[Row]) -> list[str]:
+    """Per set: restoration F1 of the rules on the whole set (and its change against the expected value, i.e.
+    against the committed numbers when run without --update), on the tuning half and on the frozen half, and
+    BLEU against copy per half; then the mean F1 across sets and the worst per-set change."""
+    by_name = {r.name: r for r in rows}
+    sets = [r.name[len("rewrite/"):-len("/rules")] for r in rows
+            if r.name.startswith("rewrite/") and r.name.endswith("/rules") and r.name.count("/") == 2]
+    sets = [s for s in sets if f"rewrite/{s}/rules/tune" in by_name]
+    if not sets:
+        return []
+    out = ["## Generalisation (tuning half vs frozen half, split by dialog: `eval.split`)", "",
+           ("| set | R-F1 all | Δ vs expected | R-F1 tune | R-F1 frozen | frozen − tune | BLEU tune (copy) | "
+            "BLEU frozen (copy) |"), "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    f1s: list[float] = []
+    deltas: list[tuple[float, str]] = []
+
+    def pct(v: float | None) -> str:
+        return "-" if v is None else f"{100 * v:.1f}"
+
+    def num(v: float | None) -> str:
+        return "-" if v is None else f"{v:.2f}"
+
+    for s in sets:
+        full = by_name[f"rewrite/{s}/rules"]
+        f1 = _metric(full, "rest_f1")
+        exp = next((float(v) for p, v in full.expected.items() if p.endswith(".rest_f1") and v is not None), None)
+        delta = None if f1 is None or exp is None else f1 - exp
+        if f1 is not None:
+            f1s.append(f1)
+        if delta is not None:
+            deltas.append((delta, s))
+        t, f = (_metric(by_name.get(f"rewrite/{s}/rules/{h}"), "rest_f1") for h in ("tune", "frozen"))
+        bt, bf = (_metric(by_name.get(f"rewrite/{s}/rules/{h}"), "bleu") for h in ("tune", "frozen"))
+        ct, cf = (_metric(by_name.get(f"rewrite/{s}/passthrough/{h}"), "bleu") for h in ("tune", "frozen"))
+        gap = None if t is None or f is None else f - t
+        out.append(f"| {s} | {pct(f1)} | {'-' if delta is None else f'{100 * delta:+.1f}'} | {pct(t)} | {pct(f)} | "
+                   f"{'-' if gap is None else f'{100 * gap:+.1f}'} | {num(bt)} ({num(ct)}) | {num(bf)} ({num(cf)}) |")
+    fu = {h: _metric(by_name.get(f"followups/search-followups-dev/rules{'' if h == 'all' else '/' + h}"), "rules.pass")
+          for h in ("all", "tune", "frozen")}
+    out.append("")
+    if f1s:
+        out.append(f"Mean restoration F1 across the {len(f1s)} sets: **{100 * sum(f1s) / len(f1s):.1f}**; "
+                   f"worst per-set "
+                   f"change against the expected values: "
+                   + (f"{100 * min(deltas)[0]:+.1f} ({min(deltas)[1]})" if deltas else "-") + ".")
+    if fu["all"] is not None:
+        out.append(f"Search follow-ups pass rate: {pct(fu['all'])}% (tune {pct(fu['tune'])}%, "
+                   f"frozen {pct(fu['frozen'])}%).")
+    return out + [""]
+
+
 def markdown_report(rows: list[Row], targets: dict[str, Any] | None = None) -> str:
     """Pivot tables (one per command kind: rows × metrics), the targets, and the commands."""
     out = ["<!-- generated by `convsearch eval regress --markdown`; do not edit by hand -->", ""]
-    for kind, title in (("rewrite", "Rewrite quality"), ("retrieval", "Retrieval")):
+    for kind, title in (("rewrite", "Rewrite quality"), ("followups", "Search follow-ups (pass rate)"),
+                        ("retrieval", "Retrieval")):
         kind_rows = [r for r in rows if len(r.argv) > 1 and r.argv[1] == kind]
         if not kind_rows:
             continue
@@ -350,6 +417,7 @@ def markdown_report(rows: list[Row], targets: dict[str, Any] | None = None) -> s
                 cells = {c: "error" for c in columns}
             out.append(f"| {r.name} | " + " | ".join(cells.get(c, "") for c in columns) + " |")
         out.append("")
+    out += generalisation_report(rows)
     out += targets_report(rows, targets)
     out += ["## Commands", "", "| condition | command | seconds |", "|---|---|---:|"]
     for r in rows:

@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import ConvsearchError
 from ..rewrite.base import Rewriter
 from ..text import words
+from ..window import in_window
 from . import metrics as m
 from .data import EvalRecord, topic_text
 
@@ -118,7 +119,7 @@ def evaluate_rewrite(records: Sequence[EvalRecord], rewriter: Rewriter, *, use_t
         latencies: list[float] = []
         fell_back = errors = 0
         for r, topic in zip(usable, topics):
-            history = r.messages()
+            history = [msg for msg in r.messages() if in_window(msg)]  # system / tool turns: as the window does
             t0 = time.perf_counter()
             try:
                 result = rewriter.rewrite(history, r.question, topic=topic)

@@ -23,7 +23,7 @@ from .. import lexicon as lx
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message
 
-_EN_TOKEN_RE = re.compile(r"[A-Za-z0-9][\w'’\-\.]*[\w]|[A-Za-z0-9]|[^\w\s]", re.UNICODE)
+_EN_TOKEN_RE = re.compile(r"[A-Za-z0-9][\w'’\-\.]*[\w]\+?|[A-Za-z0-9]\+?|[^\w\s]", re.UNICODE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-_ZH_CLAUSE_RE = re.compile(r"[，。、！？；：,.!?;:()（）\[\]【】“”\"'‘’~～…]+")
+_ZH_CLAUSE_RE = re.compile(r"(?:[，。、！？；：,!?;:()（）\[\]【】“”\"'‘’~～…]|(?<!\d)\.|\.(?!\d))+")
 
 
 def zh_mentions(text: str) -> list[Mention]:
@@ -80,8 +80,59 @@ def zh_mentions(text: str) -> list[Mention]:
     return out
 
 
+# A mixed-script name is one unit: Latin/digit words separated by spaces ("RTX 4090", "GPT-4o mini",
+# "MatePad Pro 13.2"), with a Chinese brand written right before it ("小米 14 Ultra", "小鹏 G6").
+_ZH_LATIN_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-]*(?:[ \t]+[A-Za-z0-9][A-Za-z0-9.+\-]*)*")
+_ZH_ASCII_ALNUM_RE = re.compile(r"[A-Za-z0-9]")
+_ZH_BRAND_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz"})
+_ZH_BRAND_MAX = 3
+
+
+def zh_name_tokens(text: str) -> list[tuple[str, str]]:
+    """``tagged(text)`` with every mixed-script name as one token tagged 'eng', its spacing kept.
+
+    >>> zh_name_tokens("小米 14 Ultra 支持卫星通信吗")[0]
+    ('小米 14 Ultra', 'eng')
+    """
+    if not _ZH_ASCII_ALNUM_RE.search(text):
+        return tagged(text)
+    out: list[tuple[str, str]] = []
+    pos = 0
+    for m in _ZH_LATIN_NAME_RE.finditer(text):
+        name = m.group(0).rstrip(".-")
+        if not any(c.isalpha() for c in name) or (" " not in name and not any(c.isdigit() for c in name)
+                                                    and "-" not in name and "+" not in name):
+            continue  # a plain number, or one Latin word: jieba's own tokens
+        before = text[pos:m.start()]
+        toks = tagged(before) if before.strip() else []
+        if toks and toks[-1][1] in _ZH_BRAND_TAGS and len(toks[-1][0]) <= _ZH_BRAND_MAX and is_cjk(toks[-1][0][-1]) \
+                and before.rstrip().endswith(toks[-1][0]) and before[len(before.rstrip()):] in ("", " "):
+            brand = toks.pop()[0]
+            name = brand + before[len(before.rstrip()):] + name
+        out.extend(toks)
+        out.append((name, "eng"))
+        pos = m.start() + len(m.group(0).rstrip(".-"))
+    if pos == 0:
+        return tagged(text)
+    if text[pos:].strip():
+        out.extend(tagged(text[pos:]))
+    return out
+
+
+def _as_written(words: Sequence[str], text: str) -> str:
+    """Join words as ``join_tokens`` does, keeping a space the text has between a Latin word and Chinese
+    ("git 设置 HTTP 代理", not "git设置HTTP代理")."""
+    out = ""
+    for t in words:
+        latin_pair = out and not is_cjk(out[-1]) and not is_cjk(t[0]) and out[-1].isalnum() and t[0].isalnum()
+        if out and (latin_pair or (is_cjk(out[-1]) != is_cjk(t[0]) and f"{out[-4:]} {t[:4]}" in text)):
+            out += " "
+        out += t
+    return out
+
+
 def _zh_clause_mentions(text: str) -> list[Mention]:
-    toks = tagged(text)
+    toks = zh_name_tokens(text)
     out: list[Mention] = []
     run: list[tuple[str, str]] = []
 
@@ -94,7 +145,7 @@ def _zh_clause_mentions(text: str) -> list[Mention]:
             cls = propers[-1] if propers else "n"
             if cls in ("nrt", "nrfg"):
                 cls = "nr"
-            phrase = join_tokens(words)
+            phrase = _as_written(words, text)
             if len(phrase) > 1 or (propers and not is_cjk(phrase)):  # 乜/nr, 爪/ns: one-character tags are noise
                 out.append(Mention(phrase, bool(propers), cls, words[-1]))
         run.clear()
@@ -167,6 +218,14 @@ def _is_cap(tok: str) -> bool:
         tok[:1].isdigit() and any(c.isalpha() for c in tok))
 
 
+_EN_RANGE_MARKS = frozenset({"–", "-", "—", ":", "/", "%"})
+
+
+def _model_part(tok: str) -> bool:
+    """A version or model number inside a name: 3.12, 70B, 4o, 13, S24+ (a year on its own is no part)."""
+    return tok[:1].isalnum() and any(c.isdigit() for c in tok) and not (tok.isdigit() and len(tok) > 3)
+
+
 def en_mentions(text: str) -> list[Mention]:
     """Proper-noun spans (capitalised runs, with of/the/and inside) and common-noun runs."""
     toks = en_tokens(text)
@@ -202,6 +261,10 @@ def en_mentions(text: str) -> list[Mention]:
                 if t2[0].isalnum() and _is_cap(t2) and t2.lower() not in lx.EN_PRONOUNS:
                     j += 1
                     end = j
+                elif (_model_part(t2) and not (j + 1 < n and toks[j + 1] in _EN_RANGE_MARKS)) or (
+                        t2.lower() in lx.EN_MODEL_SUFFIXES and _model_part(toks[j - 1])):
+                    j += 1  # one mixed-script name: "Python 3.12", "Llama 3.1 70B", "GPT-4o mini", "XPS 13"
+                    end = j
                 elif t2.lower() in lx.EN_CONNECTORS:
                     k = j
                     while k < n and toks[k].lower() in lx.EN_CONNECTORS:
@@ -220,6 +283,13 @@ def en_mentions(text: str) -> list[Mention]:
                     k += 1
                 end = k
             span = toks[i:end]
+            if len(span) == 1 and sentence_start and (low.endswith("ing") or "'" in low or "’" in low
+                                                      or low in lx.EN_VERBS):
+                # "Considering …", "Isn’t it …", "Visit …": a sentence-initial verb or contraction, no name
+                i = end
+                sentence_start = False
+                prev_lower = ""
+                continue
             if not (len(span) == 1 and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
                 out.append(Mention(" ".join(span), True, "proper", span[-1].lower(), det))
             i = end
@@ -227,7 +297,8 @@ def en_mentions(text: str) -> list[Mention]:
             prev_lower = ""
             continue
         # common-noun run: content words that are not verbs by position
-        if low not in lx.STOP_EN and not _verb_position(toks, i) and not low.endswith("ed"):
+        if low not in lx.STOP_EN and not _verb_position(toks, i) and not low.endswith("ed") and not (
+                sentence_start and (low in lx.EN_OPENERS or low.endswith("ing"))):  # "Hmm, …", "Feeling tired, …"
             j = i
             subject = _after_do(toks, i)
             verb_next = False
@@ -374,9 +445,54 @@ def leans_on_focus(text: str, lang: str) -> bool:
     return lang == "zh" and zh_ellipsis(text)
 
 
+def zh_det_tokens(text: str) -> list[tuple[str, str]]:
+    """``tagged(text)`` with 这/那 + classifier + noun split as determiner + noun: jieba gives 这/张卡, 这/本书;
+    this gives 这张/卡, 这本/书 (a determiner phrase standing for an earlier turn's entity).
+
+    >>> zh_det_tokens("这张卡在国外刷有手续费吗")[:2]
+    [('这张', 'r'), ('卡', 'n')]
+    """
+    toks = tagged(text)
+    if not any(w in ("这", "那") for w, _ in toks):
+        return toks
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(toks):
+        w, t = toks[i]
+        if w in ("这", "那") and i + 1 < len(toks) and len(toks[i + 1][0]) >= 2 and toks[i + 1][0][0] in lx.ZH_CLASSIFIERS:
+            rest = toks[i + 1][0][1:]
+            out.extend([(w + toks[i + 1][0][0], "r"), (rest, "n")])
+            i += 2
+            continue
+        out.append((w, t))
+        i += 1
+    return out
+
+
+def zh_classifier_reference(text: str, entity: str) -> tuple[int, int] | None:
+    """The span of "这张卡" / "这辆车" in ``text`` when its noun ends ``entity`` (the focus "经典白金卡"): the phrase
+    names that entity by its kind. A noun the entity does not end in ("这本书" after a card) is no reference.
+
+    >>> zh_classifier_reference("这张卡在国外刷有手续费吗", "招商银行的经典白金卡")
+    (0, 3)
+    """
+    if "这" not in text and "那" not in text:
+        return None
+    toks = zh_det_tokens(text)
+    pos = 0
+    for i, (w, _) in enumerate(toks):
+        start = text.find(w, pos)
+        pos = start + len(w) if start >= 0 else pos
+        if w in lx.ZH_CLASSIFIER_DETS and i + 1 < len(toks):
+            noun = toks[i + 1][0]
+            if noun and entity.endswith(noun) and text.find(noun, pos) == pos:
+                return start, pos + len(noun)
+    return None
+
+
 def has_pronoun(text: str, lang: str) -> bool:
     if lang == "zh":
-        ztoks = tagged(text)
+        ztoks = zh_det_tokens(text)
         return any(zh_anaphor_at(ztoks, i) for i in range(len(ztoks)))
     toks = en_tokens(text)
     return any(t.lower() in lx.EN_PRONOUNS and not _demonstrative_det(toks, k) and not en_feedback_pronoun(toks, k)
@@ -452,6 +568,15 @@ def name_like(topic: str) -> bool:
     return bool(content) and all(_is_cap(w) or not w[:1].isalpha() for w in content)  # "Ludwig Mies van der Rohe"
 
 
+def _cuts_latin_word(text: str, start: int, end: int) -> bool:
+    """Does ``text[start:end]`` begin or end inside a Latin word ("An" of "AnySearch" is no mention)?"""
+    def latin(ch: str) -> bool:
+        return ch.isascii() and ch.isalnum()
+
+    return bool((start > 0 and latin(text[start]) and latin(text[start - 1]))
+                or (end < len(text) and latin(text[end - 1]) and latin(text[end])))
+
+
 def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
     """Character span of a partial mention of ``name`` in ``query`` ("paz" or "Divac" for "Vinnie Paz",
     "Vlade Divac"), or None when the query has the whole name or none of it. Only content words count."""
@@ -462,7 +587,7 @@ def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
             for i in range(len(name) - size + 1):
                 part = name[i:i + size]
                 j = query.find(part)
-                if j >= 0 and part not in lx.STOP_ZH:
+                if j >= 0 and part not in lx.STOP_ZH and not _cuts_latin_word(query, j, j + size):
                     return j, j + size
         return None
     parts = [w for w in re.findall(r"[\w'’-]+", name) if w.lower() not in lx.STOP_EN]

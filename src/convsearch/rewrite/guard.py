@@ -109,6 +109,56 @@ def language_problem(rewritten: str, query: str) -> str | None:
     return "language changed (en → zh)" if detect_lang(rewritten) == "zh" else None
 
 
+_ZH_DOUBLE_DE_RE = re.compile(r"的\s*的")
+_ZH_DE_TIME_RE = re.compile(r"的\s*(?:今天|明天|后天|大后天|昨天|前天|今晚|明晚|周末|下周|上周|本周|今年|明年|去年|"
+                            r"周[一二三四五六日]|星期[一二三四五六日天])[？?。！!]*$")
+_EN_NAME_ITS_RE = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z0-9][\w.+\-]*\s+(?:its|their)\b")
+_EN_DOUBLED_RE = re.compile(r"\b([A-Za-z]{3,})\s+\1\b", re.IGNORECASE)
+_ZH_LEAD_NA_RE = re.compile(r"^那(?![个些里儿么样时边种家位款])\s*")
+_ZH_TRAIL_NE_RE = re.compile(r"(?<=吗)呢([？?！!。~～\s]*)$")
+
+
+def fluency_repair(rewritten: str, query: str) -> str:
+    """Drop what a completion leaves of the follow-up's own glue: a leading 那, a 呢 after 吗 ("那番禺最近三天
+    适合露营吗呢" → "番禺最近三天适合露营吗"), a word doubled where the phrase met the frame ("fixed fixed").
+    A rewrite equal to the query is left alone.
+
+    >>> fluency_repair("那番禺最近三天适合露营吗呢", "那番禺呢？")
+    '番禺最近三天适合露营吗'
+    """
+    if rewritten.strip() == query.strip():
+        return rewritten
+    out = rewritten
+    if _ZH_LEAD_NA_RE.match(rewritten) and CJK_RE.search(rewritten):
+        out = _ZH_LEAD_NA_RE.sub("", rewritten)
+    if CJK_RE.search(out):
+        out = _ZH_TRAIL_NE_RE.sub(r"\1", out).rstrip()
+    m = _EN_DOUBLED_RE.search(out)
+    if m and not _EN_DOUBLED_RE.search(query):
+        out = out[:m.start()] + m.group(1) + out[m.end():]  # "a 15-year fixed fixed" → "a 15-year fixed"
+    return out or rewritten
+
+
+def fluency_problem(rewritten: str, query: str) -> str | None:
+    """What no person would type, in a rewrite that changed the query: a doubled 的, 'X 的后天' (a time
+    expression hung on an entity), 'Name its price'. None when it reads well.
+
+    >>> fluency_problem("杭州的后天", "后天呢？")
+    "a time expression after 的 ('X 的后天')"
+    >>> fluency_problem("And Sony WH-1000XM5 its price?", "And its price?")
+    "a name before its/their ('X its')"
+    """
+    if rewritten.strip() == query.strip():
+        return None
+    if _ZH_DOUBLE_DE_RE.search(rewritten) and not _ZH_DOUBLE_DE_RE.search(query):
+        return "a doubled 的"
+    if _ZH_DE_TIME_RE.search(rewritten) and not _ZH_DE_TIME_RE.search(query):
+        return "a time expression after 的 ('X 的后天')"
+    if _EN_NAME_ITS_RE.search(rewritten) and not _EN_NAME_ITS_RE.search(query):
+        return "a name before its/their ('X its')"
+    return None
+
+
 def output_problem(rewritten: str, query: str, history: Sequence[Message], topic: str | None = None, *,
                    max_zh_chars: int = MAX_ZH_CHARS, max_en_words: int = MAX_EN_WORDS,
                    blocked: Iterable[str] = (), extra: Iterable[str] = ()) -> str | None:

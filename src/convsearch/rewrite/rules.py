@@ -24,16 +24,22 @@ from dataclasses import replace
 from .. import lexicon as lx
 from ..gate import en_ellipsis, en_info_question, needs_rewrite
 from ..text import detect_lang, is_cjk, tagged
-from ..types import Decision, Message, RewriteResult
+from ..types import Decision, DecisionKind, Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, _word_at, class_reference, definite_expansion, en_feedback_pronoun, en_tokens,
                        en_request_part, find_focus, has_pronoun, leans_on_focus, mentions, name_like, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
-                       zh_anaphor_at, _ZH_NE_RE, zh_ellipsis, zh_lead)
-from .guard import unfaithful_words
+                       zh_anaphor_at, _ZH_NE_RE, zh_classifier_reference, zh_ellipsis, zh_lead)
+from .frame import compare_in_history, complete_fragment, locative_there
+from .introduced import introduced_entity
+from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .offer import accepted_offer
 from .ordinal import resolve_ordinal
 
 _TRAIL_PUNCT = "？?！!。.，,~～ \t"
+_EN_PERSON_PRON_RE = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
+_ZH_PERSON_PRON_RE = re.compile(r"他|她")
+_EN_PLURAL_PRON_RE = re.compile(r"\b(?:they|them|their|these|those)\b", re.IGNORECASE)
+_ZH_PLURAL_PRON_RE = re.compile(r"们|这些|那些")
 _PRODUCTISH = frozenset({"nz", "eng", "nt"})
 
 
@@ -95,16 +101,32 @@ class RuleRewriter:
                                  f"gate: {decision.reason}; offer accepted: {offer}")
         if focus.frame and decision.is_frame:
             focus = self._resolve_frame(history, focus, topic)
+        if decision.kind is DecisionKind.PRONOUN:
+            # "Which airline …?" → "KLM …" → "its baggage allowance": the pronoun takes what the answer introduced
+            person = bool((_EN_PERSON_PRON_RE if lang == "en" else _ZH_PERSON_PRON_RE).search(query))
+            plural = bool((_EN_PLURAL_PRON_RE if lang == "en" else _ZH_PLURAL_PRON_RE).search(query))
+            intro = introduced_entity(history, lang) if not person and not plural else None
+            if intro is not None and intro.text.lower() not in query.lower():
+                focus = replace(focus, entity=intro, person=intro if person else focus.person, subject=intro)
+        if focus.frame:
+            done = complete_fragment(query, focus.frame, lang) or compare_in_history(query, history, lang)
+            if done is not None:
+                return self._checked(query, done[0], history, topic, f"gate: {decision.reason}; {done[1]}")
         name = topic_entity(topic) if topic else ""
         span = partial_name_span(query, name) if name and name_like(name) else None
         if span is not None:
             out = query[: span[0]] + name + query[span[1]:]
-            return RewriteResult(query, out, "rules", f"gate: {decision.reason}; alias: {query[span[0]:span[1]]} → {name}",
-                                 False)
+            return self._checked(query, out, history, topic,
+                                 f"gate: {decision.reason}; alias: {query[span[0]:span[1]]} → {name}")
         if lang == "zh":
             out, op = _rewrite_zh(query, focus, history)
         else:
-            out, op = _rewrite_en(query, focus, history, topic_section(topic) if topic else "")
+            answer = history[-1].content if history and history[-1].role == "assistant" else ""
+            there = locative_there(query, focus.frame, answer)
+            q_in = there[0] if there is not None else query
+            out, op = _rewrite_en(q_in, focus, history, topic_section(topic) if topic else "")
+            if there is not None:
+                out, op = (out or q_in), f"{there[1]}; {op}"
         if out is None or not out.strip():
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}; {op}", False)
         return self._checked(query, out, history, topic, f"gate: {decision.reason}; {op}")
@@ -115,6 +137,10 @@ class RuleRewriter:
         bad = unfaithful_words(out, query, history, topic)
         if bad:
             return RewriteResult(query, query, "rules", f"unfaithful rewrite rejected ({', '.join(sorted(bad))})", True)
+        out = fluency_repair(out, query)
+        why = fluency_problem(out, query)
+        if why:
+            return RewriteResult(query, query, "rules", f"{how}; not fluent, rejected: {why}", True)
         return RewriteResult(query, out, "rules", how, False)
 
 
@@ -157,7 +183,9 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
         if ent is not None and ent.text not in body:
             return _attach(ent.text, body, de=True), f"ellipsis completion with {ent.text}"
         return body, "ellipsis without a focus"
-    # 3. pronoun → entity
+    # 3. pronoun → entity; "这张卡" names the focus by its kind (the focus ends in 卡)
+    if ent is not None and (cref := zh_classifier_reference(body, ent.text)) is not None:
+        return _join_zh(body[:cref[0]], ent.text, body[cref[1]:]), f"classifier reference {body[cref[0]:cref[1]]} → {ent.text}"
     toks = tagged(body)
     for i, (w, t) in enumerate(toks):
         if not zh_anaphor_at(toks, i):
@@ -229,6 +257,9 @@ def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | 
     asked = next((m.content for m in reversed(history) if m.role == "user"), "")
     if asked and leans_on_focus(asked, "zh"):
         return ent  # "价格呢？" in between kept the focus alive (AnySearch → 价格呢 → 怎么部署)
+    if ent.proper and len(history) >= 3 and history[-3].role == "assistant" and ent.head in history[-3].content and \
+            any(not x.relational and x.text in history[-3].content for x in mentions(asked, "zh")):
+        return ent  # "旺季是指哪几个月？" asked about a detail of the answer on 拙政园: 拙政园 is still the subject
     last = history[-1]
     if last.role != "assistant":
         return None
@@ -325,10 +356,13 @@ def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = (), secti
             return q[:start] + full + q[end:], f"definite reference: {q[start:end]} → {full}"
     if ent is None:
         return (q, f"class reference: {cref[2]}") if cref is not None else (None, "no focus")
-    excluding = focus.last_answer is not None and _asks_for_more(q)
+    # "what else …" excludes what a short answer said; a long passage says too much to name in a query (CANARD
+    # answers: median 13 words; CAsT 2021 / iKAT passages: 76-171)
+    excluding = focus.last_answer is not None and _asks_for_more(q) and bool(history) and \
+        len(history[-1].content.split()) <= _EN_EXCLUDE_MAX_WORDS
     subject = focus.subject or ent
     if out is None and not _en_names(q, ent) and not _en_names(q, subject):
-        out, how = _complete_en(q, _relational_owner(q, focus) or subject)
+        out, how = _complete_en(q, _relational_owner(q, focus) or _attribute_owner(subject))
     gist = _answer_gist(history[-1].content, focus) if excluding and history else None
     if excluding and gist and gist.lower() not in (out or q).lower():
         # "what else / any other ...": exclude what the last answer already covered
@@ -457,7 +491,8 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
         return f"{q[:m.end(1)]} {ent.text}{q[m.end(1):]}", f"frame completion with {ent.text}"
     core = q.rstrip(_TRAIL_PUNCT)
     last = mentions(core, "en")
-    if last and last[-1].head in lx.RELATIONAL_EN and core.lower().endswith(last[-1].text.lower()):
+    if last and (last[-1].head in lx.RELATIONAL_EN or last[-1].text.lower() in _EN_ATTRIBUTES) \
+            and core.lower().endswith(last[-1].text.lower()):
         return f"{core} of {ent.text}{q[len(core):].strip()}", f"frame completion with {ent.text}"
     rel = next((m for m in mentions(en_request_part(core), "en") if m.relational and not ent.proper and not _EN_OF_AFTER_RE.match(
         core.lower(), core.lower().find(m.text.lower()) + len(m.text))), None)  # "the name of X" has its owner
@@ -471,6 +506,19 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
 
 
 _EN_SENT_END_RE = re.compile(r"[.!?]+\s+")
+_EN_EXCLUDE_MAX_WORDS = 60
+_EN_ATTRIBUTES = frozenset(a.lower() for a in lx.SLOTS["attribute_en"])
+_EN_ATTRIBUTE_OF_RE = re.compile(r"^(?:the\s+)?(?:" + "|".join(sorted(map(re.escape, _EN_ATTRIBUTES), key=len, reverse=True))
+                                 + r")\s+of\s+(?:the\s+)?(.+)$", re.IGNORECASE)
+
+
+def _attribute_owner(ent: Mention) -> Mention:
+    """'CEO of Nvidia' → 'Nvidia': a question about another attribute is about the owner, not the attribute."""
+    m = _EN_ATTRIBUTE_OF_RE.match(ent.text)
+    if m is None:
+        return ent
+    rest = m.group(1)
+    return Mention(rest, rest[:1].isupper(), "proper" if rest[:1].isupper() else "noun", rest.split()[-1].lower())
 _EN_OF_AFTER_RE = re.compile(r"\s+(?:of|for)\b")
 
 

@@ -242,6 +242,10 @@ def create_app(settings: Settings | None = None, *, service: Service | None = No
         """Tool definitions for OpenAI-style function calling (``web_search``), from the same models."""
         return openai_tools(strict=strict)
 
+    from .answer import install as install_answer
+
+    install_answer(app, service, tenant)  # POST /v1/answer: the search agent
+
     @app.get("/healthz", response_model=m.Health, tags=["ops"])
     async def healthz() -> m.Health:
         """Liveness and the index's state (``degraded`` while no index exists)."""

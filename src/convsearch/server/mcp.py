@@ -1,4 +1,5 @@
-"""The MCP server (official ``mcp`` SDK): tools ``search`` and ``rewrite``, the session id as an argument.
+"""The MCP server (official ``mcp`` SDK): tools ``search``, ``rewrite`` and ``answer`` (the search agent), the
+session id as an argument.
 
 Two transports:
 
@@ -103,6 +104,24 @@ def build_mcp(service: Service, *, transport: Literal["stdio", "http"] = "stdio"
             calls.labels("rewrite", "error").inc()
             raise _tool_error(exc) from None
         calls.labels("rewrite", "ok").inc()
+        return out
+
+    from .answer import AnswerOut, AnswerRequest, answer_out, answer_request
+
+    @server.tool(name="answer", structured_output=True)
+    async def answer(query: m.Query, ctx: Context, session_id: m.SessionId | None = None,
+                     messages: list[m.MessageIn] | None = None) -> AnswerOut:
+        """Ask the search agent: it searches (several searches at once when the question has parts), reads the
+        numbered results and answers citing them as [n]; with session_id the stored conversation is the context
+        and the answer is recorded. Without a working LLM the answer is the best results as a numbered list."""
+        try:
+            t = tenant_of(ctx)
+            req = AnswerRequest(query=query, session_id=session_id, messages=messages or [])
+            out = answer_out(await answer_request(service, t, req), session_id)
+        except Exception as exc:
+            calls.labels("answer", "error").inc()
+            raise _tool_error(exc) from None
+        calls.labels("answer", "ok").inc()
         return out
 
     return server

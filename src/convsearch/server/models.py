@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..types import Citation, Decision, RewriteResult, SearchResponse, Trace
 
-_NO_CONTROL = r"^[^\x00-\x1f\x7f]+$"
+# ids: no control character, and not blank (the history store refuses what str.strip() empties, e.g. "\u0085")
+_NO_CONTROL = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
 _NO_NUL = r"^[^\x00]*$"  # text every history database keeps as is
 # ... and not blank (str.strip() also removes \x1c-\x1f, which regex \s does not match in every engine)
 _TEXT = r"^[^\x00]*[^\s\x00\x1c-\x1f][^\x00]*$"

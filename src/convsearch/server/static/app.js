@@ -5,7 +5,7 @@
 (function () {
   const $ = (id) => document.getElementById(id);
   const log = $("log"), form = $("ask"), query = $("query"), status = $("status");
-  const keyInput = $("api-key"), topicInput = $("topic"), sessionEl = $("session-id");
+  const keyInput = $("api-key"), topicInput = $("topic"), sessionEl = $("session-id"), modeInput = $("mode");
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
@@ -46,10 +46,14 @@
     status.textContent = "new session";
   });
 
+  function headers() {
+    const h = { "Content-Type": "application/json" };
+    if (keyInput.value.trim()) h["Authorization"] = "Bearer " + keyInput.value.trim();
+    return h;
+  }
+
   async function api(path, body) {
-    const headers = { "Content-Type": "application/json" };
-    if (keyInput.value.trim()) headers["Authorization"] = "Bearer " + keyInput.value.trim();
-    const res = await fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
+    const res = await fetch(path, { method: "POST", headers: headers(), body: JSON.stringify(body) });
     const data = await res.json().catch(() => null);
     if (!res.ok) {
       const err = data && data.error ? data.error : { status: res.status, message: res.statusText };
@@ -91,6 +95,76 @@
     return card;
   }
 
+  // raw vs rewritten, side by side: what each query found and the keyword hits the rewrite won
+  function renderCompare(c) {
+    const col = (title, ids, hits) => el("div", {},
+      el("h3", {}, title + " · " + hits + " keyword hits"),
+      ids.length ? el("ol", {}, ...ids.map((id) => el("li", {}, id))) : el("div", { class: "meta" }, "no results"));
+    return el("div", { class: "compare", "data-testid": "compare" },
+      col("raw: " + c.original, c.original_ids, c.original_keyword_hits),
+      col("rewritten: " + c.rewritten, c.rewritten_ids, c.rewritten_keyword_hits),
+      el("div", { class: "gain" }, "keyword hit gain: " + (c.keyword_hit_gain > 0 ? "+" : "") + c.keyword_hit_gain));
+  }
+
+  function citationList(cites) {
+    const list = el("ol", { class: "results" });
+    for (const c of cites) {
+      const href = safeUrl(c.url);
+      const title = href ? el("a", { href, target: "_blank", rel: "noopener noreferrer" }, c.title || c.url)
+        : el("span", {}, c.title);
+      const meta = [c.domain, c.date].filter(Boolean).join(", ");
+      list.append(el("li", { "data-testid": "citation" }, el("span", { class: "n" }, "[" + c.n + "] "), title,
+        meta ? el("span", { class: "meta" }, " (" + meta + ")") : null));
+    }
+    return list;
+  }
+
+  // Answer mode: POST /v1/answer with stream=true; server-sent events read from the response body
+  async function askAgent(text, entry) {
+    const card = el("div", { class: "turn", "data-testid": "answer" });
+    const steps = el("ul", { class: "steps" }), answer = el("div", { class: "answer-text", "data-testid": "answer-text" });
+    card.append(steps, answer);
+    entry.append(card);
+    const res = await fetch("/v1/answer", { method: "POST", headers: headers(),
+      body: JSON.stringify({ query: text, session_id: sessionId, stream: true }) });
+    if (!res.ok) {
+      const data = await res.json().catch(() => null);
+      const err = data && data.error ? data.error : { status: res.status, message: res.statusText };
+      throw new Error(err.status + " " + err.message);
+    }
+    const reader = res.body.getReader(), decoder = new TextDecoder();
+    let buf = "";
+    const handle = (event, data) => {
+      if (event === "search") {
+        const what = data.error ? "refused: " + data.error : data.results.length + " results" + (data.cached ? " (cached)" : "");
+        steps.append(el("li", { "data-testid": "step" }, "searched " + (data.searched || data.query) + " → " + what));
+      } else if (event === "token") {
+        answer.append(document.createTextNode(data.text));
+      } else if (event === "citations") {
+        card.append(citationList(data));
+      } else if (event === "done") {
+        const f = data.flags, notes = Object.keys(f).filter((k) => f[k] === true || (Array.isArray(f[k]) && f[k].length));
+        card.append(el("div", { class: "meta" }, `${data.llm_calls.length} LLM calls · ${data.usage.total_tokens} tokens · ` +
+          `${Math.round(data.ms)} ms` + (notes.length ? " · " + notes.join(", ") : "")));
+      }
+    };
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += decoder.decode(value, { stream: true });
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, i); buf = buf.slice(i + 2);
+        let event = "message", data = "";
+        for (const line of block.split("\n")) {
+          if (line.startsWith("event: ")) event = line.slice(7);
+          else if (line.startsWith("data: ")) data += line.slice(6);
+        }
+        if (data) handle(event, JSON.parse(data));
+      }
+    }
+  }
+
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const text = query.value.trim();
@@ -102,9 +176,20 @@
     const body = { query: text, session_id: sessionId, top_k: 5 };
     if (topicInput.value.trim()) body.topic = topicInput.value.trim();
     try {
+      if (modeInput.value === "answer") {
+        status.textContent = "asking the agent …";
+        await askAgent(text, entry);
+        status.textContent = "";
+        entry.scrollIntoView({ block: "end" });
+        return;
+      }
       const r = await api("/v1/search", body);
       entry.append(renderTurn(r));
       status.textContent = "";
+      if (r.rewrite.changed) {
+        const c = await api("/v1/compare", { original: r.query, rewritten: r.standalone_query, top_k: 5 });
+        entry.lastChild.append(renderCompare(c));
+      }
       if (r.results.length) {  // the reply cites [1]: the session remembers what was shown
         await api("/v1/sessions/" + encodeURIComponent(sessionId) + "/messages",
           { messages: [{ role: "assistant", content: r.results[0].snippet + " [1]" }] });

@@ -1,0 +1,22 @@
+"""A search agent that answers with citations: a ReAct loop over any OpenAI-compatible LLM.
+
+>>> from convsearch.agent import Agent
+>>> agent = Agent(pipeline_or_backend, llm, Settings.from_env())
+>>> a = agent.ask("深圳最近三天适合露营吗？顺便告诉我露营要带什么")
+>>> a.text                       # '…[1]…[3]'
+>>> [(c.n, c.domain) for c in a.citations], a.flags.partial, [s.query for s in a.searches]
+>>> for ev in agent.stream("compare A, B and C on battery and camera"): ...   # search / token / citations / done
+
+Modules: ``loop`` (the Agent), ``prompts`` (zh / en), ``policy`` and ``citations`` (pure decisions and the
+citation check), ``search`` (the Searcher over a Pipeline or a backend; the scoped result cache), ``testing``
+(a scripted tool-calling LLM and a delayed backend).
+"""
+
+from .citations import CitationCheck, check_citations
+from .loop import Agent
+from .search import BackendSearcher, PipelineSearcher, ResultCache, Searcher, as_searcher
+from .types import AgentEvent, Answer, AnswerCitation, AnswerFlags, LLMCallRecord, SearchStep, Source
+
+__all__ = ["Agent", "AgentEvent", "Answer", "AnswerCitation", "AnswerFlags", "BackendSearcher", "CitationCheck",
+           "LLMCallRecord", "PipelineSearcher", "ResultCache", "SearchStep", "Searcher", "Source", "as_searcher",
+           "check_citations"]

@@ -1,0 +1,77 @@
+"""``convsearch ask "…" [--session S] [--json]``: the search agent on the command line (registered by cli.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ..config import Settings
+from ..llm import NOT_CONFIGURED, llm_configured
+
+
+def render_sources(answer: Any) -> str:
+    """The numbered sources the answer cites, one per line."""
+    lines = []
+    for c in answer.citations:
+        meta = ", ".join(x for x in (c.domain, c.date or "") if x)
+        lines.append(f"[{c.n}] {c.title}" + (f" ({meta})" if meta else "") + (f"  {c.url}" if c.url else ""))
+    return "\n".join(lines)
+
+
+def ask(question: str = typer.Argument(..., help="The question."),
+        data_dir: Path | None = typer.Option(None, "--data-dir", help="Index directory (default: "
+                                                "$CONVSEARCH_DATA_DIR or ./.convsearch)."),
+        session: str | None = typer.Option(None, "--session", help="Session id: the conversation so far (and "
+                                              "the results it cited) come from the history store; the answer is "
+                                              "recorded there."),
+        tenant: str = typer.Option("local", "--tenant", help="History scope: tenant."),
+        agent: str = typer.Option("cli", "--agent", help="History scope: agent."),
+        as_json: bool = typer.Option(False, "--json", help="Print the whole answer (steps, calls, flags) as JSON."),
+        ) -> None:
+    """Ask the search agent: it searches the index, then answers citing numbered sources. Needs an
+    OpenAI-compatible LLM (CONVSEARCH_LLM_BASE_URL, CONVSEARCH_LLM_MODEL, CONVSEARCH_LLM_API_KEY)."""
+    s = Settings.from_env(data_dir=data_dir)
+    if not llm_configured(s):
+        typer.echo(f"error: {NOT_CONFIGURED}", err=True)
+        raise typer.Exit(2)
+    from ..backends.registry import open_backend
+    from ..llm import open_llm
+    from .loop import Agent
+
+    backend = open_backend(s)  # CONVSEARCH_BACKENDS (default: the local index)
+    store = None
+    if session:
+        from ..history import open_store
+
+        store = open_store(s)
+    a = Agent(backend, open_llm(s), s, tenant=tenant, name=agent, store=store)
+    if as_json:
+        answer = a.ask(question, session=session)
+        typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2, default=str))
+        return
+    answer = None
+    for ev in a.stream(question, session=session):
+        if ev.kind == "search":
+            st = ev.data
+            what = (f"error: {st.error}" if st.error
+                    else f"{len(st.results)} results" + (" (cached)" if st.cached else ""))
+            typer.echo(f"  searching: {st.searched or st.query} → {what}", err=True)
+        elif ev.kind == "token":
+            sys.stdout.write(ev.data)
+            sys.stdout.flush()
+        elif ev.kind == "done":
+            answer = ev.data
+    typer.echo("")
+    if answer is not None and answer.citations:
+        typer.echo("\n" + render_sources(answer))
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="ask")(ask)
+
+
+__all__ = ["ask", "register", "render_sources"]

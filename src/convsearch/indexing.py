@@ -1,0 +1,85 @@
+"""Writing documents into a writable backend (the local index or Milvus), for the CLI's ``index`` and
+``copy-index``: upsert by id in batches with a progress bar, delete by id, copy one backend into another."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from .config import Settings
+from .errors import ConfigError
+from .types import Document
+
+BATCH = 256
+
+
+def open_writable(settings: Settings, name: str | None = None, *, create: bool = True) -> Any:
+    """The writable backend called ``name`` (default ``CONVSEARCH_BACKENDS``; e.g. ``local``, ``milvus``)
+    through the registry; ``create=False`` opens an existing store only."""
+    from .backends.registry import open_backend
+
+    if create:
+        return open_backend(settings, name, create=True)
+    if (name or settings.backends).strip().lower() == "local":
+        from .backends.factory import open_local
+
+        return open_local(settings, create=False)
+    return open_backend(settings, name)
+
+
+def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
+    batch: list[Document] = []
+    for d in docs:
+        batch.append(d)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def write(backend: Any, docs: Iterable[Document], *, total: int | None = None, batch: int = BATCH,
+          desc: str = "indexing") -> int:
+    """Upsert ``docs`` into ``backend`` in batches of ``batch``, with a progress bar on stderr (off when not a
+    terminal); returns how many were written."""
+    from tqdm import tqdm
+
+    n = 0
+    with tqdm(total=total, unit="doc", desc=desc, file=sys.stderr, disable=None) as bar:
+        for b in _batches(docs, batch):
+            written = backend.add(b)
+            n += written
+            bar.update(written)
+    return n
+
+
+def documents_of(backend: Any) -> tuple[Iterable[Document], int]:
+    """Every document stored in ``backend`` and how many there are (for copying)."""
+    from .backends.local import LocalIndex
+
+    if isinstance(backend, LocalIndex):
+        return _local_documents(backend), len(backend)
+    it = getattr(backend, "iter_documents", None)
+    if it is None:
+        raise ConfigError(f"the {getattr(backend, 'name', '?')} backend cannot list its documents to be copied")
+    return it(), len(backend)
+
+
+def _local_documents(idx: Any, *, page: int = 1000) -> Iterator[Document]:
+    """The local index's stored documents, read back from their payloads (ids in index order).
+    (Kept here rather than in local.py so this change stays out of the index's own file.)"""
+    import tantivy
+
+    searcher = idx._index.searcher()
+    n = searcher.num_docs
+    q = tantivy.Query.all_query()
+    for offset in range(0, n, page):
+        for _score, addr in searcher.search(q, page, offset=offset).hits:
+            h = idx._hit(searcher, addr, 0.0, "local", 0)
+            md = {k: v for k, v in h.metadata.items() if k != "lang"}
+            yield Document(h.id, h.text, h.title, h.url, h.date, h.metadata.get("lang"), md)
+
+
+def delete(backend: Any, ids: Sequence[str]) -> int:
+    return int(backend.delete(list(ids)))

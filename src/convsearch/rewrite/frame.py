@@ -1,0 +1,441 @@
+"""Frame-based completion of follow-up fragments, by slot type (zh + en).
+
+A fragment follow-up ("后天呢？", "那 X 呢", "And in 2020?", "What about the S24+?", "In JavaScript?") is resolved
+against the frame of the latest user question: the fragment's phrase takes the place of the span of the same
+slot type in the frame, and nothing else of the frame changes. Slot types come from the lexicons in
+``data/slots.txt`` (places, time expressions by kind, platforms / languages / tools, attributes) and from the
+shape of model and version numbers ("RTX 4090" → "4080 SUPER", "Go 1.22" → "1.21", "Llama 3.1 70B" → "8B"). A
+preposition in the fragment anchors the slot ("And by TensorFlow 2.15?" replaces what follows "by"). A
+comparison ("和 Y 比呢？", "How does Y compare?") keeps the frame's entity and predicate and adds Y beside it.
+
+Precision first: when the fragment has no type the frame also holds, the completer answers None and the other
+rules (or nothing) take over.
+
+>>> complete_fragment("后天呢？", "杭州今天会下雨吗？", "zh")[0]
+'杭州后天会下雨吗'
+>>> complete_fragment("And on Saturday?", "What time does the store open on Sundays?", "en")[0]
+'What time does the store open on Saturday?'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from .. import lexicon as lx
+from ..text import is_cjk
+from ..types import Message
+from .entities import mentions, zh_name_tokens
+
+_TRAIL = "？?！!。.，,~～ \t"
+
+
+# --- slot spans -------------------------------------------------------------------------------------
+def _alternation(entries: tuple[str, ...]) -> str:
+    parts = []
+    for e in sorted(entries, key=len, reverse=True):
+        esc = re.escape(e).replace(r"\ ", r"\s+")
+        parts.append(esc if is_cjk(e[0]) else rf"(?<![A-Za-z0-9]){esc}(?![A-Za-z0-9+#])")
+    return "|".join(parts)
+
+
+_KIND_RES = {kind: re.compile(_alternation(lx.SLOTS[kind]), re.IGNORECASE)
+             for kind in ("place", "time_day", "time_part", "time_season", "time_year", "platform")}
+_KIND_RES["time_year"] = re.compile(_KIND_RES["time_year"].pattern + r"|(?<![\d.])(?:19|20)\d\d(?:\s*年)?(?![\d.])",
+                                    re.IGNORECASE)
+_ZH_NUM = "一二两三四五六七八九十百千万0-9"
+_KIND_RES["amount"] = re.compile(rf"[{_ZH_NUM}]+(?:千|万|元|块)(?:元|块)?(?:左右|以内|以下|以上)?|[$€£¥]\s?\d[\d,.]*")
+_ATTR_RES = {lang: re.compile(_alternation(lx.SLOTS[f"attribute_{lang}"]), re.IGNORECASE) for lang in ("en", "zh")}
+
+
+@lru_cache(maxsize=2048)
+def slot_spans(text: str) -> tuple[tuple[int, int, str], ...]:
+    """Typed spans of ``text``: (start, end, kind), longest match first where they overlap, in text order.
+
+    >>> text = "上海到成都的高铁明天几点"
+    >>> [text[s:e] for s, e, _ in slot_spans(text)]
+    ['上海', '成都', '明天']
+    """
+    found: list[tuple[int, int, str]] = []
+    for kind, rx in _KIND_RES.items():
+        found.extend((m.start(), m.end(), kind) for m in rx.finditer(text))
+    found.sort(key=lambda s: (s[0], -(s[1] - s[0])))
+    out: list[tuple[int, int, str]] = []
+    for s in found:
+        if not out or s[0] >= out[-1][1]:
+            out.append(s)
+    return tuple(out)
+
+
+def slot_kind(phrase: str) -> str | None:
+    """The slot type of a whole phrase ("后天" → time_day, "a Mac" → platform), or None."""
+    p = re.sub(r"^(?:the|a|an)\s+", "", phrase.strip(), flags=re.IGNORECASE)
+    spans = slot_spans(p)
+    return spans[0][2] if len(spans) == 1 and spans[0][0] == 0 and spans[0][1] == len(p) else None
+
+
+# --- model and version numbers -----------------------------------------------------------------------
+_MODEL_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-]*")
+
+
+def _shape(tok: str) -> str:
+    """'4090' → '9', '70B' → '9a', '1.22' → '9.9', 'S24+' → 'a9'."""
+    s = re.sub(r"[0-9]+", "9", re.sub(r"[A-Za-z]+", "a", tok.rstrip("+")))
+    return s
+
+
+def _is_model(phrase: str) -> bool:
+    return bool(phrase) and phrase.isascii() and any(c.isdigit() for c in phrase) and any(
+        c.isalnum() for c in phrase) and len(phrase.split()) <= 4
+
+
+def _model_names(frame: str, lang: str) -> list[tuple[int, int]]:
+    """Spans of mixed-script names holding a number ("RTX 4090", "Llama 3.1 70B", "Galaxy S24 Ultra")."""
+    if lang == "zh":
+        names = [w for w, t in zh_name_tokens(frame) if t == "eng" and any(c.isdigit() for c in w)]
+    else:
+        names = [m.text for m in mentions(frame, "en") if m.proper and any(c.isdigit() for c in m.text)]
+    out = []
+    pos = 0
+    for n in names:
+        i = frame.find(n, pos)
+        if i >= 0:
+            out.append((i, i + len(n)))
+            pos = i + len(n)
+    return out
+
+
+def _swap_model(x: str, frame: str, lang: str, prep: str = "") -> str | None:
+    """A model or version fragment takes the number's place in the frame's name: 'RTX 4090' + '4080 SUPER' →
+    'RTX 4080 SUPER'; a fragment naming a whole model ('o1-mini', 'Air 3') replaces the whole name (the one
+    after ``prep`` first: "And by TensorFlow 2.15?")."""
+    names = _model_names(frame, lang)
+    if not names:
+        return None
+    if prep:
+        names.sort(key=lambda se: not re.search(rf"\b{prep}\s+(?:the\s+)?$", frame[:se[0]], re.IGNORECASE))
+    xt = x.split()
+    for start, end in names:
+        name = frame[start:end]
+        for m in _MODEL_TOKEN_RE.finditer(name):
+            tok = m.group(0)
+            if any(c.isdigit() for c in tok) and _shape(tok) == _shape(xt[0]) and tok != xt[0]:
+                i = start + m.start()
+                rest = frame[end:]
+                tail = " ".join(xt[1:])
+                if tail and rest.lstrip().lower().startswith(tail.lower()):  # "30-year fixed" → "15-year fixed"
+                    rest = rest.lstrip()[len(tail):]
+                return frame[:i] + x + rest
+    if any(c.isalpha() for c in x) and not x.split()[0].isdigit():
+        start, end = names[0]
+        return frame[:start] + x + frame[end:]
+    return None
+
+
+# --- fragments ---------------------------------------------------------------------------------------
+_EN_LEAD_RE = re.compile(r"^\W*(?:(?:so|ok|okay|but|also|then)\s*,?\s+)?"
+                         r"(?:(?:(?:what|how)\s+about|what\s+of|same\s+for|and|"
+                         r"any(?:thing|one)?|something)\b)?\s*", re.IGNORECASE)
+_EN_PREPS = ("in", "on", "for", "by", "at", "from", "to", "with", "during", "under", "over", "via", "using")
+_EN_AFTER_PREP_RE = re.compile(r"\b(?:" + "|".join(_EN_PREPS) + r")\s+$", re.IGNORECASE)
+_EN_PREP_RE = re.compile(r"^(" + "|".join(_EN_PREPS) + r")\s+", re.IGNORECASE)
+_EN_ARTICLE_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_EN_FRAGMENT_WORDS = 4
+_ZH_LEAD_RE = re.compile(r"^(?:那么|那|还有|换成|如果是|要是)\s*")
+_ZH_TAIL_RE = re.compile(r"(?:的)?呢?[？?！!。.，,~～\s]*$")
+_ZH_PREPS = ("从", "去", "到", "在", "用", "对于", "给")
+_ZH_FRAGMENT_CHARS = 12
+
+
+def _en_fragment(q: str) -> tuple[str, str, str] | None:
+    """(lead, preposition, phrase) of an English fragment follow-up, or None."""
+    if not q.rstrip().endswith("?") or q.count(" ") > _EN_FRAGMENT_WORDS + 3:
+        return None  # a fragment is a short question: the cheap test first
+    core = q.strip().rstrip(_TRAIL).strip()
+    core = re.sub(r"\s+instead$", "", core, flags=re.IGNORECASE)
+    m = _EN_LEAD_RE.match(core)
+    lead = core[:m.end()] if m else ""
+    rest = core[len(lead):]
+    pm = _EN_PREP_RE.match(rest)
+    prep = pm.group(1).lower() if pm else ""
+    x = rest[pm.end():] if pm else rest
+    if not x or len(x.split()) > _EN_FRAGMENT_WORDS or not q.strip().endswith("?"):
+        return None
+    if not lead.strip() and not prep and len(x.split()) > 2:
+        return None  # "Which one is cheaper?" is a question of its own
+    if any(w.lower() in lx.EN_AUX | lx.EN_WH for w in x.split()):
+        return None  # a clause, not a phrase ("And how long can it stay valid?")
+    return lead, prep, x
+
+
+def _zh_fragment(q: str) -> tuple[str, str, str, str] | None:
+    """(lead, preposition, phrase, verb tail) of a Chinese fragment follow-up ("那广州呢", "从重庆出发呢"), or None."""
+    core = q.strip()
+    ends_ne = bool(re.search(r"呢[？?！!。.，,~～\s]*$", core))
+    m = _ZH_LEAD_RE.match(core)
+    lead = m.group(0) if m else ""
+    body = _ZH_TAIL_RE.sub("", core[len(lead):]).strip()
+    if not body or not (ends_ne or lead):
+        return None
+    prep = next((p for p in _ZH_PREPS if body.startswith(p)), "")
+    x = body[len(prep):].strip()
+    tail = ""
+    if prep:
+        # "从重庆出发": the phrase is the slot right after the preposition, a short verb may follow
+        sp = slot_spans(x)
+        if sp and sp[0][0] == 0:
+            x, tail = x[:sp[0][1]], x[sp[0][1]:].strip()
+    if not x or len(x) > _ZH_FRAGMENT_CHARS:
+        return None
+    return lead, prep, x, tail
+
+
+# --- completion --------------------------------------------------------------------------------------
+def _replace(frame: str, start: int, end: int, x: str) -> str:
+    before, after = frame[:start], frame[end:]
+    if before and x and not is_cjk(x[0]) and before[-1].isalnum() and not is_cjk(before[-1]):
+        before += " "
+    if after and x and not is_cjk(x[-1]) and after[0].isalnum() and not is_cjk(after[0]):
+        after = " " + after
+    return before + x + after
+
+
+def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str] | None:
+    """The fragment replaces the frame's span of its slot type (the one after ``prep`` when there is one)."""
+    kind = slot_kind(x)
+    bare = _EN_ARTICLE_RE.sub("", x) if lang == "en" else x
+    if kind is not None:
+        spans = [s for s in slot_spans(frame) if s[2] == kind and frame[s[0]:s[1]].lower() != bare.lower()]
+        if prep and lang == "en":
+            after_prep = re.compile(rf"\b{prep}\s+(?:the\s+|a\s+|an\s+)?$", re.IGNORECASE)
+            anchored = [s for s in spans if after_prep.search(frame[:s[0]])]
+            spans = anchored or spans
+        if spans:
+            s, e, _ = spans[0]
+            # "on a Mac" replaces "on Windows 11": an article of the fragment comes with it
+            rep = x if lang == "en" and _EN_AFTER_PREP_RE.search(frame[:s]) else bare
+            return _replace(frame, s, e, rep), f"entity swap ({kind}): {frame[s:e]} → {rep}"
+    if kind is None and lang == "zh":
+        # "预算五千左右": one typed span inside the phrase takes the place of the frame's span of that type
+        xs = slot_spans(x)
+        if len(xs) == 1:
+            xk, piece = xs[0][2], x[xs[0][0]:xs[0][1]]
+            spans = [s for s in slot_spans(frame) if s[2] == xk and frame[s[0]:s[1]] != piece]
+            if len(spans) == 1 and x[:xs[0][0]] in frame[:spans[0][0]] and x[xs[0][1]:] in frame[spans[0][1]:]:
+                s, e, _ = spans[0]
+                return _replace(frame, s, e, piece), f"entity swap ({xk}): {frame[s:e]} → {piece}"
+    if _is_model(bare):
+        out = _swap_model(bare, frame, lang, prep)
+        if out is not None:
+            return out, f"entity swap (model): → {bare}"
+    if prep and lang == "en":
+        # "And by TensorFlow 2.15?": what follows the same preposition in the frame, up to the next break
+        after = rf"\b{prep}\s+((?:the\s+|a\s+|an\s+)?[^,?.!;]+?)(?=\s+(?:{'|'.join(_EN_PREPS)}|and|or)\b|[,?.!;]|$)"
+        found = list(re.finditer(after, frame, re.IGNORECASE))
+        m = found[-1] if found else None
+        if m is not None and 0 < len(m.group(1).split()) <= _EN_FRAGMENT_WORDS and name_like(x):
+            return _replace(frame, m.start(1), m.end(1), x), f"entity swap ({prep} …): {m.group(1)} → {x}"
+    return None
+
+
+def name_like(x: str) -> bool:
+    return x[:1].isupper() or any(c.isdigit() for c in x)
+
+
+def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
+    """'And its price?' after 'What is the battery life of the X?' → 'What is the price of the X?'."""
+    if lang == "en":
+        bare = re.sub(r"^(?:its|their|the)\s+", "", x, flags=re.IGNORECASE)
+    else:
+        bare = re.sub(r"^(?:它的|它|其)", "", x)
+    rx = _ATTR_RES[lang]
+    if not rx.fullmatch(bare):
+        return None
+    m = rx.search(frame)
+    if m is None or m.group(0).lower() == bare.lower():
+        return None
+    return _replace(frame, m.start(), m.end(), bare), f"attribute shift: {m.group(0)} → {bare}"
+
+
+_EN_COMPARE_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(?:how\s+(?:does|do|did|would|will)\s+(.+?)\s+"
+                            r"(?:compare|stack\s+up|measure\s+up|fare)\b.*|(?:(?:and\s+)?(?:compared\s+(?:to|with)|"
+                            r"vs\.?|versus)\s+(.+?)))\s*[?.!]*$", re.IGNORECASE)
+_ZH_COMPARE_RE = re.compile(r"^(?:那)?\s*(?:和|跟|与|同)\s*(.+?)\s*(?:比|相比|对比|比较|比起来)(?:的话)?\s*(.*?)"
+                            r"[？?！!。\s]*$")
+
+
+def _frame_entity(frame: str, lang: str, other: str) -> str | None:
+    """The frame's first proper name as written (not a merged "A 的 B" phrase), other than ``other``."""
+    for m in mentions(frame, lang):
+        if m.proper and m.text in frame and "的" not in m.text and other.lower() not in m.text.lower() \
+                and m.text.lower() not in other.lower():
+            return m.text
+    return None
+
+
+def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
+    """'How does Gemini 1.5 Pro compare?' → the frame with 'E vs Y'; '跟泰诺林比哪个副作用小' → 'E和Y哪个副作用小'."""
+    if lang == "en":
+        m = _EN_COMPARE_RE.match(q.strip())
+        if not m:
+            return None
+        y = (m.group(1) or m.group(2) or "").strip()
+        e = _frame_entity(frame, "en", y) if y else None
+        if not e or len(y.split()) > _EN_FRAGMENT_WORDS:
+            return None
+        i = frame.find(e)
+        return frame[:i + len(e)] + f" and {y}" + frame[i + len(e):], f"comparison: {e} and {y}"
+    m = _ZH_COMPARE_RE.match(q.strip())
+    if not m:
+        return None
+    y, pred = m.group(1).strip(), m.group(2).strip()
+    pred = re.sub(r"^呢$", "", pred)
+    e = _frame_entity(frame, "zh", y)
+    if not e or len(y) > _ZH_FRAGMENT_CHARS:
+        return None
+    sep = " " if not is_cjk(e[-1]) or not is_cjk(y[0]) else ""
+    both = f"{e}{sep}和{' ' if not is_cjk(y[0]) else sep}{y}"
+    if pred:
+        return f"{both}{' ' if not is_cjk(y[-1]) and is_cjk(pred[0]) else ''}{pred}", f"comparison: {e} 和 {y}"
+    core = frame.rstrip(_TRAIL)
+    i = core.find(e)
+    after = core[i + len(e):]
+    return core[:i] + both + (" " if after and not is_cjk(y[-1]) and not after.startswith(" ") else "") + after, \
+        f"comparison: {e} 和 {y}"
+
+
+_EN_CONDITION_RE = re.compile(r"^\W*(?:(?:and|so|ok|okay|but)\s*,?\s+)?(?:any|anything|something|ones?)\s+"
+                              r"((?:under|over|below|above|with|without|near|within|less than|cheaper than|"
+                              r"for less than)"
+                              r"\b[^?]*?)\s*(?:instead)?\s*[?.!]*$", re.IGNORECASE)
+_EN_REQUEST_RE = re.compile(r"^\W*(?:what are|what's|what is|which|find|show|recommend|suggest|list|give me|any|"
+                            r"are there|where can i)\b", re.IGNORECASE)
+_ZH_CONDITION_RE = re.compile(r"^(?:那)?(?:有没有|有没|有|要)(.{1,10}?)的?(?:吗|呢)?[？?！!。\s]*$")
+_ZH_QWORD_RE = re.compile(r"什么|哪|怎么|多少|谁|几")
+_ZH_REQUEST_RE = re.compile(r"推荐|有没有.{0,12}[？?]?$|有哪些")
+
+
+def _condition(q: str, frame: str, lang: str) -> tuple[str, str] | None:
+    """A condition added to a request for recommendations: "Any under $500?" after "What are the best cameras
+    for beginners?" → "What are the best cameras for beginners under $500?"; "有带停车场的吗？" after a hotel
+    request → the request and the condition as a separate term."""
+    if lang == "en":
+        m = _EN_CONDITION_RE.match(q.strip())
+        if not m or not _EN_REQUEST_RE.match(frame):
+            return None
+        core = frame.rstrip(_TRAIL)
+        return f"{core} {m.group(1)}{frame[len(core):].strip()[:1] or '?'}", f"condition added: {m.group(1)}"
+    m = _ZH_CONDITION_RE.match(q.strip())
+    if not m or not _ZH_REQUEST_RE.search(frame) or _ZH_QWORD_RE.search(m.group(1)):
+        return None
+    cond = m.group(1).strip()
+    if not cond or cond in frame:
+        return None
+    return f"{frame.rstrip(_TRAIL)} {cond}", f"condition added: {cond}"
+
+
+_EN_WHICH_RE = re.compile(r"^\W*(?:so\s+|and\s+)?which(?:\s+one)?\s+(?:is|has|was|gets|offers|lasts|costs|would be|"
+                          r"should i)\b", re.IGNORECASE)
+_ZH_WHICH_RE = re.compile(r"哪个更|哪个比较|哪一个更|哪款更|哪家更|谁更")
+
+
+def _which_of(q: str, names: list[str], lang: str) -> tuple[str, str] | None:
+    """"Which is cheaper without ads?" after questions on Netflix and on Disney+ → "…, Netflix or Disney+?";
+    "哪个更快" → "A和B哪个更快". ``names``: the proper names of the user's last two questions."""
+    if len(names) != 2:
+        return None
+    if lang == "en":
+        if not _EN_WHICH_RE.match(q) or any(n.lower() in q.lower() for n in names):
+            return None
+        core = q.strip().rstrip(_TRAIL)
+        return f"{core}, {names[0]} or {names[1]}?", f"comparison between {names[0]} and {names[1]}"
+    if not _ZH_WHICH_RE.search(q) or any(n in q for n in names):
+        return None
+    a, b = names
+    sep = " " if not is_cjk(a[-1]) or not is_cjk(b[0]) else ""
+    body = q.strip().rstrip(_TRAIL)
+    i = _ZH_WHICH_RE.search(body).start()
+    head = body[:i].rstrip("，, ")
+    return f"{head}{'，' if head else ''}{a}{sep}和{sep}{b}{body[i:]}", f"comparison between {a} and {b}"
+
+
+def compared_names(frames: list[str], lang: str) -> list[str]:
+    """The first proper name of each of the user's last two questions, when they differ."""
+    out: list[str] = []
+    for f in frames[-2:]:
+        m = next((x.text for x in mentions(f, lang) if x.proper and x.text in f and "的" not in x.text), None)
+        if m is None:
+            return []
+        out.append(m)
+    return out if len(out) == 2 and out[0].lower() != out[1].lower() else []
+
+
+_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_MAX_EN_WORDS = 14  # every fragment, comparison and condition form is shorter: a cheap exit on the hot path
+_MAX_ZH_CHARS = 24
+
+
+def complete_fragment(query: str, frame: str, lang: str) -> tuple[str, str] | None:
+    """(rewrite, how) when ``query`` is a fragment whose phrase has a slot type the ``frame`` holds, else None."""
+    if not frame or not query.strip():
+        return None
+    if _CJK_RE.search(query):
+        lang = "zh"  # "Windows 呢？" is a Chinese fragment, whatever its letters say
+        if len(query) > _MAX_ZH_CHARS:
+            return None
+    elif len(query.split()) > _MAX_EN_WORDS:
+        return None
+    return _complete(query, frame, lang)
+
+
+@lru_cache(maxsize=2048)
+def _complete(query: str, frame: str, lang: str) -> tuple[str, str] | None:
+    """The first answer of the language's ordered steps (``lang.zh`` / ``lang.en`` FRAME_STEPS); the gate and
+    the rewriter ask the same question per turn, so it is answered once."""
+    from ..lang import FRAME_STEPS  # the steps are built on this module's primitives
+
+    frame_core = frame.strip()
+    if lang == "zh":
+        frame_core = frame_core.rstrip(_TRAIL)
+    for step in FRAME_STEPS[lang]:
+        done = step(query, frame_core)
+        if done is not None:
+            return done
+    return None
+
+
+def compare_in_history(query: str, history: Sequence[Message], lang: str) -> tuple[str, str] | None:
+    """``_which_of`` over the proper names of the user's last two questions in ``history``."""
+    if _CJK_RE.search(query):
+        lang = "zh"
+    if not (_ZH_WHICH_RE if lang == "zh" else _EN_WHICH_RE).search(query):
+        return None
+    frames = [m.content for m in history if m.role == "user"]
+    return _which_of(query, compared_names(frames, lang), lang) if len(frames) >= 2 else None
+
+
+_EN_THERE_RE = re.compile(r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )(?<!\bbe )"
+                          r"\bthere\b(?!\s+(?:is|are|was|were|be|'s)\b)"
+                          r"(?!['’]s)", re.IGNORECASE)
+_EN_MOTION_RE = re.compile(r"\b(?:get|go|going|travel|fly|drive|walk|move|commute|ride)\s+$", re.IGNORECASE)
+
+
+def locative_there(query: str, frame: str | None, answer: str = "") -> tuple[str, str] | None:
+    """A locative "there" takes the place the latest question named (else the latest answer): "Was that his
+    first win there?" after "Who won the Monaco Grand Prix?" → "… first win in Monaco?"; the existential "is
+    there" stays.
+
+    >>> locative_there("Was that his first win there?", "Who won the Monaco Grand Prix in 2024?")[0]
+    'Was that his first win in Monaco?'
+    """
+    m = _EN_THERE_RE.search(query)
+    if m is None or m.start() == 0 or any(k == "place" for _, _, k in slot_spans(query)):
+        return None
+    for text in (frame or "", answer):
+        places = [text[s:e] for s, e, k in slot_spans(text) if k == "place"]
+        if places:
+            place = places[-1] if text is frame else places[0]
+            prep = "to" if _EN_MOTION_RE.search(query[:m.start()]) else "in"
+            return query[:m.start()] + f"{prep} {place}" + query[m.end():], f"there → {prep} {place}"
+    return None

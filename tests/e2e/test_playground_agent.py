@@ -1,0 +1,80 @@
+"""The playground's agent side in a real browser: the raw-vs-rewritten comparison under a rewritten turn, and
+Answer mode streaming the agent's searches and answer (here without an LLM configured: the degraded answer,
+the best results as a numbered list, streamed like any other)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from convsearch.backends.local import LocalIndex
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM = "/usr/bin/chromium"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run"]
+KEY = "key-play"
+
+
+def _need_browser() -> None:
+    if not (Path(CHROMIUM).exists() and shutil.which(CHROMIUM)):
+        if IN_CI:
+            pytest.fail(f"CI=true: {CHROMIUM} is missing; .ci/run must install it")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium fonts-wqy-zenhei)")
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        if IN_CI:
+            pytest.fail("CI=true: playwright is not installed (it is in the [servertest] extra)")
+        pytest.skip("playwright is not installed: pip install 'convsearch[servertest]'")
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory, corpus) -> Iterator[object]:
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    from convsearch.testing.live_server import LiveServer
+
+    d = tmp_path_factory.mktemp("playground-agent")
+    LocalIndex(d / "index", embedder=None).add(corpus)
+    with LiveServer(d, env={"CONVSEARCH_API_KEYS": f"play:{KEY}", "CONVSEARCH_RATE_LIMIT": "0"}) as srv, \
+            sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        ctx = b.new_context(locale="zh-CN", bypass_csp=True)
+        pg = ctx.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(srv.url + "/")
+        pg.fill("#api-key", KEY)
+        pg.dispatch_event("#api-key", "change")
+        yield pg
+        b.close()
+        assert errors == [], errors
+
+
+def test_compare_and_answer_mode(page) -> None:
+    page.fill("#query", "AnySearch 支持哪些检索方式？")
+    page.click("#send")
+    page.wait_for_function("document.querySelectorAll('[data-testid=turn]').length >= 1", timeout=20_000)
+    page.fill("#query", "价格呢？")
+    page.click("#send")
+    page.wait_for_selector("[data-testid=compare]", timeout=20_000)
+    compare = page.locator("[data-testid=compare]").first.inner_text()
+    assert "raw: 价格呢？" in compare and "rewritten: AnySearch 的价格" in compare and "keyword hit gain: +" in compare
+
+    page.select_option("#mode", "answer")
+    page.fill("#query", "When was SpaceX founded?")
+    page.click("#send")
+    page.wait_for_selector("[data-testid=answer] [data-testid=citation]", timeout=30_000)
+    card = page.locator("[data-testid=answer]").last
+    assert card.locator("[data-testid=step]").first.inner_text().startswith("searched ")
+    text = card.locator("[data-testid=answer-text]").inner_text()
+    assert text.startswith("(The model could not answer") and "SpaceX founding" in text
+    assert card.locator("[data-testid=citation]").first.inner_text().startswith("[")

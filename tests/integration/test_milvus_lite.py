@@ -1,0 +1,240 @@
+"""The Milvus backend against a real Milvus: Lite in a file under tmp_path always, a server when
+CONVSEARCH_TEST_MILVUS_URI is set (the run's summary says which ran; see tests/integration/conftest.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import uuid
+from dataclasses import replace
+from datetime import date
+
+import pytest
+
+pytest.importorskip("pymilvus")
+
+from convsearch import SearchBackend  # noqa: E402
+from convsearch.backends.base import Filters, Recency  # noqa: E402
+from convsearch.backends.milvus import MilvusBackend, from_settings  # noqa: E402
+from convsearch.config import Settings  # noqa: E402
+from convsearch.embed import HashEmbedder  # noqa: E402
+from convsearch.errors import BackendError, ConfigError, IndexMissingError, InputError  # noqa: E402
+from convsearch.types import Document, Hit  # noqa: E402
+
+MILVUS_URI = os.environ.get("CONVSEARCH_TEST_MILVUS_URI", "").strip()  # read at import (the env is cleaned per test)
+
+pytestmark = pytest.mark.integration
+
+
+def kb_docs(corpus) -> list[Document]:
+    """CORPUS with lang, a source, a source_type (prices are FAQ entries) and a kb_version."""
+    out = []
+    for d in corpus:
+        faq = "price" in d.id or "pricing" in d.id
+        out.append(replace(d, lang=d.id.split("-")[0], metadata={
+            "source": d.url.split("/")[2], "source_type": "faq" if faq else "doc",
+            "kb_version": "v2" if d.date and d.date >= "2024" else "v1"}))
+    return out
+
+
+def _lite_released(path) -> bool:
+    from milvus_lite.server_manager import server_manager_instance
+
+    return str(path) not in server_manager_instance._servers
+
+
+@pytest.fixture(params=["lite", "server"])
+def target(request, tmp_path):
+    """(uri, prefix) of an empty Milvus: a Lite file in tmp_path, or the test server with a fresh prefix."""
+    if request.param == "lite":
+        yield str(tmp_path / "kb.db"), "convsearch"
+        assert _lite_released(tmp_path / "kb.db"), "a Lite server was left running"
+        return
+    if not MILVUS_URI:
+        pytest.skip("CONVSEARCH_TEST_MILVUS_URI is not set: the Milvus tests ran on Milvus Lite only")
+    prefix = f"t_{uuid.uuid4().hex[:10]}"
+    yield MILVUS_URI, prefix
+    from pymilvus import MilvusClient
+
+    c = MilvusClient(MILVUS_URI)
+    for kind in ("faq", "documents"):
+        c.drop_collection(f"{prefix}_{kind}")
+    c.close()
+
+
+@pytest.fixture
+def mb(target, corpus):
+    uri, prefix = target
+    b = MilvusBackend(uri, embedder=HashEmbedder(dim=64), prefix=prefix, today=date(2024, 12, 1))
+    b.add(kb_docs(corpus))
+    yield b
+    b.close()
+
+
+def test_protocol_and_capabilities(mb):
+    assert isinstance(mb, SearchBackend)
+    caps = mb.capabilities
+    assert caps.writable and caps.dense
+    assert caps.filters == {"lang", "source", "source_type", "kb_version", "date_from", "date_to"}
+    assert Recency.WEEK in caps.recency
+    assert len(mb) == 13
+
+
+@pytest.mark.parametrize("query,expected", [("番禺 露营", "zh-camp-py"), ("Falcon rocket launch", "en-spacex-launch"),
+                                            ("入职审批", "zh-onboard-approval"), ("cats sleeping", "en-cat")])
+def test_ranked_hybrid_hits_zh_en(mb, query, expected):
+    hits = mb.search(query, top_k=5)
+    assert hits and all(isinstance(h, Hit) for h in hits)
+    assert hits[0].id == expected
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
+    assert len({h.id for h in hits}) == len(hits)
+    assert all(h.source == "hybrid" and h.score > 0 for h in hits)
+    assert hits[0].metadata["lang"] == expected.split("-")[0]
+
+
+def test_english_stemming_matches_on_both_sides(target, corpus):
+    uri, prefix = target
+    with MilvusBackend(uri, prefix=prefix) as b:  # BM25 only: stemming must come from the shared tokenisation
+        b.add(kb_docs(corpus))
+        hits = b.search("launches", top_k=3)
+        assert hits[0].id == "en-spacex-launch"
+        assert hits[0].source == "bm25" and hits[0].score > 0  # Lite's negative distances are normalised
+        assert b.search("露营", top_k=5)[0].id.startswith("zh-camp")
+        assert not b.capabilities.dense
+
+
+def test_top_k_and_empty(mb):
+    assert len(mb.search("AnySearch NovaDB SpaceX 价格 露营", top_k=3)) == 3
+    assert len(mb.search("AnySearch NovaDB SpaceX 价格 露营", top_k=1)) == 1
+    assert mb.search("   ", top_k=3) == []
+
+
+@pytest.mark.parametrize("field,value", [("lang", "en"), ("lang", "zh"), ("source", "hr.example"),
+                                         ("source_type", "faq"), ("source_type", "doc"), ("kb_version", "v1")])
+def test_filters_apply_natively(mb, field, value):
+    hits = mb.search("AnySearch NovaDB 价格 pricing 露营 入职 SpaceX", top_k=13, filters={field: value})
+    assert hits
+    assert all(str(h.metadata.get(field)) == value for h in hits)
+    unfiltered = mb.search("AnySearch NovaDB 价格 pricing 露营 入职 SpaceX", top_k=13)
+    assert {h.id for h in hits} == {h.id for h in unfiltered if str(h.metadata.get(field)) == value}
+
+
+def test_date_range_and_recency(mb):
+    hits = mb.search("价格 pricing 露营", top_k=13, filters=Filters(date_from="2024-05-15", date_to="2024-12"))
+    assert hits and all("2024-05-15" <= h.date <= "2024-12-01" for h in hits)
+    week = mb.search("露营 价格 pricing", top_k=13, recency=Recency.WEEK)  # today = 2024-12-01
+    assert {h.id for h in week} == {"zh-camp-sz", "zh-camp-py"}
+    assert mb.search("露营", top_k=5, recency="no_limit")
+
+
+@pytest.mark.parametrize("evil", ['zh" or lang != "', 'zh\\" or lang != \\"', '" or 1 == 1 or id == "',
+                                  "zh' or '1'=='1", 'en" || lang like "%'])
+def test_filter_injection_matches_nothing(mb, evil):
+    assert mb.search("价格 pricing 露营 SpaceX", top_k=13, filters={"lang": evil}) == []
+    assert mb.search("价格 pricing", top_k=13, filters={"source": evil}) == []
+
+
+def test_filter_control_characters_and_bad_dates_are_input_errors(mb):
+    with pytest.raises(InputError):
+        mb.search("价格", filters={"lang": "zh\n or 1"})
+    with pytest.raises(InputError, match="ISO date"):
+        mb.search("价格", filters={"date_from": '2024" or "1"=="1'})
+
+
+def test_upsert_replaces_and_moves_between_collections(mb):
+    mb.add([Document("zh-leave", "员工每年享有十五天带薪年假。", title="年假制度（新）", lang="zh",
+                     metadata={"source": "hr.example", "source_type": "faq", "kb_version": "v3"})])
+    assert len(mb) == 13
+    got = mb.get("zh-leave")
+    assert got.title == "年假制度（新）" and got.metadata["source_type"] == "faq"
+    hits = mb.search("年假", top_k=3, filters={"source_type": "faq"})
+    assert hits[0].id == "zh-leave" and hits[0].metadata["kb_version"] == "v3"
+    assert all(h.id != "zh-leave" for h in mb.search("年假", top_k=13, filters={"source_type": "doc"}))
+
+
+def test_delete_by_id_counts_what_existed(mb):
+    assert mb.delete(["zh-camp-py", "no-such-id", 'x" or id != "']) == 1
+    assert len(mb) == 12
+    assert all(h.id != "zh-camp-py" for h in mb.search("番禺 露营", top_k=13))
+    assert mb.get("zh-camp-py") is None
+
+
+def test_search_many_merges_variants_by_best_score(mb):
+    one = mb.search("番禺 露营", top_k=5)
+    many = mb.search_many(["番禺 露营", "深圳 露营"], top_k=5)
+    assert many[0].id in {"zh-camp-py", "zh-camp-sz"}
+    assert {"zh-camp-py", "zh-camp-sz"} <= {h.id for h in many}
+    best_py = next(h.score for h in many if h.id == "zh-camp-py")
+    assert best_py >= next(h.score for h in one if h.id == "zh-camp-py")
+
+
+def test_dense_query_reaches_the_dense_side(mb):
+    plain = mb.search("费用", top_k=5)  # no BM25 term in the corpus: dense only on hashed words
+    assert all(h.id != "zh-nova-price" or h.rank > 1 for h in plain)
+    hyde = mb.search("费用", top_k=5, dense_query="NovaDB 按节点收费 每个节点每月 500 元")
+    assert hyde[0].id == "zh-nova-price"
+
+
+def test_async_twin_matches_sync(mb):
+    sync = [h.id for h in mb.search("AnySearch 价格", top_k=5)]
+    assert [h.id for h in asyncio.run(mb.asearch("AnySearch 价格", top_k=5))] == sync
+
+
+def test_reopen_keeps_documents_and_checks_the_embedder(target, corpus):
+    uri, prefix = target
+    with MilvusBackend(uri, embedder=HashEmbedder(dim=64), prefix=prefix) as b:
+        b.add(kb_docs(corpus)[:4])
+    with MilvusBackend(uri, embedder=HashEmbedder(dim=64), prefix=prefix, create=False) as b:
+        assert len(b) == 4
+        assert len(list(b.iter_documents())) == 4
+    with pytest.raises(BackendError, match="dim 64.*dim 32"):
+        MilvusBackend(uri, embedder=HashEmbedder(dim=32), prefix=prefix)
+
+
+def test_missing_collections_without_create(target):
+    uri, prefix = target
+    with pytest.raises(IndexMissingError, match="convsearch index PATH --backend milvus"):
+        MilvusBackend(uri, prefix=prefix, create=False)
+
+
+def test_closed_backend_says_so(target):
+    uri, prefix = target
+    b = MilvusBackend(uri, prefix=prefix)
+    b.close()
+    b.close()  # idempotent
+    with pytest.raises(BackendError, match="closed"):
+        b.search("x")
+
+
+def test_a_second_process_gets_one_clear_line(tmp_path, corpus):
+    path = tmp_path / "kb.db"
+    with MilvusBackend(path, prefix="convsearch") as b:
+        b.add(kb_docs(corpus)[:2])
+        code = ("from convsearch.backends.milvus import MilvusBackend\n"
+                "from convsearch.errors import BackendError\n"
+                f"try:\n    MilvusBackend({str(path)!r})\n"
+                "except BackendError as e:\n    print('BackendError:', e)\n")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith("BackendError: cannot open Milvus at"), out.stdout + out.stderr
+        assert "Traceback" not in out.stderr
+
+
+def test_from_settings(tmp_path, monkeypatch):
+    s = Settings.from_env({"CONVSEARCH_DATA_DIR": str(tmp_path), "CONVSEARCH_DENSE": "off",
+                           "CONVSEARCH_MILVUS_TOKEN": "root:Milvus", "CONVSEARCH_MILVUS_PREFIX": "kb1"})
+    assert "root:Milvus" not in repr(s) and "CONVSEARCH_MILVUS_TOKEN" in repr(s.milvus_token)
+    b = from_settings(replace(s, milvus_token=None), create=True)
+    with pytest.raises(IndexMissingError):
+        from_settings(replace(s, milvus_prefix="other"))
+    try:
+        assert b.uri == str((tmp_path / "milvus.db").absolute()) and b.prefix == "kb1" and b.embedder is None
+    finally:
+        b.close()
+    with pytest.raises(ConfigError, match=r"must end in \.db"):
+        from_settings(replace(s, milvus_uri=str(tmp_path / "kb.sqlite")))
+    with pytest.raises(ConfigError, match="CONVSEARCH_MILVUS_PREFIX"):
+        from_settings(replace(s, milvus_prefix="bad-prefix"))

@@ -1,0 +1,210 @@
+"""Frame-based completion by slot type, mixed-script names as one unit, assistant-introduced entities."""
+
+from __future__ import annotations
+
+import pytest
+
+from convsearch.gate import needs_rewrite
+from convsearch.rewrite.entities import mentions, zh_name_tokens
+from convsearch.rewrite.frame import complete_fragment, slot_kind, slot_spans
+from convsearch.rewrite.introduced import introduced_entity
+from convsearch.rewrite.rules import RuleRewriter
+from convsearch.types import Message
+
+
+def _u(text: str) -> Message:
+    return Message("user", text)
+
+
+def _a(text: str) -> Message:
+    return Message("assistant", text)
+
+
+@pytest.mark.parametrize("query, frame, lang, want", [
+    # time: the day replaces the day, not glued onto the entity ("杭州的后天")
+    ("后天呢？", "西安今天会下雪吗？", "zh", "西安后天会下雪吗"),
+    ("And on Monday?", "When does the museum open on Sundays?", "en", "When does the museum open on Monday?"),
+    ("And in 2019?", "How many bikes did Denmark sell in 2022?", "en", "How many bikes did Denmark sell in 2019?"),
+    # places, with a preposition as anchor
+    ("去泰国呢？", "中国护照去日本需要签证吗？", "zh", "中国护照去泰国需要签证吗"),
+    ("那南京呢？", "苏州周末天气怎么样？", "zh", "南京周末天气怎么样"),
+    ("What about Vienna?", "How much is a museum pass in Prague?", "en", "How much is a museum pass in Vienna?"),
+    # platforms / languages / tools
+    ("Linux 呢？", "Mac 上怎么查看端口占用？", "zh", "Linux 上怎么查看端口占用"),
+    ("In Rust?", "How do I read a file line by line in Go?", "en", "How do I read a file line by line in Rust?"),
+    ("And on a Mac?", "How do I take a screenshot on Windows 11?", "en", "How do I take a screenshot on a Mac?"),
+    # model and version numbers keep the brand
+    ("4070 呢？", "RTX 4090 的显存多大？", "zh", "RTX 4070 的显存多大"),
+    ("And the 13B?", "How much RAM does Llama 2 70B need?", "en", "How much RAM does Llama 2 13B need?"),
+    # attribute shift keeps the entity
+    ("And its weight?", "What is the battery life of the Kindle Paperwhite?", "en",
+     "What is the weight of the Kindle Paperwhite?"),
+    ("续航呢？", "小米 SU7 的百公里加速是多少？", "zh", "小米 SU7 的续航是多少"),
+    # comparison keeps both entities and the predicate
+    ("和 Pixel 8 比呢？", "iPhone 15 的续航怎么样？", "zh", "iPhone 15 和 Pixel 8 的续航怎么样"),
+    ("How does Redis compare?", "Is Memcached good for session storage?", "en",
+     "Is Memcached and Redis good for session storage?"),
+])
+def test_fragment_fills_the_slot_of_its_type(query: str, frame: str, lang: str, want: str) -> None:
+    out = complete_fragment(query, frame, lang)
+    assert out is not None and out[0] == want
+
+
+@pytest.mark.parametrize("query, frame, lang", [
+    ("价格呢？", "杭州今天会下雨吗？", "zh"),            # no slot of that type: left to the other rules
+    ("What about DynamoDB?", "Does the free tier include RDS?", "en"),
+    ("Which one is cheaper?", "How much is the Netflix plan?", "en"),  # a question of its own
+    ("我想去北京", "上海今天天气怎么样？", "zh"),          # not a fragment
+])
+def test_no_confident_slot_means_no_completion(query: str, frame: str, lang: str) -> None:
+    assert complete_fragment(query, frame, lang) is None
+
+
+def test_slot_lexicons_are_typed() -> None:
+    assert slot_kind("后天") == "time_day" and slot_kind("Saturday") == "time_day"
+    assert slot_kind("a Mac") == "platform" and slot_kind("番禺") == "place" and slot_kind("2020") == "time_year"
+    assert slot_kind("价格") is None
+    text = "上海到成都的高铁明天几点"
+    assert [text[s:e] for s, e, _ in slot_spans(text)] == ["上海", "成都", "明天"]
+
+
+@pytest.mark.parametrize("text, name", [
+    ("小米 14 Ultra 支持卫星通信吗", "小米 14 Ultra"),
+    ("RTX 4090 的功耗是多少", "RTX 4090"),
+    ("GPT-4o mini 的 API 价格是多少", "GPT-4o mini"),
+    ("Go 1.22 的 for 循环变量", "Go 1.22"),
+    ("华为 MatePad Pro 13.2 有货吗", "华为 MatePad Pro 13.2"),
+    ("特斯拉 Model Y 有几种颜色", "特斯拉 Model Y"),
+])
+def test_zh_mixed_script_names_are_one_unit(text: str, name: str) -> None:
+    assert name in [w for w, _ in zh_name_tokens(text)]
+    assert name in [m.text for m in mentions(text, "zh")]
+
+
+@pytest.mark.parametrize("text, name", [
+    ("Is Python 3.12 supported?", "Python 3.12"),
+    ("How much VRAM does Llama 3.1 70B need?", "Llama 3.1 70B"),
+    ("Does the Galaxy S23 Ultra charge fast?", "Galaxy S23 Ultra"),
+    ("What is the price of GPT-4o mini?", "GPT-4o mini"),
+    ("Is the Dell XPS 13 light?", "Dell XPS 13"),
+])
+def test_en_mixed_script_names_are_one_unit(text: str, name: str) -> None:
+    assert name in [m.text for m in mentions(text, "en")]
+
+
+def test_a_score_after_a_name_is_no_model_number() -> None:
+    names = [m.text for m in mentions("The Denver Nuggets beat the Miami Heat 4–1 in the final.", "en") if m.proper]
+    assert not any("4" in n for n in names)
+
+
+def test_pronoun_after_a_which_question_takes_the_entity_the_answer_introduced() -> None:
+    rw = RuleRewriter()
+    h = [_u("Which airline is the flag carrier of Finland?"),
+         _a("Finnair, founded in 1923, is the flag carrier of Finland.")]
+    assert introduced_entity(h, "en").text == "Finnair"
+    assert "Finnair" in rw.rewrite(h, "What is its baggage allowance?").rewritten
+    hz = [_u("报销差旅费要用哪个系统？"), _a("差旅报销统一走「易报销」系统。")]
+    assert rw.rewrite(hz, "它的审批一般几天能走完？").rewritten.startswith("易报销")
+    # the user's own entity stays the referent when the question did not ask for one
+    h2 = [_u("Who makes the Kindle?"), _a("Amazon makes it.")]
+    assert introduced_entity([_u("Is the Kindle waterproof?"), _a("Yes, Amazon rates it IPX8.")], "en") is None
+    assert introduced_entity(h2, "en") is None or introduced_entity(h2, "en").text == "Amazon"
+
+
+def test_gate_sends_typed_fragments_that_name_an_entity_to_the_rewriter() -> None:
+    h = [_u("Mac 上怎么截长图？"), _a("可以用第三方工具。")]
+    d = needs_rewrite(h, "Windows 呢？")
+    assert d.needed and d.is_frame
+    assert RuleRewriter().rewrite(h, "Windows 呢？", decision=d).rewritten == "Windows 上怎么截长图"
+
+
+@pytest.mark.parametrize("query, frame, lang, want", [
+    ("Any under $40?", "What are the best running shoes for beginners?", "en",
+     "What are the best running shoes for beginners under $40?"),
+    ("有带泳池的吗？", "三亚湾附近有没有亲子酒店推荐？", "zh", "三亚湾附近有没有亲子酒店推荐 带泳池"),
+])
+def test_a_condition_is_added_to_a_request(query: str, frame: str, lang: str, want: str) -> None:
+    out = complete_fragment(query, frame, lang)
+    assert out is not None and out[0] == want
+
+
+def test_a_condition_needs_a_request_to_add_to() -> None:
+    assert complete_fragment("有带泳池的吗？", "三亚今天天气怎么样？", "zh") is None
+    assert complete_fragment("有什么小吃吗？", "西安有哪些好玩的？", "zh") is None  # a question of its own
+
+
+def test_which_compares_the_entities_of_the_last_two_questions() -> None:
+    rw = RuleRewriter()
+    h = [_u("How much is the Spotify Premium plan?"), _a("$11.99 a month."), _u("And Apple Music?"),
+         _a("$10.99 a month.")]
+    out = rw.rewrite(h, "Which is cheaper for students?").rewritten
+    assert out == "Which is cheaper for students, Spotify Premium or Apple Music?"
+    hz = [_u("北京到上海坐飞机要多久？"), _a("约 2 小时。"), _u("高铁呢？"), _a("约 4.5 小时。")]
+    out_zh = rw.rewrite(hz, "哪个更便宜？").rewritten
+    assert "高铁" in out_zh or out_zh == "哪个更便宜？"
+
+
+@pytest.mark.parametrize("history, query", [
+    ([_u("What are good stretches after running?"), _a("Try a quad stretch.")],
+     "My brother says his back hurts when he lifts, is that normal?"),
+    ([_u("周末带孩子去哪里玩比较好？"), _a("可以考虑科技馆。")], "我同事说他儿子咳嗽一直不好，该挂哪个科？"),
+])
+def test_a_person_named_in_the_query_is_the_pronouns_antecedent(history: list[Message], query: str) -> None:
+    d = needs_rewrite(history, query)
+    assert not d.needed or RuleRewriter().rewrite(history, query, decision=d).rewritten.count("running") == 0
+    out = RuleRewriter().rewrite(history, query).rewritten
+    assert "科技馆" not in out and "stretch" not in out.lower()
+
+
+def test_fluency_guard_repairs_glue_and_rejects_what_no_person_would_type() -> None:
+    from convsearch.rewrite.guard import fluency_problem, fluency_repair
+
+    assert fluency_repair("那番禺最近三天适合露营吗呢", "那番禺呢？") == "番禺最近三天适合露营吗"
+    assert fluency_repair("How much is a 15-year fixed fixed rate?", "What about a 15-year fixed?") == \
+        "How much is a 15-year fixed rate?"
+    assert fluency_repair("那个呢", "那个呢") == "那个呢"  # unchanged query: left alone
+    assert fluency_problem("杭州的后天", "后天呢？") is not None
+    assert fluency_problem("AnySearch 的的价格", "价格呢？") is not None
+    assert fluency_problem("And Sony WH-1000XM5 its price?", "And its price?") is not None
+    assert fluency_problem("杭州后天会下雨吗", "后天呢？") is None
+    assert fluency_problem("What is the price of the Sony WH-1000XM5?", "And its price?") is None
+
+
+def test_an_unfluent_completion_falls_back_to_the_query() -> None:
+    rw = RuleRewriter()
+    res = rw._checked("后天呢？", "杭州的后天", [_u("杭州今天会下雨吗？")], None, "test")
+    assert res.rewritten == "后天呢？" and res.fell_back and "not fluent" in res.reason
+
+
+def test_a_classifier_phrase_names_the_focus_by_its_kind() -> None:
+    from convsearch.rewrite.entities import zh_classifier_reference
+
+    assert zh_classifier_reference("这张卡在国外刷有手续费吗", "招商银行的经典白金卡") == (0, 3)
+    assert zh_classifier_reference("这本书好看吗", "招商银行的经典白金卡") is None
+    h = [_u("我想了解一下浦发银行的美国运通白金卡。"), _a("好的，年费 3600 元。")]
+    out = RuleRewriter().rewrite(h, "这张卡在国外刷有手续费吗？").rewritten
+    assert out.startswith("浦发银行") and "白金卡在国外刷有手续费吗" in out
+
+
+@pytest.mark.parametrize("text", ["Wow, that sounds great.", "Considering the cost, is it worth it?",
+                                  "Isn’t that expensive?", "Hmm, what else is there?"])
+def test_sentence_initial_interjections_and_verbs_are_no_names(text: str) -> None:
+    assert not [m for m in mentions(text, "en") if m.proper and m.text.split()[0] in text.split()[0]]
+
+
+def test_a_long_passage_answer_is_not_excluded_by_name() -> None:
+    passage = " ".join(["Geothermal heat pumps move heat from the ground into the house."] * 8)
+    h = [_u("What heating systems are efficient?"), _a(passage)]
+    out = RuleRewriter().rewrite(h, "What else is there?").rewritten
+    assert not out.startswith("Besides")
+
+
+def test_a_locative_there_takes_the_place_the_question_named() -> None:
+    from convsearch.rewrite.frame import locative_there
+
+    assert locative_there("Was that his first win there?", "Who won the race in Monaco last year?")[0] == \
+        "Was that his first win in Monaco?"
+    assert locative_there("How do I get there by train?", "What can I see in Kyoto?")[0] == \
+        "How do I get to Kyoto by train?"
+    assert locative_there("Is there a discount?", "Is the zoo in Berlin open?") is None  # existential
+    assert locative_there("Was it sunny there?", "Did it rain?") is None  # no place named
