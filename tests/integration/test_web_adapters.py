@@ -114,7 +114,7 @@ def test_bing_through_serpapi_filters_recency_after():
         b = serpapi.from_settings(settings_for("serpapi", srv, CONVSEARCH_SERPAPI_ENGINE="bing"))
         with turn() as notes:
             hits = b.search("AnySearch pricing 价格", top_k=5, recency=Recency.WEEK)
-        assert b.name == "serpapi-bing" and srv.requests[-1]["params"]["engine"] == "bing"
+        assert b.name == "bing" and srv.requests[-1]["params"]["engine"] == "bing"
         assert "tbs" not in srv.requests[-1]["params"] and "count" in srv.requests[-1]["params"]
         assert hits == []  # both pricing pages are 400 h old: dropped by the date filter after the search
         assert any("by date filter after the search" in n for n in notes)

@@ -7,13 +7,12 @@ from datetime import date
 
 import pytest
 
-contract = pytest.importorskip("convsearch.backends.testing")  # the backends branch's suites
-
-from convsearch.backends.web import brave, searxng, serpapi, tavily  # noqa: E402
-from convsearch.backends.web import from_settings as web_from_settings  # noqa: E402
-from convsearch.backends.web._http import reset_shared_state  # noqa: E402
-from convsearch.config import Settings  # noqa: E402
-from convsearch.testing.web_replay import WebReplayServer  # noqa: E402
+from convsearch.backends import testing as contract
+from convsearch.backends.web import brave, searxng, serpapi, tavily
+from convsearch.backends.web import from_settings as web_from_settings
+from convsearch.backends.web._http import reset_shared_state
+from convsearch.config import Settings
+from convsearch.testing.web_replay import WebReplayServer
 
 pytestmark = pytest.mark.integration
 KEYS = ("contract-1", "contract-2")

@@ -62,7 +62,7 @@ def clean_text(text: Any) -> str:
 def cut_snippet(text: str, max_tokens: int = 120) -> str:
     """``text`` if it has at most ``max_tokens`` tokens, else its longest run of whole sentences that fits, else
     its first ``max_tokens`` tokens at a word boundary followed by "…"."""
-    if count_tokens(text) <= max_tokens:
+    if len(text) <= max_tokens or count_tokens(text) <= max_tokens:  # a token is at least one character
         return text
     best = ""
     for m in _SENT_END_RE.finditer(text):

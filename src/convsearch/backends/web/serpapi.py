@@ -32,7 +32,7 @@ class SerpApiBackend(WebBackend):
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}")
         self.engine = engine
-        self.name = "serpapi" if engine == "google" else f"serpapi-{engine}"
+        self.name = "serpapi" if engine == "google" else engine  # the registry's names: serpapi, bing
         self.capabilities = Capabilities(remote=True, paid=True,
                                          recency=frozenset(_TBS) if engine == "google" else frozenset())
         super().__init__(**kw)
