@@ -422,8 +422,8 @@ class Pipeline:
 def _web_recency(plan: TurnPlan, backends: Sequence[SearchBackend],
                  recency: Recency | None) -> tuple[Recency | None, tuple[str, ...]]:
     """A time-sensitive question (今天, 最新, price, latest …) gets a default recency when the caller gave none,
-    if every backend of the turn is a remote (web) one: a local index keeps its undated / older documents."""
-    if recency is not None or not backends or not all(b.capabilities.remote for b in backends):
+    if every backend of the turn searches the web (``capabilities.web``; a Milvus server is remote, not web): a local index keeps its undated / older documents."""
+    if recency is not None or not backends or not all(b.capabilities.web for b in backends):
         return recency, ()
     from .timesense import default_recency
 
@@ -434,7 +434,7 @@ def _web_recency(plan: TurnPlan, backends: Sequence[SearchBackend],
 def _stale_matters(plan: TurnPlan, backends: Sequence[SearchBackend]) -> bool | None:
     """With a web backend in the turn, old results are marked stale only for a time-sensitive question; a
     local-only turn keeps the plain age rule (None)."""
-    if not any(b.capabilities.remote for b in backends):
+    if not any(b.capabilities.web for b in backends):
         return None
     from .timesense import time_sensitive
 

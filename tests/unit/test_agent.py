@@ -405,7 +405,7 @@ def test_a_time_sensitive_web_search_without_recency_gets_the_pipelines_window(c
 
     class Remote(InMemoryBackend):
         name = "web"
-        capabilities = Capabilities(remote=True, paid=True)
+        capabilities = Capabilities(remote=True, web=True, paid=True)
         asked: list[Any] = []
 
         def search(self, query: str, **kw: Any) -> list[Any]:

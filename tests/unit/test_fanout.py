@@ -165,3 +165,17 @@ def test_afan_out_under_a_deadline_on_the_callers_loop():
     bs = three(delays=(0.01, 0.02, 2.0))
     r = asyncio.run(afan_out(route_queries(bs, ["SpaceX"]), deadline=Deadline(0.3)))
     assert [x.status for x in r.runs] == ["ok", "ok", "late"] and r.errors[0].startswith("b3: late: ")
+
+
+@pytest.mark.parametrize("web", [True, False])
+def test_only_web_backends_get_the_default_window_for_time_sensitive_questions(web):
+    """A knowledge base on a remote server (Milvus) is remote but not web: '价格' must not drop its undated docs."""
+    docs = [Document("kb-price", "AnySearch 价格 专业版 每月 99 元", title="价格")]  # undated
+    b = ScriptedBackend("kb", docs, remote=True, web=web)
+    with Pipeline.from_settings(Settings(rewriter="rules"), backend=b) as p:
+        r = p.search("AnySearch 现在的价格是多少？")
+    windows = {c.recency for c in b.calls}
+    if web:
+        assert windows and None not in windows and not r.hits  # the default window drops the undated page
+    else:
+        assert windows == {None} and [h.id for h in r.hits] == ["kb-price"]

@@ -17,7 +17,7 @@ from convsearch.types import Hit
 class Scripted:
     """A paid web backend double: counts calls, answers a fixed hit, or raises what it is told to."""
 
-    capabilities = Capabilities(remote=True, paid=True)
+    capabilities = Capabilities(remote=True, web=True, paid=True)
 
     def __init__(self, name: str = "tavily", *, fail: Exception | None = None, empty: bool = False) -> None:
         self.name, self.fail, self.empty, self.calls = name, fail, empty, 0

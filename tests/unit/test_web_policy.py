@@ -19,7 +19,7 @@ class Fixed:
     name = "brave"
     from convsearch.backends.base import Capabilities
 
-    capabilities = Capabilities(remote=True, paid=True)
+    capabilities = Capabilities(remote=True, web=True, paid=True)
 
     def __init__(self, hits):
         self.hits, self.asked = hits, []

@@ -146,13 +146,16 @@ class Capabilities:
 
     ``filters``: the Filters fields it applies itself; ``recency``: the windows it applies itself;
     ``dense``: it can search a separate ``dense_query`` (HyDE) on a dense side; ``writable``: add/delete;
-    ``remote``: it calls a service over the network; ``paid``: each call costs money or quota (web APIs):
+    ``remote``: it calls a service over the network; ``web``: its results come from the open web (a
+    time-sensitive question gets a default recency window, stale marks follow time sensitivity; a knowledge
+    base on a Milvus server is remote but not web); ``paid``: each call costs money or quota (web APIs):
     query variants are not sent to it unless asked for.
     """
 
     writable: bool = False
     dense: bool = False
     remote: bool = False
+    web: bool = False
     paid: bool = False
     filters: frozenset[str] = frozenset()
     recency: frozenset[Recency] = frozenset()

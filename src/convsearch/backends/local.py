@@ -396,7 +396,7 @@ class LocalIndex:
             if extra:
                 q = tantivy.Query.boolean_query([(tantivy.Occur.Must, q), *extra])
         s = self._index.searcher()
-        return self._hits(s, s.search(q, top_k, count=False).hits, "bm25")
+        return _ties_by_id(self._hits(s, s.search(q, top_k, count=False).hits, "bm25"))
 
     def search_dense(self, query: str, *, top_k: int = 10, filters: Filters | dict[str, Any] | None = None,
                      recency: Recency | str | None = None) -> list[Hit]:
@@ -474,3 +474,14 @@ def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
             batch = []
     if batch:
         yield batch
+
+
+def _ties_by_id(hits: list[Hit]) -> list[Hit]:
+    """Equal scores in id order. tantivy orders ties by segment position, which depends on the indexing and merge
+    history, so two near-duplicate documents could swap places from one build to the next (and dedup would keep
+    the other copy)."""
+    if all(a.score != b.score for a, b in zip(hits, hits[1:])):
+        return hits
+    ordered = sorted(hits, key=lambda h: (-h.score, h.id))
+    return [h if h.rank == r else Hit(h.id, h.title, h.text, h.score, h.url, h.date, h.source, r, h.metadata)
+            for r, h in enumerate(ordered, start=1)]

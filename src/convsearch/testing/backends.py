@@ -40,13 +40,14 @@ class ScriptedBackend(InMemoryBackend):
 
     def __init__(self, name: str, docs: Iterable[Document] = (), *, delay_s: float = 0.0,
                  error: BaseException | None = None, paid: bool = False, dense: bool = False,
-                 remote: bool = False, native_filters: bool = True, today: date | None = None) -> None:
+                 remote: bool = False, web: bool = False, native_filters: bool = True,
+                 today: date | None = None) -> None:
         super().__init__(docs, today=today)
         self.name = name
         self.delay_s = delay_s
         self.error = error
         base = InMemoryBackend.capabilities
-        self.capabilities = replace(base, paid=paid, dense=dense, remote=remote or paid,
+        self.capabilities = replace(base, paid=paid, dense=dense, remote=remote or paid or web, web=web,
                                     filters=base.filters if native_filters else frozenset(),
                                     recency=base.recency if native_filters else frozenset())
         self.calls: list[Call] = []

@@ -270,7 +270,7 @@ class WebBackend:
 
     provider = "web"
     name = "web"
-    capabilities = Capabilities(remote=True, paid=True)
+    capabilities = Capabilities(remote=True, web=True, paid=True)
     max_count = 20
 
     def __init__(self, *, base_url: str, keys: Sequence[Secret] = (), rate: tuple[int, float] | None = None,

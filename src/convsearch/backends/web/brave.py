@@ -22,7 +22,7 @@ _FRESHNESS = {Recency.DAY: "pd", Recency.WEEK: "pw", Recency.MONTH: "pm", Recenc
 
 class BraveBackend(WebBackend):
     provider = name = "brave"
-    capabilities = Capabilities(remote=True, paid=True, recency=frozenset(_FRESHNESS))
+    capabilities = Capabilities(remote=True, web=True, paid=True, recency=frozenset(_FRESHNESS))
     max_count = 20
 
     def build(self, query: str, n: int, recency: Recency | None, key: str | None) -> Request:

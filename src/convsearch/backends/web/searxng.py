@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 class SearxngBackend(WebBackend):
     provider = name = "searxng"
-    capabilities = Capabilities(remote=True, paid=False,
+    capabilities = Capabilities(remote=True, web=True, paid=False,
                                 recency=frozenset({Recency.DAY, Recency.MONTH, Recency.YEAR}))
     max_count = 20
 

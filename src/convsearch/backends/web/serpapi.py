@@ -33,7 +33,7 @@ class SerpApiBackend(WebBackend):
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}")
         self.engine = engine
         self.name = "serpapi" if engine == "google" else engine  # the registry's names: serpapi, bing
-        self.capabilities = Capabilities(remote=True, paid=True,
+        self.capabilities = Capabilities(remote=True, web=True, paid=True,
                                          recency=frozenset(_TBS) if engine == "google" else frozenset())
         super().__init__(**kw)
 

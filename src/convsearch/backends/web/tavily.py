@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 class TavilyBackend(WebBackend):
     provider = name = "tavily"
-    capabilities = Capabilities(remote=True, paid=True, recency=frozenset(
+    capabilities = Capabilities(remote=True, web=True, paid=True, recency=frozenset(
         {Recency.DAY, Recency.WEEK, Recency.MONTH, Recency.YEAR}))
     max_count = 20
 
