@@ -422,7 +422,8 @@ class Pipeline:
 def _web_recency(plan: TurnPlan, backends: Sequence[SearchBackend],
                  recency: Recency | None) -> tuple[Recency | None, tuple[str, ...]]:
     """A time-sensitive question (今天, 最新, price, latest …) gets a default recency when the caller gave none,
-    if every backend of the turn searches the web (``capabilities.web``; a Milvus server is remote, not web): a local index keeps its undated / older documents."""
+    if every backend of the turn searches the web (``capabilities.web``): a local index or a knowledge base on a
+    Milvus server (remote, not web) keeps its undated / older documents."""
     if recency is not None or not backends or not all(b.capabilities.web for b in backends):
         return recency, ()
     from .timesense import default_recency

@@ -198,7 +198,8 @@ class FanOut:
         self.deadline_s = deadline_s
         caps = [b.capabilities for b in self.backends]
         self.capabilities = Capabilities(
-            dense=any(c.dense for c in caps), remote=any(c.remote for c in caps), web=any(c.web for c in caps), paid=any(c.paid for c in caps),
+            dense=any(c.dense for c in caps), remote=any(c.remote for c in caps), web=any(c.web for c in caps),
+            paid=any(c.paid for c in caps),
             filters=frozenset(FILTER_FIELDS), recency=frozenset(r for r in Recency if r is not Recency.NO_LIMIT))
 
     def _deadline(self) -> Deadline:

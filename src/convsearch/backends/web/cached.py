@@ -243,7 +243,8 @@ class Failover:
         else:
             rec = frozenset.intersection(*(c.recency for c in caps))
         filt = frozenset.intersection(*(c.filters for c in caps))
-        self.capabilities = Capabilities(remote=True, web=True, paid=any(c.paid for c in caps), recency=rec, filters=filt)
+        self.capabilities = Capabilities(remote=True, web=True, paid=any(c.paid for c in caps), recency=rec,
+                                         filters=filt)
 
     def _failed(self, i: int, exc: Exception, errors: list[str]) -> None:
         errors.append(f"{self.providers[i]}: {exc}")
