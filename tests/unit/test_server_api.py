@@ -490,3 +490,12 @@ def test_a_late_backend_gives_a_partial_answer_before_the_request_deadline(make_
     body = r.json()
     assert body["partial"] and body["errors"][0].startswith("slow: late: no answer within the 0.75s deadline")
     assert body["results"][0]["id"] == "en-spacex-launch"
+
+
+def test_the_published_schema_lists_the_servers_backends(make_client, corpus) -> None:
+    from convsearch.backends.fanout import FanOut
+    from convsearch.testing.backends import ScriptedBackend
+
+    c = make_client(backend=FanOut([ScriptedBackend("kb", corpus), ScriptedBackend("web", corpus, paid=True)]))
+    prop = c.get("/openapi.json").json()["components"]["schemas"]["SearchRequest"]["properties"]["backends"]
+    assert [a["items"]["enum"] for a in prop["anyOf"] if a.get("type") == "array"] == [["kb", "web"]]

@@ -286,6 +286,12 @@ def create_app(settings: Settings | None = None, *, service: Service | None = No
             schema.setdefault("components", {})["securitySchemes"] = SECURITY_SCHEMES
             for name in ("HTTPValidationError", "ValidationError"):
                 schema.get("components", {}).get("schemas", {}).pop(name, None)
+            # the backends a request may name are this server's: published as an enum
+            backends = schema.get("components", {}).get("schemas", {}).get("SearchRequest", {}) \
+                .get("properties", {}).get("backends", {})
+            for alt in backends.get("anyOf", []):
+                if alt.get("type") == "array":
+                    alt["items"]["enum"] = service.backend_names()
             app.openapi_schema = schema
         return app.openapi_schema
 

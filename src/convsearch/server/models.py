@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..types import Citation, Decision, RewriteResult, SearchResponse, Trace
 
-# ids: no control character, and not blank (the history store refuses what str.strip() empties, e.g. "\u0085")
-_NO_CONTROL = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
+_NO_CONTROL = r"^[^\x00-\x1f\x7f]+$"
+# ... and not blank: the history scope refuses an id that is only whitespace (str.strip())
+_ID = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
 _NO_NUL = r"^[^\x00]*$"  # text every history database keeps as is
 # ... and not blank (str.strip() also removes \x1c-\x1f, which regex \s does not match in every engine)
 _TEXT = r"^[^\x00]*[^\s\x00\x1c-\x1f][^\x00]*$"
@@ -24,9 +25,9 @@ Role = Literal["user", "assistant", "system", "tool"]
 Query = Annotated[str, Field(min_length=1, max_length=4096, pattern=_TEXT, description=(
     "The user's latest message, as typed (a follow-up like '价格呢？' or 'When did it launch?' is fine: it is "
     "rewritten into a standalone query from the conversation)."))]
-SessionId = Annotated[str, Field(min_length=1, max_length=256, pattern=_NO_CONTROL, description=(
+SessionId = Annotated[str, Field(min_length=1, max_length=256, pattern=_ID, description=(
     "Conversation id: its stored history is the context, and the turn is recorded there."))]
-AgentId = Annotated[str, Field(min_length=1, max_length=128, pattern=_NO_CONTROL,
+AgentId = Annotated[str, Field(min_length=1, max_length=128, pattern=_ID,
                                description="Which agent of the tenant owns the session.")]
 Topic = Annotated[str, Field(min_length=1, max_length=256, pattern=_NO_NUL, description="Session context, e.g. the page or product title.")]
 MessageId = Annotated[str, Field(min_length=1, max_length=128, pattern=_NO_CONTROL)]

@@ -100,6 +100,18 @@ class Service:
                     self._backend = open_backend(self.settings)
         return self._backend
 
+    def backend_names(self) -> list[str]:
+        """The names a request's ``backends`` may use: this server's backends (CONVSEARCH_BACKENDS until the
+        index can be opened)."""
+        from ..backends.fanout import FanOut
+        from ..backends.registry import parse_names
+
+        try:
+            b = self.backend()
+        except ConvsearchError:
+            return parse_names(self.settings.backends)
+        return [x.name for x in (b.backends if isinstance(b, FanOut) else (b,))]
+
     def store(self) -> Any:
         """The history store (``CONVSEARCH_DB_URL``, else SQLite under the data dir), opened on first use."""
         if self._store is None:
