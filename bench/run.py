@@ -30,6 +30,7 @@ import fanout  # noqa: E402
 import history  # noqa: E402
 import hybrid  # noqa: E402
 import llm_path  # noqa: E402
+import mixed_variants  # noqa: E402
 import regress  # noqa: E402
 import rule_path  # noqa: E402
 from common import CACHE, DATA, REPO, machine, table, verdict  # noqa: E402
@@ -44,6 +45,7 @@ BENCHMARKS = {
     "fanout": fanout,
     "regress": regress,
     "agent": agent,
+    "mixed": mixed_variants,
 }
 
 

