@@ -279,6 +279,21 @@ def _work_reference(query: str, history: Sequence[Message]) -> tuple[str, str] |
     return None
 
 
+_ALIAS_AFTER_RE = re.compile(r"\s*[(（]\s*([A-Z0-9][A-Za-z0-9.&-]{1,11})\s*[)）]")
+
+
+def _bracketed_after(text: str, name: str) -> str | None:
+    """The short form in brackets right after the first mention of ``name`` that has one ("… ETF (VTI)" → "VTI").
+    A plain substring scan plus one precompiled pattern: no regex is built from conversation text per turn."""
+    i = text.find(name)
+    while i >= 0:
+        m = _ALIAS_AFTER_RE.match(text, i + len(name))
+        if m is not None:
+            return m.group(1)
+        i = text.find(name, i + 1)
+    return None
+
+
 def answer_alias(ent: Mention | None, history: Sequence[Message]) -> Mention | None:
     """The short name the user gave in brackets and the latest answer went on with: "the Vanguard Total Stock
     Market ETF (VTI)" → "VTI has …" → "How often does it pay?" asks about VTI (what a person would type).
@@ -290,12 +305,10 @@ def answer_alias(ent: Mention | None, history: Sequence[Message]) -> Mention | N
     """
     if ent is None or len(history) < 2 or history[-1].role != "assistant":
         return None
-    pat = re.compile(re.escape(ent.text) + r"\s*[(（]\s*([A-Z0-9][A-Za-z0-9.&-]{1,11})\s*[)）]")
     for msg in reversed(history):
-        mt = pat.search(msg.content) if msg.role == "user" else None
-        if mt is None:
+        alias = _bracketed_after(msg.content, ent.text) if msg.role == "user" else None
+        if alias is None:
             continue
-        alias = mt.group(1)
         if re.search(r"(?<![A-Za-z0-9])" + re.escape(alias) + r"(?![A-Za-z0-9])", history[-1].content):
             return Mention(alias, True, ent.cls, alias.lower())
         return None
