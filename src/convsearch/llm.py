@@ -7,7 +7,9 @@ llama.cpp server) through the official ``openai`` SDK, installed with ``pip inst
 The contract is small and speaks our own types (``convsearch.types``): ``LLM.complete(messages, *, tools=None,
 schema=None, budget_s=None, max_tokens=None) -> Completion`` (text, tool calls as ``ToolCall``, tokens as
 ``Usage``, the model, the finish reason, and with ``schema`` the validated pydantic value in ``parsed``) and its
-async twin ``acomplete``. Nothing of the SDK's response objects leaves this module. ``ScriptedLLM`` is the
+async twin ``acomplete``; ``astream`` (same arguments but ``schema``) yields ``StreamEvent``s: text deltas as the
+server sends them, then one event carrying the assembled ``Completion`` (tool calls put together from their
+deltas, usage from the final chunk). Nothing of the SDK's response objects leaves this module. ``ScriptedLLM`` is the
 in-process test double, ``convsearch.testing.openai_server`` a real loopback server for integration tests.
 
 Errors: every failure of a call is one of ours, with a short ``reason`` for traces, and callers on the
@@ -43,7 +45,7 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
@@ -203,6 +205,64 @@ class LLMStats:
                 setattr(self, name, getattr(self, name) + 1)
             else:
                 self.failures[kind] = self.failures.get(kind, 0) + 1
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEvent:
+    """One item of ``astream``: a text delta (``text``), or, last, the whole reply (``completion``)."""
+
+    text: str = ""
+    completion: Completion | None = None
+
+
+def _check_reply(text: str, calls: Sequence[ToolCall], usage: Usage, *, tools: bool) -> None:
+    """LLMBadOutput (with the reply's tokens) for a streamed reply that is no answer."""
+    if not text.strip() and not (tools and calls):
+        raise LLMBadOutput("tool call instead of text" if calls else "empty content", usage=usage)
+
+
+class _Assembler:
+    """Puts streamed chat.completion.chunk objects together: text, tool calls by index, usage, finish reason."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: dict[int, list[str]] = {}  # index -> [id, name, arguments]
+        self.usage = Usage()
+        self.model = ""
+        self.finish = ""
+
+    def feed(self, chunk: Any) -> str:
+        """Take one chunk; returns its text delta (maybe empty)."""
+        self.model = str(getattr(chunk, "model", "") or self.model)
+        if getattr(chunk, "usage", None) is not None:
+            self.usage = _usage(chunk)
+        delta_text = ""
+        for choice in getattr(chunk, "choices", None) or ():
+            if int(getattr(choice, "index", 0) or 0) != 0:
+                continue
+            self.finish = str(getattr(choice, "finish_reason", "") or self.finish)
+            delta = getattr(choice, "delta", None)
+            if delta is None:
+                continue
+            content = getattr(delta, "content", None)
+            if content:
+                delta_text += str(content)
+            for tc in getattr(delta, "tool_calls", None) or ():
+                i = int(getattr(tc, "index", 0) or 0)
+                slot = self.calls.setdefault(i, ["", "", ""])
+                slot[0] = slot[0] or str(getattr(tc, "id", "") or "")
+                fn = getattr(tc, "function", None)
+                if fn is not None:
+                    slot[1] += str(getattr(fn, "name", "") or "")
+                    slot[2] += str(getattr(fn, "arguments", "") or "")
+        self.text.append(delta_text)
+        return delta_text
+
+    def completion(self) -> Completion:
+        calls = tuple(ToolCall(id=v[0] or f"call_{i}", name=v[1], arguments=v[2])
+                      for i, v in sorted(self.calls.items()))
+        return Completion(text="".join(self.text), tool_calls=calls, usage=self.usage, model=self.model,
+                          finish_reason=self.finish)
 
 
 # --- output parsing (pure) ------------------------------------------------------------------------
@@ -436,6 +496,12 @@ class OpenAILLM:
             return LLMRequestRejected(f"request rejected (HTTP {code}): {self._scrub(str(body))}")
         if isinstance(exc, o.APIConnectionError):
             return LLMUnavailable("connection failed")
+        import httpx  # the SDK's transport; a stream cut mid-way raises its errors unwrapped
+
+        if isinstance(exc, httpx.TimeoutException):
+            return LLMTimeout(f"timed out (budget {budget_s:.2f} s)")
+        if isinstance(exc, httpx.TransportError):
+            return LLMUnavailable(f"connection lost ({type(exc).__name__})")
         if isinstance(exc, (ValueError, o.APIResponseValidationError)):
             return LLMBadOutput(f"malformed reply ({type(exc).__name__})")
         return LLMError(f"client error ({type(exc).__name__}: {self._scrub(str(exc))})")
@@ -541,6 +607,71 @@ class OpenAILLM:
             finally:
                 self.stats.closed()
 
+    async def astream(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                      budget_s: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamEvent]:
+        """``acomplete`` streamed (``stream=True``): a ``StreamEvent(text=...)`` per text delta as it arrives,
+        then ``StreamEvent(completion=...)`` with the whole reply. The same budget (every wait for a chunk gets
+        what is left of it), slot cap and error mapping as ``acomplete``; a failure before the first delta is
+        retried within the budget like there, one after deltas were yielded ends the stream with the LLMError."""
+        budget = self.config.timeout_s if budget_s is None else budget_s
+        deadline = Deadline(budget)
+        payload = request_payload(self.config, messages, None, max_tokens, tools=tools)
+        payload["stream"] = True
+        payload["stream_options"] = {"include_usage": True}
+        client, sem = self._aclient()
+        t0 = time.perf_counter()
+        attempt = 0
+        while True:
+            attempt += 1
+            if deadline.expired():
+                raise self._fail(LLMTimeout(f"timed out (budget {budget:.2f} s)"), t0, attempt)
+            started = False
+            asm = _Assembler()
+            try:
+                await asyncio.wait_for(sem.acquire(), timeout=deadline.remaining())
+            except TimeoutError:
+                raise self._fail(LLMTimeout(f"no free LLM slot within the budget ({budget:.2f} s; "
+                                            f"{self.config.max_concurrency} in flight)"), t0, attempt) from None
+            self.stats.opened()
+            stream: Any = None
+            try:
+                stream = await asyncio.wait_for(
+                    client.chat.completions.create(**payload, timeout=max(deadline.remaining(), 0.001)),
+                    timeout=deadline.remaining())
+                it = stream.__aiter__()
+                while True:
+                    try:
+                        chunk = await asyncio.wait_for(it.__anext__(), timeout=max(deadline.remaining(), 0.001))
+                    except StopAsyncIteration:
+                        break
+                    delta = asm.feed(chunk)
+                    if delta:
+                        started = True
+                        yield StreamEvent(text=delta)
+                if not asm.finish:  # the connection closed before a finish reason: the reply was cut off
+                    raise LLMUnavailable("stream ended before the reply finished", usage=asm.usage)
+                out = asm.completion()
+                _check_reply(out.text, out.tool_calls, out.usage, tools=bool(tools))
+                self._done(out, t0, attempt)
+                yield StreamEvent(completion=out)
+                return
+            except Exception as exc:  # noqa: BLE001 - every client failure becomes one of ours
+                err = self._map(exc, budget)
+                if not err.usage.total_tokens and asm.usage.total_tokens:
+                    err.usage = asm.usage
+            finally:
+                self.stats.closed()
+                sem.release()
+                if stream is not None and hasattr(stream, "close"):
+                    try:
+                        await stream.close()
+                    except Exception:  # noqa: BLE001 - closing a broken stream may fail too
+                        pass
+            wait = None if started else self._give_up(err, attempt, deadline)
+            if wait is None:
+                raise self._fail(err, t0, attempt)
+            await asyncio.sleep(wait)
+
     # --- lifecycle ---
     def close(self) -> None:
         self._client.close()
@@ -591,6 +722,7 @@ class ScriptedLLM:
         self.usage = usage
         self.calls: list[ScriptedCall] = []
         self.stats = LLMStats()
+        self.chunk_chars = 4  # astream's piece size
         self._lock = threading.Lock()
 
     def _next(self) -> Script:
@@ -647,6 +779,17 @@ class ScriptedLLM:
                         max_tokens: int | None = None) -> Completion:
         return self.complete(messages, tools=tools, schema=schema, budget_s=budget_s, max_tokens=max_tokens)
 
+    async def astream(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                      budget_s: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamEvent]:
+        """The scripted reply streamed: its text in pieces of ``chunk_chars`` characters (a reply with tool calls
+        yields no text), then the Completion. A scripted error is raised before any piece."""
+        out = self.complete(messages, tools=tools, budget_s=budget_s, max_tokens=max_tokens)
+        if not out.tool_calls:
+            for i in range(0, len(out.text), self.chunk_chars):
+                yield StreamEvent(text=out.text[i:i + self.chunk_chars])
+                await asyncio.sleep(0)
+        yield StreamEvent(completion=out)
+
     def close(self) -> None:
         pass
 
@@ -660,6 +803,7 @@ def open_llm(settings: Any) -> OpenAILLM:
 __all__ = [
     "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
     "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES", "ScriptedCall",
-    "ScriptedLLM", "Secret", "assistant_message", "llm_config", "llm_configured", "open_llm", "parse_structured",
+    "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "llm_config", "llm_configured", "open_llm",
+    "parse_structured",
     "request_payload", "strip_fences", "to_completion", "tool_message", "wire_message",
 ]

@@ -265,7 +265,8 @@ def test_public_names_are_locked():
     assert sorted(llm_mod.__all__) == [
         "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
         "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES",
-        "ScriptedCall", "ScriptedLLM", "Secret", "assistant_message", "llm_config", "llm_configured", "open_llm",
+        "ScriptedCall", "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "llm_config", "llm_configured",
+        "open_llm",
         "parse_structured", "request_payload", "strip_fences", "to_completion", "tool_message", "wire_message"]
     assert sorted(enhance_mod.__all__) == [
         "Chain", "EnhanceRequest", "Enhanced", "Enhancer", "EnhancerRewriter", "Gated", "HyDE", "LLM", "Logged",

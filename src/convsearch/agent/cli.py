@@ -63,6 +63,9 @@ def ask(question: str = typer.Argument(..., help="The question."),
         elif ev.kind == "token":
             sys.stdout.write(ev.data)
             sys.stdout.flush()
+        elif ev.kind == "replace":  # the streamed text was repaired or replaced: the new one on its own lines
+            sys.stdout.write("\n\n" + ev.data)
+            sys.stdout.flush()
         elif ev.kind == "done":
             answer = ev.data
     typer.echo("")

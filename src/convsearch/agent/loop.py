@@ -102,6 +102,8 @@ class _Task:
     budget_exhausted: bool = False
     top_k: int = 5
     sync_llm: bool = False  # call llm.complete in a thread (the task runs on a loop of its own)
+    emit: Emit | None = None  # astream: where live tokens go
+    streamed: list[str] = field(default_factory=list)  # the tokens already sent live
 
     def number(self, key: str, make: Callable[[int], Source]) -> Source:
         """The task-wide number of a result: the same URL (or id) keeps its number."""
@@ -158,7 +160,15 @@ class Agent:
     async def astream(self, question: str, *, session: Any = None, history: Iterable[Any] | None = None,
                       _sync_llm: bool = False) -> AsyncIterator[AgentEvent]:
         """Events as they happen: ``search`` per search step, then ``token`` pieces of the answer,
-        ``citations`` and ``done`` (the Answer)."""
+        ``citations`` and ``done`` (the Answer).
+
+        Tokens are real when the LLM has ``astream``: a call that offers no tool (the final call after the search
+        budget, the step limit or the deadline, or a question needing no search) streams its text as the model
+        writes it (leading/trailing blanks held back, a ``[n`` marker held until its ``]``). A call that offers
+        the tool may still turn into tool calls after some text, so its answer is sent in pieces once the call
+        ends. When the answer the user gets differs from what was streamed (the citation repair rewrote it, or
+        the LLM failed mid-stream and the degraded list replaced it), a ``replace`` event carries the whole new
+        text before ``citations``, so a client redraws."""
         queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
 
         def emit(kind: str, data: Any) -> None:
@@ -183,7 +193,8 @@ class Agent:
                history: Iterable[Any] | None = None) -> Iterator[AgentEvent]:
         """``astream`` for synchronous callers (its own event loop, one event at a time)."""
         loop = asyncio.new_event_loop()
-        agen = self.astream(question, session=session, history=history, _sync_llm=True)
+        live = hasattr(self.llm, "astream")  # real tokens need the async client, closed with this loop
+        agen = self.astream(question, session=session, history=history, _sync_llm=not live)
         try:
             while True:
                 try:
@@ -192,6 +203,8 @@ class Agent:
                     break
         finally:
             loop.run_until_complete(agen.aclose())
+            if live and hasattr(self.llm, "aclose"):
+                loop.run_until_complete(self.llm.aclose())
             loop.close()
 
     # --- the task ----------------------------------------------------------------------------------
@@ -220,7 +233,7 @@ class Agent:
         conv = self._conversation(session)
         given = history_window(to_messages(history or ()), s.window)
         task = _Task(question=q, lang=detect_lang(q), deadline=Deadline(s.agent_deadline_s), history=tuple(given),
-                     summary=None, ns=(self.tenant, self.name), sync_llm=sync_llm)
+                     summary=None, ns=(self.tenant, self.name), sync_llm=sync_llm, emit=emit)
         if conv is not None:
             task.ns = (conv.scope.tenant, conv.scope.agent)
             tm = time.perf_counter()
@@ -266,8 +279,12 @@ class Agent:
         if conv is not None:
             await self._remember(task, conv, answer)
         if emit is not None:
-            for piece in _pieces(answer.text):
-                emit("token", piece)
+            sent = "".join(task.streamed)
+            if not sent:
+                for piece in _pieces(answer.text):
+                    emit("token", piece)
+            elif sent != answer.text:
+                emit("replace", answer.text)  # repaired or degraded after tokens went out: the client redraws
             emit("citations", answer.citations)
             emit("done", answer)
         return answer
@@ -498,7 +515,11 @@ class Agent:
             kw: dict[str, Any] = {"budget_s": budget, "max_tokens": MAX_TOKENS}
             if tools:
                 kw["tools"] = self.tools
-            if hasattr(self.llm, "acomplete") and not (task.sync_llm and hasattr(self.llm, "complete")):
+            live = task.emit is not None and not tools and purpose == "final" and hasattr(self.llm, "astream") \
+                and not task.sync_llm
+            if live:
+                coro = self._streamed(task, msgs, kw)
+            elif hasattr(self.llm, "acomplete") and not (task.sync_llm and hasattr(self.llm, "complete")):
                 coro = self.llm.acomplete(msgs, **kw)
             else:
                 # a pool of our own: a client that overruns its budget must not hold up the loop's shutdown
@@ -521,6 +542,31 @@ class Agent:
         if err is not None:
             raise _LLMFailed(err)
         return comp
+
+    async def _streamed(self, task: _Task, msgs: list[dict[str, Any]], kw: dict[str, Any]) -> Completion:
+        """One call through ``llm.astream``, its text deltas sent as ``token`` events as they arrive."""
+        emit = task.emit
+        assert emit is not None
+        held = ""  # blanks at the edges and an unclosed "[n" wait for what follows
+        out: Completion | None = None
+        async for ev in self.llm.astream(msgs, **kw):
+            if ev.completion is not None:
+                out = ev.completion
+                continue
+            held += ev.text
+            if not task.streamed:
+                held = held.lstrip()
+            body = held.rstrip()
+            cut = body.rfind("[")
+            if cut > body.rfind("]") and len(body) - cut <= 8:
+                body = body[:cut]
+            if body:
+                task.streamed.append(body)
+                emit("token", body)
+                held = held[len(body):]
+        if out is None:
+            raise LLMBadOutput("the stream ended without a reply")
+        return out
 
     async def _final(self, task: _Task, *, purpose: str, reason: str | None, offer_tools: bool = False) -> str:
         """The last call: no tool offered; the model answers from what it has."""

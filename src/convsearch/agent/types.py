@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from ..types import Usage
 
-EventKind = Literal["search", "token", "citations", "done"]
+EventKind = Literal["search", "token", "replace", "citations", "done"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +135,8 @@ class Answer:
 @dataclass(frozen=True, slots=True)
 class AgentEvent:
     """One item of ``Agent.stream()``: ``search`` (a SearchStep), ``token`` (a piece of the answer text),
-    ``citations`` (the cited sources), ``done`` (the Answer)."""
+    ``replace`` (the whole answer text, when it differs from the tokens already sent), ``citations`` (the cited
+    sources), ``done`` (the Answer)."""
 
     kind: EventKind
     data: Any = field(default=None)

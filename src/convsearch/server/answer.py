@@ -226,10 +226,12 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
     @app.post("/v1/answer", response_model=AnswerOut, tags=["agent"], responses={
         200: {"content": {"text/event-stream": {"schema": {
             "type": "object", "required": ["event", "data"],
-            "properties": {"event": {"type": "string", "enum": ["search", "token", "citations", "done"]},
+            "properties": {"event": {"type": "string", "enum": [
+                "search", "token", "replace", "citations", "done"]},
                            "data": {"type": "string", "description": "JSON"}}}}},
               "description": "The answer (JSON), or with `stream: true` server-sent events `search` (a search "
-                             "step), `token` (a piece of the answer), `citations`, `done` (the whole answer)"},
+                             "step), `token` (a piece of the answer), `replace` (the whole text, when it differs "
+                             "from the tokens sent), `citations`, `done` (the whole answer)"},
         400: {"model": m.ErrorBody}, 401: {"model": m.ErrorBody}, 404: {"model": m.ErrorBody},
         429: {"model": m.ErrorBody}, 503: {"model": m.ErrorBody}})
     async def answer(req: AnswerRequest, request: Request, t: Annotated[Tenant, Depends(tenant_dep)]) -> Response:
@@ -250,6 +252,8 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
                     yield _sse("search", asdict(ev.data))
                 elif ev.kind == "token":
                     yield _sse("token", {"text": ev.data})
+                elif ev.kind == "replace":
+                    yield _sse("replace", {"text": ev.data})
                 elif ev.kind == "citations":
                     yield _sse("citations", [asdict(c) for c in ev.data])
                 else:

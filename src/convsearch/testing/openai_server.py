@@ -11,6 +11,12 @@ flight, and answers from a script:
 text, arguments that are not JSON), token usage (``with_usage``; ``None`` leaves the field out), delays past
 the client's timeout, HTTP 429 / 500 (with ``Retry-After``), a malformed JSON body, and empty content.
 
+A request with ``"stream": true`` is answered with server-sent events in the chat.completion.chunk shape: the
+text in small deltas, each tool call as deltas (index, id and name first, the arguments split over chunks), the
+finish reason, a usage chunk when ``stream_options.include_usage`` is set, then ``data: [DONE]``.
+``Reply.streamed(chunk_delay_s=..., cut_after=N)`` spaces the chunks out and hangs up after N chunks (a server
+that dies mid-answer).
+
 Example::
 
     with FakeOpenAIServer() as srv:
@@ -46,6 +52,8 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = ()
     body: str | None = None
     usage: tuple[int, int] | None = (1, 1)  # (prompt_tokens, completion_tokens); None: no usage field
+    chunk_delay_s: float = 0.0  # streamed: the pause before every chunk
+    cut_after: int | None = None  # streamed: hang up after this many chunks (no [DONE])
 
     @classmethod
     def of(cls, text: str, *, delay_s: float = 0.0) -> Reply:
@@ -91,6 +99,12 @@ class Reply:
     @classmethod
     def empty(cls, *, delay_s: float = 0.0) -> Reply:
         return cls("empty", delay_s=delay_s)
+
+    def streamed(self, *, chunk_delay_s: float = 0.0, cut_after: int | None = None) -> Reply:
+        """The same reply, when streamed, with ``chunk_delay_s`` before every chunk and cut after ``cut_after``."""
+        from dataclasses import replace
+
+        return replace(self, chunk_delay_s=chunk_delay_s, cut_after=cut_after)
 
     def after(self, delay_s: float) -> Reply:
         """The same reply, sent ``delay_s`` seconds late."""
@@ -245,6 +259,32 @@ def _completion(model: str, *, content: str | None, tools: tuple[tuple[str, str]
     return out
 
 
+def _pieces(text: str, size: int = 3) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def _chunks(model: str, reply: Reply, *, include_usage: bool) -> list[dict[str, Any]]:
+    """The chat.completion.chunk objects of a streamed reply, in order."""
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return base | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    text = "" if reply.kind == "empty" else reply.text
+    out += [chunk({"content": p}) for p in _pieces(text)]
+    for i, (name, args) in enumerate(reply.tool_calls if reply.kind == "tool_call" else ()):
+        out.append(chunk({"tool_calls": [{"index": i, "id": f"call_{i + 1}", "type": "function",
+                                          "function": {"name": name, "arguments": ""}}]}))
+        out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in _pieces(args, 5)]
+    out.append(chunk({}, "tool_calls" if reply.kind == "tool_call" and reply.tool_calls else "stop"))
+    if include_usage and reply.usage is not None:
+        u = reply.usage
+        out.append(base | {"choices": [], "usage": {"prompt_tokens": u[0], "completion_tokens": u[1],
+                                                    "total_tokens": sum(u)}})
+    return out
+
+
 def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -265,6 +305,31 @@ def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (its timeout): nothing to do
+
+        def _stream(self, model: str, reply: Reply, payload: dict[str, Any]) -> None:
+            """Server-sent events; the connection closes at the end (no Content-Length)."""
+            opts = payload.get("stream_options") or {}
+            chunks = _chunks(model, reply, include_usage=bool(opts.get("include_usage")))
+            self.close_connection = True
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.flush()
+                for n, c in enumerate(chunks):
+                    if reply.cut_after is not None and n >= reply.cut_after:
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    if reply.chunk_delay_s and not self._wait(reply.chunk_delay_s):
+                        return
+                    self.wfile.write(f"data: {json.dumps(c, ensure_ascii=False)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                pass  # the client gave up
 
         def setup(self) -> None:
             super().setup()
@@ -327,7 +392,11 @@ def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     record["abandoned"] = True
                     return
                 model = str(payload.get("model", "fake"))
-                if reply.kind == "status":
+                if payload.get("stream") and reply.kind in ("text", "tool_call", "empty"):
+                    self._stream(model, reply, payload)
+                elif payload.get("stream") and reply.kind == "malformed":
+                    self._send(200, 'data: {"choices": [{"delta": \n\n')
+                elif reply.kind == "status":
                     self._send(reply.status, reply.body or "{}", reply.headers)
                 elif reply.kind == "malformed":
                     self._send(200, reply.body or "{", reply.headers)

@@ -1,0 +1,164 @@
+"""Streaming end to end: ``OpenAILLM.astream`` against the loopback OpenAI-compatible server's real SSE chunks
+(text deltas timed as they arrive, tool-call deltas assembled, usage from the final chunk, a server that hangs
+up mid-answer), ``ScriptedLLM.astream``, and the agent's ``astream`` sending live tokens (Chinese and English)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from datetime import date
+from typing import Any
+
+import pytest
+
+pytest.importorskip("openai")
+
+from convsearch import Settings  # noqa: E402
+from convsearch.agent import Agent  # noqa: E402
+from convsearch.llm import LLMConfig, LLMUnavailable, OpenAILLM, ScriptedLLM, StreamEvent  # noqa: E402
+from convsearch.testing.openai_server import FakeOpenAIServer, Reply  # noqa: E402
+from convsearch.types import Usage  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+MSGS = [{"role": "user", "content": "深圳最近三天适合露营吗？"}]
+WEB_SEARCH = {"type": "function", "function": {"name": "web_search", "parameters": {
+    "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
+
+
+@pytest.fixture
+def srv() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as s:
+        yield s
+
+
+def client(srv: FakeOpenAIServer, **kw: Any) -> OpenAILLM:
+    return OpenAILLM(LLMConfig(base_url=srv.base_url, model="fake", **({"timeout_s": 5.0, "max_retries": 0} | kw)))
+
+
+async def collect(llm: Any, **kw: Any) -> list[tuple[float, StreamEvent]]:
+    out = []
+    try:
+        async for ev in llm.astream(MSGS, **kw):
+            out.append((time.perf_counter(), ev))
+    finally:
+        if hasattr(llm, "aclose"):
+            await llm.aclose()
+    return out
+
+
+def test_text_deltas_arrive_before_the_reply_is_finished(srv: FakeOpenAIServer) -> None:
+    text = "深圳最近三天多云转晴，适合露营 [1]. Sunny and dry."
+    srv.push(Reply.of(text).with_usage(31, 17).streamed(chunk_delay_s=0.04))
+    t0 = time.perf_counter()
+    events = asyncio.run(collect(client(srv)))
+    deltas = [(t, e.text) for t, e in events if e.completion is None]
+    t_done, last = events[-1]
+    assert last.completion is not None and last.completion.text == text and "".join(d for _, d in deltas) == text
+    assert len(deltas) >= 10  # pieces, not one blob
+    # the first delta came while the server was still sending (≥ 10 more chunks 40 ms apart)
+    assert t_done - deltas[0][0] >= 0.3 and deltas[0][0] - t0 < t_done - t0 - 0.3
+    assert last.completion.usage == Usage(31, 17) and last.completion.finish_reason == "stop"
+    req = srv.requests[0]["json"]
+    assert req["stream"] is True and req["stream_options"] == {"include_usage": True}
+
+
+def test_parallel_tool_call_deltas_are_assembled(srv: FakeOpenAIServer) -> None:
+    srv.push(Reply.tool_calls_of(("web_search", {"query": "深圳 露营 天气", "recency": "week"}),
+                                 ("web_search", {"query": "Panyu camping weather"})).with_usage(40, 12))
+    llm = client(srv)
+    events = asyncio.run(collect(llm, tools=[WEB_SEARCH]))
+    assert [e.text for _, e in events[:-1]] == []  # a reply of tool calls only: no text deltas
+    c = events[-1][1].completion
+    assert c is not None and c.finish_reason == "tool_calls" and [tc.id for tc in c.tool_calls] == ["call_1", "call_2"]
+    assert [tc.name for tc in c.tool_calls] == ["web_search", "web_search"]
+    assert [json.loads(tc.arguments) for tc in c.tool_calls] == [
+        {"query": "深圳 露营 天气", "recency": "week"}, {"query": "Panyu camping weather"}]
+    assert c.usage == Usage(40, 12) and llm.stats.prompt_tokens == 40 and llm.stats.completion_tokens == 12
+
+
+def test_no_usage_chunk_counts_nothing(srv: FakeOpenAIServer) -> None:
+    srv.push(Reply.of("pong").with_usage(None))
+    c = asyncio.run(collect(client(srv)))[-1][1].completion
+    assert c is not None and c.text == "pong" and c.usage == Usage()
+
+
+def test_a_server_hanging_up_mid_stream_is_an_llm_error_not_retried(srv: FakeOpenAIServer) -> None:
+    srv.push(Reply.of("SpaceX was founded in 2002 by Elon Musk.").streamed(cut_after=4), Reply.of("again"))
+    got: list[str] = []
+
+    async def run() -> None:
+        llm = client(srv, max_retries=2)
+        try:
+            async for ev in llm.astream(MSGS):
+                got.append(ev.text)
+        finally:
+            await llm.aclose()
+
+    with pytest.raises(LLMUnavailable, match="stream ended"):
+        asyncio.run(run())
+    assert "".join(got) == "SpaceX wa" and len(srv.requests) == 1  # tokens were out: no retry
+
+
+def test_a_failure_before_the_first_token_is_retried(srv: FakeOpenAIServer) -> None:
+    srv.push(Reply.error(503), Reply.of("第二次成功"))
+    events = asyncio.run(collect(client(srv, max_retries=1, backoff_s=0.01)))
+    assert events[-1][1].completion is not None and events[-1][1].completion.text == "第二次成功"
+    assert len(srv.requests) == 2
+
+
+def test_scripted_llm_streams_its_text_in_pieces() -> None:
+    llm = ScriptedLLM(["专业版每月 99 元 [1]。"], usage=Usage(5, 6))
+    events = [e for _, e in asyncio.run(collect(llm))]
+    assert len(events) > 2 and "".join(e.text for e in events) == "专业版每月 99 元 [1]。"
+    assert events[-1].completion is not None and events[-1].completion.usage == Usage(5, 6)
+
+
+# --- the agent ---------------------------------------------------------------------------------------------
+def one_search_then(answer: Reply, query: str):
+    def respond(req: dict[str, Any]) -> Reply:
+        if req.get("tools"):
+            return Reply.tool_calls_of(("web_search", {"query": query}))
+        return answer
+
+    return respond
+
+
+def agent_over(bm25_index: Any, srv: FakeOpenAIServer, **settings: Any) -> Agent:
+    return Agent(bm25_index, client(srv), Settings(dense="off", agent_max_searches=1, **settings),
+                 today=date(2024, 11, 30))
+
+
+def stream_events(agent: Agent, question: str) -> list[tuple[float, Any]]:
+    return [(time.perf_counter(), ev) for ev in agent.stream(question)]
+
+
+@pytest.mark.parametrize("question,query,answer", [
+    ("深圳最近三天适合露营吗？", "深圳 露营 天气", "深圳最近三天多云转晴，适合露营 [1]。"),
+    ("When was SpaceX founded?", "SpaceX founded", "SpaceX was founded in 2002 [1]."),
+])
+def test_agent_streams_live_tokens_of_the_final_call(bm25_index, srv: FakeOpenAIServer, question: str, query: str,
+                                                     answer: str) -> None:
+    srv.responder = one_search_then(Reply.of(f"  {answer}\n").streamed(chunk_delay_s=0.04), query)
+    events = stream_events(agent_over(bm25_index, srv, agent_strict="off"), question)
+    kinds = [e.kind for _, e in events]
+    assert kinds[0] == "search" and kinds[-2:] == ["citations", "done"] and "replace" not in kinds
+    tokens = [(t, e.data) for t, e in events if e.kind == "token"]
+    done = events[-1][1].data
+    assert "".join(d for _, d in tokens) == done.text == answer and not done.flags.degraded
+    assert len(tokens) >= 4 and events[-1][0] - tokens[0][0] >= 0.15  # the first token long before the end
+    assert all("[" not in d or "]" in d for _, d in tokens)  # a citation marker is never split
+    assert done.usage.total_tokens > 0 and len(srv.requests) == 2 and srv.requests[1]["json"].get("stream")
+
+
+def test_agent_mid_stream_disconnect_gives_a_degraded_answer(bm25_index, srv: FakeOpenAIServer) -> None:
+    srv.responder = one_search_then(Reply.of("SpaceX was founded in 2002 [1] by Elon Musk.").streamed(cut_after=5),
+                                    "SpaceX founded")
+    events = stream_events(agent_over(bm25_index, srv), "When was SpaceX founded?")
+    kinds = [e.kind for _, e in events]
+    done = events[-1][1].data
+    assert "token" in kinds and kinds[-3:] == ["replace", "citations", "done"]
+    assert done.flags.degraded and events[-3][1].data == done.text and done.citations
+    assert any("LLM failed" in t for t in done.trace)
