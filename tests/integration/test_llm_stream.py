@@ -162,3 +162,32 @@ def test_agent_mid_stream_disconnect_gives_a_degraded_answer(bm25_index, srv: Fa
     assert "token" in kinds and kinds[-3:] == ["replace", "citations", "done"]
     assert done.flags.degraded and events[-3][1].data == done.text and done.citations
     assert any("LLM failed" in t for t in done.trace)
+
+
+def test_sse_answer_streams_real_tokens_from_the_live_server(tmp_path, corpus, srv: FakeOpenAIServer) -> None:
+    httpx = pytest.importorskip("httpx")
+    pytest.importorskip("uvicorn")
+    from convsearch.backends.local import LocalIndex
+    from convsearch.testing.live_server import LiveServer
+
+    LocalIndex(tmp_path / "index", embedder=None).add(corpus)
+    answer = "SpaceX was founded in 2002 [1]."
+    srv.responder = one_search_then(Reply.of(answer).streamed(chunk_delay_s=0.04), "SpaceX founded")
+    env = {"CONVSEARCH_API_KEYS": "acme:key-acme", "CONVSEARCH_LLM_BASE_URL": srv.base_url,
+           "CONVSEARCH_LLM_MODEL": "fake", "CONVSEARCH_AGENT_MAX_SEARCHES": "1", "CONVSEARCH_AGENT_STRICT": "off"}
+    events: list[tuple[float, str | None, Any]] = []
+    with LiveServer(tmp_path, env=env) as live:
+        with httpx.stream("POST", live.url + "/v1/answer", headers={"Authorization": "Bearer key-acme"}, timeout=30,
+                          json={"query": "When was SpaceX founded?", "stream": True}) as r:
+            assert r.status_code == 200
+            event = None
+            for line in r.iter_lines():
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: "):
+                    events.append((time.perf_counter(), event, json.loads(line[6:])))
+    kinds = [k for _, k, _ in events]
+    assert kinds[0] == "search" and kinds[-2:] == ["citations", "done"] and "replace" not in kinds
+    tokens = [(t, d["text"]) for t, k, d in events if k == "token"]
+    assert "".join(d for _, d in tokens) == events[-1][2]["text"] == answer
+    assert len(tokens) >= 4 and events[-1][0] - tokens[0][0] >= 0.15  # tokens reached the client as generated
