@@ -5,7 +5,7 @@
 >>> a = agent.ask("深圳最近三天适合露营吗？顺便告诉我露营要带什么")
 >>> a.text                       # '…[1]…[3]'
 >>> [(c.n, c.domain) for c in a.citations], a.flags.partial, [s.query for s in a.searches]
->>> for ev in agent.stream("compare A, B and C on battery and camera"): ...   # search / token / citations / done
+>>> for ev in agent.stream("compare A, B and C on battery and camera"): ...   # search/token/replace/citations/done
 
 Modules: ``loop`` (the Agent), ``prompts`` (zh / en), ``policy`` and ``citations`` (pure decisions and the
 citation check), ``search`` (the Searcher over a Pipeline or a backend; the scoped result cache), ``testing``
