@@ -102,6 +102,26 @@ def test_a_server_hanging_up_mid_stream_is_an_llm_error_not_retried(srv: FakeOpe
     assert "".join(got) == "SpaceX wa" and len(srv.requests) == 1  # tokens were out: no retry
 
 
+def test_the_budget_bounds_the_whole_stream(srv: FakeOpenAIServer) -> None:
+    from convsearch.llm import LLMTimeout
+
+    srv.push(Reply.of("慢慢地一个字一个字地说出来，直到时间用完为止。").streamed(chunk_delay_s=0.1))
+    got: list[str] = []
+
+    async def run() -> None:
+        llm = client(srv)
+        try:
+            async for ev in llm.astream(MSGS, budget_s=0.45):
+                got.append(ev.text)
+        finally:
+            await llm.aclose()
+
+    t0 = time.perf_counter()
+    with pytest.raises(LLMTimeout):
+        asyncio.run(run())
+    assert got and time.perf_counter() - t0 < 1.0  # tokens came, then the budget ended the stream
+
+
 def test_a_failure_before_the_first_token_is_retried(srv: FakeOpenAIServer) -> None:
     srv.push(Reply.error(503), Reply.of("第二次成功"))
     events = asyncio.run(collect(client(srv, max_retries=1, backoff_s=0.01)))

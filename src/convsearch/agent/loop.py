@@ -549,21 +549,26 @@ class Agent:
         assert emit is not None
         held = ""  # blanks at the edges and an unclosed "[n" wait for what follows
         out: Completion | None = None
-        async for ev in self.llm.astream(msgs, **kw):
-            if ev.completion is not None:
-                out = ev.completion
-                continue
-            held += ev.text
-            if not task.streamed:
-                held = held.lstrip()
-            body = held.rstrip()
-            cut = body.rfind("[")
-            if cut > body.rfind("]") and len(body) - cut <= 8:
-                body = body[:cut]
-            if body:
-                task.streamed.append(body)
-                emit("token", body)
-                held = held[len(body):]
+        stream = self.llm.astream(msgs, **kw)
+        try:
+            async for ev in stream:
+                if ev.completion is not None:
+                    out = ev.completion
+                    continue
+                held += ev.text
+                if not task.streamed:
+                    held = held.lstrip()
+                body = held.rstrip()
+                cut = body.rfind("[")
+                if cut > body.rfind("]") and len(body) - cut <= 8:
+                    body = body[:cut]
+                if body:
+                    task.streamed.append(body)
+                    emit("token", body)
+                    held = held[len(body):]
+        finally:
+            if hasattr(stream, "aclose"):
+                await stream.aclose()  # also when the hard stop cancels us: the connection and the slot go back
         if out is None:
             raise LLMBadOutput("the stream ended without a reply")
         return out
