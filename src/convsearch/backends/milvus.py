@@ -461,7 +461,9 @@ class MilvusBackend:
 
     def _vectors(self, queries: Sequence[str], idx: Sequence[int], dense_query: str | None) -> list[list[float]]:
         texts = [dense_query if (dense_query and i == 0) else queries[i] for i in idx]
-        return [[float(x) for x in self.embedder.embed_query(t)] for t in texts]
+        embedder = self.embedder
+        assert embedder is not None, "dense search without an embedder"  # callers check first
+        return [[float(x) for x in embedder.embed_query(t)] for t in texts]
 
     def _bm25(self, name: str, texts: Sequence[str], top_k: int, expr: str) -> list[list[Hit]]:
         res = self._client.search(name, data=list(texts), anns_field="sparse", limit=top_k, filter=expr,
