@@ -35,7 +35,7 @@ import mmap
 import os
 import struct
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ from ..errors import BackendError, IndexMissingError
 from ..fuse import fuse_rrf
 from ..text import detect_lang, index_terms, words
 from ..types import Document, Hit
-from .base import FILTER_FIELDS, Capabilities, Filters, Recency, hit_date, parse_date
+from .base import FILTER_FIELDS, Capabilities, Filters, Recency, batches, hit_date, parse_date
 
 SCHEMA_VERSION = 2
 _HEAP = 50_000_000
@@ -280,7 +280,7 @@ class LocalIndex:
     def add(self, docs: Iterable[Document], *, batch_size: int = 256) -> int:
         """Add or replace (upsert by id) documents; returns how many were written."""
         n = 0
-        for batch in _batches(docs, batch_size):
+        for batch in batches(docs, batch_size):
             langs = [d.lang or detect_lang(d.text) for d in batch]
             payloads = [encode_payload(d, lang) for d, lang in zip(batch, langs)]  # may raise: nothing written
             with self._lock:
@@ -469,14 +469,4 @@ def from_settings(settings: Any, *, create: bool = False) -> LocalIndex:
 
     return open_local(settings, create=create)
 
-
-def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
-    batch: list[Document] = []
-    for d in docs:
-        batch.append(d)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
