@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from .backends.base import batches
 from .config import Settings
 from .errors import ConfigError
 from .types import Document
@@ -28,16 +29,6 @@ def open_writable(settings: Settings, name: str | None = None, *, create: bool =
     return open_backend(settings, name)
 
 
-def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
-    batch: list[Document] = []
-    for d in docs:
-        batch.append(d)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
 
 def write(backend: Any, docs: Iterable[Document], *, total: int | None = None, batch: int = BATCH,
           desc: str = "indexing") -> int:
@@ -47,7 +38,7 @@ def write(backend: Any, docs: Iterable[Document], *, total: int | None = None, b
 
     n = 0
     with tqdm(total=total, unit="doc", desc=desc, file=sys.stderr, disable=None) as bar:
-        for b in _batches(docs, batch):
+        for b in batches(docs, batch):
             written = backend.add(b)
             n += written
             bar.update(written)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Protocol, runtime_checkable
@@ -250,6 +250,18 @@ def from_settings(settings: Any) -> InMemoryBackend:
     return InMemoryBackend()
 
 
+def batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
+    """``docs`` in lists of ``size`` (the last one shorter): writers commit one batch at a time."""
+    batch: list[Document] = []
+    for d in docs:
+        batch.append(d)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def _doc_hit(d: Document, score: float, source: str) -> Hit:
     md: dict[str, Any] = {**d.metadata}
     if d.lang:
@@ -258,4 +270,4 @@ def _doc_hit(d: Document, score: float, source: str) -> Hit:
 
 
 __all__ = ["FILTER_FIELDS", "Capabilities", "Filters", "InMemoryBackend", "Recency", "SearchBackend",
-           "WritableBackend", "hit_date", "parse_date"]
+           "WritableBackend", "batches", "hit_date", "parse_date"]

@@ -35,7 +35,7 @@ import mmap
 import os
 import struct
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ from ..errors import BackendError, IndexMissingError
 from ..fuse import fuse_rrf
 from ..text import detect_lang, index_terms, words
 from ..types import Document, Hit
-from .base import FILTER_FIELDS, Capabilities, Filters, Recency, hit_date, parse_date
+from .base import FILTER_FIELDS, Capabilities, Filters, Recency, batches, hit_date, parse_date
 
 SCHEMA_VERSION = 2
 _HEAP = 50_000_000
@@ -187,8 +187,13 @@ class LocalIndex:
         if not found:
             return []
         positions = searcher.fast_field_values("pos", [a for _, a in found])
+        pairs = list(zip(found, positions))
+        if any(a[0][0] == b[0][0] for a, b in zip(pairs, pairs[1:])):
+            # Equal scores in the order the documents were written (payload positions only grow): tantivy orders
+            # ties by segment, which depends on merge timing, so near-duplicates could swap between builds.
+            pairs.sort(key=lambda p: (-p[0][0], p[1]))
         cache, out = self._decoded, []
-        for rank, ((score, _), pos) in enumerate(zip(found, positions), start=1):
+        for rank, ((score, _), pos) in enumerate(pairs, start=1):
             p = cache.get(pos)
             if p is None:
                 p = self._decode_at(pos)
@@ -275,7 +280,7 @@ class LocalIndex:
     def add(self, docs: Iterable[Document], *, batch_size: int = 256) -> int:
         """Add or replace (upsert by id) documents; returns how many were written."""
         n = 0
-        for batch in _batches(docs, batch_size):
+        for batch in batches(docs, batch_size):
             langs = [d.lang or detect_lang(d.text) for d in batch]
             payloads = [encode_payload(d, lang) for d, lang in zip(batch, langs)]  # may raise: nothing written
             with self._lock:
@@ -396,7 +401,7 @@ class LocalIndex:
             if extra:
                 q = tantivy.Query.boolean_query([(tantivy.Occur.Must, q), *extra])
         s = self._index.searcher()
-        return _ties_by_id(self._hits(s, s.search(q, top_k, count=False).hits, "bm25"))
+        return self._hits(s, s.search(q, top_k, count=False).hits, "bm25")
 
     def search_dense(self, query: str, *, top_k: int = 10, filters: Filters | dict[str, Any] | None = None,
                      recency: Recency | str | None = None) -> list[Hit]:
@@ -465,23 +470,3 @@ def from_settings(settings: Any, *, create: bool = False) -> LocalIndex:
     return open_local(settings, create=create)
 
 
-def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
-    batch: list[Document] = []
-    for d in docs:
-        batch.append(d)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _ties_by_id(hits: list[Hit]) -> list[Hit]:
-    """Equal scores in id order. tantivy orders ties by segment position, which depends on the indexing and merge
-    history, so two near-duplicate documents could swap places from one build to the next (and dedup would keep
-    the other copy)."""
-    if all(a.score != b.score for a, b in zip(hits, hits[1:])):
-        return hits
-    ordered = sorted(hits, key=lambda h: (-h.score, h.id))
-    return [h if h.rank == r else Hit(h.id, h.title, h.text, h.score, h.url, h.date, h.source, r, h.metadata)
-            for r, h in enumerate(ordered, start=1)]

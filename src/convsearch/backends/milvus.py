@@ -65,7 +65,7 @@ from ..embed import Embedder
 from ..errors import BackendError, ConfigError, InputError
 from ..text import detect_lang, index_terms
 from ..types import Document, Hit
-from .base import FILTER_FIELDS, Capabilities, Filters, Recency
+from .base import FILTER_FIELDS, Capabilities, Filters, Recency, batches
 
 SCHEMA_VERSION = 1
 RRF_K = 60  # Cormack, Clarke & Büttcher (SIGIR 2009), the constant Milvus's RRFRanker and our fuse_rrf use
@@ -326,7 +326,7 @@ class MilvusBackend:
     def add(self, docs: Iterable[Document], *, batch_size: int = 256) -> int:
         """Upsert by id, in batches; a document whose source_type moved to the other collection leaves the old one."""
         n = 0
-        for batch in _batches(docs, batch_size):
+        for batch in batches(docs, batch_size):
             for d in batch:
                 if not d.id or len(d.id.encode("utf-8")) > _MAX["id"]:
                     raise InputError(f"document id {d.id[:40]!r} is empty or longer than {_MAX['id']} bytes")
@@ -461,7 +461,9 @@ class MilvusBackend:
 
     def _vectors(self, queries: Sequence[str], idx: Sequence[int], dense_query: str | None) -> list[list[float]]:
         texts = [dense_query if (dense_query and i == 0) else queries[i] for i in idx]
-        return [[float(x) for x in self.embedder.embed_query(t)] for t in texts]
+        embedder = self.embedder
+        assert embedder is not None, "dense search without an embedder"  # callers check first
+        return [[float(x) for x in embedder.embed_query(t)] for t in texts]
 
     def _bm25(self, name: str, texts: Sequence[str], top_k: int, expr: str) -> list[list[Hit]]:
         res = self._client.search(name, data=list(texts), anns_field="sparse", limit=top_k, filter=expr,
@@ -552,16 +554,6 @@ def _one_line(exc: BaseException) -> str:
     msg = str(getattr(exc, "message", "") or exc)
     return " ".join(msg.split())[:300]
 
-
-def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
-    batch: list[Document] = []
-    for d in docs:
-        batch.append(d)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def from_settings(settings: Any, *, create: bool = False) -> MilvusBackend:

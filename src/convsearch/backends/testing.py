@@ -130,7 +130,7 @@ class SearchBackendContract:
         raise NotImplementedError
 
     # --- shape --------------------------------------------------------------------------------------
-    def test_meets_the_protocol_and_declares_its_capabilities(self, backend):
+    def test_meets_the_protocol_and_declares_its_capabilities(self, backend: SearchBackend) -> None:
         assert isinstance(backend, SearchBackend)
         assert isinstance(backend.name, str) and backend.name
         caps = backend.capabilities
@@ -142,7 +142,7 @@ class SearchBackendContract:
             assert isinstance(backend, WritableBackend)
 
     @pytest.mark.parametrize("lang", ["zh", "en"])
-    def test_ranked_hits_in_both_languages(self, backend, lang):
+    def test_ranked_hits_in_both_languages(self, backend: SearchBackend, lang: str) -> None:
         query, expected = (self.zh_query, self.zh_expected) if lang == "zh" else (self.en_query, self.en_expected)
         hits = backend.search(query, top_k=5)
         assert hits, f"no hit for {query!r}"
@@ -151,22 +151,22 @@ class SearchBackendContract:
             assert hits[0].id == expected, ids(hits)
 
     @pytest.mark.parametrize("k", [1, 3])
-    def test_top_k_is_respected(self, backend, k):
+    def test_top_k_is_respected(self, backend: SearchBackend, k: int) -> None:
         for q in self.broad_queries:
             hits = backend.search(q, top_k=k)
             _check_hits(hits, k, ordered=self.scores_ordered)
             assert len(hits) == k, (q, ids(hits))
 
     @pytest.mark.parametrize("query", _NO_WORDS)
-    def test_a_query_without_words_gives_no_hits(self, backend, query):
+    def test_a_query_without_words_gives_no_hits(self, backend: SearchBackend, query: str) -> None:
         assert backend.search(query, top_k=5) == []
 
-    def test_a_stop_word_only_query_is_a_valid_search(self, backend):
+    def test_a_stop_word_only_query_is_a_valid_search(self, backend: SearchBackend) -> None:
         # stop words are kept when nothing else is left, so this may find something; it must not fail
         for q in ("的 了", "the of"):
             _check_hits(backend.search(q, top_k=3), 3, ordered=self.scores_ordered)
 
-    def test_hit_fields_round_trip(self, backend):
+    def test_hit_fields_round_trip(self, backend: SearchBackend) -> None:
         if not self.knows_corpus:
             pytest.skip("the backend does not hold CONTRACT_DOCS")
         by_id = {d.id: d for d in CONTRACT_DOCS}
@@ -178,7 +178,7 @@ class SearchBackendContract:
 
     # --- filters and recency --------------------------------------------------------------------
     @pytest.mark.parametrize("case", range(len(DEFAULT_FILTER_CASES)))
-    def test_every_filter_field_is_honoured(self, backend, case):
+    def test_every_filter_field_is_honoured(self, backend: SearchBackend, case: Any) -> None:
         if case >= len(self.filter_cases):
             pytest.skip("no such filter case for this backend")
         field, value = self.filter_cases[case]
@@ -200,26 +200,28 @@ class SearchBackendContract:
                 assert {h.id for h in r.hits} == keep
         assert found_any, f"{field}={value!r} found nothing"
 
-    def test_several_filters_at_once(self, backend):
+    def test_several_filters_at_once(self, backend: SearchBackend) -> None:
         if not self.knows_corpus:
             pytest.skip("the backend does not hold CONTRACT_DOCS")
         f = Filters(lang="en", source="docs.anysearch", kb_version="v1", date_from="2025-01-01")
         r = search_applied(backend, "AnySearch search", top_k=self.big_k, filters=f, today=self.today)
         assert set(ids(r.hits)) == {"en-any-price", "en-any-old"}
 
-    def test_old_dict_filters_still_work(self, backend):
+    def test_old_dict_filters_still_work(self, backend: SearchBackend) -> None:
         q = self.broad_queries[0]
         typed = search_applied(backend, q, top_k=self.big_k, filters=Filters(lang="zh"), today=self.today)
         plain = search_applied(backend, q, top_k=self.big_k, filters={"lang": "zh"}, today=self.today)
         assert ids(plain.hits) == ids(typed.hits) and plain.notes == typed.notes
-        assert backend.search(q, top_k=3, filters={}) == backend.search(q, top_k=3) or not self.knows_corpus
+        old_empty: Any = {}  # the old dict form, outside the declared Filters | None on purpose
+        assert backend.search(q, top_k=3, filters=old_empty) == backend.search(q, top_k=3) or not self.knows_corpus
 
-    def test_an_unknown_filter_field_is_an_input_error(self, backend):
+    def test_an_unknown_filter_field_is_an_input_error(self, backend: SearchBackend) -> None:
         with pytest.raises(InputError, match="'title'"):
-            backend.search(self.broad_queries[0], top_k=3, filters={"title": "x"})
+            unknown: Any = {"title": "x"}  # an old dict with a field Filters does not have
+            backend.search(self.broad_queries[0], top_k=3, filters=unknown)
 
     @pytest.mark.parametrize("recency", list(Recency))
-    def test_every_recency_window_is_honoured(self, backend, recency):
+    def test_every_recency_window_is_honoured(self, backend: SearchBackend, recency: Recency) -> None:
         caps = backend.capabilities
         since = recency.since(self.today)
         for q in self.broad_queries:
@@ -236,7 +238,7 @@ class SearchBackendContract:
             if self.knows_corpus:
                 assert {h.id for h in r.hits} == {h.id for h in every if (d := hit_date(h)) and d >= since}
 
-    def test_recency_and_a_filter_together(self, backend):
+    def test_recency_and_a_filter_together(self, backend: SearchBackend) -> None:
         if not self.knows_corpus:
             pytest.skip("the backend does not hold CONTRACT_DOCS")
         r = search_applied(backend, "AnySearch 检索", top_k=self.big_k, filters={"lang": "zh"},
@@ -244,7 +246,7 @@ class SearchBackendContract:
         assert set(ids(r.hits)) == {"zh-any-hybrid", "zh-any-price"}
 
     # --- dense query ------------------------------------------------------------------------------
-    def test_dense_query_feeds_the_dense_side_or_is_ignored(self, backend):
+    def test_dense_query_feeds_the_dense_side_or_is_ignored(self, backend: SearchBackend) -> None:
         if not self.knows_corpus:
             pytest.skip("the backend does not hold CONTRACT_DOCS")
         cat = next(d for d in CONTRACT_DOCS if d.id == "en-cat")
@@ -262,14 +264,14 @@ class SearchBackendContract:
             assert "dense query: not applicable (no dense side)" in r.notes
 
     # --- async twin and lifetime ------------------------------------------------------------------
-    def test_asearch_matches_search(self, backend):
+    def test_asearch_matches_search(self, backend: SearchBackend) -> None:
         for q, kw in ((self.zh_query, {}), (self.en_query, {}), (self.broad_queries[0], {"filters": {"lang": "zh"}}),
                       (self.broad_queries[1], {"recency": Recency.YEAR})):
             if "recency" in kw and Recency.YEAR not in backend.capabilities.recency:
                 continue
             assert ids(asyncio.run(backend.asearch(q, top_k=5, **kw))) == ids(backend.search(q, top_k=5, **kw))
 
-    def test_close_is_idempotent(self, backend):
+    def test_close_is_idempotent(self, backend: SearchBackend) -> None:
         backend.close()
         backend.close()
 
@@ -290,19 +292,19 @@ class WritableBackendContract:
         assert backend.add(CONTRACT_DOCS) == len(CONTRACT_DOCS)
         return backend
 
-    def test_declares_writable(self, backend):
+    def test_declares_writable(self, backend: WritableBackend) -> None:
         assert backend.capabilities.writable and isinstance(backend, WritableBackend)
 
-    def test_empty_backend_finds_nothing(self, backend):
+    def test_empty_backend_finds_nothing(self, backend: WritableBackend) -> None:
         assert backend.search("AnySearch 检索", top_k=5) == []
         assert backend.search("Falcon launch", top_k=5) == []
 
-    def test_added_documents_are_found_in_both_languages(self, backend):
+    def test_added_documents_are_found_in_both_languages(self, backend: WritableBackend) -> None:
         self._loaded(backend)
         assert backend.search("番禺 露营", top_k=3)[0].id == "zh-camp"
         assert backend.search("Falcon rocket", top_k=3)[0].id == "en-launch"
 
-    def test_upsert_replaces_by_id(self, backend):
+    def test_upsert_replaces_by_id(self, backend: WritableBackend) -> None:
         self._loaded(backend)
         new = Document("zh-any-price", "AnySearch 调价：专业版改为每月 199 元。", title="AnySearch 新价格", lang="zh",
                        date=_ago(0), metadata={"source": "docs.anysearch", "source_type": "faq", "kb_version": "v3"})
@@ -318,7 +320,7 @@ class WritableBackendContract:
         got = search_applied(backend, "调价", top_k=5, filters={"kb_version": "v1"})
         assert "zh-any-price" not in ids(got.hits)  # the old metadata is gone too
 
-    def test_the_same_id_twice_in_one_batch_keeps_the_last(self, backend):
+    def test_the_same_id_twice_in_one_batch_keeps_the_last(self, backend: WritableBackend) -> None:
         backend.add([Document("dup", "first version kayak", lang="en"),
                      Document("dup", "second version canoe", lang="en")])
         assert ids(backend.search("canoe", top_k=5)) == ["dup"]
@@ -326,7 +328,7 @@ class WritableBackendContract:
         if not backend.capabilities.dense:
             assert backend.search("kayak", top_k=5) == []
 
-    def test_delete_counts_what_was_there(self, backend):
+    def test_delete_counts_what_was_there(self, backend: WritableBackend) -> None:
         self._loaded(backend)
         assert backend.delete(["zh-camp", "no-such-id"]) == 1
         assert "zh-camp" not in ids(backend.search("番禺 露营", top_k=10))
@@ -334,7 +336,7 @@ class WritableBackendContract:
         assert backend.delete([]) == 0
         assert backend.search("Falcon rocket", top_k=3)[0].id == "en-launch"  # the others stay
 
-    def test_writes_persist_across_handles(self, backend):
+    def test_writes_persist_across_handles(self, backend: WritableBackend) -> None:
         self._loaded(backend)
         backend.add([Document("new-en", "A brand new English document about kayaks.", title="Kayaks", lang="en")])
         backend.delete(["zh-camp"])
@@ -351,7 +353,7 @@ class WritableBackendContract:
         finally:
             again.close()
 
-    def test_unicode_and_odd_fields_round_trip(self, backend):
+    def test_unicode_and_odd_fields_round_trip(self, backend: WritableBackend) -> None:
         odd = Document("odd\u2003id", "naïve “quotes” 😀 \\ \x1f ' % _ 检索测试", title="标题\x1f with separator",
                        url="", date=None, lang="zh", metadata={"k": [1, "二"], "source": "s"})
         plain = replace(odd, id="plain", title="plain 检索测试", metadata={})

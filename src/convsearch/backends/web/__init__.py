@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 from ...errors import ConfigError
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from ...config import Settings
     from ..base import SearchBackend
 
@@ -26,6 +28,7 @@ _LOCK = threading.Lock()
 
 
 def _raw(settings: Settings, name: str) -> SearchBackend:
+    m: ModuleType
     if name == "tavily":
         from . import tavily as m
     elif name == "brave":
@@ -40,7 +43,8 @@ def _raw(settings: Settings, name: str) -> SearchBackend:
         from . import searxng as m
     else:
         raise ConfigError(f"unknown web provider {name!r}; known: {', '.join(PROVIDERS)}")
-    return m.from_settings(settings)
+    backend: SearchBackend = m.from_settings(settings)
+    return backend
 
 
 def shared_cache(settings: Settings) -> tuple[Any, Any]:
@@ -58,7 +62,8 @@ def shared_cache(settings: Settings) -> tuple[Any, Any]:
                 from .cached import MemorySeenCounter
 
                 _CACHES[url] = (MemoryCache(maxsize=4096), MemorySeenCounter())
-        return _CACHES[url]
+        caches: tuple[Any, Any] = _CACHES[url]
+        return caches
 
 
 def _cached(settings: Settings, backend: SearchBackend) -> SearchBackend:

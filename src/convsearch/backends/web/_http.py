@@ -385,7 +385,8 @@ class WebBackend:
             except Exception as exc:  # noqa: BLE001 — transport errors of any kind become one of ours
                 action = call.on_exception(slot, exc)
             if action is not None and action[0] == "done":
-                return action[1]
+                done: list[Hit] = action[1]
+                return done
             if action is not None and action[1] > 0:
                 time.sleep(action[1])
 
@@ -406,7 +407,8 @@ class WebBackend:
             except Exception as exc:  # noqa: BLE001
                 action = call.on_exception(slot, exc)
             if action is not None and action[0] == "done":
-                return action[1]
+                done: list[Hit] = action[1]
+                return done
             if action is not None and action[1] > 0:
                 await asyncio.sleep(action[1])
 
@@ -519,7 +521,12 @@ class _Call:
         if self.filters is not None:
             hits = [h for h in hits if self.filters.matches(h)]
         seen: set[str] = set()
-        hits = [h for h in hits if not (h.id in seen or seen.add(h.id))]  # one page once (canonical URL)
+        unique: list[Hit] = []
+        for h in hits:  # one page once (canonical URL)
+            if h.id not in seen:
+                seen.add(h.id)
+                unique.append(h)
+        hits = unique
         extra = {"key_index": slot.index, "queued_ms": slot.queued_ms, "retries": self.retries,
                  "breaker": self.breaker_state}
         out = []

@@ -34,7 +34,7 @@ class BraveBackend(WebBackend):
 
     def parse(self, payload: Any, now: datetime, n: int) -> list[Hit]:
         web = payload.get("web") or {}
-        out = []
+        out: list[Hit] = []
         for r in (web.get("results") or [])[:n]:
             extra = [x for x in (r.get("extra_snippets") or []) if isinstance(x, str)]
             snippet = " ".join([r.get("description") or "", *extra])

@@ -147,7 +147,7 @@ class CachedWeb:
         if value is not None:
             return self._hit(ns, value)
         with self._lock:
-            flight = self._flights.get((ns, key))
+            flight: Any = self._flights.get((ns, key))
             leader = flight is None or not isinstance(flight[0], threading.Event)
             if leader:
                 flight = (threading.Event(), {})
@@ -186,7 +186,7 @@ class CachedWeb:
             return self._hit(ns, value)
         loop = asyncio.get_running_loop()
         with self._lock:
-            flight = self._flights.get((ns, key))
+            flight: Any = self._flights.get((ns, key))
             leader = flight is None or flight[0] is not loop
             if leader:
                 flight = (loop, loop.create_future())
@@ -238,6 +238,7 @@ class Failover:
         caps = [b.capabilities for b in self.backends]
         # a web adapter takes any window (natively, via a wider one, or by date after: WebBackend.native_recency);
         # with other members, only what all of them apply natively (the shared wrapper does the rest after)
+        rec: frozenset[Recency]
         if all(hasattr(b, "native_recency") for b in self.backends):
             rec = frozenset(r for r in Recency if r is not Recency.NO_LIMIT)
         else:

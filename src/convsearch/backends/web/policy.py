@@ -87,7 +87,7 @@ class SitePolicy:
         d = _norm_domain(domain)
         for n in names:
             if d == n or d.endswith("." + n):
-                return n
+                return str(n)
         return None
 
     def admits(self, domain: str) -> bool:

@@ -45,7 +45,7 @@ class SearxngBackend(WebBackend):
         return Request("GET", "/search", params=params)
 
     def parse(self, payload: Any, now: datetime, n: int) -> list[Hit]:
-        out = []
+        out: list[Hit] = []
         for r in (payload.get("results") or [])[:n]:
             h = web_hit(self.name, len(out) + 1, title=r.get("title"), url=r.get("url"), snippet=r.get("content"),
                         published=r.get("publishedDate"), now=now, snippet_tokens=self.options.snippet_tokens,

@@ -52,7 +52,7 @@ class SerpApiBackend(WebBackend):
             if "run out of searches" in err or "throughput" in err:
                 raise UpstreamRateLimited(self.name, err, status=200)
             raise UpstreamRejected(self.name, err, status=200)
-        out = []
+        out: list[Hit] = []
         for r in (payload.get("organic_results") or [])[:n]:
             h = web_hit(self.name, len(out) + 1, title=r.get("title"), url=r.get("link"), snippet=r.get("snippet"),
                         published=r.get("date"), now=now, snippet_tokens=self.options.snippet_tokens,

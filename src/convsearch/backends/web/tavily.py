@@ -40,7 +40,7 @@ class TavilyBackend(WebBackend):
         return Request("POST", "/search", json=body, headers={"Authorization": f"Bearer {key}"})
 
     def parse(self, payload: Any, now: datetime, n: int) -> list[Hit]:
-        out = []
+        out: list[Hit] = []
         for r in payload["results"][:n]:
             h = web_hit(self.name, len(out) + 1, title=r.get("title"), url=r.get("url"), snippet=r.get("content"),
                         published=r.get("published_date"), score=r.get("score"), now=now,
