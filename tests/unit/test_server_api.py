@@ -499,3 +499,12 @@ def test_the_published_schema_lists_the_servers_backends(make_client, corpus) ->
     c = make_client(backend=FanOut([ScriptedBackend("kb", corpus), ScriptedBackend("web", corpus, paid=True)]))
     prop = c.get("/openapi.json").json()["components"]["schemas"]["SearchRequest"]["properties"]["backends"]
     assert [a["items"]["enum"] for a in prop["anyOf"] if a.get("type") == "array"] == [["kb", "web"]]
+
+
+def test_close_keeps_a_store_the_caller_passed_in(bm25_index, tmp_path: Path) -> None:
+    """An injected store is the caller's: close() neither closes nor drops it (dropping it made a later store()
+    open SQLite in the data dir, which is how a fuzz test once wrote into the user's history database)."""
+    store = InMemoryStore()
+    svc = Service(settings(data_dir=tmp_path / "data"), backend=bm25_index, store=store)
+    svc.close()
+    assert svc.store() is store and not (tmp_path / "data").exists()

@@ -86,6 +86,7 @@ class Service:
         self._backend = backend
         self._owns_backend = backend is None
         self._store = store
+        self._owns_store = store is None  # a store the caller passed in is the caller's to close, and is kept
         self._lock = threading.Lock()
         self._tenants: dict[str, TenantState] = {}
 
@@ -289,7 +290,7 @@ class Service:
         backend, self._backend = (self._backend, None) if self._owns_backend else (None, self._backend)
         if backend is not None:
             backend.close()
-        store, self._store = self._store, None
+        store, self._store = (self._store, None) if self._owns_store else (None, self._store)
         if store is not None:
             store.close()
 
