@@ -157,3 +157,14 @@ def test_the_window_has_a_small_safety_margin_by_default():
     lim = OutboundLimiter("p", 1, limit=1, window_s=6, clock=clock, max_wait_s=30)
     take(lim)
     assert take(lim) == pytest.approx(6.14)  # 6 s + 2% + 20 ms
+
+
+def test_a_first_attempt_grant_counts_as_granted_and_only_a_waiter_as_queued():
+    from convsearch.infra.ratelimit import STATS
+
+    lim = OutboundLimiter("first-try", 1, limit=1, window_s=0.2, max_wait_s=2, margin_s=0)
+    lim.acquire()
+    second = lim.acquire()  # sleeps ~0.2 s for the window
+    counts, waits = STATS.snapshot()
+    assert counts[("first-try", "granted")] == 1 and counts[("first-try", "queued")] == 1
+    assert second.queued_ms >= 190 and waits["first-try"][1] == 2

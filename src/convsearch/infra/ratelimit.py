@@ -317,47 +317,44 @@ class OutboundLimiter:
         STATS.observe_wait(self.provider, waited)
         return Slot(i, round(waited * 1000, 1), at, member)
 
-    def _reserve(self, remaining_s: float) -> tuple[Slot | None, float]:
-        """One attempt (no sleeping): (Slot, 0) when a key is free now, else (None, seconds until one may be);
-        QueueTimeout when that is further than the allowed wait. For tests and benchmarks of the window."""
-        member = uuid.uuid4().hex
+    def _attempt(self, member: str, waited: float, remaining_s: float) -> tuple[Slot | None, float]:
+        """One attempt, no sleeping, by a caller that has already waited ``waited`` s: (Slot, 0) when a key is
+        free now, else (None, seconds until one may be); QueueTimeout when that is further than what is left of
+        the allowed wait. A grant on the first attempt (``waited == 0``) counts as granted, a later one as queued."""
         i, at, granted, now = self._try(member)
-        allowed = max(0.0, min(self.max_wait_s, remaining_s))
         if granted:
-            return self._granted(i, at, member, 0.0), 0.0
+            return self._granted(i, at, member, waited), 0.0
+        allowed = max(0.0, min(self.max_wait_s, remaining_s) - waited)
         if at - now > allowed:
             raise self._refuse(at - now, allowed)
         return None, at - now
 
+    def _reserve(self, remaining_s: float) -> tuple[Slot | None, float]:
+        """One first attempt (no sleeping), for tests and benchmarks of the window."""
+        return self._attempt(uuid.uuid4().hex, 0.0, remaining_s)
+
     def acquire(self, remaining_s: float = float("inf")) -> Slot:
         """Wait (sleeping) for a free slot; waiters ask again when the slot they were told of comes (with a few
         ms of jitter so that they do not all ask at once), so the log only ever holds calls really sent."""
-        start = time.monotonic()
-        member = uuid.uuid4().hex
+        start, member, waited = time.monotonic(), uuid.uuid4().hex, 0.0
         while True:
-            i, at, granted, now = self._try(member)
+            slot, wait = self._attempt(member, waited, remaining_s)
+            if slot is not None:
+                return slot
+            time.sleep(wait + random.random() * 0.005)
             waited = time.monotonic() - start
-            if granted:
-                return self._granted(i, at, member, waited)
-            allowed = max(0.0, min(self.max_wait_s, remaining_s) - waited)
-            if at - now > allowed:
-                raise self._refuse(at - now, allowed)
-            time.sleep(at - now + random.random() * 0.005)
 
     async def aacquire(self, remaining_s: float = float("inf")) -> Slot:
+        """The async twin of :meth:`acquire`."""
         import asyncio
 
-        start = time.monotonic()
-        member = uuid.uuid4().hex
+        start, member, waited = time.monotonic(), uuid.uuid4().hex, 0.0
         while True:
-            i, at, granted, now = self._try(member)
+            slot, wait = self._attempt(member, waited, remaining_s)
+            if slot is not None:
+                return slot
+            await asyncio.sleep(wait + random.random() * 0.005)
             waited = time.monotonic() - start
-            if granted:
-                return self._granted(i, at, member, waited)
-            allowed = max(0.0, min(self.max_wait_s, remaining_s) - waited)
-            if at - now > allowed:
-                raise self._refuse(at - now, allowed)
-            await asyncio.sleep(at - now + random.random() * 0.005)
 
     def settle(self, slot: Slot) -> None:
         """The call of ``slot`` got its answer: log it at this time (see ``WindowStore.settle``)."""
