@@ -114,3 +114,27 @@ def test_backend_failure_is_a_short_tool_error(bm25_index) -> None:
 
     r = run(go())
     assert r.is_error and "backend_error" in r.content[0].text and "/secret/path" not in r.content[0].text
+
+
+def test_search_takes_backends_and_leaves_recency_to_the_default_window_when_not_given(corpus) -> None:
+    """MCP used to send recency="no_limit" on every call, so a time-sensitive question never got the web
+    default window there; and it could not name backends as /v1/search can."""
+    from convsearch.backends.fanout import FanOut
+    from convsearch.testing.backends import ScriptedBackend
+
+    kb, web = ScriptedBackend("kb", corpus), ScriptedBackend("web", corpus, web=True)
+    svc = Service(Settings.from_env({}, dense="off", rate_limit=0), backend=FanOut([kb, web]),
+                  store=InMemoryStore())
+
+    async def go(args: dict) -> Any:
+        async with Client(build_mcp(svc)) as c:
+            return await c.call_tool("search", args)
+
+    r = run(go({"query": "AnySearch 现在的价格是多少？", "backends": ["web"]}))
+    assert not r.is_error and [b["backend"] for b in r.structured_content["trace"]["backends"]] == ["web"]
+    assert not kb.calls and web.calls and None not in {c.recency for c in web.calls}  # the default window
+    web.calls.clear()
+    r = run(go({"query": "AnySearch 现在的价格是多少？", "backends": ["web"], "recency": "no_limit"}))
+    assert not r.is_error and {c.recency for c in web.calls} == {None}  # the caller's choice: no window
+    r = run(go({"query": "SpaceX", "backends": ["nope"]}))
+    assert r.is_error and "unknown backend(s) 'nope'" in r.content[0].text

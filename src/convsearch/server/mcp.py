@@ -76,14 +76,18 @@ def build_mcp(service: Service, *, transport: Literal["stdio", "http"] = "stdio"
     @server.tool(name="search", structured_output=True)
     async def search(query: m.Query, ctx: Context, session_id: m.SessionId | None = None,
                      messages: list[m.MessageIn] | None = None, topic: m.Topic | None = None, top_k: int = 5,
-                     recency: m.Recency = "no_limit", lang: Literal["zh", "en"] | None = None) -> m.SearchOut:
+                     recency: m.Recency | None = None, lang: Literal["zh", "en"] | None = None,
+                     backends: list[m.BackendName] | None = None) -> m.SearchOut:
         """Search with conversational context: rewrite the user's latest message into a standalone query
         (from the session's stored history or the given messages), search, and return numbered, deduplicated
-        results with a ready-to-quote context string. The turn is recorded in the session."""
+        results with a ready-to-quote context string. The turn is recorded in the session. recency not given:
+        a time-sensitive question searched on web backends gets a default window; backends: only these of the
+        server's backends."""
         try:
             t = tenant_of(ctx)
+            given = {k: v for k, v in (("recency", recency), ("backends", backends)) if v is not None}
             req = m.SearchRequest(query=query, session_id=session_id, messages=messages or [], topic=topic,
-                                  top_k=top_k, recency=recency, lang=lang)
+                                  top_k=top_k, lang=lang, **given)
             out = await service.asearch(t, req)
         except Exception as exc:
             calls.labels("search", "error").inc()
