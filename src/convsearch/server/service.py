@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, TypeVar
@@ -256,7 +256,7 @@ class Service:
     def health(self) -> m.Health:
         try:
             b = self.backend()
-            n = len(b) if hasattr(b, "__len__") else None  # type: ignore[arg-type]
+            n = len(b) if isinstance(b, Sized) else None
             index = m.IndexHealth(status="ok", documents=n)
         except IndexMissingError:
             index = m.IndexHealth(status="missing", detail="no index yet: run `convsearch index`")
