@@ -136,17 +136,3 @@ def test_cache_key_is_stable_and_separates_kinds():
     base = dict(model="m", prompt="p", turns=[("user", "AnySearch 支持哪些检索方式？")], query="价格呢？")
     assert cache_key("rewrite", **base) == cache_key("rewrite", **base) != cache_key("hyde", **base)
     assert len(cache_key("rewrite", **base)) == 64
-
-
-def test_the_rewrite_cache_shim_takes_old_and_new_calls():
-    from convsearch.rewrite.cache import LRUCache, NoCache
-
-    c = LRUCache(maxsize=2, ttl_s=None)
-    c.put("k", "v")
-    assert c.get("k") == "v" and c.get("", "k") == "v"  # the old calls live in the "" namespace
-    c.set("acme:rewrite", "k", "w")
-    assert c.get("acme:rewrite", "k") == "w" and isinstance(c, MemoryCache)
-    assert LRUCache(ttl_s=0.0).get("k") is None
-    nc = NoCache()
-    nc.put("k", 1)
-    assert nc.get("k") is None and nc.get("n", "k") is None

@@ -49,13 +49,13 @@ def _open_llm(settings: "Settings") -> Any:
 
 def _llm_rewriter(name: str, s: "Settings", llm: Any) -> Rewriter:
     try:
-        from .cache import LRUCache
+        from ..infra.cache import MemoryCache
         from .enhance import auto_rewriter
         from .llm import GuardLimits, LLMRewriter
     except ImportError as exc:  # pydantic / openai: the [llm] extra
         raise ConfigError(f"the LLM rewriter needs the [llm] extra ({exc.name} is missing): "
                           "pip install 'convsearch[llm]'") from exc
-    kw = dict(window=s.llm_window, cache=LRUCache(s.llm_cache_size), budget_s=s.llm_timeout_s,
+    kw = dict(window=s.llm_window, cache=MemoryCache(s.llm_cache_size), budget_s=s.llm_timeout_s,
               limits=GuardLimits(s.llm_max_zh_chars, s.llm_max_en_words, s.llm_blocked))
     if name == "llm":
         return LLMRewriter(llm, uncertain_below=s.llm_uncertain_below, **kw)
@@ -69,11 +69,11 @@ def make_variant_maker(settings: "Settings") -> Any:
 
     if settings.llm_variants != "on" or not llm_configured(settings):
         return None
-    from .cache import LRUCache
+    from ..infra.cache import MemoryCache
     from .llm import GuardLimits, HybridVariants, LLMVariants
 
     limits = GuardLimits(settings.llm_max_zh_chars, settings.llm_max_en_words, settings.llm_blocked)
-    return HybridVariants(LLMVariants(_open_llm(settings), limits=limits, cache=LRUCache(settings.llm_cache_size),
+    return HybridVariants(LLMVariants(_open_llm(settings), limits=limits, cache=MemoryCache(settings.llm_cache_size),
                                       budget_s=settings.llm_timeout_s))
 
 
@@ -106,9 +106,9 @@ def make_hyde(settings: "Settings") -> HydeWriter | None:
 
     if settings.hyde != "on" or not llm_configured(settings):
         return None
-    from .cache import LRUCache
+    from ..infra.cache import MemoryCache
 
-    return HydeWriter(_open_llm(settings), budget_s=settings.llm_timeout_s, cache=LRUCache(settings.llm_cache_size),
+    return HydeWriter(_open_llm(settings), budget_s=settings.llm_timeout_s, cache=MemoryCache(settings.llm_cache_size),
                       blocked=settings.llm_blocked)
 
 

@@ -28,13 +28,13 @@ from ..backends.base import Filters, SearchBackend
 from ..infra.turn import turn
 from ..config import Settings
 from ..errors import ConvsearchError, DeadlineExceeded, IndexMissingError, InputError, RateLimited
+from ..infra.cache import MemoryCache, NullCache, TTLCache
 from ..infra.deadline import Deadline
 from ..infra.ratelimit import RateLimiter, TokenBucketLimiter
 from ..pipeline import Pipeline, plan_queries, validate_query
 from ..rewrite import get_rewriter, make_hyde, make_variant_maker
 from ..rewrite.base import Passthrough, Rewriter
 from ..rewrite.rules import RuleRewriter
-from ..rewrite.cache import LRUCache, NoCache
 from . import models as m
 from .auth import KeyRing, Tenant
 from .errors import InvalidField
@@ -54,7 +54,7 @@ class TenantState:
 
     name: str
     pipeline: Pipeline
-    cache: Any  # rewrite.cache.Cache: get/put
+    cache: TTLCache  # namespaces "search" and "rewrite"
 
     @property
     def rewriter(self) -> Rewriter:
@@ -130,7 +130,7 @@ class Service:
                 state = self._tenants.get(t.name)
                 if state is None:
                     s = self.settings
-                    cache = LRUCache(s.cache_size, ttl_s=s.cache_ttl_s) if s.cache_size else NoCache()
+                    cache: TTLCache = MemoryCache(s.cache_size, ttl_s=s.cache_ttl_s) if s.cache_size else NullCache()
                     rw, vm, hy = self._rewriter_factory(s), make_variant_maker(s), make_hyde(s)
                     # the tenant's own parts (closed with it); the backends are the service's, shared
                     pipeline = Pipeline(self.backend, settings=s, rewriter=rw, variant_maker=vm, hyde=hy,
@@ -192,7 +192,7 @@ class Service:
         # a time-sensitive question is never answered from the response cache (yesterday's weather is wrong today)
         key = None if req.session_id or _time_sensitive(q) else _cache_key("search", req, self._today())
         if key is not None:
-            hit = state.cache.get(key)
+            hit = state.cache.get("search", key)
             self.metrics.cache.labels("search", "hit" if hit is not None else "miss").inc()
             if hit is not None:
                 return hit.model_copy(update={"cached": True})
@@ -213,7 +213,7 @@ class Service:
         self.metrics.rewrites.labels(r.rewrite.method, str(r.rewrite.fell_back).lower()).inc()
         out = m.search_out(r, session_id=req.session_id)
         if key is not None and not out.partial:  # a partial answer is not kept: the next turn may get it all
-            state.cache.put(key, out)
+            state.cache.set("search", key, out)
         return out
 
     def rewrite(self, t: Tenant, req: m.RewriteRequest) -> m.RewriteOut:
@@ -222,7 +222,7 @@ class Service:
         state = self.tenant(t)
         key = None if req.session_id else _cache_key("rewrite", req, self._today())
         if key is not None:
-            hit = state.cache.get(key)
+            hit = state.cache.get("rewrite", key)
             self.metrics.cache.labels("rewrite", "hit" if hit is not None else "miss").inc()
             if hit is not None:
                 return hit.model_copy(update={"cached": True})
@@ -235,7 +235,7 @@ class Service:
                            decision=m.decision_info(plan.decision), variants=list(plan.variants),
                            queries=list(plan.queries), session_id=req.session_id)
         if key is not None:
-            state.cache.put(key, out)
+            state.cache.set("rewrite", key, out)
         return out
 
     def add_messages(self, t: Tenant, session_id: str, req: m.MessagesRequest) -> m.MessagesOut:
