@@ -266,3 +266,12 @@ def test_sync_and_async_agree(served):
 
     a_zh, a_en = asyncio.run(both())
     assert [(h.id, h.date) for h in a_zh] == sync and a_en
+
+
+def test_async_clients_of_finished_loops_are_dropped(served):
+    """One AsyncClient per event loop; a caller running each search under its own asyncio.run must not leave
+    one entry per finished loop behind."""
+    srv, b = served
+    for q in ("最新 AI 搜索", "latest AI search", "AnySearch 价格"):
+        asyncio.run(b.asearch(q, top_k=3))
+    assert len(srv.requests) == 3 and len(b._aclients) == 1

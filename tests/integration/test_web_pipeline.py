@@ -75,6 +75,17 @@ def test_an_evergreen_question_has_no_default_window_and_is_cached(servers):
     assert undated and all("undated" in first.context.split(f"[{c.n}]")[1].split("\n")[0] for c in undated)
 
 
+def test_sync_turns_reuse_their_connections_to_each_provider(servers):
+    """Sync fan-out turns run on one long-lived bridge loop: the adapters' async clients (one per loop) and their
+    keep-alive connections outlive a turn. With a fresh loop per turn every turn opened new connections."""
+    s = Settings.from_env(env_for(servers))
+    with Pipeline(open_backend(s), settings=s, owns_backends=True) as p:
+        for q in ("What is hybrid search?", "Falcon 1 SpaceX", "AnySearch pricing plans"):
+            assert p.search(q, top_k=5).citations
+    for srv in servers.values():
+        assert len(srv.requests) == 3 and srv.connections == 1
+
+
 def test_one_provider_unreachable_the_other_answers(servers):
     env = env_for(servers, CONVSEARCH_BRAVE_BASE_URL="http://127.0.0.1:9", CONVSEARCH_WEB_MAX_RETRIES="0")
     s = Settings.from_env(env)

@@ -126,6 +126,7 @@ class _State:
     served: dict[int, int] = field(default_factory=dict)
     in_flight: int = 0
     max_in_flight: int = 0
+    peers: set[tuple[str, int]] = field(default_factory=set)  # client (host, port): one per TCP connection
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -200,6 +201,7 @@ class WebReplayServer:
             self._st.windows.clear()
             self._st.served.clear()
             self._st.max_in_flight = 0
+            self._st.peers.clear()
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -212,6 +214,12 @@ class WebReplayServer:
         """Answers by status code."""
         with self._st.lock:
             return dict(self._st.served)
+
+    @property
+    def connections(self) -> int:
+        """TCP connections the requests came on (a client that keeps its connections open reuses them)."""
+        with self._st.lock:
+            return len(self._st.peers)
 
     @property
     def max_in_flight(self) -> int:
@@ -556,6 +564,8 @@ def _handler(server: WebReplayServer) -> type[BaseHTTPRequestHandler]:
             n = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(n) if n else b""
             headers = {k.lower(): v for k, v in self.headers.items()}
+            with server._st.lock:
+                server._st.peers.add(self.client_address[:2])
             status, out_headers, out = server.handle(self.command, self.path, headers, body)
             self.send_response(status)
             for k, v in out_headers.items():

@@ -218,7 +218,7 @@ _SSL: Any = None
 
 def ssl_context() -> Any:
     """One TLS context for every client of the process: building one (loading the CA bundle) costs ~20-35 ms,
-    and an async client is made per event loop (a sync turn's fan-out runs on a fresh loop)."""
+    and an async client is made per event loop (sync turns share one bridge loop: backends.fanout.run_sync)."""
     global _SSL
     with _SHARED_LOCK:
         if _SSL is None:
@@ -345,6 +345,8 @@ class WebBackend:
             held = self._aclients.get(id(loop))
             if held is not None and held[0] is loop:
                 return held[1]
+            for gone in [k for k, (other, _, _) in self._aclients.items() if other.is_closed()]:
+                del self._aclients[gone]  # their clients closed with their loops
             client = httpx.AsyncClient(transport=self._async_transport, follow_redirects=False, verify=ssl_context(),
                                        headers={"Accept": "application/json"})
             keeper = _keep_until_loop_ends(client)
