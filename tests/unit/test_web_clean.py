@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from convsearch.backends.web.clean import clean_text, cut_snippet, published_date, web_hit
+from convsearch.backends.web.clean import clean_text, cut_snippet, published_date, shown_url, web_hit
 from convsearch.text import count_tokens
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -81,7 +81,18 @@ def test_web_hit_carries_provider_rank_domain_and_canonical_id():
     h = web_hit("brave", 2, title="<b>AnySearch</b> 价格", url="https://www.AnySearch.example/pricing/?utm_source=x",
                 snippet="专业版每月 99 元。", published="3 天前", now=NOW)
     assert h is not None and h.id == "//anysearch.example/pricing" and h.title == "AnySearch 价格"
+    assert h.url == "https://www.AnySearch.example/pricing/"  # the shown link loses only the tracking parameter
     assert h.date == "2026-11-28" and h.rank == 2 and h.source == "brave" and h.score == 0.5
     assert h.metadata["provider"] == "brave" and h.metadata["domain"] == "anysearch.example"
     assert h.metadata["lang"] == "zh" and h.metadata["published_raw"] == "3 天前"
     assert web_hit("brave", 1, title="x", url="", snippet="y", now=NOW) is None
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("https://a.example/p?utm_source=x&id=3&utm_medium=mail#top", "https://a.example/p?id=3#top"),
+    ("https://a.example/s?q=%E4%BB%B7%E6%A0%BC&gclid=1&q=2", "https://a.example/s?q=%E4%BB%B7%E6%A0%BC&q=2"),
+    ("https://a.example/list?from=2024&ref=home", "https://a.example/list?from=2024&ref=home"),  # may select content
+    ("https://a.example/p", "https://a.example/p"),
+])
+def test_shown_urls_drop_only_click_tracking_parameters(raw, shown):
+    assert shown_url(raw) == shown

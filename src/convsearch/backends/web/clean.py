@@ -23,6 +23,8 @@ from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from w3lib.url import url_query_cleaner
+
 from ...dedup import canonical_url
 from ...format import domain
 from ...text import count_tokens, detect_lang, truncate_tokens
@@ -144,6 +146,23 @@ def _ymd(year: str | None, month: int, day: int, now: datetime) -> date | None:
         return None
 
 
+# Query parameters that only track the click (never select content): dropped from the URL a citation shows.
+# Dedup's canonical form drops more (ref, from …), but those can select content, so a shown link keeps them.
+_TRACKING = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "utm_id", "gclid", "fbclid",
+             "msclkid", "mc_cid", "mc_eid", "spm")
+
+
+def shown_url(url: str) -> str:
+    """``url`` without click-tracking parameters, everything else (order, repeats, fragment) as given.
+
+    >>> shown_url("https://www.example.com/pricing?plan=pro&utm_source=newsletter#faq")
+    'https://www.example.com/pricing?plan=pro#faq'
+    """
+    if "?" not in url:
+        return url
+    return url_query_cleaner(url, _TRACKING, remove=True, unique=False, keep_fragments=True)
+
+
 def web_hit(provider: str, rank: int, *, title: Any, url: Any, snippet: Any, published: Any = None,
             score: float | None = None, now: datetime, snippet_tokens: int = 120,
             extra: dict[str, Any] | None = None) -> Hit | None:
@@ -152,7 +171,7 @@ def web_hit(provider: str, rank: int, *, title: Any, url: Any, snippet: Any, pub
     ``id`` is the canonical URL (so the same page from two providers is one result after dedup), ``source`` the
     provider, ``metadata``: provider, rank, domain, source (the domain, for ``Filters.source``), source_type
     ``web``, lang, and the raw date when one was given."""
-    u = str(url or "").strip()
+    u = shown_url(str(url or "").strip())
     if not u:
         return None
     t = clean_text(title)
@@ -169,4 +188,4 @@ def web_hit(provider: str, rank: int, *, title: Any, url: Any, snippet: Any, pub
                date=published_date(published, now), source=provider, rank=rank, metadata=md)
 
 
-__all__ = ["clean_text", "cut_snippet", "published_date", "web_hit"]
+__all__ = ["clean_text", "cut_snippet", "published_date", "shown_url", "web_hit"]
