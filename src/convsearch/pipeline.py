@@ -478,6 +478,9 @@ def search_with_context(
     store (summary + window + task stack) and the turn is recorded there; ``messages`` are then only the
     fallback used, flagged in ``trace.notes``, when the store is locked or down.
 
+    >>> from convsearch.backends.base import InMemoryBackend
+    >>> from convsearch.types import Document
+    >>> docs = [Document("price", "AnySearch 专业版每月 99 元", title="AnySearch 价格")]
     >>> r = search_with_context("价格呢？", [{"role": "user", "content": "AnySearch 支持哪些检索方式？"}],
     ...                         backend=InMemoryBackend(docs))
     >>> r.standalone_query

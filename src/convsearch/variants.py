@@ -95,7 +95,7 @@ def make_variants(query: str, *, max_variants: int = 3, mixed: bool = False) -> 
     ``mixed``: a Chinese technical question's mixed-language variant (``mixed_variant``) comes first.
 
     >>> make_variants("AnySearch 的价格")
-    ['AnySearch 的收费', 'AnySearch 的费用', 'AnySearch 的多少钱']
+    ['AnySearch 的收费标准', 'AnySearch 的费用']
     >>> make_variants("如何部署向量数据库", mixed=True, max_variants=1)
     ['如何 deployment vector database']
     """

@@ -112,7 +112,8 @@ class LocalIndex:
 
     ``today`` fixes the day recency windows count back from (tests); by default the real date.
 
-    >>> idx = LocalIndex(Path("/tmp/ix"))            # BM25 only
+    >>> import tempfile
+    >>> idx = LocalIndex(Path(tempfile.mkdtemp()) / "ix")            # BM25 only
     >>> idx.add([Document("1", "AnySearch 支持混合检索")]); idx.search("混合检索")[0].id
     '1'
     """

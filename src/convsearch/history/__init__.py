@@ -1,10 +1,16 @@
 """Conversations that persist: a history store scoped tenant → agent → session, rolling summaries and
 memory layers (window, task stack of cited results, opt-in profile).
 
->>> from convsearch.history import Conversation, Scope, open_store
->>> store = open_store(Settings.from_env())          # SQLite under the data dir, or CONVSEARCH_DB_URL
+>>> from convsearch import search_with_context
+>>> from convsearch.backends.base import InMemoryBackend
+>>> from convsearch.history import Conversation, InMemoryStore, Scope
+>>> from convsearch.types import Document
+>>> index = InMemoryBackend([Document("price", "AnySearch 专业版每月 99 元", title="AnySearch 价格")])
+>>> store = InMemoryStore()           # open_store(Settings.from_env()): SQLite under the data dir, or CONVSEARCH_DB_URL
 >>> conv = Conversation(store, Scope("acme", "support-bot", "s-42"))
->>> search_with_context("价格呢？", backend=index, session=conv)
+>>> _ = search_with_context("AnySearch 支持哪些检索方式？", backend=index, session=conv)
+>>> search_with_context("价格呢？", backend=index, session=conv).standalone_query   # the stored turn is the context
+'AnySearch 的价格'
 """
 
 from __future__ import annotations

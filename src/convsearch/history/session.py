@@ -1,8 +1,15 @@
 """``Conversation``: one conversation in a store, as a turn uses it (load memory, record the turn, add replies).
 
->>> conv = Conversation(store, Scope("acme", "support-bot", "s-42"))
->>> r = search_with_context("价格呢？", backend=index, session=conv)      # reads the window, records the turn
->>> conv.add({"role": "assistant", "content": "专业版每月 99 元 [1]。"})     # [1] goes on the task stack
+>>> from convsearch import search_with_context
+>>> from convsearch.backends.base import InMemoryBackend
+>>> from convsearch.history import InMemoryStore
+>>> from convsearch.types import Document
+>>> index = InMemoryBackend([Document("price", "AnySearch 专业版每月 99 元", title="AnySearch 价格")])
+>>> conv = Conversation(InMemoryStore(), Scope("acme", "support-bot", "s-42"))
+>>> r = search_with_context("AnySearch 的价格", backend=index, session=conv)   # reads the window, records the turn
+>>> _ = conv.add({"role": "assistant", "content": "专业版每月 99 元 [1]。"})   # [1] goes on the task stack
+>>> [m.role for m in conv.store.messages(conv.scope)]
+['user', 'assistant']
 """
 
 from __future__ import annotations

@@ -175,7 +175,8 @@ def _reason(exc: BaseException) -> str:
 class SqlStore:
     """HistoryStore + MemoryStore on SQLite or PostgreSQL.
 
-    >>> store = SqlStore("sqlite:///.convsearch/history.sqlite3")
+    >>> import tempfile
+    >>> store = SqlStore(f"sqlite:///{tempfile.mkdtemp()}/history.sqlite3")   # or postgresql+psycopg://…
     >>> store.append(Scope("acme", "bot", "s1"), {"role": "user", "content": "AnySearch 支持哪些检索方式？"},
     ...              message_id="m1").seq
     1

@@ -5,9 +5,16 @@ conversation so far (Haystack ``ChatMessage``s, dicts or ``(role, text)`` pairs)
 ``session_id`` the stored conversation is the context instead. Each Document's ``meta`` holds the source URL,
 title, date, citation number, the standalone query and the rewrite's reason.
 
->>> from haystack import Pipeline                                                  # doctest: +SKIP
->>> p = Pipeline(); p.add_component("search", ConvSearchRetriever(backend=index, top_k=3))
->>> p.run({"search": {"query": "价格呢？", "messages": [ChatMessage.from_user("AnySearch 支持哪些检索方式？")]}})
+>>> from convsearch.backends.base import InMemoryBackend
+>>> from convsearch.types import Document
+>>> index = InMemoryBackend([Document("price", "AnySearch 专业版每月 99 元", title="AnySearch 价格")])
+>>> from haystack import Pipeline
+>>> from haystack.dataclasses import ChatMessage
+>>> p = Pipeline()
+>>> _ = p.add_component("search", ConvSearchRetriever(backend=index, top_k=3))
+>>> out = p.run({"search": {"query": "价格呢？", "messages": [ChatMessage.from_user("AnySearch 支持哪些检索方式？")]}})
+>>> out["search"]["documents"][0].meta["standalone_query"]
+'AnySearch 的价格'
 """
 
 from __future__ import annotations

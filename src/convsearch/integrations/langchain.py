@@ -8,7 +8,10 @@ source URL, title, date, citation number, the standalone query and the rewrite's
 ``LangChainBackend`` is the reverse: any LangChain retriever (a team's existing vector store) as a convsearch
 ``SearchBackend``, so convsearch's rewriting runs in front of it.
 
->>> retriever = ConvSearchRetriever(backend=index, k=3)                       # doctest: +SKIP
+>>> from convsearch.backends.base import InMemoryBackend
+>>> from convsearch.types import Document
+>>> index = InMemoryBackend([Document("price", "AnySearch 专业版每月 99 元", title="AnySearch 价格")])
+>>> retriever = ConvSearchRetriever(backend=index, k=3)
 >>> history = [("human", "AnySearch 支持哪些检索方式？")]
 >>> docs = retriever.invoke("价格呢？", config={"configurable": {"chat_history": history}})
 >>> docs[0].metadata["standalone_query"]

@@ -5,7 +5,10 @@ carrying a ``chat_history`` attribute), from the retriever's own ``chat_history`
 (``store`` + ``session_id``). Each node's metadata holds the source URL, title, date, citation number, the
 standalone query and the rewrite's reason.
 
->>> r = ConvSearchRetriever(backend=index, k=3)                                    # doctest: +SKIP
+>>> from convsearch.backends.base import InMemoryBackend
+>>> from convsearch.types import Document
+>>> index = InMemoryBackend([Document("price", "AnySearch 专业版每月 99 元", title="AnySearch 价格")])
+>>> r = ConvSearchRetriever(backend=index, k=3)
 >>> nodes = r.retrieve(ChatQueryBundle("价格呢？", chat_history=[("user", "AnySearch 支持哪些检索方式？")]))
 >>> nodes[0].node.metadata["standalone_query"]
 'AnySearch 的价格'
