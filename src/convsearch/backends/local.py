@@ -114,7 +114,9 @@ class LocalIndex:
 
     >>> import tempfile
     >>> idx = LocalIndex(Path(tempfile.mkdtemp()) / "ix")            # BM25 only
-    >>> idx.add([Document("1", "AnySearch 支持混合检索")]); idx.search("混合检索")[0].id
+    >>> idx.add([Document("1", "AnySearch 支持混合检索")])
+    1
+    >>> idx.search("混合检索")[0].id
     '1'
     """
 
