@@ -5,9 +5,10 @@
     .venv/bin/python bench/run.py --only bm25      # one benchmark; the other sections keep their last results
 
 Each benchmark runs in its own interpreter (LRU caches, imports and peak RSS never leak between them).
-Its numbers are kept in bench/.cache/results/NAME.json (results-quick/ for --quick), and the markdown is
-regenerated from the newest result of every benchmark, so ``--only`` refreshes one section without
-discarding the others (a section from an earlier run says so). --quick never touches docs/BENCHMARKS.md
+Its numbers are kept in bench/results/NAME.json (committed with the markdown, so a fresh checkout has them;
+--quick keeps its own in bench/.cache/results-quick/), and the markdown is regenerated from the newest result
+of every benchmark, so ``--only`` refreshes one section without discarding the others, on any machine (a
+section from an earlier run says so). --quick never touches docs/BENCHMARKS.md
 and skips the quality regression unless asked for with --only regress. Data is read in place from ../shared/data/conv-rewrite (or
 $CONVSEARCH_BENCH_DATA); nothing from it is copied into the repository.
 """
@@ -190,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="markdown file to write (default docs/BENCHMARKS.md; with --quick bench/.cache/BENCHMARKS-quick.md)")
     args = ap.parse_args(argv)
     # quick numbers never overwrite the reference file or mix with full results
-    results = CACHE / ("results-quick" if args.quick else "results")
+    results = CACHE / "results-quick" if args.quick else REPO / "bench" / "results"
     if args.out is None:
         args.out = CACHE / "BENCHMARKS-quick.md" if args.quick else REPO / "docs" / "BENCHMARKS.md"
     names = args.only or [n for n in BENCHMARKS if not (args.quick and n == "regress")]
