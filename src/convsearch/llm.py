@@ -168,6 +168,33 @@ class LLM(Protocol):
                         schema: type[BaseModel] | None = None, budget_s: float | None = None,
                         max_tokens: int | None = None) -> Completion: ...
 
+    def astream(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                budget_s: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamEvent]:
+        """``acomplete`` as it is generated: text deltas, a ``tool_call`` mark when a tool call begins, then the
+        whole ``Completion``. A client of the older contract (``complete`` / ``acomplete`` only) still works
+        where streaming is asked for: ``stream_reply`` falls back to one ``acomplete``."""
+        ...
+
+
+async def stream_reply(llm: Any, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                       budget_s: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamEvent]:
+    """``llm.astream`` when the client has it; otherwise one ``acomplete`` (or ``complete`` in a thread) and a
+    single event with its Completion: no deltas, so the caller sends the finished text in pieces itself."""
+    if hasattr(llm, "astream"):
+        stream = llm.astream(messages, tools=tools, budget_s=budget_s, max_tokens=max_tokens)
+        try:
+            async for ev in stream:
+                yield ev
+        finally:
+            if hasattr(stream, "aclose"):
+                await stream.aclose()  # also when the caller stops early: the connection and the slot go back
+        return
+    if hasattr(llm, "acomplete"):
+        out = await llm.acomplete(messages, tools=tools, budget_s=budget_s, max_tokens=max_tokens)
+    else:
+        out = await asyncio.to_thread(llm.complete, messages, tools=tools, budget_s=budget_s, max_tokens=max_tokens)
+    yield StreamEvent(completion=out)
+
 
 @dataclass
 class LLMStats:
@@ -209,10 +236,12 @@ class LLMStats:
 
 @dataclass(frozen=True, slots=True)
 class StreamEvent:
-    """One item of ``astream``: a text delta (``text``), or, last, the whole reply (``completion``)."""
+    """One item of ``astream``: a text delta (``text``); ``tool_call`` when a tool call's first delta arrived
+    (the text before it was a preamble, not the answer); last, the whole reply (``completion``)."""
 
     text: str = ""
     completion: Completion | None = None
+    tool_call: bool = False
 
 
 def _check_reply(text: str, calls: Sequence[ToolCall], usage: Usage, *, tools: bool) -> None:
@@ -644,10 +673,14 @@ class OpenAILLM:
                         chunk = await asyncio.wait_for(it.__anext__(), timeout=max(deadline.remaining(), 0.001))
                     except StopAsyncIteration:
                         break
+                    calls = len(asm.calls)
                     delta = asm.feed(chunk)
                     if delta:
                         started = True
                         yield StreamEvent(text=delta)
+                    for _ in range(len(asm.calls) - calls):
+                        started = True
+                        yield StreamEvent(tool_call=True)
                 if not asm.finish:  # the connection closed before a finish reason: the reply was cut off
                     raise LLMUnavailable("stream ended before the reply finished", usage=asm.usage)
                 out = asm.completion()
@@ -781,13 +814,14 @@ class ScriptedLLM:
 
     async def astream(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
                       budget_s: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamEvent]:
-        """The scripted reply streamed: its text in pieces of ``chunk_chars`` characters (a reply with tool calls
-        yields no text), then the Completion. A scripted error is raised before any piece."""
+        """The scripted reply streamed as a server sends it: its text in pieces of ``chunk_chars`` characters,
+        a ``tool_call`` mark per tool call, then the Completion. A scripted error is raised before any piece."""
         out = self.complete(messages, tools=tools, budget_s=budget_s, max_tokens=max_tokens)
-        if not out.tool_calls:
-            for i in range(0, len(out.text), self.chunk_chars):
-                yield StreamEvent(text=out.text[i:i + self.chunk_chars])
-                await asyncio.sleep(0)
+        for i in range(0, len(out.text), self.chunk_chars):
+            yield StreamEvent(text=out.text[i:i + self.chunk_chars])
+            await asyncio.sleep(0)
+        for _ in out.tool_calls:
+            yield StreamEvent(tool_call=True)
         yield StreamEvent(completion=out)
 
     def close(self) -> None:
@@ -805,5 +839,5 @@ __all__ = [
     "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES", "ScriptedCall",
     "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "llm_config", "llm_configured", "open_llm",
     "parse_structured",
-    "request_payload", "strip_fences", "to_completion", "tool_message", "wire_message",
+    "request_payload", "stream_reply", "strip_fences", "to_completion", "tool_message", "wire_message",
 ]

@@ -229,6 +229,33 @@ def test_deadline():
     assert Deadline(0.0).expired()
 
 
+def test_stream_reply_falls_back_for_clients_without_astream():
+    import asyncio
+
+    from convsearch.llm import stream_reply
+
+    class SyncOnly:  # the older contract: complete only
+        model = "sync"
+
+        def complete(self, messages, **kw):
+            return Completion(text="专业版每月 99 元 [1]。", usage=Usage(3, 4))
+
+    class AsyncOnly(SyncOnly):
+        async def acomplete(self, messages, **kw):
+            return Completion(text="Founded in 2002 [1].", tool_calls=(ToolCall("c", "web_search", "{}"),))
+
+    async def collect(llm, tools=None):
+        return [ev async for ev in stream_reply(llm, MSGS, tools=tools, budget_s=1.0)]
+
+    for llm, text in ((SyncOnly(), "专业版每月 99 元 [1]。"), (AsyncOnly(), "Founded in 2002 [1].")):
+        events = asyncio.run(collect(llm))
+        assert len(events) == 1 and events[0].completion is not None and events[0].completion.text == text
+        assert events[0].text == "" and not events[0].tool_call  # no deltas: the caller chunks the text
+    tool = [{"type": "function", "function": {"name": "web_search"}}]
+    streamed = asyncio.run(collect(ScriptedLLM([(ToolCall("c", "web_search", "{}"),)]), tools=tool))
+    assert [e.tool_call for e in streamed] == [True, False] and streamed[-1].completion is not None
+
+
 # --- the scripted double ------------------------------------------------------------------------------
 def test_scripted_llm_follows_its_script_and_records_calls():
     llm = ScriptedLLM(["a", LLMTimeout("slow"), '{"variants": ["v"]}', lambda msgs: msgs[-1]["content"].upper()],
@@ -267,7 +294,8 @@ def test_public_names_are_locked():
         "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES",
         "ScriptedCall", "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "llm_config", "llm_configured",
         "open_llm",
-        "parse_structured", "request_payload", "strip_fences", "to_completion", "tool_message", "wire_message"]
+        "parse_structured", "request_payload", "stream_reply", "strip_fences",
+        "to_completion", "tool_message", "wire_message"]
     assert sorted(enhance_mod.__all__) == [
         "Chain", "EnhanceRequest", "Enhanced", "Enhancer", "EnhancerRewriter", "Gated", "HyDE", "LLM", "Logged",
         "Passthrough", "Rules", "SkipFilterOnly", "auto_rewriter", "from_rewrite", "hyde_search"]
