@@ -3,7 +3,7 @@
 optimisation on its own and all together; parallel sub-searches; the loop's own overhead per step.
 
 40 tasks (zh + en: simple, comparison, follow-up, time-sensitive, no-search) are played by a scripted tool-calling
-model (``ScriptedToolLLM``, 150 ms per call, token counts estimated like a BPE tokenizer: 0.7 per Chinese
+model (``ScriptedLLM``, 150 ms per call, token counts estimated like a BPE tokenizer: 0.7 per Chinese
 character, 1.3 per Latin word) over a backend that waits 80 ms per search (``DelayedBackend``) holding a bench
 corpus written here (4-10 documents per topic, web-snippet length). The model is reactive, not a replay: it
 searches its planned queries round by round, skips a round whose facts its prompt already holds (the session's
@@ -35,8 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from convsearch import Document, Settings  # noqa: E402
 from convsearch.agent import Agent, ResultCache  # noqa: E402
-from convsearch.agent.testing import DelayedBackend, ScriptedToolLLM, search_calls  # noqa: E402
+from convsearch.agent.testing import DelayedBackend, search_calls  # noqa: E402
 from convsearch.history import Conversation, InMemoryStore, Scope  # noqa: E402
+from convsearch.llm import ScriptedLLM  # noqa: E402
 
 TODAY = date(2026, 11, 30)
 LLM_S = 0.150
@@ -232,11 +233,11 @@ async def _play(config: str, docs: list[Document], llm_s: float, search_s: float
         history: list[dict[str, str]] = []
         conv = Conversation(store, Scope("bench", "agent", f"s{i}"), refresh="off") if memory else None
         if task.before:
-            pre = Agent(backend, ScriptedToolLLM(default=model_for(task.before_rounds, None), delay_s=llm_s), settings,
+            pre = Agent(backend, ScriptedLLM(default=model_for(task.before_rounds, None), delay_s=llm_s, usage=None), settings,
                         tenant="bench", name="agent", cache=cache, today=TODAY)
             first = await pre.aask(task.before, session=conv)
             history = [{"role": "user", "content": task.before}, {"role": "assistant", "content": first.text}]
-        llm = ScriptedToolLLM(default=model_for(task.rounds, task.knows), delay_s=llm_s)
+        llm = ScriptedLLM(default=model_for(task.rounds, task.knows), delay_s=llm_s, usage=None)
         agent = Agent(backend, llm, settings, tenant="bench", name="agent", cache=cache, today=TODAY)
         n0 = len(backend.queries)
         a = await agent.aask(task.question, session=conv, history=None if conv else history)
@@ -273,7 +274,7 @@ async def _parallel(docs: list[Document], reps: int) -> dict[str, float]:
     for i in range(reps):
         for out, qs in ((one, [f"Pixel 9 battery {i}"]), (three, [f"Pixel 9 battery {i}", f"iPhone 16 battery {i}",
                                                                   f"Galaxy S24 battery {i}"])):
-            llm = ScriptedToolLLM([search_calls(qs), "Battery facts [1]."], delay_s=LLM_S)
+            llm = ScriptedLLM([search_calls(qs), "Battery facts [1]."], delay_s=LLM_S, usage=None)
             t0 = time.perf_counter()
             await Agent(backend, llm, settings, today=TODAY).aask("compare the phones' battery")
             out.append((time.perf_counter() - t0) * 1000)
