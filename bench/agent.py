@@ -3,9 +3,10 @@
 optimisation on its own and all together; parallel sub-searches; the loop's own overhead per step.
 
 40 tasks (zh + en: simple, comparison, follow-up, time-sensitive, no-search) are played by a scripted tool-calling
-model (``ScriptedToolLLM``, 150 ms per call, token counts estimated like a BPE tokenizer: 0.7 per Chinese
-character, 1.3 per Latin word) over a backend that waits 80 ms per search (``DelayedBackend``) holding a bench
-corpus written here (4-10 documents per topic, web-snippet length). The model is reactive, not a replay: it
+model (``ScriptedLLM``, 150 ms per call, token counts estimated like a BPE tokenizer: 0.7 per Chinese
+character, 1.3 per Latin word) over the web search path: a ``Pipeline`` over the Tavily adapter, talking HTTP to
+the loopback replay server (``convsearch.testing.web_replay``, 80 ms per answer) that serves a bench corpus
+written here (10 pages per topic, web-snippet length). The model is reactive, not a replay: it
 searches its planned queries round by round, skips a round whose facts its prompt already holds (the session's
 cited results), and answers citing the results it was shown.
 
@@ -13,8 +14,9 @@ cited results), and answers citing the results it was shown.
     .venv/bin/python bench/agent.py --quick    # fewer repetitions, printed only
 
 Configurations: ``none`` (10 results per search, no cache and no session memory, every round's raw results kept,
-the tool offered for every question), ``dynamic count`` (5 / 8-10 results), ``cache`` (the scoped result cache and
-the session's cited results), ``compression`` (earlier rounds → conclusion lines), ``no-search check``, ``all``.
+the tool offered for every question), ``dynamic count`` (5 / 8-10 results), ``cache`` (the agent's scoped result
+cache, the web cache and the session's cited results), ``compression`` (earlier rounds → conclusion lines),
+``no-search check``, ``all``.
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from convsearch import Document, Settings  # noqa: E402
 from convsearch.agent import Agent, ResultCache  # noqa: E402
-from convsearch.agent.testing import DelayedBackend, ScriptedToolLLM, search_calls  # noqa: E402
+from convsearch.agent.testing import search_calls  # noqa: E402
 from convsearch.history import Conversation, InMemoryStore, Scope  # noqa: E402
+from convsearch.llm import ScriptedLLM  # noqa: E402
 
-TODAY = date(2026, 11, 30)
+TODAY = date.today()  # the real date: the web adapters apply recency windows natively only for it
 LLM_S = 0.150
 SEARCH_S = 0.080
 
@@ -102,6 +105,14 @@ TOPICS_EN = ["SpaceX Starship launch", "Falcon 9 reuse record", "Pixel 9 battery
              "London weather", "NovaDB pricing", "AnySearch pricing", "EU AI Act timeline", "Wimbledon results"]
 
 
+def _dated(i: int) -> str:
+    """Page ``i`` of a topic is ``3 × (i − 1)`` days old: one page from today, three from this week, all ten
+    within a month, as a web search for a current topic returns them (a recency window keeps some)."""
+    from datetime import timedelta
+
+    return (TODAY - timedelta(days=3 * (i - 1))).isoformat()
+
+
 def corpus() -> list[Document]:
     docs = []
     for topics, text, lang in ((TOPICS_ZH, _zh_text, "zh"), (TOPICS_EN, _en_text, "en")):
@@ -109,7 +120,7 @@ def corpus() -> list[Document]:
             slug = re.sub(r"\W+", "-", t.lower()).strip("-") or "t"
             for i in range(1, 11):
                 docs.append(Document(f"{lang}-{slug}-{i}", f"{t} {text(t, i)}", title=f"{t}（{i}）" if lang == "zh" else f"{t} ({i})",
-                                     url=f"https://{slug}.example/{i}", date=f"2026-11-{(i % 28) + 1:02d}", lang=lang))
+                                     url=f"https://{slug}.example/{i}", date=_dated(i), lang=lang))
     return docs
 
 
@@ -220,31 +231,78 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
-async def _play(config: str, docs: list[Document], llm_s: float, search_s: float) -> list[dict[str, Any]]:
+def _pages(docs: list[Document]) -> tuple[Any, ...]:
+    """The bench corpus as the replay server's pages (ages from the documents' dates, counted from TODAY)."""
+    from convsearch.testing.web_replay import Page
+
+    return tuple(Page(d.url, d.title, d.text, d.lang or "en", float((TODAY - date.fromisoformat(d.date)).days * 24 + 12))
+                 for d in docs if d.date)
+
+
+class Web:
+    """The replay web server (Tavily's API, ``SEARCH_S`` per answer) and a pipeline over it, as the agent gets
+    it in production: the web adapter, its cleaning, its outbound limiter (off here) and, when asked, its cache."""
+
+    def __init__(self, docs: list[Document], *, web_cache: bool) -> None:
+        import convsearch.backends.web as web
+        from convsearch.backends.registry import open_backend
+        from convsearch.backends.web._http import reset_shared_state
+        from convsearch.pipeline import Pipeline
+        from convsearch.testing.web_replay import WebReplayServer
+
+        reset_shared_state()
+        web._CACHES.clear()  # nothing from an earlier configuration
+        self.server = WebReplayServer("tavily", keys=["bench-key"], latency_s=SEARCH_S, pages=_pages(docs)).start()
+        self.env = {"CONVSEARCH_BACKENDS": "tavily", "CONVSEARCH_TAVILY_API_KEYS": "bench-key",
+                    "CONVSEARCH_TAVILY_BASE_URL": self.server.base_url, "CONVSEARCH_TAVILY_RATE": "off",
+                    "CONVSEARCH_WEB_CACHE": "on" if web_cache else "off",
+                    "CONVSEARCH_WEB_RESULT_COUNT": "fixed",  # the agent's count (dynamic or not) decides
+                    "CONVSEARCH_DENSE": "off"}
+        s = Settings.from_env(self.env)
+        self.pipeline = Pipeline(open_backend(s), settings=s, owns_backends=True)
+
+    @property
+    def sent(self) -> int:
+        return len(self.server.requests)
+
+    def close(self) -> None:
+        from convsearch.backends.web._http import reset_shared_state
+
+        self.pipeline.close()
+        self.server.close()
+        reset_shared_state()
+
+
+async def _play(config: str, docs: list[Document], llm_s: float) -> list[dict[str, Any]]:
     opts = CONFIGS[config]
-    settings = Settings(agent_context_tokens=12000, **opts)
-    backend = DelayedBackend.of(docs, delay_s=search_s, today=TODAY)
+    memory = config in ("cache", "all")
+    web = Web(docs, web_cache=memory)
+    settings = Settings.from_env(web.env, agent_context_tokens=12000, **opts)
     cache = ResultCache(settings.agent_cache_size, settings.agent_cache_ttl_s)
     store = InMemoryStore()
-    memory = config in ("cache", "all")
     rows = []
-    for i, task in enumerate(tasks()):
-        history: list[dict[str, str]] = []
-        conv = Conversation(store, Scope("bench", "agent", f"s{i}"), refresh="off") if memory else None
-        if task.before:
-            pre = Agent(backend, ScriptedToolLLM(default=model_for(task.before_rounds, None), delay_s=llm_s), settings,
-                        tenant="bench", name="agent", cache=cache, today=TODAY)
-            first = await pre.aask(task.before, session=conv)
-            history = [{"role": "user", "content": task.before}, {"role": "assistant", "content": first.text}]
-        llm = ScriptedToolLLM(default=model_for(task.rounds, task.knows), delay_s=llm_s)
-        agent = Agent(backend, llm, settings, tenant="bench", name="agent", cache=cache, today=TODAY)
-        n0 = len(backend.queries)
-        a = await agent.aask(task.question, session=conv, history=None if conv else history)
-        rows.append({"kind": task.kind, "searches": a.search_count, "backend_searches": len(backend.queries) - n0,
-                     "cached": sum(1 for s in a.searches if s.cached), "llm_calls": len(a.llm_calls),
-                     "prompt_tokens": a.usage.prompt_tokens, "ms": a.ms, "saved": a.saved_calls,
-                     "overhead_ms": a.timings_ms["loop"] / max(1, len(a.llm_calls)),
-                     "cited": len(a.citations), "partial": a.flags.partial})
+    try:
+        for i, task in enumerate(tasks()):
+            history: list[dict[str, str]] = []
+            conv = Conversation(store, Scope("bench", "agent", f"s{i}"), refresh="off") if memory else None
+            if task.before:
+                pre = Agent(web.pipeline, ScriptedLLM(default=model_for(task.before_rounds, None), delay_s=llm_s,
+                                                      usage=None), settings,
+                            tenant="bench", name="agent", cache=cache, today=TODAY)
+                first = await pre.aask(task.before, session=conv)
+                history = [{"role": "user", "content": task.before}, {"role": "assistant", "content": first.text}]
+            llm = ScriptedLLM(default=model_for(task.rounds, task.knows), delay_s=llm_s, usage=None)
+            agent = Agent(web.pipeline, llm, settings, tenant="bench", name="agent", cache=cache, today=TODAY)
+            n0 = web.sent
+            a = await agent.aask(task.question, session=conv, history=None if conv else history)
+            rows.append({"kind": task.kind, "searches": a.search_count, "backend_searches": web.sent - n0,
+                         "cached": sum(1 for s in a.searches if s.cached), "llm_calls": len(a.llm_calls),
+                         "prompt_tokens": a.usage.prompt_tokens, "ms": a.ms, "saved": a.saved_calls,
+                         "overhead_ms": a.timings_ms["loop"] / max(1, len(a.llm_calls)),
+                         "cited": len(a.citations), "partial": a.flags.partial,
+                         "errors": sum(1 for s in a.searches if s.error and s.error.startswith("search"))})
+    finally:
+        web.close()
     return rows
 
 
@@ -266,17 +324,21 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 async def _parallel(docs: list[Document], reps: int) -> dict[str, float]:
-    """A task with three parallel sub-searches vs one with one (same two LLM calls)."""
-    backend = DelayedBackend.of(docs, delay_s=SEARCH_S, today=TODAY)
-    settings = Settings(agent_cache_size=0)
+    """A task with three parallel sub-searches vs one with one (same two LLM calls), over the replay server."""
+    web = Web(docs, web_cache=False)
+    settings = Settings.from_env(web.env, agent_cache_size=0)
     one, three = [], []
-    for i in range(reps):
-        for out, qs in ((one, [f"Pixel 9 battery {i}"]), (three, [f"Pixel 9 battery {i}", f"iPhone 16 battery {i}",
-                                                                  f"Galaxy S24 battery {i}"])):
-            llm = ScriptedToolLLM([search_calls(qs), "Battery facts [1]."], delay_s=LLM_S)
-            t0 = time.perf_counter()
-            await Agent(backend, llm, settings, today=TODAY).aask("compare the phones' battery")
-            out.append((time.perf_counter() - t0) * 1000)
+    try:
+        for i in range(reps):
+            for out, qs in ((one, [f"Pixel 9 battery {i}"]), (three, [f"Pixel 9 battery {i}", f"iPhone 16 battery {i}",
+                                                                      f"Galaxy S24 battery {i}"])):
+                llm = ScriptedLLM([search_calls(qs), "Battery facts [1]."], delay_s=LLM_S, usage=None)
+                t0 = time.perf_counter()
+                a = await Agent(web.pipeline, llm, settings, today=TODAY).aask("compare the phones' battery")
+                assert a.search_count == len(qs) and all(st.results for st in a.searches), a.searches
+                out.append((time.perf_counter() - t0) * 1000)
+    finally:
+        web.close()
     m1, m3 = statistics.median(one), statistics.median(three)
     return {"one_ms": m1, "three_ms": m3, "ratio": m3 / m1}
 
@@ -286,7 +348,10 @@ def run(quick: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"tasks": len(tasks()), "llm_ms": LLM_S * 1000, "search_ms": SEARCH_S * 1000, "configs": {},
                            "by_kind": {}}
     for name in CONFIGS:
-        rows = asyncio.run(_play(name, docs, LLM_S, SEARCH_S))
+        rows = asyncio.run(_play(name, docs, LLM_S))
+        failed = sum(r["errors"] for r in rows)
+        if failed:  # a search that failed would make a row look cheap
+            raise SystemExit(f"{name}: {failed} searches failed against the replay server")
         out["configs"][name] = _summary(rows)
         if name in ("none", "all"):
             out["by_kind"][name] = {k: _summary([r for r in rows if r["kind"] == k])
@@ -298,8 +363,11 @@ def run(quick: bool = False) -> dict[str, Any]:
     out["token_ratio"] = best / none
     out["overhead_ms"] = max(c["overhead_ms"] for c in out["configs"].values())
     import os
+    import platform
 
-    out["when"] = f"{time.strftime('%Y-%m-%d %H:%M %Z')}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    out["when"] = (f"{time.strftime('%Y-%m-%d %H:%M %Z')} on {platform.system()} {platform.machine()} "
+                   f"({os.cpu_count()} cores, Python {platform.python_version()}), load average "
+                   f"{os.getloadavg()[0]:.1f}")
     out["met"] = {"tokens": out["token_ratio"] <= 0.5, "parallel": out["parallel"]["ratio"] <= 1.3,
                   "overhead": out["overhead_ms"] <= 2.0}
     return out
@@ -321,11 +389,15 @@ def render(r: dict[str, Any]) -> str:
         "",
         f"{r['tasks']} tasks (zh + en: 8 simple, 8 comparison / multi-entity, 8 follow-up in a session, 8 time-sensitive, "
         f"8 no-search) played by a reactive scripted tool-calling model ({r['llm_ms']:.0f} ms per call, BPE-like token "
-        f"estimates) over a backend that waits {r['search_ms']:.0f} ms per search. Per task: searches the agent ran "
-        "(cache hits included), backend searches actually sent, LLM calls, prompt tokens (the model's usage, summed "
+        f"estimates) over the web path: a pipeline over the Tavily adapter and the loopback replay web server "
+        f"({r['search_ms']:.0f} ms per answer). Per task: searches the agent ran "
+        "(cache hits included), requests the replay server received, LLM calls, prompt tokens (the model's usage, summed "
         "over the task's calls), wall time; `saved` = tool offers skipped by the no-search check plus follow-ups "
         "answered from the session's cited results; loop = wall − LLM time − search steps' wall time − the session "
-        "store read, per LLM call (the agent's own work: prompts, numbering, checks), over the tasks.",
+        "store read, per LLM call (the agent's own work: prompts, numbering, checks), over the tasks. "
+        "Pages are dated 0-27 days back, 3 days apart (a day / week / month window keeps 1 / 3 / 10 of a topic's "
+        "pages; the adapter asks the replay server for the window natively); the web cache is on only in the cache "
+        "and all rows.",
         "",
         table(("configuration", "searches", "backend searches", "LLM calls", "prompt tokens", "p50 ms", "p95 ms",
                "saved", "loop ms/step p50 / mean / p95"), rows),
@@ -344,8 +416,8 @@ def render(r: dict[str, Any]) -> str:
         f"- Loop overhead per step (worst configuration's median over tasks): **{r['overhead_ms']:.2f} ms** (target ≤ 2 ms) "
         f"{verdict(r['met']['overhead'])}.",
         "",
-        f"Measured {r.get('when', '')}. Rerun: `.venv/bin/python bench/agent.py` (writes this section), or "
-        "`bench/run.py --only agent`.",
+        f"Measured {r.get('when', '')}. Command: `.venv/bin/python bench/agent.py` (writes this section; "
+        "`--quick` prints only), or `bench/run.py --only agent`.",
     ])
 
 

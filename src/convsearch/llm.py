@@ -47,7 +47,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast, runtime_checkable
 
 from .errors import BackendError, ConfigError
 from .infra.deadline import MIN_ATTEMPT_S as _MIN_ATTEMPT_S
@@ -168,6 +168,33 @@ class LLM(Protocol):
                         schema: type[BaseModel] | None = None, budget_s: float | None = None,
                         max_tokens: int | None = None) -> Completion: ...
 
+    def astream(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                budget_s: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamEvent]:
+        """``acomplete`` as it is generated: text deltas, a ``tool_call`` mark when a tool call begins, then the
+        whole ``Completion``. A client of the older contract (``complete`` / ``acomplete`` only) still works
+        where streaming is asked for: ``stream_reply`` falls back to one ``acomplete``."""
+        ...
+
+
+async def stream_reply(llm: Any, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                       budget_s: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamEvent]:
+    """``llm.astream`` when the client has it; otherwise one ``acomplete`` (or ``complete`` in a thread) and a
+    single event with its Completion: no deltas, so the caller sends the finished text in pieces itself."""
+    if hasattr(llm, "astream"):
+        stream = llm.astream(messages, tools=tools, budget_s=budget_s, max_tokens=max_tokens)
+        try:
+            async for ev in stream:
+                yield ev
+        finally:
+            if hasattr(stream, "aclose"):
+                await stream.aclose()  # also when the caller stops early: the connection and the slot go back
+        return
+    if hasattr(llm, "acomplete"):
+        out = await llm.acomplete(messages, tools=tools, budget_s=budget_s, max_tokens=max_tokens)
+    else:
+        out = await asyncio.to_thread(llm.complete, messages, tools=tools, budget_s=budget_s, max_tokens=max_tokens)
+    yield StreamEvent(completion=out)
+
 
 @dataclass
 class LLMStats:
@@ -209,10 +236,12 @@ class LLMStats:
 
 @dataclass(frozen=True, slots=True)
 class StreamEvent:
-    """One item of ``astream``: a text delta (``text``), or, last, the whole reply (``completion``)."""
+    """One item of ``astream``: a text delta (``text``); ``tool_call`` when a tool call's first delta arrived
+    (the text before it was a preamble, not the answer); last, the whole reply (``completion``)."""
 
     text: str = ""
     completion: Completion | None = None
+    tool_call: bool = False
 
 
 def _check_reply(text: str, calls: Sequence[ToolCall], usage: Usage, *, tools: bool) -> None:
@@ -644,10 +673,14 @@ class OpenAILLM:
                         chunk = await asyncio.wait_for(it.__anext__(), timeout=max(deadline.remaining(), 0.001))
                     except StopAsyncIteration:
                         break
+                    calls = len(asm.calls)
                     delta = asm.feed(chunk)
                     if delta:
                         started = True
                         yield StreamEvent(text=delta)
+                    for _ in range(len(asm.calls) - calls):
+                        started = True
+                        yield StreamEvent(tool_call=True)
                 if not asm.finish:  # the connection closed before a finish reason: the reply was cut off
                     raise LLMUnavailable("stream ended before the reply finished", usage=asm.usage)
                 out = asm.completion()
@@ -690,7 +723,30 @@ class OpenAILLM:
 
 
 # --- the test double ------------------------------------------------------------------------------
-Script = Any  # str | BaseModel | Completion | ToolCall | tuple[ToolCall, ...] | LLMError | Callable[[list], Script]
+Script = Any  # str | BaseModel | Completion | ToolCall | tuple[ToolCall, ...] | LLMError | Callable[..., Script]
+
+_CJK_RE = re.compile(r"[\u3400-\u9fff]")
+_LATIN_RE = re.compile(r"[A-Za-z0-9_]+")
+_PUNCT_RE = re.compile(r"[^\sA-Za-z0-9_\u3400-\u9fff]")
+
+
+def estimate_tokens(text: str) -> int:
+    """BPE-like token count (what an OpenAI-style tokenizer gives, roughly): a Chinese character ≈ 0.7 token,
+    a Latin word ≈ 1.3, punctuation 1 per 2."""
+    return int(round(0.7 * len(_CJK_RE.findall(text)) + 1.3 * len(_LATIN_RE.findall(text))
+                     + 0.5 * len(_PUNCT_RE.findall(text))))
+
+
+def estimate_prompt_tokens(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None) -> int:
+    """``estimate_tokens`` over a request: 4 per message for the chat framing, tool calls and tool schemas."""
+    n = 3
+    for m in messages:
+        n += 4 + estimate_tokens(str(m.get("content") or ""))
+        for c in m.get("tool_calls") or ():
+            n += 10 + estimate_tokens(c["function"]["arguments"])
+    if tools:
+        n += estimate_tokens(json.dumps(list(tools), ensure_ascii=False))
+    return n
 
 
 class ScriptedCall(NamedTuple):
@@ -703,23 +759,41 @@ class ScriptedCall(NamedTuple):
     max_tokens: int | None = None
 
 
+def _takes_tools(fn: Any) -> bool:
+    """A scripted callable of two positional parameters is called with ``(messages, tools)``."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) >= 2 \
+        or any(p.kind is p.VAR_POSITIONAL for p in params)
+
+
 class ScriptedLLM:
     """In-process test double: answers from a list (first in, first out), then ``default``; returns
     ``Completion``s like a real client.
 
     An item may be a string (the text), a ``Completion`` (text, tool calls and usage scripted), a ``ToolCall``
     or a tuple of them (one reply calling those tools), a pydantic model (``parsed``), an ``LLMError`` (raised),
-    or a callable taking the messages and returning one of these. A string (or a Completion without
-    ``parsed``) for a ``schema`` call is validated like a real reply. ``usage`` is what every non-Completion
-    reply reports. ``calls`` records a ``ScriptedCall`` per call.
+    or a callable taking the messages (or the messages and the ``tools`` offered, ``None`` when none) and
+    returning one of these; anything else is returned as it is (a broken client: the caller must cope). A
+    string (or a Completion without ``parsed``) for a ``schema`` call is validated like a real reply. ``usage``
+    is what every reply without its own reports; ``usage=None`` estimates it like a BPE tokenizer
+    (``estimate_prompt_tokens``). ``delay_s`` is waited per call (asynchronously in ``acomplete`` / ``astream``:
+    concurrent tasks overlap as they would against a server). ``calls`` records a ``ScriptedCall`` per call.
+
+    >>> llm = ScriptedLLM([(ToolCall("c1", "web_search", '{"query": "深圳 天气"}'),), "多云 [1]。"], usage=None)
     """
 
     def __init__(self, replies: Sequence[Script] = (), *, default: Script | None = None, model: str = "scripted",
-                 usage: Usage = Usage()) -> None:
+                 usage: Usage | None = Usage(), delay_s: float = 0.0) -> None:
         self.replies = list(replies)
         self.default = default
         self.model = model
         self.usage = usage
+        self.delay_s = delay_s
         self.calls: list[ScriptedCall] = []
         self.stats = LLMStats()
         self.chunk_chars = 4  # astream's piece size
@@ -733,32 +807,40 @@ class ScriptedLLM:
             raise LLMBadOutput("no scripted reply left")
         return self.default
 
-    def _completion(self, item: Script) -> Completion:
+    def _completion(self, item: Script) -> Any:
         if isinstance(item, Completion):
             return item if item.model else replace(item, model=self.model)
         if isinstance(item, ToolCall):
             item = (item,)
-        if isinstance(item, (tuple, list)) and all(isinstance(x, ToolCall) for x in item):
-            return Completion(tool_calls=tuple(item), usage=self.usage, model=self.model, finish_reason="tool_calls")
+        if isinstance(item, (tuple, list)) and item and all(isinstance(x, ToolCall) for x in item):
+            return Completion(tool_calls=tuple(item), usage=self.usage or Usage(), model=self.model,
+                              finish_reason="tool_calls")
         if hasattr(item, "model_dump_json"):
-            return Completion(text=item.model_dump_json(), usage=self.usage, model=self.model, finish_reason="stop",
-                              parsed=item)
-        return Completion(text=str(item), usage=self.usage, model=self.model, finish_reason="stop")
+            return Completion(text=item.model_dump_json(), usage=self.usage or Usage(), model=self.model,
+                              finish_reason="stop", parsed=item)
+        if isinstance(item, str):
+            return Completion(text=item, usage=self.usage or Usage(), model=self.model, finish_reason="stop")
+        return item  # garbage stays garbage
 
-    def complete(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
-                 schema: type[BaseModel] | None = None, budget_s: float | None = None,
-                 max_tokens: int | None = None) -> Completion:
+    def _respond(self, messages: Sequence[MessageLike], tools: Sequence[Mapping[str, Any]] | None,
+                 schema: type[BaseModel] | None, budget_s: float | None, max_tokens: int | None) -> Completion:
         msgs = [wire_message(m) for m in messages]
         with self._lock:
             self.calls.append(ScriptedCall(msgs, schema, budget_s, tuple(dict(t) for t in tools or ()), max_tokens))
         self.stats.count("requests")
         item = self._next()
         if callable(item) and not isinstance(item, (str, ToolCall, Completion)) and not hasattr(item, "model_dump"):
-            item = item(msgs)
+            item = item(msgs, tools) if _takes_tools(item) else item(msgs)
         if isinstance(item, LLMError):
             self.stats.count("failures", type(item).__name__)
             raise item
         out = self._completion(item)
+        if not isinstance(out, Completion):
+            self.stats.count("completions")
+            return cast(Completion, out)  # garbage: what a broken client hands back
+        if self.usage is None and not out.usage.total_tokens:
+            done = out.text + "".join(c.arguments for c in out.tool_calls)
+            out = replace(out, usage=Usage(estimate_prompt_tokens(msgs, tools), max(1, estimate_tokens(done))))
         try:
             if schema is not None and out.parsed is None and not (tools and out.tool_calls):
                 raw = out.tool_calls[0].arguments if out.tool_calls else out.text
@@ -774,20 +856,33 @@ class ScriptedLLM:
         self.stats.used(out.usage)
         return out
 
+    def complete(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
+                 schema: type[BaseModel] | None = None, budget_s: float | None = None,
+                 max_tokens: int | None = None) -> Completion:
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        return self._respond(messages, tools, schema, budget_s, max_tokens)
+
     async def acomplete(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
                         schema: type[BaseModel] | None = None, budget_s: float | None = None,
                         max_tokens: int | None = None) -> Completion:
-        return self.complete(messages, tools=tools, schema=schema, budget_s=budget_s, max_tokens=max_tokens)
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        return self._respond(messages, tools, schema, budget_s, max_tokens)
 
     async def astream(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
                       budget_s: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamEvent]:
-        """The scripted reply streamed: its text in pieces of ``chunk_chars`` characters (a reply with tool calls
-        yields no text), then the Completion. A scripted error is raised before any piece."""
-        out = self.complete(messages, tools=tools, budget_s=budget_s, max_tokens=max_tokens)
-        if not out.tool_calls:
+        """The scripted reply streamed as a server sends it: its text in pieces of ``chunk_chars`` characters,
+        a ``tool_call`` mark per tool call, then the Completion. A scripted error is raised before any piece."""
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        out = self._respond(messages, tools, None, budget_s, max_tokens)
+        if isinstance(out, Completion):
             for i in range(0, len(out.text), self.chunk_chars):
                 yield StreamEvent(text=out.text[i:i + self.chunk_chars])
                 await asyncio.sleep(0)
+            for _ in out.tool_calls:
+                yield StreamEvent(tool_call=True)
         yield StreamEvent(completion=out)
 
     def close(self) -> None:
@@ -803,7 +898,8 @@ def open_llm(settings: Any) -> OpenAILLM:
 __all__ = [
     "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
     "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES", "ScriptedCall",
-    "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "llm_config", "llm_configured", "open_llm",
+    "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "estimate_prompt_tokens", "estimate_tokens",
+    "llm_config", "llm_configured", "open_llm",
     "parse_structured",
-    "request_payload", "strip_fences", "to_completion", "tool_message", "wire_message",
+    "request_payload", "stream_reply", "strip_fences", "to_completion", "tool_message", "wire_message",
 ]

@@ -1,6 +1,7 @@
 """The playground's agent side in a real browser: the raw-vs-rewritten comparison under a rewritten turn, and
-Answer mode streaming the agent's searches and answer (here without an LLM configured: the degraded answer,
-the best results as a numbered list, streamed like any other)."""
+Answer mode streaming the agent's searches and answer (without an LLM configured: the degraded answer, the best
+results as a numbered list, streamed like any other; with the loopback LLM: text a step streamed before its tool
+call is dropped from the page when the retraction comes)."""
 
 from __future__ import annotations
 
@@ -36,26 +37,36 @@ def _need_browser() -> None:
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory, corpus) -> Iterator[object]:
+def browser() -> Iterator[object]:
     _need_browser()
     from playwright.sync_api import sync_playwright
 
+    with sync_playwright() as p:  # one per process: the sync API refuses a second one while this one runs
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        yield b
+        b.close()
+
+
+def _open(browser: object, url: str, errors: list[str]) -> object:
+    pg = browser.new_context(locale="zh-CN", bypass_csp=True).new_page()  # type: ignore[attr-defined]
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(url + "/")
+    pg.fill("#api-key", KEY)
+    pg.dispatch_event("#api-key", "change")
+    return pg
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory, corpus, browser) -> Iterator[object]:
     from convsearch.testing.live_server import LiveServer
 
     d = tmp_path_factory.mktemp("playground-agent")
     LocalIndex(d / "index", embedder=None).add(corpus)
-    with LiveServer(d, env={"CONVSEARCH_API_KEYS": f"play:{KEY}", "CONVSEARCH_RATE_LIMIT": "0"}) as srv, \
-            sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        ctx = b.new_context(locale="zh-CN", bypass_csp=True)
-        pg = ctx.new_page()
+    with LiveServer(d, env={"CONVSEARCH_API_KEYS": f"play:{KEY}", "CONVSEARCH_RATE_LIMIT": "0"}) as srv:
         errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.goto(srv.url + "/")
-        pg.fill("#api-key", KEY)
-        pg.dispatch_event("#api-key", "change")
+        pg = _open(browser, srv.url, errors)
         yield pg
-        b.close()
+        pg.context.close()  # type: ignore[attr-defined]
         assert errors == [], errors
 
 
@@ -78,3 +89,27 @@ def test_compare_and_answer_mode(page) -> None:
     text = card.locator("[data-testid=answer-text]").inner_text()
     assert text.startswith("(The model could not answer") and "SpaceX founding" in text
     assert card.locator("[data-testid=citation]").first.inner_text().startswith("[")
+
+
+def test_answer_mode_drops_the_text_a_step_streamed_before_its_tool_call(tmp_path, corpus, browser) -> None:
+    pytest.importorskip("openai")
+    from convsearch.testing.live_server import LiveServer
+    from convsearch.testing.openai_server import FakeOpenAIServer, Reply
+
+    LocalIndex(tmp_path / "index", embedder=None).add(corpus)
+    errors: list[str] = []
+    with FakeOpenAIServer() as llm:
+        llm.push(Reply.tool_calls_of(("web_search", {"query": "深圳 露营 天气"}), text="我先查一下天气预报。")
+                 .streamed(chunk_delay_s=0.02),
+                 Reply.of("深圳最近三天多云转晴，适合露营 [1]。").streamed(chunk_delay_s=0.02))
+        env = {"CONVSEARCH_API_KEYS": f"play:{KEY}", "CONVSEARCH_RATE_LIMIT": "0", "CONVSEARCH_LLM_BASE_URL":
+               llm.base_url, "CONVSEARCH_LLM_MODEL": "fake", "CONVSEARCH_AGENT_STRICT": "off"}
+        with LiveServer(tmp_path, env=env) as srv:
+            pg = _open(browser, srv.url, errors)
+            pg.select_option("#mode", "answer")
+            pg.fill("#query", "深圳最近三天适合露营吗？")
+            pg.click("#send")
+            pg.wait_for_selector("[data-testid=answer] [data-testid=citation]", timeout=30_000)
+            text = pg.locator("[data-testid=answer] [data-testid=answer-text]").last.inner_text()
+            pg.context.close()
+    assert len(llm.requests) == 2 and text == "深圳最近三天多云转晴，适合露营 [1]。" and errors == []

@@ -70,7 +70,8 @@ def test_parallel_tool_call_deltas_are_assembled(srv: FakeOpenAIServer) -> None:
                                  ("web_search", {"query": "Panyu camping weather"})).with_usage(40, 12))
     llm = client(srv)
     events = asyncio.run(collect(llm, tools=[WEB_SEARCH]))
-    assert [e.text for _, e in events[:-1]] == []  # a reply of tool calls only: no text deltas
+    # a reply of tool calls only: no text deltas, one mark as each call begins
+    assert [(e.text, e.tool_call) for _, e in events[:-1]] == [("", True), ("", True)]
     c = events[-1][1].completion
     assert c is not None and c.finish_reason == "tool_calls" and [tc.id for tc in c.tool_calls] == ["call_1", "call_2"]
     assert [tc.name for tc in c.tool_calls] == ["web_search", "web_search"]
@@ -147,7 +148,7 @@ def one_search_then(answer: Reply, query: str):
 
 
 def agent_over(bm25_index: Any, srv: FakeOpenAIServer, **settings: Any) -> Agent:
-    return Agent(bm25_index, client(srv), Settings(dense="off", agent_max_searches=1, **settings),
+    return Agent(bm25_index, client(srv), Settings(**({"dense": "off", "agent_max_searches": 1} | settings)),
                  today=date(2024, 11, 30))
 
 
@@ -211,3 +212,109 @@ def test_sse_answer_streams_real_tokens_from_the_live_server(tmp_path, corpus, s
     tokens = [(t, d["text"]) for t, k, d in events if k == "token"]
     assert "".join(d for _, d in tokens) == events[-1][2]["text"] == answer
     assert len(tokens) >= 4 and events[-1][0] - tokens[0][0] >= 0.15  # tokens reached the client as generated
+
+
+# --- live tokens from every step call; a preamble before a tool call is retracted ----------------------------
+def standing(events: list[tuple[Any, ...]]) -> str:
+    """What a client shows after the events: tokens appended, ``replace`` starting over with its text."""
+    text = ""
+    for kind, data in events:
+        if kind == "token":
+            text += data
+        elif kind == "replace":
+            text = data
+    return text
+
+
+@pytest.mark.parametrize("question,answer", [
+    ("你好，1+1 等于几？顺便说说为什么。", "一加一等于二，这是最基本的算术：把一个和另一个放在一起，就是两个。"),
+    ("Why is the sky blue, in one short paragraph?",
+     "Sunlight scatters off air molecules, and blue light scatters most."),
+])
+def test_a_step_call_that_answers_streams_while_the_server_is_still_sending(
+        bm25_index, srv: FakeOpenAIServer, question: str, answer: str) -> None:
+    srv.push(Reply.of(answer).streamed(chunk_delay_s=0.03))  # ≥ 16 chunks: the server keeps sending for ~0.5 s
+    agent = agent_over(bm25_index, srv, agent_max_searches=3, agent_no_search_check="off", agent_strict="off")
+    events: list[tuple[str, Any]] = []
+    in_flight_at_token: list[int] = []
+    for ev in agent.stream(question):
+        if ev.kind == "token":
+            in_flight_at_token.append(srv.in_flight)  # the server's own view: is that reply still being written?
+        events.append((ev.kind, ev.data))
+    assert len(srv.requests) == 1 and srv.requests[0]["json"]["tools"] and srv.requests[0]["json"]["stream"]
+    assert in_flight_at_token[:2] == [1, 1]  # two tokens came before the server sent its last chunk
+    kinds = [k for k, _ in events]
+    assert "replace" not in kinds and kinds[-2:] == ["citations", "done"]
+    done = events[-1][1]
+    assert standing(events) == "".join(d for k, d in events if k == "token") == done.text == answer
+    assert done.llm_calls[0].purpose == "step" and done.llm_calls[0].tools_offered
+
+
+@pytest.mark.parametrize("question,preamble,query,answer", [
+    ("深圳最近三天适合露营吗？", "我先查一下深圳最近的天气预报。", "深圳 露营 天气",
+     "深圳最近三天多云转晴，适合露营 [1]。"),
+    ("When was SpaceX founded?", "Let me look that up before answering.", "SpaceX founded",
+     "SpaceX was founded in 2002 [1]."),
+])
+def test_text_then_a_tool_call_is_retracted_then_searched_then_answered(
+        bm25_index, srv: FakeOpenAIServer, question: str, preamble: str, query: str, answer: str) -> None:
+    srv.push(Reply.tool_calls_of(("web_search", {"query": query}), text=preamble).streamed(chunk_delay_s=0.01),
+             Reply.of(answer).streamed(chunk_delay_s=0.01))
+    agent = agent_over(bm25_index, srv, agent_max_searches=2, agent_strict="off")
+    events = [(ev.kind, ev.data) for ev in agent.stream(question)]
+    kinds = [k for k, _ in events]
+    r = kinds.index("replace")
+    assert kinds.count("replace") == 1 and events[r][1] == ""  # one retraction, to nothing
+    assert kinds[:r].count("token") >= 2 and "".join(d for k, d in events[:r] if k == "token") == preamble
+    assert kinds[r + 1] == "search" and events[r + 1][1].query == query
+    after = [d for k, d in events[r:] if k == "token"]
+    done = events[-1][1]
+    assert len(after) >= 2 and "".join(after) == standing(events) == done.text == answer
+    assert preamble not in done.text and query not in standing(events)  # neither the preamble nor the query
+    assert len(srv.requests) == 2 and all(q["json"]["stream"] for q in srv.requests)
+    assert srv.requests[1]["json"]["messages"][-2]["content"] == preamble  # the model still sees what it wrote
+
+
+def test_sse_from_the_live_server_carries_the_retraction(tmp_path, corpus, srv: FakeOpenAIServer) -> None:
+    httpx = pytest.importorskip("httpx")
+    pytest.importorskip("uvicorn")
+    from convsearch.backends.local import LocalIndex
+    from convsearch.testing.live_server import LiveServer
+
+    LocalIndex(tmp_path / "index", embedder=None).add(corpus)
+    answer = "SpaceX was founded in 2002 [1]."
+    srv.push(Reply.tool_calls_of(("web_search", {"query": "SpaceX founded"}), text="Checking the sources first."),
+             Reply.of(answer).streamed(chunk_delay_s=0.01))
+    env = {"CONVSEARCH_API_KEYS": "acme:key-acme", "CONVSEARCH_LLM_BASE_URL": srv.base_url,
+           "CONVSEARCH_LLM_MODEL": "fake", "CONVSEARCH_AGENT_MAX_SEARCHES": "2", "CONVSEARCH_AGENT_STRICT": "off"}
+    events: list[tuple[str | None, Any]] = []
+    with LiveServer(tmp_path, env=env) as live:
+        with httpx.stream("POST", live.url + "/v1/answer", headers={"Authorization": "Bearer key-acme"}, timeout=30,
+                          json={"query": "When was SpaceX founded?", "stream": True}) as r:
+            assert r.status_code == 200
+            event = None
+            for line in r.iter_lines():
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: "):
+                    events.append((event, json.loads(line[6:])))
+    kinds = [k for k, _ in events]
+    i = kinds.index("replace")
+    assert events[i][1] == {"text": ""} and "token" in kinds[:i] and kinds[i + 1] == "search"
+    assert kinds.count("replace") == 1 and kinds[-2:] == ["citations", "done"]
+    shown = standing([(k, d["text"]) if k in ("token", "replace") else (k, d) for k, d in events])
+    assert shown == events[-1][1]["text"] == answer
+
+
+def test_cli_ask_writes_only_the_answer_that_stands_to_a_pipe(tmp_path, corpus, run_cli,
+                                                              srv: FakeOpenAIServer) -> None:
+    from convsearch.backends.local import LocalIndex
+
+    LocalIndex(tmp_path / ".convsearch" / "index", embedder=None).add(corpus)
+    srv.push(Reply.tool_calls_of(("web_search", {"query": "AnySearch 价格"}), text="我先搜索一下价格。"),
+             Reply.of("专业版每月 99 元 [1]。"))
+    env = {"CONVSEARCH_LLM_BASE_URL": srv.base_url, "CONVSEARCH_LLM_MODEL": "fake", "CONVSEARCH_AGENT_STRICT": "off"}
+    r = run_cli("ask", "AnySearch 专业版多少钱？", env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("专业版每月 99 元 [1]。\n") and "我先搜索" not in r.stdout + r.stderr
+    assert "[1] AnySearch 价格" in r.stdout and "searching: AnySearch 价格" in r.stderr

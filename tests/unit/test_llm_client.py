@@ -229,6 +229,61 @@ def test_deadline():
     assert Deadline(0.0).expired()
 
 
+def test_stream_reply_falls_back_for_clients_without_astream():
+    import asyncio
+
+    from convsearch.llm import stream_reply
+
+    class SyncOnly:  # the older contract: complete only
+        model = "sync"
+
+        def complete(self, messages, **kw):
+            return Completion(text="专业版每月 99 元 [1]。", usage=Usage(3, 4))
+
+    class AsyncOnly(SyncOnly):
+        async def acomplete(self, messages, **kw):
+            return Completion(text="Founded in 2002 [1].", tool_calls=(ToolCall("c", "web_search", "{}"),))
+
+    async def collect(llm, tools=None):
+        return [ev async for ev in stream_reply(llm, MSGS, tools=tools, budget_s=1.0)]
+
+    for llm, text in ((SyncOnly(), "专业版每月 99 元 [1]。"), (AsyncOnly(), "Founded in 2002 [1].")):
+        events = asyncio.run(collect(llm))
+        assert len(events) == 1 and events[0].completion is not None and events[0].completion.text == text
+        assert events[0].text == "" and not events[0].tool_call  # no deltas: the caller chunks the text
+    tool = [{"type": "function", "function": {"name": "web_search"}}]
+    streamed = asyncio.run(collect(ScriptedLLM([(ToolCall("c", "web_search", "{}"),)]), tools=tool))
+    assert [e.tool_call for e in streamed] == [True, False] and streamed[-1].completion is not None
+
+
+def test_scripted_llm_as_a_tool_calling_model():
+    import asyncio
+    import time
+
+    from convsearch.llm import estimate_tokens
+
+    seen = []
+
+    def reply(msgs, tools):  # two parameters: called with the tools offered (None when none)
+        seen.append(tools)
+        return "多云 [1]。" if tools is None else (ToolCall("c1", "web_search", '{"query": "深圳 天气"}'),)
+
+    tool = [{"type": "function", "function": {"name": "web_search"}}]
+    llm = ScriptedLLM(default=reply, usage=None, delay_s=0.1)
+
+    async def both():
+        return await asyncio.gather(llm.acomplete(MSGS, tools=tool), llm.acomplete(MSGS))
+
+    t0 = time.perf_counter()
+    called, answered = asyncio.run(both())
+    assert time.perf_counter() - t0 < 0.19  # the two waits overlapped
+    assert seen == [tool, None] and called.tool_calls[0].name == "web_search" and answered.text == "多云 [1]。"
+    assert answered.usage.completion_tokens == estimate_tokens("多云 [1]。") > 0
+    assert called.usage.prompt_tokens > answered.usage.prompt_tokens > 0  # the schema is counted when offered
+    assert llm.calls[0].tools == tuple(tool) and llm.calls[1].tools == ()
+    assert ScriptedLLM([lambda m: 42]).complete(MSGS) == 42  # garbage stays garbage: the caller must cope
+
+
 # --- the scripted double ------------------------------------------------------------------------------
 def test_scripted_llm_follows_its_script_and_records_calls():
     llm = ScriptedLLM(["a", LLMTimeout("slow"), '{"variants": ["v"]}', lambda msgs: msgs[-1]["content"].upper()],
@@ -265,9 +320,11 @@ def test_public_names_are_locked():
     assert sorted(llm_mod.__all__) == [
         "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
         "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES",
-        "ScriptedCall", "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "llm_config", "llm_configured",
+        "ScriptedCall", "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "estimate_prompt_tokens",
+        "estimate_tokens", "llm_config", "llm_configured",
         "open_llm",
-        "parse_structured", "request_payload", "strip_fences", "to_completion", "tool_message", "wire_message"]
+        "parse_structured", "request_payload", "stream_reply", "strip_fences",
+        "to_completion", "tool_message", "wire_message"]
     assert sorted(enhance_mod.__all__) == [
         "Chain", "EnhanceRequest", "Enhanced", "Enhancer", "EnhancerRewriter", "Gated", "HyDE", "LLM", "Logged",
         "Passthrough", "Rules", "SkipFilterOnly", "auto_rewriter", "from_rewrite", "hyde_search"]

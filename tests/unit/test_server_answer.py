@@ -11,9 +11,10 @@ import pytest
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from convsearch.agent.testing import ScriptedToolLLM, last_tool_numbers, search_call, search_calls  # noqa: E402
+from convsearch.agent.testing import last_tool_numbers, search_call, search_calls  # noqa: E402
 from convsearch.config import Settings  # noqa: E402
 from convsearch.history import InMemoryStore  # noqa: E402
+from convsearch.llm import ScriptedLLM  # noqa: E402
 from convsearch.server.app import create_app  # noqa: E402
 
 A = {"Authorization": "Bearer key-acme"}
@@ -41,7 +42,8 @@ def sse(text: str) -> list[tuple[str, Any]]:
 
 
 def test_answer_json(client: TestClient) -> None:
-    client.app.state.answer_llm = ScriptedToolLLM([search_call("SpaceX founded"), "SpaceX was founded in 2002 [1]."])
+    client.app.state.answer_llm = ScriptedLLM([search_call("SpaceX founded"), "SpaceX was founded in 2002 [1]."],
+                                              usage=None)
     r = client.post("/v1/answer", json={"query": "When was SpaceX founded?"}, headers=A)
     assert r.status_code == 200, r.text
     body = r.json()
@@ -51,7 +53,7 @@ def test_answer_json(client: TestClient) -> None:
 
 
 def test_answer_sse_events(client: TestClient) -> None:
-    client.app.state.answer_llm = ScriptedToolLLM([search_calls(["深圳 露营 天气", "番禺 露营 天气"]), cite_all])
+    client.app.state.answer_llm = ScriptedLLM([search_calls(["深圳 露营 天气", "番禺 露营 天气"]), cite_all])
     body = {"query": "深圳和番禺最近适合露营吗？", "stream": True}
     with client.stream("POST", "/v1/answer", json=body, headers=A) as r:
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
@@ -77,7 +79,7 @@ def test_answer_bad_input_is_400(client: TestClient) -> None:
 
 
 def test_answer_session_is_recorded_and_scoped_by_tenant(client: TestClient) -> None:
-    client.app.state.answer_llm = ScriptedToolLLM([search_call("AnySearch 价格"), "专业版每月 99 元 [1]。"])
+    client.app.state.answer_llm = ScriptedLLM([search_call("AnySearch 价格"), "专业版每月 99 元 [1]。"])
     r = client.post("/v1/answer", json={"query": "AnySearch 专业版多少钱？", "session_id": "s1"}, headers=A)
     assert r.status_code == 200
     msgs = client.get("/v1/sessions/s1/messages", headers=A).json()["messages"]
@@ -89,7 +91,7 @@ def test_answer_session_is_recorded_and_scoped_by_tenant(client: TestClient) -> 
         seen.append(json.dumps(msgs, ensure_ascii=False))
         return "不知道。"
 
-    client.app.state.answer_llm = ScriptedToolLLM([record])
+    client.app.state.answer_llm = ScriptedLLM([record])
     client.post("/v1/answer", json={"query": "那免费版呢？", "session_id": "s1"}, headers=B)
     assert "99" not in seen[0]  # tenant beta never sees acme's session
 
@@ -107,7 +109,7 @@ def test_mcp_answer_tool(bm25_index) -> None:
 
     service = Service(Settings.from_env({}, dense="off", rate_limit=0), backend=bm25_index, store=InMemoryStore())
     answers_for(service).state = SimpleNamespace(
-        answer_llm=ScriptedToolLLM([search_call("深圳 露营 天气"), "深圳最近三天多云转晴，适合露营 [1]。"]))
+        answer_llm=ScriptedLLM([search_call("深圳 露营 天气"), "深圳最近三天多云转晴，适合露营 [1]。"]))
 
     async def go() -> Any:
         async with Client(build_mcp(service)) as c:

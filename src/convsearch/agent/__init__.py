@@ -9,7 +9,7 @@
 
 Modules: ``loop`` (the Agent), ``prompts`` (zh / en), ``policy`` and ``citations`` (pure decisions and the
 citation check), ``search`` (the Searcher over a Pipeline or a backend; the scoped result cache), ``testing``
-(a scripted tool-calling LLM and a delayed backend).
+(scripted tool-call replies for ``llm.ScriptedLLM`` and a delayed backend).
 """
 
 from .citations import CitationCheck, check_citations

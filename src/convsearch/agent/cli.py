@@ -22,6 +22,44 @@ def render_sources(answer: Any) -> str:
     return "\n".join(lines)
 
 
+class AnswerPrinter:
+    """Writes the streamed answer to ``out``. On a terminal tokens appear as they come; a ``replace`` cannot
+    take back what is on the screen, so a retraction ("") ends the line and says on ``err`` that the text above
+    was dropped, and a new whole text starts on its own lines. Elsewhere (a pipe, a file) the text is held and
+    written once, at the end: what the file gets is exactly ``Answer.text``."""
+
+    DROPPED = "  (the text above was dropped: the model searched further)"
+
+    def __init__(self, out: Any, err: Any, *, live: bool | None = None) -> None:
+        self.out, self.err = out, err
+        self.live = bool(out.isatty()) if live is None else live
+        self.text = ""  # what stands now
+
+    def _write(self, s: str) -> None:
+        self.out.write(s)
+        self.out.flush()
+
+    def token(self, piece: str) -> None:
+        self.text += piece
+        if self.live:
+            self._write(piece)
+
+    def replace(self, text: str) -> None:
+        shown, self.text = self.text, text
+        if not self.live:
+            return
+        if not text:
+            if shown:
+                self._write("\n")
+                self.err.write(self.DROPPED + "\n")
+                self.err.flush()
+        else:
+            self._write(("\n\n" if shown else "") + text)
+
+    def finish(self) -> None:
+        self._write(("" if self.live else self.text) + "\n")
+
+
 def ask(question: str = typer.Argument(..., help="The question."),
         data_dir: Path | None = typer.Option(None, "--data-dir", help="Index directory (default: "
                                                 "$CONVSEARCH_DATA_DIR or ./.convsearch)."),
@@ -54,6 +92,7 @@ def ask(question: str = typer.Argument(..., help="The question."),
         typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2, default=str))
         return
     answer = None
+    printer = AnswerPrinter(sys.stdout, sys.stderr)
     for ev in a.stream(question, session=session):
         if ev.kind == "search":
             st = ev.data
@@ -61,14 +100,12 @@ def ask(question: str = typer.Argument(..., help="The question."),
                     else f"{len(st.results)} results" + (" (cached)" if st.cached else ""))
             typer.echo(f"  searching: {st.searched or st.query} → {what}", err=True)
         elif ev.kind == "token":
-            sys.stdout.write(ev.data)
-            sys.stdout.flush()
-        elif ev.kind == "replace":  # the streamed text was repaired or replaced: the new one on its own lines
-            sys.stdout.write("\n\n" + ev.data)
-            sys.stdout.flush()
+            printer.token(ev.data)
+        elif ev.kind == "replace":  # a retracted preamble (""), or the repaired / degraded text
+            printer.replace(ev.data)
         elif ev.kind == "done":
             answer = ev.data
-    typer.echo("")
+    printer.finish()
     if answer is not None and answer.citations:
         typer.echo("\n" + render_sources(answer))
 
@@ -77,4 +114,4 @@ def register(app: typer.Typer) -> None:
     app.command(name="ask")(ask)
 
 
-__all__ = ["ask", "register", "render_sources"]
+__all__ = ["AnswerPrinter", "ask", "register", "render_sources"]

@@ -34,7 +34,7 @@ from ..format import domain as domain_of
 from ..gate import needs_rewrite
 from ..infra.deadline import MIN_ATTEMPT_S, Deadline
 from ..infra.turn import turn
-from ..llm import LLMBadOutput, LLMError, LLMTimeout
+from ..llm import LLMBadOutput, LLMError, LLMTimeout, stream_reply
 from ..server.tools import openai_tools
 from ..text import count_tokens, detect_lang, truncate_tokens
 from ..types import Citation, Completion, Message, ToolCall, Usage
@@ -162,13 +162,15 @@ class Agent:
         """Events as they happen: ``search`` per search step, then ``token`` pieces of the answer,
         ``citations`` and ``done`` (the Answer).
 
-        Tokens are real when the LLM has ``astream``: a call that offers no tool (the final call after the search
-        budget, the step limit or the deadline, or a question needing no search) streams its text as the model
-        writes it (leading/trailing blanks held back, a ``[n`` marker held until its ``]``). A call that offers
-        the tool may still turn into tool calls after some text, so its answer is sent in pieces once the call
-        ends. When the answer the user gets differs from what was streamed (the citation repair rewrote it, or
-        the LLM failed mid-stream and the degraded list replaced it), a ``replace`` event carries the whole new
-        text before ``citations``, so a client redraws."""
+        Tokens are real when the LLM has ``astream``: every step and final call streams its text as the model
+        writes it (leading/trailing blanks held back, a ``[n`` marker held until its ``]``); with a client of
+        ``complete`` / ``acomplete`` only, the answer is sent in pieces once its call ends. A step call that offers
+        the tool may turn into tool calls after some text: then one ``replace`` event with the text "" retracts
+        what was streamed, the searches follow, and the next call's tokens start the answer afresh. When the
+        answer the user gets differs from what was streamed (the citation repair rewrote it, or the LLM failed
+        mid-stream and the degraded list replaced it), a ``replace`` event carries the whole new text before
+        ``citations``, so a client redraws. The text standing after the last ``replace`` plus the tokens after
+        it is always ``Answer.text``."""
         queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
 
         def emit(kind: str, data: Any) -> None:
@@ -515,8 +517,9 @@ class Agent:
             kw: dict[str, Any] = {"budget_s": budget, "max_tokens": MAX_TOKENS}
             if tools:
                 kw["tools"] = self.tools
-            live = task.emit is not None and not tools and purpose == "final" and hasattr(self.llm, "astream") \
-                and not task.sync_llm
+            # every step and final call streams when someone listens; a repair arrives whole (as ``replace``)
+            live = task.emit is not None and purpose != "repair" and not task.sync_llm \
+                and (hasattr(self.llm, "astream") or hasattr(self.llm, "acomplete"))
             if live:
                 coro = self._streamed(task, msgs, kw)
             elif hasattr(self.llm, "acomplete") and not (task.sync_llm and hasattr(self.llm, "complete")):
@@ -544,16 +547,27 @@ class Agent:
         return comp
 
     async def _streamed(self, task: _Task, msgs: list[dict[str, Any]], kw: dict[str, Any]) -> Completion:
-        """One call through ``llm.astream``, its text deltas sent as ``token`` events as they arrive."""
+        """One call through ``llm.astream`` (``stream_reply``: one ``acomplete`` for a client without it), its
+        text deltas sent as ``token`` events as they arrive. A call that offers the tool may turn into tool calls
+        after some text: at the first tool-call delta the text sent so far is retracted (``replace`` with "")
+        and the rest of the call stays quiet; the loop then searches and the next call streams afresh."""
         emit = task.emit
         assert emit is not None
         held = ""  # blanks at the edges and an unclosed "[n" wait for what follows
         out: Completion | None = None
-        stream = self.llm.astream(msgs, **kw)
+        calling = False  # a tool-call delta came: nothing more of this call is the answer
+        stream = stream_reply(self.llm, msgs, **kw)
         try:
             async for ev in stream:
                 if ev.completion is not None:
                     out = ev.completion
+                    continue
+                if ev.tool_call and not calling and "tools" in kw:
+                    calling = True
+                    if task.streamed:
+                        task.streamed.clear()
+                        emit("replace", "")  # the preamble was no answer: the client drops it
+                if calling:
                     continue
                 held += ev.text
                 if not task.streamed:
@@ -567,10 +581,12 @@ class Agent:
                     emit("token", body)
                     held = held[len(body):]
         finally:
-            if hasattr(stream, "aclose"):
-                await stream.aclose()  # also when the hard stop cancels us: the connection and the slot go back
+            await stream.aclose()  # also when the hard stop cancels us: the connection and the slot go back
         if out is None:
             raise LLMBadOutput("the stream ended without a reply")
+        if out.tool_calls and task.streamed and "tools" in kw:  # a client that marks no tool-call deltas
+            task.streamed.clear()
+            emit("replace", "")
         return out
 
     async def _final(self, task: _Task, *, purpose: str, reason: str | None, offer_tools: bool = False) -> str:

@@ -1,11 +1,11 @@
-"""Test doubles for the agent: a scripted tool-calling LLM and a backend with a fixed delay per search.
+"""Test helpers for the agent: scripted tool-call replies for ``convsearch.llm.ScriptedLLM`` (the one scripted
+LLM) and a backend with a fixed delay per search.
 
-``ScriptedToolLLM`` answers each call from a script: a ``Completion``, a string (the answer text), an
-``LLMError`` (raised), or a callable ``(messages, tools) -> Completion | str``; it can wait ``delay_s`` per call
-(asynchronously: concurrent tasks overlap as they would against a server) and, when a Completion carries no
-usage, fills in realistic token counts (``estimate_tokens``). ``calls`` records what every call was sent.
+``search_call`` / ``search_calls`` / ``raw_call`` build the Completions a tool-calling model sends;
+``ScriptedLLM(..., usage=None, delay_s=0.15)`` fills in BPE-like token counts (``estimate_tokens``) and waits per
+call like a server; ``last_tool_numbers`` reads the result numbers a scripted answer may cite.
 
->>> llm = ScriptedToolLLM([search_call("深圳 天气 三天"), "多云 [1]。"])
+>>> llm = ScriptedLLM([search_call("深圳 天气 三天"), "多云 [1]。"], usage=None)
 """
 
 from __future__ import annotations
@@ -13,36 +13,15 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..backends.base import Capabilities, Filters, InMemoryBackend, Recency
-from ..llm import LLMBadOutput, LLMError
-from ..types import Completion, Document, Hit, ToolCall, Usage
-
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_LATIN = re.compile(r"[A-Za-z0-9_]+")
-_PUNCT = re.compile(r"[^\sA-Za-z0-9_\u3400-\u9fff]")
-
-
-def estimate_tokens(text: str) -> int:
-    """BPE-like token count (what an OpenAI-style tokenizer gives, roughly): a Chinese character ≈ 0.7 token,
-    a Latin word ≈ 1.3, punctuation 1 per 2."""
-    return int(round(0.7 * len(_CJK.findall(text)) + 1.3 * len(_LATIN.findall(text)) + 0.5 * len(_PUNCT.findall(text))))
-
-
-def prompt_tokens(messages: Sequence[Any], tools: Sequence[dict[str, Any]] | None) -> int:
-    n = 3
-    for m in messages:
-        n += 4 + estimate_tokens(str(m.get("content") or ""))
-        for c in m.get("tool_calls") or ():
-            n += 10 + estimate_tokens(c["function"]["arguments"])
-    if tools:
-        n += estimate_tokens(json.dumps(tools, ensure_ascii=False))
-    return n
+from ..llm import estimate_prompt_tokens as prompt_tokens
+from ..llm import estimate_tokens
+from ..types import Completion, Document, Hit, ToolCall
 
 
 def search_call(query: str, recency: str | None = None, *, id: str | None = None, text: str = "") -> Completion:
@@ -65,60 +44,6 @@ def search_calls(calls: Sequence[tuple[str, str | None] | str], *, text: str = "
 def raw_call(arguments: str, name: str = "web_search") -> Completion:
     """A Completion with one tool call whose arguments are given raw (malformed-argument tests)."""
     return Completion(tool_calls=(ToolCall("call_raw", name, arguments),), finish_reason="tool_calls")
-
-
-Item = Any  # Completion | str | LLMError | Callable[[list[dict], list | None], Completion | str]
-
-
-class ScriptedToolLLM:
-    """The LLM contract (``complete`` / ``acomplete`` with ``tools``) answered from a script, then ``default``."""
-
-    def __init__(self, script: Sequence[Item] = (), *, default: Item | None = None, delay_s: float = 0.0,
-                 model: str = "scripted-tools") -> None:
-        self.script = list(script)
-        self.default = default
-        self.delay_s = delay_s
-        self.model = model
-        self.calls: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-
-    def _reply(self, messages: Sequence[Any], tools: Sequence[dict[str, Any]] | None,
-               budget_s: float | None) -> Any:
-        msgs = [dict(m) for m in messages]
-        with self._lock:
-            self.calls.append({"messages": msgs, "tools": tools, "budget_s": budget_s})
-            item = self.script.pop(0) if self.script else self.default
-        if item is None:
-            raise LLMBadOutput("no scripted reply left")
-        if isinstance(item, LLMError):
-            raise item
-        if callable(item) and not isinstance(item, (str, Completion)):
-            item = item(msgs, tools)
-        if isinstance(item, str):
-            item = Completion(text=item, finish_reason="stop")
-        if not isinstance(item, Completion):
-            return item  # garbage stays garbage: the agent must cope
-        if not item.usage.total_tokens:
-            out = item.text + "".join(c.arguments for c in item.tool_calls)
-            item = replace(item, usage=Usage(prompt_tokens(msgs, tools), max(1, estimate_tokens(out))))
-        return item
-
-    def complete(self, messages: Sequence[Any], *, tools: Sequence[dict[str, Any]] | None = None,
-                 schema: type | None = None, budget_s: float | None = None,
-                 max_tokens: int | None = None) -> Completion:
-        if self.delay_s:
-            time.sleep(self.delay_s)
-        return self._reply(messages, tools, budget_s)
-
-    async def acomplete(self, messages: Sequence[Any], *, tools: Sequence[dict[str, Any]] | None = None,
-                        schema: type | None = None, budget_s: float | None = None,
-                        max_tokens: int | None = None) -> Completion:
-        if self.delay_s:
-            await asyncio.sleep(self.delay_s)
-        return self._reply(messages, tools, budget_s)
-
-    def close(self) -> None:
-        pass
 
 
 @dataclass
@@ -197,5 +122,5 @@ def last_tool_numbers(messages: Sequence[dict[str, Any]]) -> list[int]:
     return list(dict.fromkeys(nums))
 
 
-__all__ = ["DelayedBackend", "ScriptedToolLLM", "estimate_tokens", "last_tool_numbers", "prompt_tokens", "raw_call",
+__all__ = ["DelayedBackend", "estimate_tokens", "last_tool_numbers", "prompt_tokens", "raw_call",
            "search_call", "search_calls"]

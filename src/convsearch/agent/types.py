@@ -135,8 +135,9 @@ class Answer:
 @dataclass(frozen=True, slots=True)
 class AgentEvent:
     """One item of ``Agent.stream()``: ``search`` (a SearchStep), ``token`` (a piece of the answer text),
-    ``replace`` (the whole answer text, when it differs from the tokens already sent), ``citations`` (the cited
-    sources), ``done`` (the Answer)."""
+    ``replace`` (the whole answer text so far, when it differs from the tokens already sent: "" when a step's
+    streamed text turned out to precede a tool call, the repaired or degraded text at the end), ``citations``
+    (the cited sources), ``done`` (the Answer)."""
 
     kind: EventKind
     data: Any = field(default=None)

@@ -230,8 +230,10 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
                 "search", "token", "replace", "citations", "done"]},
                            "data": {"type": "string", "description": "JSON"}}}}},
               "description": "The answer (JSON), or with `stream: true` server-sent events `search` (a search "
-                             "step), `token` (a piece of the answer), `replace` (the whole text, when it differs "
-                             "from the tokens sent), `citations`, `done` (the whole answer)"},
+                             "step), `token` (a piece of the answer, live from the model), `replace` (the whole "
+                             "text so far, when it differs from the tokens sent: `\"\"` retracts text a step "
+                             "streamed before calling the tool; the repaired or degraded answer at the end), "
+                             "`citations`, `done` (the whole answer)"},
         400: {"model": m.ErrorBody}, 401: {"model": m.ErrorBody}, 404: {"model": m.ErrorBody},
         429: {"model": m.ErrorBody}, 503: {"model": m.ErrorBody}})
     async def answer(req: AnswerRequest, request: Request, t: Annotated[Tenant, Depends(tenant_dep)]) -> Response:

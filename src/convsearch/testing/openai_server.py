@@ -212,6 +212,12 @@ class FakeOpenAIServer:
             return list(self._state.requests)
 
     @property
+    def in_flight(self) -> int:
+        """Requests being answered right now (a streamed reply counts until its last chunk is written)."""
+        with self._state.lock:
+            return self._state.in_flight.get(self._state.generation, 0)
+
+    @property
     def max_in_flight(self) -> int:
         """The most requests in flight at once since the last ``reset()``."""
         return self._state.max_in_flight

@@ -140,6 +140,8 @@
         steps.append(el("li", { "data-testid": "step" }, "searched " + (data.searched || data.query) + " → " + what));
       } else if (event === "token") {
         answer.append(document.createTextNode(data.text));
+      } else if (event === "replace") {  // "" drops a step's preamble; else the repaired or degraded text
+        answer.textContent = data.text;
       } else if (event === "citations") {
         card.append(citationList(data));
       } else if (event === "done") {
