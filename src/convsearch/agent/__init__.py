@@ -1,11 +1,13 @@
 """A search agent that answers with citations: a ReAct loop over any OpenAI-compatible LLM.
 
->>> from convsearch.agent import Agent
->>> agent = Agent(pipeline_or_backend, llm, Settings.from_env())
->>> a = agent.ask("深圳最近三天适合露营吗？顺便告诉我露营要带什么")
->>> a.text                       # '…[1]…[3]'
->>> [(c.n, c.domain) for c in a.citations], a.flags.partial, [s.query for s in a.searches]
->>> for ev in agent.stream("compare A, B and C on battery and camera"): ...   # search/token/replace/citations/done
+    from convsearch.agent import Agent
+    agent = Agent(pipeline_or_backend, llm, Settings.from_env())     # llm: convsearch.llm.open_llm(settings)
+    a = agent.ask("深圳最近三天适合露营吗？顺便告诉我露营要带什么")
+    a.text                                                            # '…[1]…[3]'
+    [(c.n, c.domain) for c in a.citations], a.flags.partial, [s.query for s in a.searches]
+    for ev in agent.stream("compare A, B and C on battery and camera"): ...  # search/token/replace/citations/done
+
+(a runnable example with a scripted LLM is in ``convsearch.agent.loop``.)
 
 Modules: ``loop`` (the Agent), ``prompts`` (zh / en), ``policy`` and ``citations`` (pure decisions and the
 citation check), ``search`` (the Searcher over a Pipeline or a backend; the scoped result cache), ``testing``

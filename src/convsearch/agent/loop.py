@@ -9,9 +9,17 @@ deadline, the context size and the citation check.
 Failures never reach the user as exceptions: a failed LLM call (timeout, 5xx, garbage) turns the answer into the
 best results as a numbered list with a one-line note (``flags.degraded``).
 
+>>> from convsearch.agent.testing import search_call
+>>> from convsearch.backends.base import InMemoryBackend
+>>> from convsearch.config import Settings
+>>> from convsearch.llm import ScriptedLLM
+>>> from convsearch.types import Document
+>>> docs = [Document("sz", "深圳未来三天晴到多云，夜间 18-24 度，适合露营。", title="深圳天气", url="https://w.example/sz")]
+>>> llm = ScriptedLLM([search_call("深圳 露营 天气"), "深圳未来三天晴到多云，适合露营 [1]。"])  # a real one: open_llm
 >>> agent = Agent(InMemoryBackend(docs), llm, Settings())
 >>> a = agent.ask("深圳最近三天适合露营吗？")
->>> a.text, [c.n for c in a.citations], a.flags.partial
+>>> a.text, [(c.n, c.domain) for c in a.citations], a.flags.partial
+('深圳未来三天晴到多云，适合露营 [1]。', [(1, 'w.example')], False)
 """
 
 from __future__ import annotations

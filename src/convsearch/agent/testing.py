@@ -5,7 +5,11 @@ LLM) and a backend with a fixed delay per search.
 ``ScriptedLLM(..., usage=None, delay_s=0.15)`` fills in BPE-like token counts (``estimate_tokens``) and waits per
 call like a server; ``last_tool_numbers`` reads the result numbers a scripted answer may cite.
 
+>>> from convsearch.llm import ScriptedLLM
 >>> llm = ScriptedLLM([search_call("深圳 天气 三天"), "多云 [1]。"], usage=None)
+>>> call = search_call("深圳 天气 三天").tool_calls[0]
+>>> call.name, call.arguments
+('web_search', '{"query": "深圳 天气 三天"}')
 """
 
 from __future__ import annotations
