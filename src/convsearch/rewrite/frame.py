@@ -234,13 +234,14 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
         after = rf"\b{prep}\s+((?:the\s+|a\s+|an\s+)?[^,?.!;]+?)(?=\s+(?:{'|'.join(_EN_PREPS)}|and|or)\b|[,?.!;]|$)"
         found = list(re.finditer(after, frame, re.IGNORECASE))
         m = found[-1] if found else None
-        if m is not None and 0 < len(m.group(1).split()) <= _EN_FRAGMENT_WORDS and name_like(x):
+        if m is not None and 0 < len(m.group(1).split()) <= _EN_FRAGMENT_WORDS and name_like(bare):
             return _replace(frame, m.start(1), m.end(1), x), f"entity swap ({prep} …): {m.group(1)} → {x}"
     return None
 
 
 def name_like(x: str) -> bool:
-    return x[:1].isupper() or any(c.isdigit() for c in x)
+    """A capitalised word, a camel-case name ("iPad", "eBay") or a number: a name, not a common noun."""
+    return any(c.isupper() for c in x.split()[0][:2]) or any(c.isdigit() for c in x) if x.split() else False
 
 
 def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
@@ -261,7 +262,7 @@ def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
 _EN_COMPARE_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(?:how\s+(?:does|do|did|would|will)\s+(.+?)\s+"
                             r"(?:compare|stack\s+up|measure\s+up|fare)\b.*|(?:(?:and\s+)?(?:compared\s+(?:to|with)|"
                             r"vs\.?|versus)\s+(.+?)))\s*[?.!]*$", re.IGNORECASE)
-_ZH_COMPARE_RE = re.compile(r"^(?:那)?\s*(?:和|跟|与|同)\s*(.+?)\s*(?:比|相比|对比|比较|比起来)(?:的话)?\s*(.*?)"
+_ZH_COMPARE_RE = re.compile(r"^(?:那)?\s*(?:和|跟|与|同)\s*(.+?)\s*(?:比起来|比较|相比|对比|比)(?:的话)?\s*(.*?)"
                             r"[？?！!。\s]*$")
 
 
@@ -271,6 +272,12 @@ def _frame_entity(frame: str, lang: str, other: str) -> str | None:
         if m.proper and m.text in frame and "的" not in m.text and other.lower() not in m.text.lower() \
                 and m.text.lower() not in other.lower():
             return m.text
+    if lang == "zh":
+        # "茅台今年的股价涨了多少": no proper name, but the noun the question opens with is what it is about
+        first = next(iter(mentions(frame, lang)), None)
+        if first is not None and not first.relational and frame.startswith(first.text) and "的" not in first.text \
+                and first.text not in other and other not in first.text:
+            return first.text
     return None
 
 

@@ -41,7 +41,7 @@ _EN_FORMER_RE = re.compile(r"\bthe\s+(former|latter)\b", re.IGNORECASE)
 _EN_NUM_RE = re.compile(r"\b(option|step|number|item|choice|point|no\.)\s*#?(\d{1,2})\b", re.IGNORECASE)
 
 _ZH_NUM = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
-_ZH_CLS = "个种款家条步点项类部本首位套组样"
+_ZH_CLS = "个种款家条步点项类部本首位套组样座所间台辆只门张件场支"
 # not "第一点，" (firstly) or "最后一个问题" (one last question): those open the speaker's own list
 _ZH_NOT_REF = r"(?!\s*(?:问题|[，,：:]))"
 _ZH_ORD_RE = re.compile(rf"第\s*([一二三四五六七八九十]|\d{{1,2}})\s*([{_ZH_CLS}]){_ZH_NOT_REF}")
@@ -105,6 +105,18 @@ def find_ordinal(query: str, lang: str) -> OrdinalRef | None:
     return None
 
 
+def kind_ordinal(query: str, lang: str) -> OrdinalRef | None:
+    """"the first trail": a position with a noun that is no list noun, strict (only a list whose items or
+    question name that noun can answer it: "Red Rocks Trail", not "the first time")."""
+    if lang != "en":
+        return None
+    m = _EN_ORD_RE.search(query)
+    if m is None or m.group(3).lower() in lx.EN_FUNCTION:
+        return None
+    pos = (_EN_ORD[m.group(1).lower()],) + ((_EN_ORD[m.group(2).lower()],) if m.group(2) else ())
+    return OrdinalRef(m.start(), m.end(), pos, m.group(3).lower(), True)
+
+
 def _list_noun(word: str) -> bool:
     """Nouns that name a member of a list ("one", "option", "step", "hotel" …): not "the first time"."""
     return word in lx.EN_LIST_NOUNS or word.rstrip("s") in lx.EN_LIST_NOUNS
@@ -117,7 +129,7 @@ def resolve_ordinal(query: str, history: Sequence[Message], lang: str) -> tuple[
     """(start, end, replacement) for a positional reference whose list is in one of the latest assistant
     turns; else None. A series of plain nouns ("air conditioning, wi-fi, and an elevator") only answers a
     reference that names their kind; "the last one" looks for numbered items or names."""
-    ref = find_ordinal(query, lang)
+    ref = find_ordinal(query, lang) or kind_ordinal(query, lang)
     if ref is None:
         return None
     need = max(max(ref.positions), -min(ref.positions), 2)
@@ -205,6 +217,13 @@ def _n_words(s: str, lang: str) -> int:
 def _en_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
     out: list[tuple[tuple[str, ...], str]] = []
     chunks = sentence.rstrip(" .!?").split(",")
+    if len(chunks) == 2 and not _EN_SERIES_LAST_RE.match(chunks[-1]):
+        # "A, B and C" without the serial comma: the last join splits the second chunk
+        j = list(_EN_PAIR_JOIN_RE.finditer(chunks[1]))
+        if len(j) == 1:
+            last = chunks[1][j[0].end():]
+            name = _cap_run(last.split()[:_MAX_NAME_WORDS], from_end=False)  # "Oracle Cloud all have …"
+            chunks = [chunks[0], chunks[1][: j[0].start()], f" {j[0].group(0).strip()} {name or last.strip()}"]
     if len(chunks) >= 3 and _EN_SERIES_LAST_RE.match(chunks[-1]):
         items: list[str] = []
         proper = True
@@ -227,7 +246,8 @@ def _en_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
     for j in _EN_PAIR_JOIN_RE.finditer(sentence):  # "Tools such as Trello or Jira": two names
         a = _cap_run(sentence[: j.start()].split()[-_MAX_NAME_WORDS:], from_end=True)
         b = _cap_run(sentence[j.end():].split()[:_MAX_NAME_WORDS], from_end=False)
-        if a and b and a.split()[0].lower() not in lx.STOP_EN and b.split()[0].lower() not in lx.STOP_EN:
+        if a and b and a.split()[0].lower() not in lx.STOP_EN and b.split()[0].lower() not in lx.STOP_EN \
+                and not any(a in items and b in items for items, _ in out):  # the tail of a longer series
             out.append(((a, b), "names"))
     return out
 
@@ -237,6 +257,8 @@ def _cap_run(words: Sequence[str], *, from_end: bool) -> str:
     seq = list(reversed(words)) if from_end else list(words)
     run: list[str] = []
     for w in seq:
+        if from_end and run and w.endswith((",", ";")):
+            break  # "Google Cloud, Microsoft Azure or …": the comma ends the name before the join
         w = w.strip(",;:()\"'“”")
         if not w or not w[0].isupper():
             break

@@ -1,0 +1,100 @@
+"""Fresh follow-ups per weak category (compare, ellipsis, ordinal, gap, noise, keep), written for these tests with
+entities and domains of their own: the general mechanisms must handle them, not one data set's phrasing."""
+
+from __future__ import annotations
+
+import pytest
+
+from convsearch.rewrite.ordinal import lists_in, resolve_ordinal
+from convsearch.rewrite.rules import RuleRewriter
+from convsearch.types import Message
+from convsearch.window import history_window
+
+U, A, T, S = "user", "assistant", "tool", "system"
+
+
+def _rewrite(turns: list[tuple[str, str]], query: str) -> str:
+    history = history_window([Message.from_dict({"role": r, "content": c}) for r, c in turns], 8)
+    return RuleRewriter().rewrite(history, query).rewritten
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # 比起来 is one word: the predicate is not "起来呢"
+    ([(U, "Rust 的编译速度怎么样？"), (A, "Rust 编译偏慢，大型项目要几十秒。")], "跟 Go 比起来呢？",
+     "Rust 和 Go 的编译速度怎么样"),
+    # no proper name in the frame: the noun the question opens with is the compared entity
+    ([(U, "茅台今年的股价涨了多少？"), (A, "贵州茅台今年以来下跌约 8%。")], "与五粮液相比呢？",
+     "茅台和五粮液今年的股价涨了多少"),
+    ([(U, "iPhone 15 的电池容量是多少？"), (A, "约为 3349 mAh。")], "和 Pixel 8 比呢？",
+     "iPhone 15 和 Pixel 8 的电池容量是多少"),
+    ([(U, "What is the top speed of the Tesla Model S Plaid?"), (A, "The Model S Plaid tops out at 200 mph.")],
+     "How does the Porsche Taycan compare?",
+     "What is the top speed of the Tesla Model S Plaid and the Porsche Taycan?"),
+])
+def test_compare_keeps_both_entities_and_the_predicate(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    ([(U, "macOS 上怎么安装 Homebrew？"), (A, "在终端运行官网给出的安装脚本即可。")], "Linux 呢？",
+     "Linux 上怎么安装 Homebrew"),
+    ([(U, "怎么在 Excel 里冻结首行？"), (A, "视图 > 冻结窗格 > 冻结首行。")], "WPS 呢？", "怎么在 WPS 里冻结首行"),
+    # a camel-case name after the same preposition is a name ("iPad"), not a common noun
+    ([(U, "How do I take a screenshot on a Chromebook?"), (A, "Press Ctrl + Show windows.")], "On an iPad?",
+     "How do I take a screenshot on an iPad?"),
+    ([(U, "How do I install Node.js on Ubuntu?"), (A, "Use the NodeSource repository or nvm.")], "And on Fedora?",
+     "How do I install Node.js on Fedora?"),
+])
+def test_verb_ellipsis_takes_the_frames_predicate(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # "A, B and C" without the serial comma is a series of three, not a pair "B and C"
+    ([(U, "Which cloud providers offer free GPU credits?"),
+      (A, "Google Cloud, Microsoft Azure and Oracle Cloud all have programs.")],
+     "How do I apply for the second one?", "How do I apply for Microsoft Azure?"),
+    # a noun that is no list noun picks from a list whose items it names
+    ([(U, "What are good beginner hikes near Denver?"),
+      (A, "Try 1) Red Rocks Trail, 2) Bear Creek Loop, and 3) Mount Falcon Trail.")],
+     "How long is the first trail?", "How long is Red Rocks Trail?"),
+    ([(U, "北京有哪些适合带孩子去的博物馆？"), (A, "推荐三个：1. 中国科学技术馆 2. 国家自然博物馆 3. 北京天文馆。")],
+     "第二座周一开门吗？", "国家自然博物馆周一开门吗"),
+])
+def test_ordinal_picks_the_listed_item(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+def test_a_pair_inside_a_longer_series_is_not_a_list_of_its_own() -> None:
+    found = lists_in("Good options are Trello, Asana or Jira.", "en")
+    assert found == ((("Trello", "Asana", "Jira"), "names"),)
+
+
+def test_an_ordinal_with_a_noun_the_list_does_not_name_is_left_alone() -> None:
+    history = [Message("user", "Which trails are good?"),
+               Message("assistant", "1) Red Rocks Trail, 2) Bear Creek Loop.")]
+    assert resolve_ordinal("When was the first time it opened?", history, "en") is None
+    assert resolve_ordinal("Is the second trail steep?", history, "en") == (3, 19, "Bear Creek Loop")
+
+
+@pytest.mark.parametrize("turns, query, must", [
+    ([(S, "You are a helpful travel assistant."), (U, "东京塔几点关门？"),
+      (T, '{"name":"Tokyo Tower","close":"23:00"}'),
+      (A, "东京塔主甲板营业到 23:00。")], "门票多少钱？", "东京塔"),
+    ([(U, "What is the refund policy of Spotify Premium?"),
+      (T, '{"hits":[{"title":"Refunds","text":"No refunds for partial months."}]}'),
+      (A, "Spotify doesn't refund partial months.")],
+     "Can I cancel anytime?", "Spotify"),
+])
+def test_tool_and_system_turns_do_not_move_the_focus(turns, query, must) -> None:
+    out = _rewrite(turns, query)
+    assert must in out and "23:00" not in out and "refund" not in out.lower().replace("refund policy", "")
+
+
+@pytest.mark.parametrize("turns, query", [
+    ([(U, "北京明天天气怎么样？"), (A, "晴。")], "上海迪士尼门票多少钱？"),
+    ([(U, "What is the capital of Australia?"), (A, "Canberra.")], "How do I make sourdough bread at home?"),
+    ([(U, "Redis 怎么持久化？"), (A, "RDB 和 AOF 两种方式。")], "Kafka 的分区怎么设置？"),
+])
+def test_a_standalone_question_is_kept_as_typed(turns, query) -> None:
+    assert _rewrite(turns, query) == query
