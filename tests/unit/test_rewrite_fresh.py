@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from convsearch.gate import needs_rewrite
 from convsearch.rewrite.ordinal import lists_in, resolve_ordinal
 from convsearch.rewrite.rules import RuleRewriter
 from convsearch.types import Message
@@ -98,3 +99,25 @@ def test_tool_and_system_turns_do_not_move_the_focus(turns, query, must) -> None
 ])
 def test_a_standalone_question_is_kept_as_typed(turns, query) -> None:
     assert _rewrite(turns, query) == query
+
+
+@pytest.mark.parametrize("query", [
+    "What is a sourdough starter and how long does it keep?",
+    "Our team offsite is booked for Friday. Can you move it to Monday?",
+    "Tell me about the Hubble telescope and its main discoveries.",
+    "那只猫太可爱了，我好想抱抱它",
+])
+def test_a_pronoun_whose_antecedent_the_query_names_in_an_earlier_clause_is_left_alone(query) -> None:
+    turns = [(U, "What is the weather like in Oslo?"), (A, "Oslo is cold and snowy this week.")] if query.isascii() \
+        else [(U, "上海明天天气怎么样？"), (A, "上海明天多云。")]
+    history = history_window([Message.from_dict({"role": r, "content": c}) for r, c in turns], 8)
+    if query.isascii():
+        assert needs_rewrite(history, query).needed is False
+    assert RuleRewriter().rewrite(history, query).rewritten == query
+
+
+def test_a_pronoun_after_a_clause_about_the_answer_still_takes_the_focus() -> None:
+    history = [Message("user", "How good is the Kindle Paperwhite screen?"),
+               Message("assistant", "The Kindle Paperwhite has a 300 ppi glare-free display.")]
+    out = RuleRewriter().rewrite(history, "Thanks, your answer helps, but what is its battery life?").rewritten
+    assert "Kindle Paperwhite" in out
