@@ -121,3 +121,23 @@ def test_a_pronoun_after_a_clause_about_the_answer_still_takes_the_focus() -> No
                Message("assistant", "The Kindle Paperwhite has a 300 ppi glare-free display.")]
     out = RuleRewriter().rewrite(history, "Thanks, your answer helps, but what is its battery life?").rewritten
     assert "Kindle Paperwhite" in out
+
+
+@pytest.mark.parametrize("query", ["That’s not what I asked. What about the warranty?",
+                                   "That's too vague, I need the exact opening hours."])
+def test_a_verdict_on_the_answer_is_no_reference_to_an_entity(query) -> None:
+    history = [Message("user", "Tell me about the Louvre Abu Dhabi."),
+               Message("assistant", "The Louvre Abu Dhabi is an art museum on Saadiyat Island.")]
+    out = RuleRewriter().rewrite(history, query).rewritten
+    assert out.startswith(query[:6])
+
+
+@pytest.mark.parametrize("text, not_nouns", [
+    ("I’ve heard the battery is weak.", {"I’ve heard", "heard", "I’ve"}),
+    ("It could quite possibly be cheaper.", {"quite possibly", "possibly"}),
+    ("We'd like the window seat.", {"We'd", "like"}),
+])
+def test_contractions_and_manner_adverbs_are_no_nouns(text, not_nouns) -> None:
+    from convsearch.rewrite.entities import mentions
+
+    assert not {m.text for m in mentions(text, "en")} & not_nouns
