@@ -141,3 +141,47 @@ def test_contractions_and_manner_adverbs_are_no_nouns(text, not_nouns) -> None:
     from convsearch.rewrite.entities import mentions
 
     assert not {m.text for m in mentions(text, "en")} & not_nouns
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # "X 相比呢" without 和/跟: the comparison still keeps the frame's entity and predicate
+    ([(U, "MySQL 适合做数据仓库吗？"), (A, "不太适合，OLAP 场景建议用列存。")], "那 ClickHouse 相比呢？",
+     "MySQL 和 ClickHouse 适合做数据仓库吗"),
+    # a comparative without "than" compares with the frame's entity
+    ([(U, "What's the interest rate on a Marcus savings account?"), (A, "4.4% APY.")], "Is Ally better?",
+     "Is Ally better than Marcus?"),
+    ([(U, "宝马 X5 的油耗是多少？"), (A, "百公里综合油耗约 9.5 升。")], "跟奔驰 GLE 比哪个更省油？",
+     "宝马 X5 和 奔驰 GLE 哪个更省油"),
+])
+def test_more_comparison_forms(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # a series of names ends with the name, not with the clause after it
+    ([(U, "Which budget airlines fly from London to Rome?"), (A, "Ryanair, easyJet, and Wizz Air all fly that route.")],
+     "Does the third one charge for carry-on bags?", "Does Wizz Air charge for carry-on bags?"),
+    # a title in book-title marks is one item
+    ([(U, "推荐几本入门 Python 的书？"),
+      (A, "《Python 编程：从入门到实践》、《流畅的 Python》和《利用 Python 进行数据分析》。")],
+     "第二本适合零基础吗？", "《流畅的 Python》适合零基础吗"),
+    # a Latin item does not touch the Chinese that follows
+    ([(U, "有哪些好用的笔记软件？"), (A, "常见的有 Notion、Obsidian 和印象笔记。")], "第二个支持离线吗？",
+     "Obsidian 支持离线吗"),
+])
+def test_more_list_shapes(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+def test_a_place_swap_drops_the_article_of_the_old_name() -> None:
+    turns = [(U, "How do I renew my passport in the UK?"), (A, "Apply online on GOV.UK.")]
+    assert _rewrite(turns, "And in Canada?") == "How do I renew my passport in Canada?"
+    turns = [(U, "What is the VAT rate in Germany?"), (A, "19%.")]
+    assert _rewrite(turns, "And in the Netherlands?") == "What is the VAT rate in the Netherlands?"
+
+
+def test_a_measurement_is_no_focus() -> None:
+    from convsearch.rewrite.entities import mentions
+
+    assert [m.text for m in mentions("A Big Mac has around 1,010 mg of sodium, 30 g of fat and 550 cal.", "en")] == \
+        ["Big Mac", "sodium", "fat"]

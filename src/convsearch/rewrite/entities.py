@@ -316,7 +316,11 @@ def en_mentions(text: str) -> list[Mention]:
                     break
                 j += 1
             span = [t.lower() if not _is_cap(t) else t for t in toks[i:j]]
-            if not (len(span) == 1 and (len(span[0]) < 3 or span[0].isdigit())):
+            while len(span) > 1 and span[-1].replace(",", "").replace(".", "").isdigit():
+                span.pop()  # "around 1,010 mg" / "about 5": a number closes no noun phrase
+            # "300 mph", "010 mg" (of "1,010 mg"): a number and a unit abbreviation are a measurement, no entity
+            measure = span[0].isdigit() and all(len(t) <= 3 for t in span[1:])
+            if not measure and not (len(span) == 1 and (len(span[0]) < 3 or span[0] in _EN_QUANTITY_WORDS)):
                 det = "the " if i > 0 and toks[i - 1].lower() == "the" else ""
                 out.append(Mention(" ".join(span), False, "noun", span[-1].lower(), det))
             i = max(j + verb_next, i + 1)
@@ -329,6 +333,7 @@ def en_mentions(text: str) -> list[Mention]:
     return out
 
 
+_EN_QUANTITY_WORDS = frozenset({"around", "about", "approximately", "roughly", "nearly", "almost", "over", "under"})
 _EN_CONTRACTION_RE = re.compile(r"['’](?:ve|d|ll|re|m|t)$")
 _EN_ADVERB_ENDS = ("ally", "ibly", "ably", "ously", "ively", "fully", "lessly", "edly", "ingly", "ently", "antly")
 

@@ -215,6 +215,10 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
             s, e, _ = spans[0]
             # "on a Mac" replaces "on Windows 11": an article of the fragment comes with it
             rep = x if lang == "en" and _EN_AFTER_PREP_RE.search(frame[:s]) else bare
+            if lang == "en" and rep == bare and re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE) \
+                    and not bare.isupper() and not bare.lower().startswith("the ") and not bare.endswith("s"):
+                # "in the UK" → "in Canada": the article belonged to the old name
+                s = re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE).start()  # type: ignore[union-attr]
             return _replace(frame, s, e, rep), f"entity swap ({kind}): {frame[s:e]} → {rep}"
     if kind is None and lang == "zh":
         # "预算五千左右": one typed span inside the phrase takes the place of the frame's span of that type
@@ -262,8 +266,13 @@ def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
 _EN_COMPARE_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(?:how\s+(?:does|do|did|would|will)\s+(.+?)\s+"
                             r"(?:compare|stack\s+up|measure\s+up|fare)\b.*|(?:(?:and\s+)?(?:compared\s+(?:to|with)|"
                             r"vs\.?|versus)\s+(.+?)))\s*[?.!]*$", re.IGNORECASE)
-_ZH_COMPARE_RE = re.compile(r"^(?:那)?\s*(?:和|跟|与|同)\s*(.+?)\s*(?:比起来|比较|相比|对比|比)(?:的话)?\s*(.*?)"
+_ZH_COMPARE_RE = re.compile(r"^(?:那)?\s*(?:(?:和|跟|与|同)\s*(.+?)\s*(?:比起来|比较|相比|对比|比)|"
+                            r"(.+?)\s*(?:相比|比起来|对比)(?=呢|的话|[？?！!。\s]*$))(?:的话)?\s*(.*?)"
                             r"[？?！!。\s]*$")
+# "Is Ally better?", "Are the Sony ones cheaper?": a comparative with no "than" compares with the frame's entity
+_EN_BETTER_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(is|are|was|were|would)\s+(.+?)\s+(?:any\s+|much\s+)?"
+                           r"(better|worse|cheaper|faster|slower|safer|bigger|smaller|larger|lighter|heavier|easier|"
+                           r"harder|more\s+\w+|less\s+\w+)(\s+(?:for|at|in)\s+[^?]+?)?\s*\?$", re.IGNORECASE)
 
 
 def _frame_entity(frame: str, lang: str, other: str) -> str | None:
@@ -284,6 +293,13 @@ def _frame_entity(frame: str, lang: str, other: str) -> str | None:
 def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
     """'How does Gemini 1.5 Pro compare?' → the frame with 'E vs Y'; '跟泰诺林比哪个副作用小' → 'E和Y哪个副作用小'."""
     if lang == "en":
+        b = _EN_BETTER_RE.match(q.strip())
+        if b is not None and name_like(b.group(2)) and len(b.group(2).split()) <= _EN_FRAGMENT_WORDS:
+            e = _frame_entity(frame, "en", b.group(2))
+            if e is not None and e.lower() not in q.lower():
+                core = q.strip().rstrip(_TRAIL)
+                cut = b.start(4) if b.group(4) else len(core)
+                return f"{core[:cut]} than {e}{core[cut:]}?", f"comparison: {b.group(2)} than {e}"
         m = _EN_COMPARE_RE.match(q.strip())
         if not m:
             return None
@@ -296,7 +312,7 @@ def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
     m = _ZH_COMPARE_RE.match(q.strip())
     if not m:
         return None
-    y, pred = m.group(1).strip(), m.group(2).strip()
+    y, pred = (m.group(1) or m.group(2)).strip(), m.group(3).strip()
     pred = re.sub(r"^呢$", "", pred)
     e = _frame_entity(frame, "zh", y)
     if not e or len(y) > _ZH_FRAGMENT_CHARS:

@@ -235,7 +235,11 @@ def _en_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
                 items = []
                 break
             proper = proper and m.proper
-            items.append(_series_item(chunk, m) if i else _with_det(chunk, m.text))
+            item = _series_item(chunk, m) if i else _with_det(chunk, m.text)
+            if i == len(chunks) - 1 and proper and len(chunks) > 2:
+                # "Ryanair, easyJet, and Wizz Air all fly that route": a series of names ends with the name
+                item = _cap_run(chunk.split()[:_MAX_NAME_WORDS], from_end=False) or item
+            items.append(item)
         if items:
             out.append((tuple(items), "names" if proper else "nouns"))
     for ex in _EN_EXAMPLES_RE.finditer(sentence):  # "treatment technologies, like reverse osmosis and nanofiltration"
@@ -288,10 +292,17 @@ def _with_det(chunk: str, text: str) -> str:
     return ("the " + text) if i >= 4 and chunk[i - 4:i].lower() == "the " else text
 
 
+_ZH_TITLE_RE = re.compile(r"《[^《》]{1,30}》")
+
+
 def _zh_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
     if "、" not in sentence:
         return []
     chunks = sentence.split("、")
+    if len(_ZH_TITLE_RE.findall(chunks[-1])) >= 2:  # "《B》和《C》": the titles themselves
+        chunks = chunks[:-1] + _ZH_TITLE_RE.findall(chunks[-1])
+        return [(tuple(t for c in chunks for t in _ZH_TITLE_RE.findall(c)[:1]), "names")] if all(
+            _ZH_TITLE_RE.search(c) for c in chunks) else []
     # the last member follows a conjunction word (和/与/或者), found by the tokenizer: not the 和 of 颐和园
     toks = tagged(chunks[-1])
     k = next((i for i, (w, t) in enumerate(toks) if i > 0 and t == "c" and w in lx.ZH_SERIES_JOINS), None)
@@ -299,6 +310,10 @@ def _zh_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
         chunks = chunks[:-1] + ["".join(w for w, _ in toks[:k]), "".join(w for w, _ in toks[k + 1:])]
     items: list[str] = []
     for i, chunk in enumerate(chunks):
+        title = _ZH_TITLE_RE.search(chunk)
+        if title is not None:  # "《流畅的 Python》": a title in book-title marks is the item, whole
+            items.append(title.group(0))
+            continue
         ms = [m for m in mentions(chunk, "zh") if "的" not in m.text] or list(mentions(chunk, "zh"))
         if not ms:
             return []

@@ -50,6 +50,15 @@ def _attach(entity: str, rest: str, *, de: bool) -> str:
     return f"{entity}{sep}{glue}{rest}"
 
 
+def _join_script(left: str, right: str) -> str:
+    """Concatenate, with a space where a Latin word would touch a Chinese character."""
+    if left and right and not left[-1].isspace() and not right[0].isspace() and (
+            (left[-1].isascii() and left[-1].isalnum() and is_cjk(right[0]))
+            or (is_cjk(left[-1]) and right[0].isascii() and right[0].isalnum())):
+        return f"{left} {right}"
+    return left + right
+
+
 def _same_kind(x: Mention, y: Mention) -> bool:
     if x.proper and y.proper:
         return x.cls == y.cls or (x.cls in _PRODUCTISH and y.cls in _PRODUCTISH) or x.cls == "proper"
@@ -86,7 +95,7 @@ class RuleRewriter:
         ordinal = resolve_ordinal(query, history, lang)
         if ordinal is not None:
             start, end, items = ordinal
-            out = query[:start] + items + query[end:]
+            out = _join_script(_join_script(query[:start], items), query[end:])  # "Obsidian 支持离线吗"
             if lang == "zh":
                 out = _ZH_NE_RE.sub("", out).rstrip(_TRAIL_PUNCT) or out  # "第二种呢？" → "向量检索"
             return self._checked(query, out, history, topic, f"gate: {decision.reason}; ordinal: {query[start:end]} → {items}")
