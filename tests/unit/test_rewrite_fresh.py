@@ -185,3 +185,10 @@ def test_a_measurement_is_no_focus() -> None:
 
     assert [m.text for m in mentions("A Big Mac has around 1,010 mg of sodium, 30 g of fat and 550 cal.", "en")] == \
         ["Big Mac", "sodium", "fat"]
+
+
+def test_a_mixed_script_focus_is_found_in_the_turn_that_named_it_and_loses_its_old_aspect() -> None:
+    # "小鹏 G6 的 续航" (the mention) is written "小鹏 G6 的续航": still in the latest exchange; the new question
+    # asks about another aspect of 小鹏 G6
+    turns = [(U, "小鹏 G6 的续航是多少？"), (A, "CLTC 续航 755 公里。")]
+    assert _rewrite(turns, "充电要多久？") == "小鹏 G6 充电要多久"

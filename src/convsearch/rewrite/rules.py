@@ -241,6 +241,10 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
         return None, "no focus to complete with"
     if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
         return None, "already names the focus"
+    owner, de, aspect = ent.text.rpartition("的")
+    if de and owner.strip() and (aspect.strip() in lx.RELATIONAL_ZH or _ZH_ATTRIBUTE_RE.fullmatch(aspect.strip())):
+        # "小鹏 G6 的续航" + "充电要多久？": the question asks about another aspect of 小鹏 G6, not of its 续航
+        ent = replace(ent, text=owner.strip(), head=owner.strip().split()[-1])
     if lead and not (toks and toks[0][1] in lx.ZH_NOUN_TAGS):
         toks = tagged(core)  # "那是极好的": 那 is the subject here, not a follow-up marker to drop
     prefix = ""
@@ -263,6 +267,7 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
 
 
 _ZH_FRAME_REACH = 2
+_ZH_ATTRIBUTE_RE = re.compile("|".join(sorted(map(re.escape, lx.SLOTS["attribute_zh"]), key=len, reverse=True)))
 # pronouns that take what the latest exchange named (or a focus a follow-up kept alive), like frame completion
 _ZH_RECENT_PRONOUNS = frozenset({"这个", "那个", "这些", "那些", "他", "她", "他们", "她们"})
 # Interjections that are also adverbs of degree or copulas: "好的" / "好想吃", "是啊" / "是真的"
@@ -328,7 +333,10 @@ def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | 
     """What a query that names nothing leaves out comes from the last exchange: a noun named two exchanges ago
     is no longer the subject of a chat, the reply's first noun is. On restoration-200k a focus older than the
     last two turns supplies 8% of the words it adds, the reply's noun 37%."""
-    if ent is None or not history or any(ent.text in m.content for m in history[-_ZH_FRAME_REACH:]):
+    if ent is None or not history:
+        return ent
+    flat = ent.text.replace(" ", "")  # "特斯拉 Model Y 的 续航" is written "特斯拉 Model Y 的续航"
+    if any(flat in m.content.replace(" ", "") for m in history[-_ZH_FRAME_REACH:]):
         return ent
     asked = next((m.content for m in reversed(history) if m.role == "user"), "")
     if asked and leans_on_focus(asked, "zh"):
