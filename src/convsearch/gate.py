@@ -105,11 +105,21 @@ def _antecedent_inside(q: str) -> bool:
 
 def _introduced_here(before: str, noun: str) -> bool:
     """Is ``noun`` brought in by the query itself ("a heat pump", "our lunch date", "What is mortadella"), not
-    something the assistant said ("your answer")?"""
-    head = re.escape(noun.split()[-1])
-    return re.search(rf"(?:\b(?:a|an|the|my|our|this)\s+(?:[\w-]+\s+){{0,3}}|"
-                     rf"\b(?:what|who)\s+(?:is|was|are)\s+(?:[\w-]+\s+){{0,3}}|\babout\s+(?:[\w-]+\s+){{0,3}}){head}\b",
-                     before, re.IGNORECASE) is not None
+    something the assistant said ("your answer")? (Up to three words may stand between the opener and the head.)"""
+    toks = _WORD_RE.findall(before.lower())
+    head = noun.split()[-1].lower()
+    for i, tok in enumerate(toks):
+        if tok != head:
+            continue
+        window = toks[max(0, i - 4):i]
+        if any(w in _INTRO_DETS for w in window) or any(
+                a in ("what", "who") and b in ("is", "was", "are") for a, b in zip(window, window[1:])):
+            return True
+    return False
+
+
+_WORD_RE = re.compile(r"[\w-]+")
+_INTRO_DETS = frozenset({"a", "an", "the", "my", "our", "this", "about"})
 
 
 _EN_PERSON_NOUN_RE = re.compile(r"\b(?:my|our|your|a|his|her)\s+(?:" + "|".join(sorted(lx.EN_PERSON_NOUNS)) + r")s?\b",
