@@ -192,3 +192,36 @@ def test_a_mixed_script_focus_is_found_in_the_turn_that_named_it_and_loses_its_o
     # asks about another aspect of 小鹏 G6
     turns = [(U, "小鹏 G6 的续航是多少？"), (A, "CLTC 续航 755 公里。")]
     assert _rewrite(turns, "充电要多久？") == "小鹏 G6 充电要多久"
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # a 比-question without a subject compares the frame's entity (and its attribute)
+    ([(U, "iPhone 15 的续航怎么样？"), (A, "视频播放约 20 小时。")], "比 Galaxy S24 好吗？",
+     "iPhone 15 的续航比 Galaxy S24 好吗"),
+    # "Y呢，哪个更X": the fragment and the comparison question in one turn
+    ([(U, "特斯拉 Model 3 的价格是多少？"), (A, "24.59 万元起。")], "比亚迪汉呢，哪个更便宜？",
+     "特斯拉 Model 3 和比亚迪汉哪个更便宜"),
+    # "how does that compare to Z": Z is the other entity, not "that"
+    ([(U, "What's the battery life of the AirPods Pro 2?"), (A, "About 6 hours per charge.")],
+     "And how does that compare to the Galaxy Buds 2 Pro?",
+     "What's the battery life of the AirPods Pro 2 and the Galaxy Buds 2 Pro?"),
+])
+def test_comparison_phrasings(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+def test_an_attribute_replaces_what_the_frame_asks_of_its_entity_even_outside_the_lexicon() -> None:
+    turns = [(U, "What's the horsepower of the Ford Mustang GT?"), (A, "480 hp.")]
+    assert _rewrite(turns, "And the fuel economy?") == "What's the fuel economy of the Ford Mustang GT?"
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # Latin names in a Chinese series keep their spaces (the rewrite stays faithful)
+    ([(U, "给我推荐几款降噪耳机"), (A, "索尼 WH-1000XM5、Bose QC Ultra 和 AirPods Max 都不错。")], "第二款续航多久？",
+     "Bose QC Ultra 续航多久"),
+    # a bare position closing the clause
+    ([(U, "What languages should a data analyst learn?"), (A, "Python, R, and SQL are the core ones.")],
+     "How popular is the third?", "How popular is SQL?"),
+])
+def test_more_ordinal_shapes(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want

@@ -248,6 +248,17 @@ def name_like(x: str) -> bool:
     return any(c.isupper() for c in x.split()[0][:2]) or any(c.isdigit() for c in x) if x.split() else False
 
 
+_EN_ATTR_FRAME_RE = re.compile(r"^\W*(what(?:'s|’s|\s+is|\s+are|\s+was|\s+were)\s+the\s+)([a-z][a-z -]*?)(\s+of\s+\S.*)$",
+                               re.IGNORECASE)
+
+
+def _plain_phrase(x: str) -> bool:
+    """A short lowercase noun phrase ("fuel economy"): no name, no number, no clause, no typed slot."""
+    ws = x.split()
+    return 0 < len(ws) <= 3 and all(w.isalpha() and w.islower() for w in ws) and not any(
+        w in lx.EN_AUX or w in lx.EN_WH or w in lx.EN_PRONOUNS for w in ws) and slot_kind(x) is None
+
+
 def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
     """'And its price?' after 'What is the battery life of the X?' → 'What is the price of the X?'."""
     if lang == "en":
@@ -257,6 +268,13 @@ def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
     rx = _ATTR_RES[lang]
     if not rx.fullmatch(bare):
         return None
+    if not rx.search(frame):
+        shaped = _EN_ATTR_FRAME_RE.match(frame) if lang == "en" else None
+        if shaped is None or not _plain_phrase(bare) or shaped.group(2).lower() == bare.lower():
+            return None
+        # "What's the horsepower of the Ford Mustang GT?" + "And the fuel economy?": the frame's own shape says
+        # which words are the attribute, whatever the lexicon holds
+        return frame[:shaped.start(2)] + bare + frame[shaped.end(2):], f"attribute shift: {shaped.group(2)} → {bare}"
     m = rx.search(frame)
     if m is None or m.group(0).lower() == bare.lower():
         return None
@@ -266,6 +284,12 @@ def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
 _EN_COMPARE_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(?:how\s+(?:does|do|did|would|will)\s+(.+?)\s+"
                             r"(?:compare|stack\s+up|measure\s+up|fare)\b.*|(?:(?:and\s+)?(?:compared\s+(?:to|with)|"
                             r"vs\.?|versus)\s+(.+?)))\s*[?.!]*$", re.IGNORECASE)
+_EN_COMPARE_TO_RE = re.compile(r"\b(?:compare|compares|stack\s+up|measure\s+up)\s+(?:to|with|against)\s+(.+?)\s*[?.!]*$",
+                               re.IGNORECASE)
+# "比亚迪汉呢，哪个更便宜？": a 呢-fragment, then the comparison question
+_ZH_NE_WHICH_RE = re.compile(r"^(?:那)?\s*(.+?)\s*呢\s*[，,]\s*((?:哪个|哪一个|哪款|哪家|哪辆|谁).+?)[？?！!。\s]*$")
+# "比 Galaxy S24 好吗？": a comparison whose subject is the frame's entity
+_ZH_BI_RE = re.compile(r"^(?:那)?\s*(?:跟|和)?\s*比\s*(.+)$")
 _ZH_COMPARE_RE = re.compile(r"^(?:那)?\s*(?:(?:和|跟|与|同)\s*(.+?)\s*(?:比起来|比较|相比|对比|比)|"
                             r"(.+?)\s*(?:相比|比起来|对比)(?=呢|的话|[？?！!。\s]*$))(?:的话)?\s*(.*?)"
                             r"[？?！!。\s]*$")
@@ -290,6 +314,11 @@ def _frame_entity(frame: str, lang: str, other: str) -> str | None:
     return None
 
 
+def _zh_pair(e: str, y: str) -> str:
+    """'宝马 X5' + '奔驰 GLE' → '宝马 X5 和奔驰 GLE'; '美林' + '泰诺林' → '美林和泰诺林'."""
+    return f"{e}{' ' if not is_cjk(e[-1]) else ''}和{' ' if not is_cjk(y[0]) else ''}{y}"
+
+
 def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
     """'How does Gemini 1.5 Pro compare?' → the frame with 'E vs Y'; '跟泰诺林比哪个副作用小' → 'E和Y哪个副作用小'."""
     if lang == "en":
@@ -304,11 +333,32 @@ def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
         if not m:
             return None
         y = (m.group(1) or m.group(2) or "").strip()
+        if y.lower() in ("that", "it", "this", "they", "those", "these"):
+            # "And how does that compare to the Galaxy Buds 2 Pro?": the compared thing follows "to"
+            t = _EN_COMPARE_TO_RE.search(q)
+            y = t.group(1).strip() if t else ""
         e = _frame_entity(frame, "en", y) if y else None
-        if not e or len(y.split()) > _EN_FRAGMENT_WORDS:
+        if not e or len(_EN_ARTICLE_RE.sub("", y).split()) > _EN_FRAGMENT_WORDS:
             return None
         i = frame.find(e)
         return frame[:i + len(e)] + f" and {y}" + frame[i + len(e):], f"comparison: {e} and {y}"
+    w = _ZH_NE_WHICH_RE.match(q.strip())
+    if w is not None:
+        y, pred = w.group(1).strip(), w.group(2).strip()
+        e = _frame_entity(frame, "zh", y)
+        if e is None or len(y) > _ZH_FRAGMENT_CHARS:
+            return None
+        return f"{_zh_pair(e, y)}{pred}", f"comparison: {e} 和 {y}"
+    bi = _ZH_BI_RE.match(q.strip())
+    if bi is not None:
+        rest = bi.group(1).strip().rstrip(_TRAIL)
+        ym = next((x for x in mentions(rest, "zh") if x.proper and rest.startswith(x.text)), None)
+        e = _frame_entity(frame, "zh", ym.text) if ym is not None else None
+        if e is None:
+            return None
+        attr = _ATTR_RES["zh"].search(frame)
+        subject = f"{e}{' ' if not is_cjk(e[-1]) else ''}的{attr.group(0)}" if attr else e
+        return f"{subject}{' ' if not is_cjk(subject[-1]) else ''}比 {rest}", f"comparison: {e} 比 {ym.text}"  # type: ignore[union-attr]
     m = _ZH_COMPARE_RE.match(q.strip())
     if not m:
         return None

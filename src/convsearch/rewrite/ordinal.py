@@ -24,7 +24,7 @@ from functools import lru_cache
 from .. import lexicon as lx
 from ..text import tagged
 from ..types import Message
-from .entities import Mention, mentions
+from .entities import Mention, join_tokens, mentions
 from .offer import user_side
 
 _EN_ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,
@@ -36,6 +36,7 @@ _ORD = "|".join(sorted(_EN_ORD, key=len, reverse=True))
 _EN_ORD_RE = re.compile(rf"\bthe\s+({_ORD})(?:\s+(?:and|or|&)\s+(?:the\s+)?({_ORD}))?\s+([a-z][a-z-]*)\b", re.IGNORECASE)
 # "the last two options", "the first three"
 _EN_RUN_RE = re.compile(r"\bthe\s+(first|last)\s+(two|three|2|3)(?:\s+([a-z][a-z-]*))?\b", re.IGNORECASE)
+_EN_BARE_ORD_RE = re.compile(rf"\bthe\s+({_ORD})(?=\s*(?:[?.!,;]|$))", re.IGNORECASE)
 _EN_FORMER_RE = re.compile(r"\bthe\s+(former|latter)\b", re.IGNORECASE)
 # "option 2", "step #3", "number 4"
 _EN_NUM_RE = re.compile(r"\b(option|step|number|item|choice|point|no\.)\s*#?(\d{1,2})\b", re.IGNORECASE)
@@ -96,6 +97,9 @@ def find_ordinal(query: str, lang: str) -> OrdinalRef | None:
     if m and _list_noun(m.group(3).lower()):
         pos = (_EN_ORD[m.group(1).lower()],) + ((_EN_ORD[m.group(2).lower()],) if m.group(2) else ())
         return OrdinalRef(m.start(), m.end(), pos, m.group(3).lower())
+    m = _EN_BARE_ORD_RE.search(query)
+    if m:  # "What is the limit for the second?": a position closing the clause stands for the item
+        return OrdinalRef(m.start(), m.end(), (_EN_ORD[m.group(1).lower()],), "")
     m = _EN_FORMER_RE.search(query)
     if m:
         return OrdinalRef(m.start(), m.end(), (1 if m.group(1).lower() == "former" else -1,), "")
@@ -229,6 +233,12 @@ def _en_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
         proper = True
         for i, chunk in enumerate(chunks):
             chunk = _EN_SERIES_LAST_RE.sub("", chunk).strip()
+            if i == 0 and ":" in chunk:
+                chunk = chunk.rsplit(":", 1)[1].strip()  # "There are three: a 401(k), …": the list starts after it
+                if chunk and len(chunk.split()) <= _MAX_NAME_WORDS:
+                    items.append(chunk)
+                    proper = proper and chunk[:1].isupper()
+                    continue
             ms = mentions(chunk, "en")
             m = (ms[-1] if i == 0 else ms[0]) if ms else None  # "Hotels near X include the Hotel Navona"
             if m is None or (i > 0 and len(chunk.split()) > 6 and not m.proper):
@@ -307,7 +317,8 @@ def _zh_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
     toks = tagged(chunks[-1])
     k = next((i for i, (w, t) in enumerate(toks) if i > 0 and t == "c" and w in lx.ZH_SERIES_JOINS), None)
     if k is not None:
-        chunks = chunks[:-1] + ["".join(w for w, _ in toks[:k]), "".join(w for w, _ in toks[k + 1:])]
+        # (re-joined with the spaces of Latin names: "Bose QC Ultra", not "BoseQCUltra")
+        chunks = chunks[:-1] + [join_tokens([w for w, _ in toks[:k]]), join_tokens([w for w, _ in toks[k + 1:]])]
     items: list[str] = []
     for i, chunk in enumerate(chunks):
         title = _ZH_TITLE_RE.search(chunk)
