@@ -225,3 +225,37 @@ def test_an_attribute_replaces_what_the_frame_asks_of_its_entity_even_outside_th
 ])
 def test_more_ordinal_shapes(turns, query, want) -> None:
     assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # "Y的呢" swaps the owner of the frame's "E 的 …"
+    ([(U, "苹果公司的市值是多少？"), (A, "约 3.4 万亿美元。")], "微软的呢？", "微软的市值是多少"),
+    # a limit as a 呢-fragment after a request: a condition, as a separate term
+    ([(U, "推荐几家上海的日料店"), (A, "久兵卫、鮨一、松泉。")], "人均 300 以内的呢？",
+     "推荐几家上海的日料店 人均 300 以内"),
+    # an "E + aspect" focus gives E to a 呢-fragment on another aspect, and the 呢 goes
+    ([(U, "招商银行信用卡年费多少？"), (T, '{"card":"经典白","fee":"免年费"}'), (A, "首年免年费，刷卡 6 次免次年。")],
+     "取现手续费呢？", "招商银行信用卡取现手续费"),
+    # the first clause of the answer names what a 哪座 question asked for
+    ([(U, "北京最高的建筑是哪座？"), (A, "是中信大厦，也叫中国尊。")], "它有多高？", "中信大厦有多高"),
+])
+def test_zh_owner_condition_aspect_and_introduced(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # a role acronym is an aspect of the focus, not a name of its own
+    ([(U, "How many employees does Spotify have?"), (A, "About 9,000."), (U, "Where is the headquarters?"),
+      (A, "Stockholm, Sweden.")], "Who is the CEO?", "Who is the CEO of Spotify?"),
+    # a version fragment that repeats a word of the name swaps from that word on
+    ([(U, "What's the max RAM on the ThinkPad X1 Carbon Gen 12?"), (A, "64 GB.")], "And the Gen 11?",
+     "What's the max RAM on the ThinkPad X1 Carbon Gen 11?"),
+])
+def test_en_role_and_version_fragments(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+def test_a_multiplier_is_no_name() -> None:
+    from convsearch.rewrite.entities import mentions
+
+    assert not any(m.proper for m in mentions("You earn 2x miles on every purchase.", "en"))

@@ -215,7 +215,10 @@ _EN_TITLE_MAX = 6
 
 def _is_cap(tok: str) -> bool:
     return tok[:1].isupper() or (any(c.isupper() for c in tok[1:]) and tok[:1].isalpha()) or (
-        tok[:1].isdigit() and any(c.isalpha() for c in tok))
+        tok[:1].isdigit() and any(c.isalpha() for c in tok) and not _MULTIPLIER_RE.fullmatch(tok))
+
+
+_MULTIPLIER_RE = re.compile(r"\d+(?:\.\d+)?x")  # "2x miles", "1.5x speed": a multiplier, no model name
 
 
 _EN_RANGE_MARKS = frozenset({"–", "-", "—", ":", "/", "%"})
@@ -296,7 +299,9 @@ def en_mentions(text: str) -> list[Mention]:
                 sentence_start = False
                 prev_lower = ""
                 continue
-            if not (len(span) == 1 and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
+            if len(span) == 1 and tok.isupper() and low in lx.RELATIONAL_EN:
+                out.append(Mention(low, False, "noun", low, det))  # "the CEO": a role of something, no name
+            elif not (len(span) == 1 and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
                 out.append(Mention(" ".join(span), True, "proper", span[-1].lower(), det))
             i = end
             sentence_start = False

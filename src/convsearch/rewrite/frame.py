@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .. import lexicon as lx
-from ..text import is_cjk
+from ..text import is_cjk, tagged
 from ..types import Message
 from .entities import mentions, zh_name_tokens
 
@@ -127,6 +127,11 @@ def _swap_model(x: str, frame: str, lang: str, prep: str = "") -> str | None:
                 if tail and rest.lstrip().lower().startswith(tail.lower()):  # "30-year fixed" → "15-year fixed"
                     rest = rest.lstrip()[len(tail):]
                 return frame[:i] + x + rest
+    for start, end in names:
+        # "Gen 11" after "… ThinkPad X1 Carbon Gen 12": the fragment's first word in the name starts the swap
+        w = re.search(rf"(?<![A-Za-z0-9]){re.escape(xt[0])}(?![A-Za-z0-9])", frame[start:end], re.IGNORECASE)
+        if w is not None and len(xt) > 1 and w.start() > 0:
+            return frame[:start + w.start()] + x + frame[end:]
     if any(c.isalpha() for c in x) and not x.split()[0].isdigit():
         start, end = names[0]
         return frame[:start] + x + frame[end:]
@@ -259,6 +264,22 @@ def _plain_phrase(x: str) -> bool:
         w in lx.EN_AUX or w in lx.EN_WH or w in lx.EN_PRONOUNS for w in ws) and slot_kind(x) is None
 
 
+def _possessor_swap(x: str, frame: str) -> tuple[str, str] | None:
+    """The frame's owner noun (the first mention 的 follows) replaced by ``x`` ("苹果公司的市值" → "微软的市值");
+    ``x`` is a short phrase without a verb, and no attribute itself ("价格的呢" is no owner)."""
+    if not x or len(x) > 8 or _ATTR_RES["zh"].fullmatch(x) or x in lx.RELATIONAL_ZH or any(
+            t.startswith("v") or t in ("r", "d", "p") for _, t in tagged(x)):
+        return None
+    for mt in mentions(frame, "zh"):
+        i = frame.find(mt.text)
+        if "的" in mt.text or mt.relational or i < 0 or x in mt.text or mt.text in x:
+            continue
+        if frame[i + len(mt.text):].lstrip().startswith("的"):
+            return _replace(frame, i, i + len(mt.text), x), f"entity swap (owner): {mt.text} → {x}"
+        return None  # the frame's first noun owns nothing: no confident slot
+    return None
+
+
 def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
     """'And its price?' after 'What is the battery life of the X?' → 'What is the price of the X?'."""
     if lang == "en":
@@ -385,6 +406,9 @@ _EN_CONDITION_RE = re.compile(r"^\W*(?:(?:and|so|ok|okay|but)\s*,?\s+)?(?:any|an
 _EN_REQUEST_RE = re.compile(r"^\W*(?:what are|what's|what is|which|find|show|recommend|suggest|list|give me|any|"
                             r"are there|where can i)\b", re.IGNORECASE)
 _ZH_CONDITION_RE = re.compile(r"^(?:那)?(?:有没有|有没|有|要)(.{1,10}?)的?(?:吗|呢)?[？?！!。\s]*$")
+# "人均 300 以内的呢？": a limit, as a 呢-fragment
+_ZH_LIMIT_RE = re.compile(r"^(?:那)?\s*([^，,。？?]{0,8}?\d[\d.]*\s*(?:元|块|万|千)?\s*(?:以内|以下|以上|左右|之内|上下))\s*的?"
+                          r"\s*呢?[？?！!。\s]*$")
 _ZH_QWORD_RE = re.compile(r"什么|哪|怎么|多少|谁|几")
 _ZH_REQUEST_RE = re.compile(r"推荐|有没有.{0,12}[？?]?$|有哪些")
 
@@ -399,7 +423,7 @@ def _condition(q: str, frame: str, lang: str) -> tuple[str, str] | None:
             return None
         core = frame.rstrip(_TRAIL)
         return f"{core} {m.group(1)}{frame[len(core):].strip()[:1] or '?'}", f"condition added: {m.group(1)}"
-    m = _ZH_CONDITION_RE.match(q.strip())
+    m = _ZH_CONDITION_RE.match(q.strip()) or _ZH_LIMIT_RE.match(q.strip())
     if not m or not _ZH_REQUEST_RE.search(frame) or _ZH_QWORD_RE.search(m.group(1)):
         return None
     cond = m.group(1).strip()

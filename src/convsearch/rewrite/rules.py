@@ -242,6 +242,9 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
     if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
         return None, "already names the focus"
     owner, de, aspect = ent.text.rpartition("的")
+    asked_aspect = q.rstrip(_TRAIL_PUNCT).endswith("呢") and _ZH_ATTRIBUTE_END_RE.search(re.sub(r"的?呢$", "", body))
+    if not de and asked_aspect and (tail := _ZH_ATTRIBUTE_END_RE.search(ent.text)) is not None:
+        owner, de, aspect = ent.text[:tail.start()], "的", tail.group(0)  # "招商银行信用卡年费" + "取现手续费呢"
     if de and owner.strip() and (aspect.strip() in lx.RELATIONAL_ZH or _ZH_ATTRIBUTE_RE.fullmatch(aspect.strip())):
         # "小鹏 G6 的续航" + "充电要多久？": the question asks about another aspect of 小鹏 G6, not of its 续航
         ent = replace(ent, text=owner.strip(), head=owner.strip().split()[-1])
@@ -255,6 +258,8 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
         prefix += rest[0][0]
         rest = rest[1:]
     rest_text = "".join(w for w, _ in rest)
+    if asked_aspect:
+        rest_text = re.sub(r"的?呢$", "", rest_text)  # "取现手续费呢" completed: its 呢 has nothing left to mark
     if not rest_text:
         return None, "nothing to complete"
     slot = _object_slot(rest)
@@ -267,6 +272,8 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
 
 
 _ZH_FRAME_REACH = 2
+_ZH_ATTRIBUTE_END_RE = re.compile("(?:" + "|".join(sorted(map(re.escape, lx.SLOTS["attribute_zh"]), key=len, reverse=True))
+                                  + ")$")
 _ZH_ATTRIBUTE_RE = re.compile("|".join(sorted(map(re.escape, lx.SLOTS["attribute_zh"]), key=len, reverse=True)))
 # pronouns that take what the latest exchange named (or a focus a follow-up kept alive), like frame completion
 _ZH_RECENT_PRONOUNS = frozenset({"这个", "那个", "这些", "那些", "他", "她", "他们", "她们"})
