@@ -198,7 +198,7 @@ def render_markdown(report: dict[str, Any], start: dict[str, Any] | None = None,
         for h in HALF_NAMES:
             cats = ", ".join(f"{c} {_pct(v, 0)}%" for c, v in fu[h]["categories"].items())
             lines.append(f"categories, {h}: {cats}.")
-    lines += ["", *targets_lines(report), ""]
+    lines += ["", *targets_lines(report, start), ""]
     if command:
         lines += [f"Rerun: `{command}` ({report.get('seconds', 0):.0f} s).", ""]
     return "\n".join(lines)
@@ -208,8 +208,8 @@ def _verdict(ok: bool) -> str:
     return "MET" if ok else "**NOT MET**"
 
 
-def targets_lines(report: dict[str, Any]) -> list[str]:
-    """Issue 15's dev targets that these numbers decide, MET / NOT MET."""
+def targets_lines(report: dict[str, Any], start: dict[str, Any] | None = None) -> list[str]:
+    """Issue 15's dev targets that these numbers decide, MET / NOT MET (with the start's halves beside the last)."""
     sets, fu = report["sets"], report.get("followups") or {}
     out = ["| target (issue 15, dev) | measured | verdict |", "|---|---|---|"]
     if fu:
@@ -233,8 +233,14 @@ def targets_lines(report: dict[str, Any]) -> list[str]:
                    f"{_verdict(a['bleu'] > a['copy_bleu'] and a['gate_acc'] >= 0.65)} |")
     off = [(n, sets[n]["frozen"]["rest_f1"] - sets[n]["tune"]["rest_f1"]) for n in sets]
     bad = [f"{n} {100 * d:+.1f}" for n, d in off if abs(d) > 0.01]
+    was = ""
+    if start:
+        gaps = [(_get(start, n, "frozen", "rest_f1") or 0.0) - (_get(start, n, "tune", "rest_f1") or 0.0)
+                for n in sets if _get(start, n, "tune", "rest_f1") is not None]
+        if gaps:  # the halves differed before any tuning: small sets split by dialog
+            was = f"; at the start {sum(abs(g) <= 0.01 for g in gaps)} of {len(gaps)}"
     out.append(f"| frozen half within 1 R-F1 point of the tuning half | {len(off) - len(bad)} of {len(off)} sets"
-               + (f" (off: {', '.join(bad)})" if bad else "") + f" | {_verdict(not bad)} |")
+               + (f" (off: {', '.join(bad)})" if bad else "") + was + f" | {_verdict(not bad)} |")
     return out
 
 
