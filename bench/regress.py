@@ -58,3 +58,14 @@ def render(r: dict) -> str:
     status = f"{summary}exit code {r['exit_code']}" + ("" if r["status"] == "ok" else "; ✗ marks a FAIL")
     err = f"\n\nstderr (tail):\n\n```\n{r['stderr_tail'].strip()}\n```" if r.get("stderr_tail") else ""
     return head + f"`{r['command']}` ({r['seconds']:.0f} s; {status}):\n\n{body}{err}\n"
+
+
+if __name__ == "__main__":
+    # `PYTHONPATH=$PWD/src .venv/bin/python bench/regress.py`: rerun and replace just section 5 of docs/BENCHMARKS.md
+    from convsearch.eval.halves import splice_section
+
+    doc = REPO / "docs" / "BENCHMARKS.md"
+    result = run()
+    doc.write_text(splice_section(doc.read_text(encoding="utf-8"), render(result),
+                                  heading="## 5. Quality regression (`convsearch eval regress`)"), encoding="utf-8")
+    print(f"rewrote section 5 of {doc.relative_to(REPO)}: {result.get('summary', result['status'])}", file=sys.stderr)

@@ -28,6 +28,7 @@ import agent  # noqa: E402
 import batch_rewrite  # noqa: E402
 import bm25_100k  # noqa: E402
 import fanout  # noqa: E402
+import halves  # noqa: E402
 import history  # noqa: E402
 import hybrid  # noqa: E402
 import llm_path  # noqa: E402
@@ -46,6 +47,7 @@ BENCHMARKS = {
     "fanout": fanout,
     "regress": regress,
     "agent": agent,
+    "halves": halves,
     "mixed": mixed_variants,
 }
 

@@ -93,7 +93,33 @@ def _antecedent_inside(q: str) -> bool:
         return False
     if word in ("he", "him", "his", "she", "her") and _EN_PERSON_NOUN_RE.search(before):
         return True  # "My sister says her knee clicks": the sister
-    return any(x.proper for x in mentions(before, "en"))
+    ms = mentions(before, "en")
+    if any(x.proper for x in ms):
+        return True
+    if word in ("it", "its") and _EN_CLAUSE_BREAK_RE.search(before):
+        # "What is mortadella and where is it from?", "A heat pump seems right. How much does it cost?": a thing
+        # the query named in an earlier clause
+        return any(not x.relational and not x.text.lower().endswith("s") and _introduced_here(before, x.text) for x in ms)
+    return False
+
+
+def _introduced_here(before: str, noun: str) -> bool:
+    """Is ``noun`` brought in by the query itself ("a heat pump", "our lunch date", "What is mortadella"), not
+    something the assistant said ("your answer")? (Up to three words may stand between the opener and the head.)"""
+    toks = _WORD_RE.findall(before.lower())
+    head = noun.split()[-1].lower()
+    for i, tok in enumerate(toks):
+        if tok != head:
+            continue
+        window = toks[max(0, i - 4):i]
+        if any(w in _INTRO_DETS for w in window) or any(
+                a in ("what", "who") and b in ("is", "was", "are") for a, b in zip(window, window[1:])):
+            return True
+    return False
+
+
+_WORD_RE = re.compile(r"[\w-]+")
+_INTRO_DETS = frozenset({"a", "an", "the", "my", "our", "this", "about"})
 
 
 _EN_PERSON_NOUN_RE = re.compile(r"\b(?:my|our|your|a|his|her)\s+(?:" + "|".join(sorted(lx.EN_PERSON_NOUNS)) + r")s?\b",
@@ -106,6 +132,7 @@ _EN_PRONOUN_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", 
 
 _ZH_QUESTION_RE = re.compile(r"[？?]|吗|什么|怎么|哪|多少|几|是否|有没有|能不能|可不可以")
 _ZH_PERSONAL = frozenset({"他", "她", "他们", "她们"})
+_ZH_CLAUSE_BREAK_RE = re.compile(r"[，,。；;！!？?]|但是|而且|所以|然后")
 
 
 def _zh_antecedent_inside(q: str) -> bool:
@@ -113,9 +140,14 @@ def _zh_antecedent_inside(q: str) -> bool:
     老师) refer to that person, not to an earlier turn."""
     toks = tagged(q)
     i = next((i for i in range(len(toks)) if zh_anaphor_at(toks, i)), None)
-    if i is None or toks[i][0] not in _ZH_PERSONAL:
+    if i is None:
         return False
     before = "".join(w for w, _ in toks[:i])
+    if toks[i][0] in ("它", "它的", "它们") and _ZH_CLAUSE_BREAK_RE.search(q[:q.find(toks[i][0])]):
+        # "那只猫太可爱了，我好想抱抱它": a thing named in an earlier clause of the query
+        return any(t[:1] == "n" and t != "nr" and w not in lx.RELATIONAL_ZH for w, t in toks[:i])
+    if toks[i][0] not in _ZH_PERSONAL:
+        return False
     return any(m.cls == "nr" or m.text[-1] in lx.ZH_PERSON_FINALS for m in mentions(before, "zh")) or any(
         w in before for w in lx.ZH_PERSON_WORDS)
 

@@ -257,6 +257,39 @@ def regress_cmd(
         raise typer.Exit(code)
 
 
+@eval_app.command("halves")
+def halves_cmd(
+    expected: Path = typer.Option(Path("eval/expected.yaml"), "--expected",
+                                  help="Expected scores (YAML): its rewrite/<set>/rules and followups rows name "
+                                       "the sets."),
+    start: Path | None = typer.Option(Path("eval/halves_start.json"), "--start",
+                                      help="A report saved with --json: the start column (a missing file: none)."),
+    markdown: Path | None = typer.Option(None, "--markdown",
+                                         help="Write section 5b here; an existing file that holds the section "
+                                              "gets just that section replaced."),
+    only: list[str] = typer.Option([], "--only", help="Score only this set (repeatable; no follow-ups then)."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Every dev set on its tuning and its frozen half (rules vs copy): the table of docs/BENCHMARKS.md 5b."""
+    from .halves import halves_report, load_report, render_markdown, splice_section
+
+    try:
+        base = load_report(start) if start is not None and start.is_file() else None
+        report = halves_report(expected, only=only)
+        if base is not None:
+            report["start"] = base.get("commit", str(start))
+        if as_json:
+            typer.echo(json.dumps(report, ensure_ascii=False, indent=1))
+        section = render_markdown(report, base, command="convsearch eval halves --markdown docs/BENCHMARKS.md")
+        if markdown is not None:
+            doc = markdown.read_text(encoding="utf-8") if markdown.is_file() else ""
+            markdown.write_text(splice_section(doc, section) if "## 5b." in doc else section, encoding="utf-8")
+        elif not as_json:
+            typer.echo(section)
+    except ConvsearchError as exc:
+        raise _fail(exc) from None
+
+
 RUNNERS = {"rewrite": rewrite_report, "retrieval": retrieval_report, "followups": followups_report}
 
 

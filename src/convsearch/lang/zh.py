@@ -46,6 +46,18 @@ def typed_swap(query: str, frame: str) -> tuple[str, str] | None:
     return f._typed_swap(zf[2], frame, "zh") if zf is not None else None
 
 
+def possessor_swap(query: str, frame: str) -> tuple[str, str] | None:
+    """"Y的呢" swaps the owner of the frame's "E 的 …" for Y.
+
+    >>> possessor_swap("微软的呢？", "苹果公司的市值是多少")[0]
+    '微软的市值是多少'
+    """
+    zf = f._zh_fragment(query)
+    if zf is None or zf[1] or not re.search(r"的\s*呢?[？?！!。.，,~～\s]*$", query):
+        return None
+    return f._possessor_swap(zf[2], frame)
+
+
 def attribute_shift(query: str, frame: str) -> tuple[str, str] | None:
     """An attribute replaces the frame's attribute and keeps its entity.
 
@@ -65,4 +77,4 @@ def condition(query: str, frame: str) -> tuple[str, str] | None:
     return f._condition(query, frame, "zh")
 
 
-FRAME_STEPS = (comparison, preposition_swap, typed_swap, attribute_shift, condition)
+FRAME_STEPS = (comparison, preposition_swap, typed_swap, possessor_swap, attribute_shift, condition)

@@ -215,7 +215,10 @@ _EN_TITLE_MAX = 6
 
 def _is_cap(tok: str) -> bool:
     return tok[:1].isupper() or (any(c.isupper() for c in tok[1:]) and tok[:1].isalpha()) or (
-        tok[:1].isdigit() and any(c.isalpha() for c in tok))
+        tok[:1].isdigit() and any(c.isalpha() for c in tok) and not _MULTIPLIER_RE.fullmatch(tok))
+
+
+_MULTIPLIER_RE = re.compile(r"\d+(?:\.\d+)?x")  # "2x miles", "1.5x speed": a multiplier, no model name
 
 
 _EN_RANGE_MARKS = frozenset({"–", "-", "—", ":", "/", "%"})
@@ -296,7 +299,9 @@ def en_mentions(text: str) -> list[Mention]:
                 sentence_start = False
                 prev_lower = ""
                 continue
-            if not (len(span) == 1 and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
+            if len(span) == 1 and tok.isupper() and low in lx.RELATIONAL_EN:
+                out.append(Mention(low, False, "noun", low, det))  # "the CEO": a role of something, no name
+            elif not (len(span) == 1 and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
                 out.append(Mention(" ".join(span), True, "proper", span[-1].lower(), det))
             i = end
             sentence_start = False
@@ -304,18 +309,23 @@ def en_mentions(text: str) -> list[Mention]:
             continue
         # common-noun run: content words that are not verbs by position
         if low not in lx.STOP_EN and not _verb_position(toks, i) and not low.endswith("ed") and not (
-                sentence_start and (low in lx.EN_OPENERS or low.endswith("ing"))):  # "Hmm, …", "Feeling tired, …"
+                sentence_start and (low in lx.EN_OPENERS or low.endswith("ing"))) and not _no_noun(low):
+            # ("Hmm, …", "Feeling tired, …")
             j = i
             subject = _after_do(toks, i)
             verb_next = False
             while j < n and toks[j][0].isalnum() and toks[j].lower() not in lx.STOP_EN and not (
-                    _is_cap(toks[j]) and j > i) and j - i < 4:
+                    _is_cap(toks[j]) and j > i) and j - i < 4 and not _no_noun(toks[j].lower()):
                 if j > i and _ends_subject(toks, j, subject):
                     verb_next = True
                     break
                 j += 1
             span = [t.lower() if not _is_cap(t) else t for t in toks[i:j]]
-            if not (len(span) == 1 and (len(span[0]) < 3 or span[0].isdigit())):
+            while len(span) > 1 and span[-1].replace(",", "").replace(".", "").isdigit():
+                span.pop()  # "around 1,010 mg" / "about 5": a number closes no noun phrase
+            # "300 mph", "010 mg" (of "1,010 mg"): a number and a unit abbreviation are a measurement, no entity
+            measure = span[0].isdigit() and all(len(t) <= 3 for t in span[1:])
+            if not measure and not (len(span) == 1 and (len(span[0]) < 3 or span[0] in _EN_QUANTITY_WORDS)):
                 det = "the " if i > 0 and toks[i - 1].lower() == "the" else ""
                 out.append(Mention(" ".join(span), False, "noun", span[-1].lower(), det))
             i = max(j + verb_next, i + 1)
@@ -326,6 +336,16 @@ def en_mentions(text: str) -> list[Mention]:
         prev_lower = low
         i += 1
     return out
+
+
+_EN_QUANTITY_WORDS = frozenset({"around", "about", "approximately", "roughly", "nearly", "almost", "over", "under"})
+_EN_CONTRACTION_RE = re.compile(r"['’](?:ve|d|ll|re|m|t)$")
+_EN_ADVERB_ENDS = ("ally", "ibly", "ably", "ously", "ively", "fully", "lessly", "edly", "ingly", "ently", "antly")
+
+
+def _no_noun(low: str) -> bool:
+    """A contraction ("I’ve", "don't") or a manner adverb ("possibly", "actually"): never part of a noun."""
+    return bool(_EN_CONTRACTION_RE.search(low)) or (len(low) > 5 and low.endswith(_EN_ADVERB_ENDS))
 
 
 _EN_DO_MODAL = frozenset({"do", "does", "did", "can", "could", "will", "would", "should", "may", "might", "must"})
@@ -367,8 +387,8 @@ def _verb_position(toks: Sequence[str], i: int) -> bool:
     low = toks[i].lower()
     prev = toks[i - 1].lower() if i >= 1 else ""
     prev2 = toks[i - 2].lower() if i >= 2 else ""
-    if prev in lx.EN_SUBJECT_PRONOUNS or prev in ("to",):
-        return True
+    if prev in lx.EN_SUBJECT_PRONOUNS or prev in ("to",) or _EN_CONTRACTION_RE.search(prev):
+        return True  # "I’ve heard", "we'd like": a contracted subject and auxiliary come before a verb
     if prev2 in lx.EN_AUX and prev in lx.EN_SUBJECT_PRONOUNS:
         return True
     if i == 1 and prev in lx.EN_WH:
@@ -505,6 +525,9 @@ def has_pronoun(text: str, lang: str) -> bool:
                for k, t in enumerate(toks))
 
 
+_EN_VERDICT_OPENERS = frozenset({"not", "too", "so", "exactly", "just", "what"})
+
+
 def en_feedback_pronoun(toks: Sequence[str], k: int) -> bool:
     """Token k is a pronoun that points at the last answer or at nothing, not at an entity: "That's very
     helpful", "It sounds wonderful", "Those are excellent points", "appreciate it", "Will it rain?"."""
@@ -516,6 +539,9 @@ def en_feedback_pronoun(toks: Sequence[str], k: int) -> bool:
     if prev in ("appreciate", "appreciated") or (prev == "for" and prev2 in ("thanks", "you", "thank")):
         return True
     j = k + 1
+    if low in ("that", "this") and (k == 0 or toks[k - 1] in (".", "!", "?", ";")) and j < len(toks) \
+            and toks[j].lower() in _EN_VERDICT_OPENERS:
+        return True  # "That's not what I wanted.", "That's too basic": a verdict on the answer (the 's is cut off)
     if low == "it":
         while j < len(toks) and j <= k + 4 and toks[j].lower() in lx.EN_WEATHER_GLUE:
             j += 1

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .. import lexicon as lx
-from ..text import is_cjk
+from ..text import is_cjk, tagged
 from ..types import Message
 from .entities import mentions, zh_name_tokens
 
@@ -127,6 +127,11 @@ def _swap_model(x: str, frame: str, lang: str, prep: str = "") -> str | None:
                 if tail and rest.lstrip().lower().startswith(tail.lower()):  # "30-year fixed" → "15-year fixed"
                     rest = rest.lstrip()[len(tail):]
                 return frame[:i] + x + rest
+    for start, end in names:
+        # "Gen 11" after "… ThinkPad X1 Carbon Gen 12": the fragment's first word in the name starts the swap
+        w = re.search(rf"(?<![A-Za-z0-9]){re.escape(xt[0])}(?![A-Za-z0-9])", frame[start:end], re.IGNORECASE)
+        if w is not None and len(xt) > 1 and w.start() > 0:
+            return frame[:start + w.start()] + x + frame[end:]
     if any(c.isalpha() for c in x) and not x.split()[0].isdigit():
         start, end = names[0]
         return frame[:start] + x + frame[end:]
@@ -215,6 +220,10 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
             s, e, _ = spans[0]
             # "on a Mac" replaces "on Windows 11": an article of the fragment comes with it
             rep = x if lang == "en" and _EN_AFTER_PREP_RE.search(frame[:s]) else bare
+            if lang == "en" and rep == bare and re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE) \
+                    and not bare.isupper() and not bare.lower().startswith("the ") and not bare.endswith("s"):
+                # "in the UK" → "in Canada": the article belonged to the old name
+                s = re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE).start()  # type: ignore[union-attr]
             return _replace(frame, s, e, rep), f"entity swap ({kind}): {frame[s:e]} → {rep}"
     if kind is None and lang == "zh":
         # "预算五千左右": one typed span inside the phrase takes the place of the frame's span of that type
@@ -234,13 +243,41 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
         after = rf"\b{prep}\s+((?:the\s+|a\s+|an\s+)?[^,?.!;]+?)(?=\s+(?:{'|'.join(_EN_PREPS)}|and|or)\b|[,?.!;]|$)"
         found = list(re.finditer(after, frame, re.IGNORECASE))
         m = found[-1] if found else None
-        if m is not None and 0 < len(m.group(1).split()) <= _EN_FRAGMENT_WORDS and name_like(x):
+        if m is not None and 0 < len(m.group(1).split()) <= _EN_FRAGMENT_WORDS and name_like(bare):
             return _replace(frame, m.start(1), m.end(1), x), f"entity swap ({prep} …): {m.group(1)} → {x}"
     return None
 
 
 def name_like(x: str) -> bool:
-    return x[:1].isupper() or any(c.isdigit() for c in x)
+    """A capitalised word, a camel-case name ("iPad", "eBay") or a number: a name, not a common noun."""
+    return any(c.isupper() for c in x.split()[0][:2]) or any(c.isdigit() for c in x) if x.split() else False
+
+
+_EN_ATTR_FRAME_RE = re.compile(r"^\W*(what(?:'s|’s|\s+is|\s+are|\s+was|\s+were)\s+the\s+)([a-z][a-z -]*?)(\s+of\s+\S.*)$",
+                               re.IGNORECASE)
+
+
+def _plain_phrase(x: str) -> bool:
+    """A short lowercase noun phrase ("fuel economy"): no name, no number, no clause, no typed slot."""
+    ws = x.split()
+    return 0 < len(ws) <= 3 and all(w.isalpha() and w.islower() for w in ws) and not any(
+        w in lx.EN_AUX or w in lx.EN_WH or w in lx.EN_PRONOUNS for w in ws) and slot_kind(x) is None
+
+
+def _possessor_swap(x: str, frame: str) -> tuple[str, str] | None:
+    """The frame's owner noun (the first mention 的 follows) replaced by ``x`` ("苹果公司的市值" → "微软的市值");
+    ``x`` is a short phrase without a verb, and no attribute itself ("价格的呢" is no owner)."""
+    if not x or len(x) > 8 or _ATTR_RES["zh"].fullmatch(x) or x in lx.RELATIONAL_ZH or any(
+            t.startswith("v") or t in ("r", "d", "p") for _, t in tagged(x)):
+        return None
+    for mt in mentions(frame, "zh"):
+        i = frame.find(mt.text)
+        if "的" in mt.text or mt.relational or i < 0 or x in mt.text or mt.text in x:
+            continue
+        if frame[i + len(mt.text):].lstrip().startswith("的"):
+            return _replace(frame, i, i + len(mt.text), x), f"entity swap (owner): {mt.text} → {x}"
+        return None  # the frame's first noun owns nothing: no confident slot
+    return None
 
 
 def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
@@ -252,6 +289,13 @@ def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
     rx = _ATTR_RES[lang]
     if not rx.fullmatch(bare):
         return None
+    if not rx.search(frame):
+        shaped = _EN_ATTR_FRAME_RE.match(frame) if lang == "en" else None
+        if shaped is None or not _plain_phrase(bare) or shaped.group(2).lower() == bare.lower():
+            return None
+        # "What's the horsepower of the Ford Mustang GT?" + "And the fuel economy?": the frame's own shape says
+        # which words are the attribute, whatever the lexicon holds
+        return frame[:shaped.start(2)] + bare + frame[shaped.end(2):], f"attribute shift: {shaped.group(2)} → {bare}"
     m = rx.search(frame)
     if m is None or m.group(0).lower() == bare.lower():
         return None
@@ -261,8 +305,19 @@ def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
 _EN_COMPARE_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(?:how\s+(?:does|do|did|would|will)\s+(.+?)\s+"
                             r"(?:compare|stack\s+up|measure\s+up|fare)\b.*|(?:(?:and\s+)?(?:compared\s+(?:to|with)|"
                             r"vs\.?|versus)\s+(.+?)))\s*[?.!]*$", re.IGNORECASE)
-_ZH_COMPARE_RE = re.compile(r"^(?:那)?\s*(?:和|跟|与|同)\s*(.+?)\s*(?:比|相比|对比|比较|比起来)(?:的话)?\s*(.*?)"
+_EN_COMPARE_TO_RE = re.compile(r"\b(?:compare|compares|stack\s+up|measure\s+up)\s+(?:to|with|against)\s+(.+?)\s*[?.!]*$",
+                               re.IGNORECASE)
+# "比亚迪汉呢，哪个更便宜？": a 呢-fragment, then the comparison question
+_ZH_NE_WHICH_RE = re.compile(r"^(?:那)?\s*(.+?)\s*呢\s*[，,]\s*((?:哪个|哪一个|哪款|哪家|哪辆|谁).+?)[？?！!。\s]*$")
+# "比 Galaxy S24 好吗？": a comparison whose subject is the frame's entity
+_ZH_BI_RE = re.compile(r"^(?:那)?\s*(?:跟|和)?\s*比\s*(.+)$")
+_ZH_COMPARE_RE = re.compile(r"^(?:那)?\s*(?:(?:和|跟|与|同)\s*(.+?)\s*(?:比起来|比较|相比|对比|比)|"
+                            r"(.+?)\s*(?:相比|比起来|对比)(?=呢|的话|[？?！!。\s]*$))(?:的话)?\s*(.*?)"
                             r"[？?！!。\s]*$")
+# "Is Ally better?", "Are the Sony ones cheaper?": a comparative with no "than" compares with the frame's entity
+_EN_BETTER_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(is|are|was|were|would)\s+(.+?)\s+(?:any\s+|much\s+)?"
+                           r"(better|worse|cheaper|faster|slower|safer|bigger|smaller|larger|lighter|heavier|easier|"
+                           r"harder|more\s+\w+|less\s+\w+)(\s+(?:for|at|in)\s+[^?]+?)?\s*\?$", re.IGNORECASE)
 
 
 def _frame_entity(frame: str, lang: str, other: str) -> str | None:
@@ -271,25 +326,64 @@ def _frame_entity(frame: str, lang: str, other: str) -> str | None:
         if m.proper and m.text in frame and "的" not in m.text and other.lower() not in m.text.lower() \
                 and m.text.lower() not in other.lower():
             return m.text
+    if lang == "zh":
+        # "茅台今年的股价涨了多少": no proper name, but the noun the question opens with is what it is about
+        first = next(iter(mentions(frame, lang)), None)
+        if first is not None and not first.relational and frame.startswith(first.text) and "的" not in first.text \
+                and first.text not in other and other not in first.text:
+            return first.text
     return None
+
+
+def _zh_pair(e: str, y: str) -> str:
+    """'宝马 X5' + '奔驰 GLE' → '宝马 X5 和奔驰 GLE'; '美林' + '泰诺林' → '美林和泰诺林'."""
+    return f"{e}{' ' if not is_cjk(e[-1]) else ''}和{' ' if not is_cjk(y[0]) else ''}{y}"
 
 
 def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
     """'How does Gemini 1.5 Pro compare?' → the frame with 'E vs Y'; '跟泰诺林比哪个副作用小' → 'E和Y哪个副作用小'."""
     if lang == "en":
+        b = _EN_BETTER_RE.match(q.strip())
+        if b is not None and name_like(b.group(2)) and len(b.group(2).split()) <= _EN_FRAGMENT_WORDS:
+            e = _frame_entity(frame, "en", b.group(2))
+            if e is not None and e.lower() not in q.lower():
+                core = q.strip().rstrip(_TRAIL)
+                cut = b.start(4) if b.group(4) else len(core)
+                return f"{core[:cut]} than {e}{core[cut:]}?", f"comparison: {b.group(2)} than {e}"
         m = _EN_COMPARE_RE.match(q.strip())
         if not m:
             return None
         y = (m.group(1) or m.group(2) or "").strip()
+        if y.lower() in ("that", "it", "this", "they", "those", "these"):
+            # "And how does that compare to the Galaxy Buds 2 Pro?": the compared thing follows "to"
+            t = _EN_COMPARE_TO_RE.search(q)
+            y = t.group(1).strip() if t else ""
         e = _frame_entity(frame, "en", y) if y else None
-        if not e or len(y.split()) > _EN_FRAGMENT_WORDS:
+        if not e or len(_EN_ARTICLE_RE.sub("", y).split()) > _EN_FRAGMENT_WORDS:
             return None
         i = frame.find(e)
         return frame[:i + len(e)] + f" and {y}" + frame[i + len(e):], f"comparison: {e} and {y}"
+    w = _ZH_NE_WHICH_RE.match(q.strip())
+    if w is not None:
+        y, pred = w.group(1).strip(), w.group(2).strip()
+        e = _frame_entity(frame, "zh", y)
+        if e is None or len(y) > _ZH_FRAGMENT_CHARS:
+            return None
+        return f"{_zh_pair(e, y)}{pred}", f"comparison: {e} 和 {y}"
+    bi = _ZH_BI_RE.match(q.strip())
+    if bi is not None:
+        rest = bi.group(1).strip().rstrip(_TRAIL)
+        ym = next((x for x in mentions(rest, "zh") if x.proper and rest.startswith(x.text)), None)
+        e = _frame_entity(frame, "zh", ym.text) if ym is not None else None
+        if e is None:
+            return None
+        attr = _ATTR_RES["zh"].search(frame)
+        subject = f"{e}{' ' if not is_cjk(e[-1]) else ''}的{attr.group(0)}" if attr else e
+        return f"{subject}{' ' if not is_cjk(subject[-1]) else ''}比 {rest}", f"comparison: {e} 比 {ym.text}"  # type: ignore[union-attr]
     m = _ZH_COMPARE_RE.match(q.strip())
     if not m:
         return None
-    y, pred = m.group(1).strip(), m.group(2).strip()
+    y, pred = (m.group(1) or m.group(2)).strip(), m.group(3).strip()
     pred = re.sub(r"^呢$", "", pred)
     e = _frame_entity(frame, "zh", y)
     if not e or len(y) > _ZH_FRAGMENT_CHARS:
@@ -312,6 +406,9 @@ _EN_CONDITION_RE = re.compile(r"^\W*(?:(?:and|so|ok|okay|but)\s*,?\s+)?(?:any|an
 _EN_REQUEST_RE = re.compile(r"^\W*(?:what are|what's|what is|which|find|show|recommend|suggest|list|give me|any|"
                             r"are there|where can i)\b", re.IGNORECASE)
 _ZH_CONDITION_RE = re.compile(r"^(?:那)?(?:有没有|有没|有|要)(.{1,10}?)的?(?:吗|呢)?[？?！!。\s]*$")
+# "人均 300 以内的呢？": a limit, as a 呢-fragment
+_ZH_LIMIT_RE = re.compile(r"^(?:那)?\s*([^，,。？?]{0,8}?\d[\d.]*\s*(?:元|块|万|千)?\s*(?:以内|以下|以上|左右|之内|上下))\s*的?"
+                          r"\s*呢?[？?！!。\s]*$")
 _ZH_QWORD_RE = re.compile(r"什么|哪|怎么|多少|谁|几")
 _ZH_REQUEST_RE = re.compile(r"推荐|有没有.{0,12}[？?]?$|有哪些")
 
@@ -326,7 +423,7 @@ def _condition(q: str, frame: str, lang: str) -> tuple[str, str] | None:
             return None
         core = frame.rstrip(_TRAIL)
         return f"{core} {m.group(1)}{frame[len(core):].strip()[:1] or '?'}", f"condition added: {m.group(1)}"
-    m = _ZH_CONDITION_RE.match(q.strip())
+    m = _ZH_CONDITION_RE.match(q.strip()) or _ZH_LIMIT_RE.match(q.strip())
     if not m or not _ZH_REQUEST_RE.search(frame) or _ZH_QWORD_RE.search(m.group(1)):
         return None
     cond = m.group(1).strip()

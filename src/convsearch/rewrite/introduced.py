@@ -53,6 +53,12 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
             continue
         if not any(m.text in n.text or n.text in m.text for n in new):
             new.append(m)
+    if len(new) > 1 and lang == "zh" and not person:
+        # "是中信大厦，也叫中国尊。": the answer's first clause names what it introduces, the rest describes it
+        clause = re.split(r"[，,]", first, maxsplit=1)[0]
+        in_clause = [m for m in new if m.text in clause]
+        if len(in_clause) == 1:
+            return in_clause[0]
     return new[0] if len(new) == 1 else None
 
 

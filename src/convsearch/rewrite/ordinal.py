@@ -24,7 +24,7 @@ from functools import lru_cache
 from .. import lexicon as lx
 from ..text import tagged
 from ..types import Message
-from .entities import Mention, mentions
+from .entities import Mention, join_tokens, mentions
 from .offer import user_side
 
 _EN_ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,
@@ -36,12 +36,13 @@ _ORD = "|".join(sorted(_EN_ORD, key=len, reverse=True))
 _EN_ORD_RE = re.compile(rf"\bthe\s+({_ORD})(?:\s+(?:and|or|&)\s+(?:the\s+)?({_ORD}))?\s+([a-z][a-z-]*)\b", re.IGNORECASE)
 # "the last two options", "the first three"
 _EN_RUN_RE = re.compile(r"\bthe\s+(first|last)\s+(two|three|2|3)(?:\s+([a-z][a-z-]*))?\b", re.IGNORECASE)
+_EN_BARE_ORD_RE = re.compile(rf"\bthe\s+({_ORD})(?=\s*(?:[?.!,;]|$))", re.IGNORECASE)
 _EN_FORMER_RE = re.compile(r"\bthe\s+(former|latter)\b", re.IGNORECASE)
 # "option 2", "step #3", "number 4"
 _EN_NUM_RE = re.compile(r"\b(option|step|number|item|choice|point|no\.)\s*#?(\d{1,2})\b", re.IGNORECASE)
 
 _ZH_NUM = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
-_ZH_CLS = "个种款家条步点项类部本首位套组样"
+_ZH_CLS = "个种款家条步点项类部本首位套组样座所间台辆只门张件场支"
 # not "第一点，" (firstly) or "最后一个问题" (one last question): those open the speaker's own list
 _ZH_NOT_REF = r"(?!\s*(?:问题|[，,：:]))"
 _ZH_ORD_RE = re.compile(rf"第\s*([一二三四五六七八九十]|\d{{1,2}})\s*([{_ZH_CLS}]){_ZH_NOT_REF}")
@@ -96,6 +97,9 @@ def find_ordinal(query: str, lang: str) -> OrdinalRef | None:
     if m and _list_noun(m.group(3).lower()):
         pos = (_EN_ORD[m.group(1).lower()],) + ((_EN_ORD[m.group(2).lower()],) if m.group(2) else ())
         return OrdinalRef(m.start(), m.end(), pos, m.group(3).lower())
+    m = _EN_BARE_ORD_RE.search(query)
+    if m:  # "What is the limit for the second?": a position closing the clause stands for the item
+        return OrdinalRef(m.start(), m.end(), (_EN_ORD[m.group(1).lower()],), "")
     m = _EN_FORMER_RE.search(query)
     if m:
         return OrdinalRef(m.start(), m.end(), (1 if m.group(1).lower() == "former" else -1,), "")
@@ -103,6 +107,18 @@ def find_ordinal(query: str, lang: str) -> OrdinalRef | None:
     if m and int(m.group(2)) > 0:
         return OrdinalRef(m.start(), m.end(), (int(m.group(2)),), m.group(1).lower())
     return None
+
+
+def kind_ordinal(query: str, lang: str) -> OrdinalRef | None:
+    """"the first trail": a position with a noun that is no list noun, strict (only a list whose items or
+    question name that noun can answer it: "Red Rocks Trail", not "the first time")."""
+    if lang != "en":
+        return None
+    m = _EN_ORD_RE.search(query)
+    if m is None or m.group(3).lower() in lx.EN_FUNCTION:
+        return None
+    pos = (_EN_ORD[m.group(1).lower()],) + ((_EN_ORD[m.group(2).lower()],) if m.group(2) else ())
+    return OrdinalRef(m.start(), m.end(), pos, m.group(3).lower(), True)
 
 
 def _list_noun(word: str) -> bool:
@@ -117,7 +133,7 @@ def resolve_ordinal(query: str, history: Sequence[Message], lang: str) -> tuple[
     """(start, end, replacement) for a positional reference whose list is in one of the latest assistant
     turns; else None. A series of plain nouns ("air conditioning, wi-fi, and an elevator") only answers a
     reference that names their kind; "the last one" looks for numbered items or names."""
-    ref = find_ordinal(query, lang)
+    ref = find_ordinal(query, lang) or kind_ordinal(query, lang)
     if ref is None:
         return None
     need = max(max(ref.positions), -min(ref.positions), 2)
@@ -205,18 +221,35 @@ def _n_words(s: str, lang: str) -> int:
 def _en_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
     out: list[tuple[tuple[str, ...], str]] = []
     chunks = sentence.rstrip(" .!?").split(",")
+    if len(chunks) == 2 and not _EN_SERIES_LAST_RE.match(chunks[-1]):
+        # "A, B and C" without the serial comma: the last join splits the second chunk
+        j = list(_EN_PAIR_JOIN_RE.finditer(chunks[1]))
+        if len(j) == 1:
+            last = chunks[1][j[0].end():]
+            name = _cap_run(last.split()[:_MAX_NAME_WORDS], from_end=False)  # "Oracle Cloud all have …"
+            chunks = [chunks[0], chunks[1][: j[0].start()], f" {j[0].group(0).strip()} {name or last.strip()}"]
     if len(chunks) >= 3 and _EN_SERIES_LAST_RE.match(chunks[-1]):
         items: list[str] = []
         proper = True
         for i, chunk in enumerate(chunks):
             chunk = _EN_SERIES_LAST_RE.sub("", chunk).strip()
+            if i == 0 and ":" in chunk:
+                chunk = chunk.rsplit(":", 1)[1].strip()  # "There are three: a 401(k), …": the list starts after it
+                if chunk and len(chunk.split()) <= _MAX_NAME_WORDS:
+                    items.append(chunk)
+                    proper = proper and chunk[:1].isupper()
+                    continue
             ms = mentions(chunk, "en")
             m = (ms[-1] if i == 0 else ms[0]) if ms else None  # "Hotels near X include the Hotel Navona"
             if m is None or (i > 0 and len(chunk.split()) > 6 and not m.proper):
                 items = []
                 break
             proper = proper and m.proper
-            items.append(_series_item(chunk, m) if i else _with_det(chunk, m.text))
+            item = _series_item(chunk, m) if i else _with_det(chunk, m.text)
+            if i == len(chunks) - 1 and proper and len(chunks) > 2:
+                # "Ryanair, easyJet, and Wizz Air all fly that route": a series of names ends with the name
+                item = _cap_run(chunk.split()[:_MAX_NAME_WORDS], from_end=False) or item
+            items.append(item)
         if items:
             out.append((tuple(items), "names" if proper else "nouns"))
     for ex in _EN_EXAMPLES_RE.finditer(sentence):  # "treatment technologies, like reverse osmosis and nanofiltration"
@@ -227,7 +260,8 @@ def _en_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
     for j in _EN_PAIR_JOIN_RE.finditer(sentence):  # "Tools such as Trello or Jira": two names
         a = _cap_run(sentence[: j.start()].split()[-_MAX_NAME_WORDS:], from_end=True)
         b = _cap_run(sentence[j.end():].split()[:_MAX_NAME_WORDS], from_end=False)
-        if a and b and a.split()[0].lower() not in lx.STOP_EN and b.split()[0].lower() not in lx.STOP_EN:
+        if a and b and a.split()[0].lower() not in lx.STOP_EN and b.split()[0].lower() not in lx.STOP_EN \
+                and not any(a in items and b in items for items, _ in out):  # the tail of a longer series
             out.append(((a, b), "names"))
     return out
 
@@ -237,6 +271,8 @@ def _cap_run(words: Sequence[str], *, from_end: bool) -> str:
     seq = list(reversed(words)) if from_end else list(words)
     run: list[str] = []
     for w in seq:
+        if from_end and run and w.endswith((",", ";")):
+            break  # "Google Cloud, Microsoft Azure or …": the comma ends the name before the join
         w = w.strip(",;:()\"'“”")
         if not w or not w[0].isupper():
             break
@@ -266,17 +302,29 @@ def _with_det(chunk: str, text: str) -> str:
     return ("the " + text) if i >= 4 and chunk[i - 4:i].lower() == "the " else text
 
 
+_ZH_TITLE_RE = re.compile(r"《[^《》]{1,30}》")
+
+
 def _zh_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
     if "、" not in sentence:
         return []
     chunks = sentence.split("、")
+    if len(_ZH_TITLE_RE.findall(chunks[-1])) >= 2:  # "《B》和《C》": the titles themselves
+        chunks = chunks[:-1] + _ZH_TITLE_RE.findall(chunks[-1])
+        return [(tuple(t for c in chunks for t in _ZH_TITLE_RE.findall(c)[:1]), "names")] if all(
+            _ZH_TITLE_RE.search(c) for c in chunks) else []
     # the last member follows a conjunction word (和/与/或者), found by the tokenizer: not the 和 of 颐和园
     toks = tagged(chunks[-1])
     k = next((i for i, (w, t) in enumerate(toks) if i > 0 and t == "c" and w in lx.ZH_SERIES_JOINS), None)
     if k is not None:
-        chunks = chunks[:-1] + ["".join(w for w, _ in toks[:k]), "".join(w for w, _ in toks[k + 1:])]
+        # (re-joined with the spaces of Latin names: "Bose QC Ultra", not "BoseQCUltra")
+        chunks = chunks[:-1] + [join_tokens([w for w, _ in toks[:k]]), join_tokens([w for w, _ in toks[k + 1:]])]
     items: list[str] = []
     for i, chunk in enumerate(chunks):
+        title = _ZH_TITLE_RE.search(chunk)
+        if title is not None:  # "《流畅的 Python》": a title in book-title marks is the item, whole
+            items.append(title.group(0))
+            continue
         ms = [m for m in mentions(chunk, "zh") if "的" not in m.text] or list(mentions(chunk, "zh"))
         if not ms:
             return []

@@ -50,6 +50,15 @@ def _attach(entity: str, rest: str, *, de: bool) -> str:
     return f"{entity}{sep}{glue}{rest}"
 
 
+def _join_script(left: str, right: str) -> str:
+    """Concatenate, with a space where a Latin word would touch a Chinese character."""
+    if left and right and not left[-1].isspace() and not right[0].isspace() and (
+            (left[-1].isascii() and left[-1].isalnum() and is_cjk(right[0]))
+            or (is_cjk(left[-1]) and right[0].isascii() and right[0].isalnum())):
+        return f"{left} {right}"
+    return left + right
+
+
 def _same_kind(x: Mention, y: Mention) -> bool:
     if x.proper and y.proper:
         return x.cls == y.cls or (x.cls in _PRODUCTISH and y.cls in _PRODUCTISH) or x.cls == "proper"
@@ -86,7 +95,7 @@ class RuleRewriter:
         ordinal = resolve_ordinal(query, history, lang)
         if ordinal is not None:
             start, end, items = ordinal
-            out = query[:start] + items + query[end:]
+            out = _join_script(_join_script(query[:start], items), query[end:])  # "Obsidian 支持离线吗"
             if lang == "zh":
                 out = _ZH_NE_RE.sub("", out).rstrip(_TRAIL_PUNCT) or out  # "第二种呢？" → "向量检索"
             return self._checked(query, out, history, topic, f"gate: {decision.reason}; ordinal: {query[start:end]} → {items}")
@@ -232,6 +241,13 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
         return None, "no focus to complete with"
     if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
         return None, "already names the focus"
+    owner, de, aspect = ent.text.rpartition("的")
+    asked_aspect = q.rstrip(_TRAIL_PUNCT).endswith("呢") and _ZH_ATTRIBUTE_END_RE.search(re.sub(r"的?呢$", "", body))
+    if not de and asked_aspect and (tail := _ZH_ATTRIBUTE_END_RE.search(ent.text)) is not None:
+        owner, de, aspect = ent.text[:tail.start()], "的", tail.group(0)  # "招商银行信用卡年费" + "取现手续费呢"
+    if de and owner.strip() and (aspect.strip() in lx.RELATIONAL_ZH or _ZH_ATTRIBUTE_RE.fullmatch(aspect.strip())):
+        # "小鹏 G6 的续航" + "充电要多久？": the question asks about another aspect of 小鹏 G6, not of its 续航
+        ent = replace(ent, text=owner.strip(), head=owner.strip().split()[-1])
     if lead and not (toks and toks[0][1] in lx.ZH_NOUN_TAGS):
         toks = tagged(core)  # "那是极好的": 那 is the subject here, not a follow-up marker to drop
     prefix = ""
@@ -242,6 +258,8 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
         prefix += rest[0][0]
         rest = rest[1:]
     rest_text = "".join(w for w, _ in rest)
+    if asked_aspect:
+        rest_text = re.sub(r"的?呢$", "", rest_text)  # "取现手续费呢" completed: its 呢 has nothing left to mark
     if not rest_text:
         return None, "nothing to complete"
     slot = _object_slot(rest)
@@ -254,6 +272,9 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tu
 
 
 _ZH_FRAME_REACH = 2
+_ZH_ATTRIBUTE_END_RE = re.compile("(?:" + "|".join(sorted(map(re.escape, lx.SLOTS["attribute_zh"]), key=len, reverse=True))
+                                  + ")$")
+_ZH_ATTRIBUTE_RE = re.compile("|".join(sorted(map(re.escape, lx.SLOTS["attribute_zh"]), key=len, reverse=True)))
 # pronouns that take what the latest exchange named (or a focus a follow-up kept alive), like frame completion
 _ZH_RECENT_PRONOUNS = frozenset({"这个", "那个", "这些", "那些", "他", "她", "他们", "她们"})
 # Interjections that are also adverbs of degree or copulas: "好的" / "好想吃", "是啊" / "是真的"
@@ -319,7 +340,10 @@ def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | 
     """What a query that names nothing leaves out comes from the last exchange: a noun named two exchanges ago
     is no longer the subject of a chat, the reply's first noun is. On restoration-200k a focus older than the
     last two turns supplies 8% of the words it adds, the reply's noun 37%."""
-    if ent is None or not history or any(ent.text in m.content for m in history[-_ZH_FRAME_REACH:]):
+    if ent is None or not history:
+        return ent
+    flat = ent.text.replace(" ", "")  # "特斯拉 Model Y 的 续航" is written "特斯拉 Model Y 的续航"
+    if any(flat in m.content.replace(" ", "") for m in history[-_ZH_FRAME_REACH:]):
         return ent
     asked = next((m.content for m in reversed(history) if m.role == "user"), "")
     if asked and leans_on_focus(asked, "zh"):

@@ -1,0 +1,261 @@
+"""Fresh follow-ups per weak category (compare, ellipsis, ordinal, gap, noise, keep), written for these tests with
+entities and domains of their own: the general mechanisms must handle them, not one data set's phrasing."""
+
+from __future__ import annotations
+
+import pytest
+
+from convsearch.gate import needs_rewrite
+from convsearch.rewrite.ordinal import lists_in, resolve_ordinal
+from convsearch.rewrite.rules import RuleRewriter
+from convsearch.types import Message
+from convsearch.window import history_window
+
+U, A, T, S = "user", "assistant", "tool", "system"
+
+
+def _rewrite(turns: list[tuple[str, str]], query: str) -> str:
+    history = history_window([Message.from_dict({"role": r, "content": c}) for r, c in turns], 8)
+    return RuleRewriter().rewrite(history, query).rewritten
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # 比起来 is one word: the predicate is not "起来呢"
+    ([(U, "Rust 的编译速度怎么样？"), (A, "Rust 编译偏慢，大型项目要几十秒。")], "跟 Go 比起来呢？",
+     "Rust 和 Go 的编译速度怎么样"),
+    # no proper name in the frame: the noun the question opens with is the compared entity
+    ([(U, "茅台今年的股价涨了多少？"), (A, "贵州茅台今年以来下跌约 8%。")], "与五粮液相比呢？",
+     "茅台和五粮液今年的股价涨了多少"),
+    ([(U, "iPhone 15 的电池容量是多少？"), (A, "约为 3349 mAh。")], "和 Pixel 8 比呢？",
+     "iPhone 15 和 Pixel 8 的电池容量是多少"),
+    ([(U, "What is the top speed of the Tesla Model S Plaid?"), (A, "The Model S Plaid tops out at 200 mph.")],
+     "How does the Porsche Taycan compare?",
+     "What is the top speed of the Tesla Model S Plaid and the Porsche Taycan?"),
+])
+def test_compare_keeps_both_entities_and_the_predicate(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    ([(U, "macOS 上怎么安装 Homebrew？"), (A, "在终端运行官网给出的安装脚本即可。")], "Linux 呢？",
+     "Linux 上怎么安装 Homebrew"),
+    ([(U, "怎么在 Excel 里冻结首行？"), (A, "视图 > 冻结窗格 > 冻结首行。")], "WPS 呢？", "怎么在 WPS 里冻结首行"),
+    # a camel-case name after the same preposition is a name ("iPad"), not a common noun
+    ([(U, "How do I take a screenshot on a Chromebook?"), (A, "Press Ctrl + Show windows.")], "On an iPad?",
+     "How do I take a screenshot on an iPad?"),
+    ([(U, "How do I install Node.js on Ubuntu?"), (A, "Use the NodeSource repository or nvm.")], "And on Fedora?",
+     "How do I install Node.js on Fedora?"),
+])
+def test_verb_ellipsis_takes_the_frames_predicate(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # "A, B and C" without the serial comma is a series of three, not a pair "B and C"
+    ([(U, "Which cloud providers offer free GPU credits?"),
+      (A, "Google Cloud, Microsoft Azure and Oracle Cloud all have programs.")],
+     "How do I apply for the second one?", "How do I apply for Microsoft Azure?"),
+    # a noun that is no list noun picks from a list whose items it names
+    ([(U, "What are good beginner hikes near Denver?"),
+      (A, "Try 1) Red Rocks Trail, 2) Bear Creek Loop, and 3) Mount Falcon Trail.")],
+     "How long is the first trail?", "How long is Red Rocks Trail?"),
+    ([(U, "北京有哪些适合带孩子去的博物馆？"), (A, "推荐三个：1. 中国科学技术馆 2. 国家自然博物馆 3. 北京天文馆。")],
+     "第二座周一开门吗？", "国家自然博物馆周一开门吗"),
+])
+def test_ordinal_picks_the_listed_item(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+def test_a_pair_inside_a_longer_series_is_not_a_list_of_its_own() -> None:
+    found = lists_in("Good options are Trello, Asana or Jira.", "en")
+    assert found == ((("Trello", "Asana", "Jira"), "names"),)
+
+
+def test_an_ordinal_with_a_noun_the_list_does_not_name_is_left_alone() -> None:
+    history = [Message("user", "Which trails are good?"),
+               Message("assistant", "1) Red Rocks Trail, 2) Bear Creek Loop.")]
+    assert resolve_ordinal("When was the first time it opened?", history, "en") is None
+    assert resolve_ordinal("Is the second trail steep?", history, "en") == (3, 19, "Bear Creek Loop")
+
+
+@pytest.mark.parametrize("turns, query, must", [
+    ([(S, "You are a helpful travel assistant."), (U, "东京塔几点关门？"),
+      (T, '{"name":"Tokyo Tower","close":"23:00"}'),
+      (A, "东京塔主甲板营业到 23:00。")], "门票多少钱？", "东京塔"),
+    ([(U, "What is the refund policy of Spotify Premium?"),
+      (T, '{"hits":[{"title":"Refunds","text":"No refunds for partial months."}]}'),
+      (A, "Spotify doesn't refund partial months.")],
+     "Can I cancel anytime?", "Spotify"),
+])
+def test_tool_and_system_turns_do_not_move_the_focus(turns, query, must) -> None:
+    out = _rewrite(turns, query)
+    assert must in out and "23:00" not in out and "refund" not in out.lower().replace("refund policy", "")
+
+
+@pytest.mark.parametrize("turns, query", [
+    ([(U, "北京明天天气怎么样？"), (A, "晴。")], "上海迪士尼门票多少钱？"),
+    ([(U, "What is the capital of Australia?"), (A, "Canberra.")], "How do I make sourdough bread at home?"),
+    ([(U, "Redis 怎么持久化？"), (A, "RDB 和 AOF 两种方式。")], "Kafka 的分区怎么设置？"),
+])
+def test_a_standalone_question_is_kept_as_typed(turns, query) -> None:
+    assert _rewrite(turns, query) == query
+
+
+@pytest.mark.parametrize("query", [
+    "What is a sourdough starter and how long does it keep?",
+    "Our team offsite is booked for Friday. Can you move it to Monday?",
+    "Tell me about the Hubble telescope and its main discoveries.",
+    "那只猫太可爱了，我好想抱抱它",
+])
+def test_a_pronoun_whose_antecedent_the_query_names_in_an_earlier_clause_is_left_alone(query) -> None:
+    turns = [(U, "What is the weather like in Oslo?"), (A, "Oslo is cold and snowy this week.")] if query.isascii() \
+        else [(U, "上海明天天气怎么样？"), (A, "上海明天多云。")]
+    history = history_window([Message.from_dict({"role": r, "content": c}) for r, c in turns], 8)
+    if query.isascii():
+        assert needs_rewrite(history, query).needed is False
+    assert RuleRewriter().rewrite(history, query).rewritten == query
+
+
+def test_a_pronoun_after_a_clause_about_the_answer_still_takes_the_focus() -> None:
+    history = [Message("user", "How good is the Kindle Paperwhite screen?"),
+               Message("assistant", "The Kindle Paperwhite has a 300 ppi glare-free display.")]
+    out = RuleRewriter().rewrite(history, "Thanks, your answer helps, but what is its battery life?").rewritten
+    assert "Kindle Paperwhite" in out
+
+
+@pytest.mark.parametrize("query", ["That’s not what I asked. What about the warranty?",
+                                   "That's too vague, I need the exact opening hours."])
+def test_a_verdict_on_the_answer_is_no_reference_to_an_entity(query) -> None:
+    history = [Message("user", "Tell me about the Louvre Abu Dhabi."),
+               Message("assistant", "The Louvre Abu Dhabi is an art museum on Saadiyat Island.")]
+    out = RuleRewriter().rewrite(history, query).rewritten
+    assert out.startswith(query[:6])
+
+
+@pytest.mark.parametrize("text, not_nouns", [
+    ("I’ve heard the battery is weak.", {"I’ve heard", "heard", "I’ve"}),
+    ("It could quite possibly be cheaper.", {"quite possibly", "possibly"}),
+    ("We'd like the window seat.", {"We'd", "like"}),
+])
+def test_contractions_and_manner_adverbs_are_no_nouns(text, not_nouns) -> None:
+    from convsearch.rewrite.entities import mentions
+
+    assert not {m.text for m in mentions(text, "en")} & not_nouns
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # "X 相比呢" without 和/跟: the comparison still keeps the frame's entity and predicate
+    ([(U, "MySQL 适合做数据仓库吗？"), (A, "不太适合，OLAP 场景建议用列存。")], "那 ClickHouse 相比呢？",
+     "MySQL 和 ClickHouse 适合做数据仓库吗"),
+    # a comparative without "than" compares with the frame's entity
+    ([(U, "What's the interest rate on a Marcus savings account?"), (A, "4.4% APY.")], "Is Ally better?",
+     "Is Ally better than Marcus?"),
+    ([(U, "宝马 X5 的油耗是多少？"), (A, "百公里综合油耗约 9.5 升。")], "跟奔驰 GLE 比哪个更省油？",
+     "宝马 X5 和 奔驰 GLE 哪个更省油"),
+])
+def test_more_comparison_forms(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # a series of names ends with the name, not with the clause after it
+    ([(U, "Which budget airlines fly from London to Rome?"), (A, "Ryanair, easyJet, and Wizz Air all fly that route.")],
+     "Does the third one charge for carry-on bags?", "Does Wizz Air charge for carry-on bags?"),
+    # a title in book-title marks is one item
+    ([(U, "推荐几本入门 Python 的书？"),
+      (A, "《Python 编程：从入门到实践》、《流畅的 Python》和《利用 Python 进行数据分析》。")],
+     "第二本适合零基础吗？", "《流畅的 Python》适合零基础吗"),
+    # a Latin item does not touch the Chinese that follows
+    ([(U, "有哪些好用的笔记软件？"), (A, "常见的有 Notion、Obsidian 和印象笔记。")], "第二个支持离线吗？",
+     "Obsidian 支持离线吗"),
+])
+def test_more_list_shapes(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+def test_a_place_swap_drops_the_article_of_the_old_name() -> None:
+    turns = [(U, "How do I renew my passport in the UK?"), (A, "Apply online on GOV.UK.")]
+    assert _rewrite(turns, "And in Canada?") == "How do I renew my passport in Canada?"
+    turns = [(U, "What is the VAT rate in Germany?"), (A, "19%.")]
+    assert _rewrite(turns, "And in the Netherlands?") == "What is the VAT rate in the Netherlands?"
+
+
+def test_a_measurement_is_no_focus() -> None:
+    from convsearch.rewrite.entities import mentions
+
+    assert [m.text for m in mentions("A Big Mac has around 1,010 mg of sodium, 30 g of fat and 550 cal.", "en")] == \
+        ["Big Mac", "sodium", "fat"]
+
+
+def test_a_mixed_script_focus_is_found_in_the_turn_that_named_it_and_loses_its_old_aspect() -> None:
+    # "小鹏 G6 的 续航" (the mention) is written "小鹏 G6 的续航": still in the latest exchange; the new question
+    # asks about another aspect of 小鹏 G6
+    turns = [(U, "小鹏 G6 的续航是多少？"), (A, "CLTC 续航 755 公里。")]
+    assert _rewrite(turns, "充电要多久？") == "小鹏 G6 充电要多久"
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # a 比-question without a subject compares the frame's entity (and its attribute)
+    ([(U, "iPhone 15 的续航怎么样？"), (A, "视频播放约 20 小时。")], "比 Galaxy S24 好吗？",
+     "iPhone 15 的续航比 Galaxy S24 好吗"),
+    # "Y呢，哪个更X": the fragment and the comparison question in one turn
+    ([(U, "特斯拉 Model 3 的价格是多少？"), (A, "24.59 万元起。")], "比亚迪汉呢，哪个更便宜？",
+     "特斯拉 Model 3 和比亚迪汉哪个更便宜"),
+    # "how does that compare to Z": Z is the other entity, not "that"
+    ([(U, "What's the battery life of the AirPods Pro 2?"), (A, "About 6 hours per charge.")],
+     "And how does that compare to the Galaxy Buds 2 Pro?",
+     "What's the battery life of the AirPods Pro 2 and the Galaxy Buds 2 Pro?"),
+])
+def test_comparison_phrasings(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+def test_an_attribute_replaces_what_the_frame_asks_of_its_entity_even_outside_the_lexicon() -> None:
+    turns = [(U, "What's the horsepower of the Ford Mustang GT?"), (A, "480 hp.")]
+    assert _rewrite(turns, "And the fuel economy?") == "What's the fuel economy of the Ford Mustang GT?"
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # Latin names in a Chinese series keep their spaces (the rewrite stays faithful)
+    ([(U, "给我推荐几款降噪耳机"), (A, "索尼 WH-1000XM5、Bose QC Ultra 和 AirPods Max 都不错。")], "第二款续航多久？",
+     "Bose QC Ultra 续航多久"),
+    # a bare position closing the clause
+    ([(U, "What languages should a data analyst learn?"), (A, "Python, R, and SQL are the core ones.")],
+     "How popular is the third?", "How popular is SQL?"),
+])
+def test_more_ordinal_shapes(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # "Y的呢" swaps the owner of the frame's "E 的 …"
+    ([(U, "苹果公司的市值是多少？"), (A, "约 3.4 万亿美元。")], "微软的呢？", "微软的市值是多少"),
+    # a limit as a 呢-fragment after a request: a condition, as a separate term
+    ([(U, "推荐几家上海的日料店"), (A, "久兵卫、鮨一、松泉。")], "人均 300 以内的呢？",
+     "推荐几家上海的日料店 人均 300 以内"),
+    # an "E + aspect" focus gives E to a 呢-fragment on another aspect, and the 呢 goes
+    ([(U, "招商银行信用卡年费多少？"), (T, '{"card":"经典白","fee":"免年费"}'), (A, "首年免年费，刷卡 6 次免次年。")],
+     "取现手续费呢？", "招商银行信用卡取现手续费"),
+    # the first clause of the answer names what a 哪座 question asked for
+    ([(U, "北京最高的建筑是哪座？"), (A, "是中信大厦，也叫中国尊。")], "它有多高？", "中信大厦有多高"),
+])
+def test_zh_owner_condition_aspect_and_introduced(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # a role acronym is an aspect of the focus, not a name of its own
+    ([(U, "How many employees does Spotify have?"), (A, "About 9,000."), (U, "Where is the headquarters?"),
+      (A, "Stockholm, Sweden.")], "Who is the CEO?", "Who is the CEO of Spotify?"),
+    # a version fragment that repeats a word of the name swaps from that word on
+    ([(U, "What's the max RAM on the ThinkPad X1 Carbon Gen 12?"), (A, "64 GB.")], "And the Gen 11?",
+     "What's the max RAM on the ThinkPad X1 Carbon Gen 11?"),
+])
+def test_en_role_and_version_fragments(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+def test_a_multiplier_is_no_name() -> None:
+    from convsearch.rewrite.entities import mentions
+
+    assert not any(m.proper for m in mentions("You earn 2x miles on every purchase.", "en"))
