@@ -238,6 +238,8 @@ class MilvusBackend:
         except Exception as exc:  # connection refused, a locked Lite file, a bad token
             self._release_lite()
             hint = " (Milvus Lite allows one process per database file: is another one using it?)" if self.lite else ""
+            if _unauthenticated(exc):
+                hint = " (the server refused the token: check CONVSEARCH_MILVUS_TOKEN)"
             raise BackendError(f"cannot open Milvus at {self._where()}{hint}: {_one_line(exc)}") from exc
         try:
             for c in COLLECTIONS:
@@ -548,6 +550,24 @@ class MilvusBackend:
 
     def _where(self) -> str:
         return self.uri if self.lite else re.sub(r"//[^@/]*@", "//", self.uri)  # never a user:password
+
+
+def _unauthenticated(exc: BaseException) -> bool:
+    """Whether a gRPC UNAUTHENTICATED status is in ``exc``'s chain (pymilvus wraps it in a generic "fail
+    connecting" MilvusException)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        code = getattr(cur, "code", None)
+        if callable(code):
+            try:
+                if getattr(code(), "name", "") == "UNAUTHENTICATED":
+                    return True
+            except Exception:  # a code() that needs arguments or fails: not a gRPC error
+                pass
+        cur = cur.__cause__ or cur.__context__
+    return False
 
 
 def _one_line(exc: BaseException) -> str:
