@@ -280,3 +280,20 @@ def test_lite_flushes_writes_before_the_next_search(tmp_path, corpus):
         assert b._unflushed
         ids = [h.id for h in b.search("松山湖 露营", top_k=13)]
         assert ids[0] == "zh-new" and "zh-camp-py" not in ids and not b._unflushed
+
+
+def test_pipeline_sends_the_variants_in_one_milvus_call(mb, monkeypatch):
+    """A turn's query variants reach Milvus as one search_many call (one hybrid request with nq = variants per
+    collection), merged by best score, then reranked with the original query."""
+    from convsearch import Pipeline
+
+    seen: list[tuple[str, ...]] = []
+    real = mb.search_many
+    monkeypatch.setattr(mb, "search_many", lambda qs, **kw: seen.append(tuple(qs)) or real(qs, **kw))
+    monkeypatch.setattr(mb, "search", lambda *a, **kw: pytest.fail("one search per variant"))
+    turn = [{"role": "user", "content": "番禺适合露营吗？"}, {"role": "assistant", "content": "适合。"}]
+    with Pipeline(mb, variant_maker=lambda q, *, max_variants, calls=None: ["深圳 露营"]) as p:
+        r = asyncio.run(p.asearch("那深圳呢？", turn)) if not mb.lite else p.search("那深圳呢？", turn)
+    assert seen == [r.trace.queries] and len(seen[0]) == 2
+    assert {"zh-camp-sz", "zh-camp-py"} <= {h.id for h in r.hits}
+    assert r.hits[0].id == "zh-camp-sz"
