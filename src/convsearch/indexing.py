@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .backends.base import batches
@@ -46,29 +46,11 @@ def write(backend: Any, docs: Iterable[Document], *, total: int | None = None, b
 
 
 def documents_of(backend: Any) -> tuple[Iterable[Document], int]:
-    """Every document stored in ``backend`` and how many there are (for copying)."""
-    from .backends.local import LocalIndex
-
-    if isinstance(backend, LocalIndex):
-        return _local_documents(backend), len(backend)
+    """Every document stored in ``backend`` (its ``iter_documents``) and how many there are (for copying)."""
     it = getattr(backend, "iter_documents", None)
     if it is None:
         raise ConfigError(f"the {getattr(backend, 'name', '?')} backend cannot list its documents to be copied")
     return it(), len(backend)
-
-
-def _local_documents(idx: Any, *, page: int = 1000) -> Iterator[Document]:
-    """The local index's stored documents, read back from their payloads (ids in index order).
-    (Kept here rather than in local.py so this change stays out of the index's own file.)"""
-    import tantivy
-
-    searcher = idx._index.searcher()
-    n = searcher.num_docs
-    q = tantivy.Query.all_query()
-    for offset in range(0, n, page):
-        for h in idx._hits(searcher, searcher.search(q, page, offset=offset).hits, "local"):
-            md = {k: v for k, v in h.metadata.items() if k != "lang"}
-            yield Document(h.id, h.text, h.title, h.url, h.date, h.metadata.get("lang"), md)
 
 
 def delete(backend: Any, ids: Sequence[str]) -> int:

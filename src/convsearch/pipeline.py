@@ -30,8 +30,8 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from . import events
-from .backends.base import Filters, Recency, SearchBackend
-from .backends.compose import search_applied
+from .backends.base import Filters, ManyQueryBackend, Recency, SearchBackend
+from .backends.compose import search_applied, search_many_applied
 from .backends.fanout import OK, FanOut, Route, afan_out, route_queries, run_sync
 from .config import Settings
 from .dedup import dedup
@@ -446,9 +446,13 @@ def _search_one(route: Route, *, top_k: int, filters: Filters | None, recency: R
                 today: date | None) -> tuple[list[tuple[Hit, ...]], tuple[BackendRun, ...]]:
     """One backend, in this thread (no event loop): its error is the turn's error."""
     t0 = time.perf_counter()
-    applied = [search_applied(route.backend, q, top_k=top_k, filters=filters, recency=recency,
-                              dense_query=route.dense_query if i == 0 else None, today=today)
-               for i, q in enumerate(route.queries)]
+    if len(route.queries) > 1 and isinstance(route.backend, ManyQueryBackend):  # all variants in one call
+        applied = [search_many_applied(route.backend, route.queries, top_k=top_k, filters=filters, recency=recency,
+                                       dense_query=route.dense_query, today=today)]
+    else:
+        applied = [search_applied(route.backend, q, top_k=top_k, filters=filters, recency=recency,
+                                  dense_query=route.dense_query if i == 0 else None, today=today)
+                   for i, q in enumerate(route.queries)]
     notes = tuple(dict.fromkeys(n for a in applied for n in a.notes))
     run = BackendRun(route.name, OK, route.queries, "", round((time.perf_counter() - t0) * 1000, 3), notes,
                      sum(len(a.hits) for a in applied))

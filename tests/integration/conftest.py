@@ -90,14 +90,39 @@ def _redis_summary(terminalreporter) -> None:
         terminalreporter.write_line("web cache / rate limiter tests ran on Redis (CONVSEARCH_TEST_REDIS_URL)")
 
 
-# --- Milvus: Lite in tmp_path always; a real server when CONVSEARCH_TEST_MILVUS_URI is set ------------------
+# --- Milvus: Lite in tmp_path always; a server tier through pymilvus's remote (gRPC) client ----------------
+# CONVSEARCH_TEST_MILVUS_URI (+ CONVSEARCH_TEST_MILVUS_TOKEN) = a real Milvus server; without it the session
+# starts Milvus Lite's engine behind a gRPC server on loopback (convsearch.testing.milvus_server, which refuses
+# calls without its token), so the remote client path, the URI and the token handling still run.
 MILVUS_URI = os.environ.get("CONVSEARCH_TEST_MILVUS_URI", "").strip()
-MILVUS_LITE_ONLY = ("CONVSEARCH_TEST_MILVUS_URI is not set: the Milvus backend tests ran on Milvus Lite only "
-                    "(set it to http://host:19530 to run them on a server too)")
+MILVUS_TOKEN = os.environ.get("CONVSEARCH_TEST_MILVUS_TOKEN", "").strip() or None
+_MILVUS_SERVER = {"where": "", "tests": 0}
+
+
+@pytest.fixture(scope="session")
+def _milvus_server_session(tmp_path_factory):
+    if MILVUS_URI:
+        _MILVUS_SERVER["where"] = f"the Milvus server at {MILVUS_URI}"
+        yield MILVUS_URI, MILVUS_TOKEN
+        return
+    from convsearch.testing.milvus_server import MilvusLiteServer
+
+    token = f"root:{uuid.uuid4().hex}"
+    with MilvusLiteServer(tmp_path_factory.mktemp("milvus-server") / "data", token=token) as srv:
+        _MILVUS_SERVER["where"] = (f"Milvus Lite's engine behind a gRPC server at {srv.uri} (token required; "
+                                   "not Milvus standalone: set CONVSEARCH_TEST_MILVUS_URI=http://host:19530 for one)")
+        yield srv.uri, token
+
+
+@pytest.fixture
+def milvus_server(_milvus_server_session):
+    """(uri, token) of the server tier: a real Milvus server when CONVSEARCH_TEST_MILVUS_URI is set, else Milvus
+    Lite behind a gRPC server on loopback, started once per session; tests pick their own collection prefix."""
+    _MILVUS_SERVER["tests"] += 1
+    return _milvus_server_session
 
 
 def _milvus_summary(terminalreporter) -> None:
-    if not MILVUS_URI:
-        terminalreporter.write_line(MILVUS_LITE_ONLY, yellow=True, bold=True)
-    else:
-        terminalreporter.write_line(f"Milvus backend tests ran on Milvus Lite and the server at {MILVUS_URI}")
+    if _MILVUS_SERVER["tests"]:
+        terminalreporter.write_line(f"Milvus server tier: {_MILVUS_SERVER['tests']} tests ran through pymilvus's "
+                                    f"remote client on {_MILVUS_SERVER['where']}")

@@ -123,6 +123,25 @@ def test_delete(fresh):
     assert fresh.delete(["zh-camp-py"]) == 0
 
 
+@pytest.mark.parametrize("batch_size", [1000, 4, 1])
+def test_iter_documents_gives_back_every_stored_document(tmp_path, corpus, batch_size):
+    idx = LocalIndex(tmp_path / "index")
+    docs = [Document(d.id, d.text, d.title, d.url, d.date, d.id.split("-")[0],
+                     {"source_type": "faq" if "price" in d.id else "doc", "kb_version": "v2", "tags": ["a", "中"]})
+            for d in corpus]
+    idx.add(docs)
+    idx.delete(["en-cat"])
+    idx.add([Document("zh-leave", "员工每年享有十五天带薪年假。", title="年假（新）", lang="zh")])
+    got = list(idx.iter_documents(batch_size=batch_size))
+    assert len(got) == len(idx) == len(corpus) - 1 and len({d.id for d in got}) == len(got)
+    want = {d.id: d for d in docs if d.id not in ("en-cat", "zh-leave")}
+    by_id = {d.id: d for d in got}
+    assert by_id["zh-leave"].title == "年假（新）" and by_id["zh-leave"].metadata == {}
+    for i, d in want.items():  # zh and en documents round-trip field by field
+        assert by_id[i] == d, i
+    assert list(LocalIndex(tmp_path / "empty").iter_documents()) == []
+
+
 def test_reopen_sees_the_same_documents(fresh, tmp_path):
     fresh.add([Document("new-en", "A brand new English document about kayaks.", title="Kayaks")])
     fresh.delete(["zh-leave"])

@@ -1,9 +1,10 @@
 """The shipped contract suites (convsearch.backends.testing) on Milvus Lite (a file under tmp_path), hybrid and
-BM25-only, and on a real Milvus server when CONVSEARCH_TEST_MILVUS_URI is set (the run's summary says which)."""
+BM25-only, and the same through pymilvus's remote client on the ``milvus_server`` fixture: a real Milvus server
+when CONVSEARCH_TEST_MILVUS_URI is set, else Lite's engine behind a gRPC server on loopback (the run's summary
+says which)."""
 
 from __future__ import annotations
 
-import os
 import uuid
 
 import pytest
@@ -21,13 +22,11 @@ from convsearch.embed import HashEmbedder  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
-SERVER_URI = os.environ.get("CONVSEARCH_TEST_MILVUS_URI", "").strip()  # read at import: the env is cleaned per test
 
-
-def _drop(uri: str, prefix: str) -> None:
+def _drop(uri: str, token: str | None, prefix: str) -> None:
     from pymilvus import MilvusClient
 
-    c = MilvusClient(uri)
+    c = MilvusClient(uri, **({"token": token} if token else {}))
     for kind in ("faq", "documents"):
         c.drop_collection(f"{prefix}_{kind}")
     c.close()
@@ -40,23 +39,22 @@ class _Milvus:
     dense = True
 
     @pytest.fixture
-    def where(self, tmp_path):
+    def where(self, request, tmp_path):
         if not self.server:
-            yield str(tmp_path / "kb.db"), "convsearch"
+            yield str(tmp_path / "kb.db"), None, "convsearch"
             from milvus_lite.server_manager import server_manager_instance
 
             assert str(tmp_path / "kb.db") not in server_manager_instance._servers, "a Lite server was left running"
             return
-        if not SERVER_URI:
-            pytest.skip("CONVSEARCH_TEST_MILVUS_URI is not set: the Milvus contract ran on Milvus Lite only")
+        uri, token = request.getfixturevalue("milvus_server")  # started only when a server test runs
         prefix = f"t_{uuid.uuid4().hex[:10]}"
-        yield SERVER_URI, prefix
-        _drop(SERVER_URI, prefix)
+        yield uri, token, prefix
+        _drop(uri, token, prefix)
 
     def make(self, where):
-        uri, prefix = where
-        return MilvusBackend(uri, embedder=HashEmbedder(dim=256) if self.dense else None, prefix=prefix,
-                             today=CONTRACT_TODAY)
+        uri, token, prefix = where
+        return MilvusBackend(uri, embedder=HashEmbedder(dim=256) if self.dense else None, token=token,
+                             prefix=prefix, today=CONTRACT_TODAY)
 
 
 class _Read(_Milvus, SearchBackendContract):
@@ -95,6 +93,11 @@ class TestLiteWritableContract(_Write):
 
 class TestServerHybridContract(_Read):
     server = True
+
+
+class TestServerBM25Contract(_Read):
+    server = True
+    dense = False
 
 
 class TestServerWritableContract(_Write):

@@ -1,10 +1,10 @@
-"""The Milvus backend against a real Milvus: Lite in a file under tmp_path always, a server when
-CONVSEARCH_TEST_MILVUS_URI is set (the run's summary says which ran; see tests/integration/conftest.py)."""
+"""The Milvus backend against a real Milvus: Lite in a file under tmp_path, and through pymilvus's remote client
+on the ``milvus_server`` fixture (a server when CONVSEARCH_TEST_MILVUS_URI is set, else Lite's engine behind a
+gRPC server on loopback; the run's summary says which ran; see tests/integration/conftest.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 import uuid
@@ -22,8 +22,6 @@ from convsearch.config import Settings  # noqa: E402
 from convsearch.embed import HashEmbedder  # noqa: E402
 from convsearch.errors import BackendError, ConfigError, IndexMissingError, InputError  # noqa: E402
 from convsearch.types import Document, Hit  # noqa: E402
-
-MILVUS_URI = os.environ.get("CONVSEARCH_TEST_MILVUS_URI", "").strip()  # read at import (the env is cleaned per test)
 
 pytestmark = pytest.mark.integration
 
@@ -47,18 +45,18 @@ def _lite_released(path) -> bool:
 
 @pytest.fixture(params=["lite", "server"])
 def target(request, tmp_path):
-    """(uri, prefix) of an empty Milvus: a Lite file in tmp_path, or the test server with a fresh prefix."""
+    """(uri, prefix, token) of an empty Milvus: a Lite file in tmp_path, or the ``milvus_server`` fixture (a real
+    server when CONVSEARCH_TEST_MILVUS_URI is set, else Lite behind a gRPC server) with a fresh prefix."""
     if request.param == "lite":
-        yield str(tmp_path / "kb.db"), "convsearch"
+        yield str(tmp_path / "kb.db"), "convsearch", None
         assert _lite_released(tmp_path / "kb.db"), "a Lite server was left running"
         return
-    if not MILVUS_URI:
-        pytest.skip("CONVSEARCH_TEST_MILVUS_URI is not set: the Milvus tests ran on Milvus Lite only")
+    uri, token = request.getfixturevalue("milvus_server")
     prefix = f"t_{uuid.uuid4().hex[:10]}"
-    yield MILVUS_URI, prefix
+    yield uri, prefix, token
     from pymilvus import MilvusClient
 
-    c = MilvusClient(MILVUS_URI)
+    c = MilvusClient(uri, **({"token": token} if token else {}))
     for kind in ("faq", "documents"):
         c.drop_collection(f"{prefix}_{kind}")
     c.close()
@@ -66,8 +64,8 @@ def target(request, tmp_path):
 
 @pytest.fixture
 def mb(target, corpus):
-    uri, prefix = target
-    b = MilvusBackend(uri, embedder=HashEmbedder(dim=64), prefix=prefix, today=date(2024, 12, 1))
+    uri, prefix, token = target
+    b = MilvusBackend(uri, token=token, embedder=HashEmbedder(dim=64), prefix=prefix, today=date(2024, 12, 1))
     b.add(kb_docs(corpus))
     yield b
     b.close()
@@ -96,8 +94,9 @@ def test_ranked_hybrid_hits_zh_en(mb, query, expected):
 
 
 def test_english_stemming_matches_on_both_sides(target, corpus):
-    uri, prefix = target
-    with MilvusBackend(uri, prefix=prefix) as b:  # BM25 only: stemming must come from the shared tokenisation
+    uri, prefix, token = target
+    # BM25 only: stemming must come from the shared tokenisation
+    with MilvusBackend(uri, token=token, prefix=prefix) as b:
         b.add(kb_docs(corpus))
         hits = b.search("launches", top_k=3)
         assert hits[0].id == "en-spacex-launch"
@@ -184,25 +183,25 @@ def test_async_twin_matches_sync(mb):
 
 
 def test_reopen_keeps_documents_and_checks_the_embedder(target, corpus):
-    uri, prefix = target
-    with MilvusBackend(uri, embedder=HashEmbedder(dim=64), prefix=prefix) as b:
+    uri, prefix, token = target
+    with MilvusBackend(uri, token=token, embedder=HashEmbedder(dim=64), prefix=prefix) as b:
         b.add(kb_docs(corpus)[:4])
-    with MilvusBackend(uri, embedder=HashEmbedder(dim=64), prefix=prefix, create=False) as b:
+    with MilvusBackend(uri, token=token, embedder=HashEmbedder(dim=64), prefix=prefix, create=False) as b:
         assert len(b) == 4
         assert len(list(b.iter_documents())) == 4
     with pytest.raises(BackendError, match="dim 64.*dim 32"):
-        MilvusBackend(uri, embedder=HashEmbedder(dim=32), prefix=prefix)
+        MilvusBackend(uri, token=token, embedder=HashEmbedder(dim=32), prefix=prefix)
 
 
 def test_missing_collections_without_create(target):
-    uri, prefix = target
+    uri, prefix, token = target
     with pytest.raises(IndexMissingError, match="convsearch index PATH --backend milvus"):
-        MilvusBackend(uri, prefix=prefix, create=False)
+        MilvusBackend(uri, token=token, prefix=prefix, create=False)
 
 
 def test_closed_backend_says_so(target):
-    uri, prefix = target
-    b = MilvusBackend(uri, prefix=prefix)
+    uri, prefix, token = target
+    b = MilvusBackend(uri, token=token, prefix=prefix)
     b.close()
     b.close()  # idempotent
     with pytest.raises(BackendError, match="closed"):
@@ -238,3 +237,63 @@ def test_from_settings(tmp_path, monkeypatch):
         from_settings(replace(s, milvus_uri=str(tmp_path / "kb.sqlite")))
     with pytest.raises(ConfigError, match="CONVSEARCH_MILVUS_PREFIX"):
         from_settings(replace(s, milvus_prefix="bad-prefix"))
+
+
+def test_server_token_is_sent_and_checked(milvus_server):
+    """The token reaches the server (Lite's own server has no auth; the test launcher refuses calls without it,
+    as a Milvus server with authentication does), and a wrong or missing one is one clear BackendError."""
+    uri, token = milvus_server
+    if token is None:
+        pytest.skip("the server at CONVSEARCH_TEST_MILVUS_URI takes no token (CONVSEARCH_TEST_MILVUS_TOKEN unset)")
+    prefix = f"t_{uuid.uuid4().hex[:10]}"
+    for bad in (None, token + "x"):
+        with pytest.raises(BackendError, match="refused the token.*CONVSEARCH_MILVUS_TOKEN") as e:
+            MilvusBackend(uri, token=bad, prefix=prefix, timeout_s=10)
+        assert token not in str(e.value)
+    s = Settings.from_env({"CONVSEARCH_DENSE": "off", "CONVSEARCH_MILVUS_URI": uri, "CONVSEARCH_MILVUS_TOKEN": token,
+                           "CONVSEARCH_MILVUS_PREFIX": prefix})
+    b = from_settings(s, create=True)  # the Secret from the environment is what authenticates
+    try:
+        assert not b.lite and b.capabilities.remote
+        b.add([Document("zh-1", "AnySearch 支持混合检索", lang="zh"), Document("en-1", "hybrid retrieval", lang="en")])
+        assert [h.id for h in b.search("混合检索", top_k=1)] == ["zh-1"]
+        assert [h.id for h in b.search("retrieval", top_k=1)] == ["en-1"]
+    finally:
+        b.close()
+        from pymilvus import MilvusClient
+
+        c = MilvusClient(uri, token=token)
+        for kind in ("faq", "documents"):
+            c.drop_collection(f"{prefix}_{kind}")
+        c.close()
+
+
+def test_lite_flushes_writes_before_the_next_search(tmp_path, corpus):
+    """Lite answers a query over unflushed rows by decoding every one (~0.3 s per query at 5,000 documents), so
+    writes are flushed before the next search, and what was written stays findable across flushes."""
+    with MilvusBackend(tmp_path / "kb.db", prefix="convsearch") as b:
+        b.add(kb_docs(corpus)[:6])
+        assert b._unflushed == {"convsearch_faq", "convsearch_documents"}
+        assert b.search("露营", top_k=3) and not b._unflushed
+        b.add([Document("zh-new", "松山湖 露营 基地 开放", lang="zh")])
+        b.delete(["zh-camp-py"])
+        assert b._unflushed
+        ids = [h.id for h in b.search("松山湖 露营", top_k=13)]
+        assert ids[0] == "zh-new" and "zh-camp-py" not in ids and not b._unflushed
+
+
+def test_pipeline_sends_the_variants_in_one_milvus_call(mb, monkeypatch):
+    """A turn's query variants reach Milvus as one search_many call (one hybrid request with nq = variants per
+    collection), merged by best score, then reranked with the original query."""
+    from convsearch import Pipeline
+
+    seen: list[tuple[str, ...]] = []
+    real = mb.search_many
+    monkeypatch.setattr(mb, "search_many", lambda qs, **kw: seen.append(tuple(qs)) or real(qs, **kw))
+    monkeypatch.setattr(mb, "search", lambda *a, **kw: pytest.fail("one search per variant"))
+    turn = [{"role": "user", "content": "番禺适合露营吗？"}, {"role": "assistant", "content": "适合。"}]
+    with Pipeline(mb, variant_maker=lambda q, *, max_variants, calls=None: ["深圳 露营"]) as p:
+        r = asyncio.run(p.asearch("那深圳呢？", turn)) if not mb.lite else p.search("那深圳呢？", turn)
+    assert seen == [r.trace.queries] and len(seen[0]) == 2
+    assert {"zh-camp-sz", "zh-camp-py"} <= {h.id for h in r.hits}
+    assert r.hits[0].id == "zh-camp-sz"

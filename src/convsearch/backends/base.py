@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Protocol, runtime_checkable
@@ -180,6 +180,20 @@ class SearchBackend(Protocol):
 
 
 @runtime_checkable
+class ManyQueryBackend(SearchBackend, Protocol):
+    """Optional: a backend that searches several query variants in one call and returns ONE list, each
+    document once with its best score over the variants (``search_many`` semantics; Milvus runs them as one
+    ``nq > 1`` request). ``dense_query`` replaces the first query on the dense side. The pipeline uses it when
+    present; otherwise it calls ``search`` once per variant and fuses the lists by RRF."""
+
+    def search_many(self, queries: Sequence[str], *, top_k: int = 10, filters: Filters | None = None,
+                    recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]: ...
+
+    async def asearch_many(self, queries: Sequence[str], *, top_k: int = 10, filters: Filters | None = None,
+                           recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]: ...
+
+
+@runtime_checkable
 class WritableBackend(SearchBackend, Protocol):
     """A backend that also stores documents (``capabilities.writable``): upsert by id and delete by id."""
 
@@ -269,5 +283,5 @@ def _doc_hit(d: Document, score: float, source: str) -> Hit:
     return Hit(d.id, d.title, d.text, score, d.url, d.date, source, 0, md)
 
 
-__all__ = ["FILTER_FIELDS", "Capabilities", "Filters", "InMemoryBackend", "Recency", "SearchBackend",
-           "WritableBackend", "batches", "hit_date", "parse_date"]
+__all__ = ["FILTER_FIELDS", "Capabilities", "Filters", "InMemoryBackend", "ManyQueryBackend", "Recency",
+           "SearchBackend", "WritableBackend", "batches", "hit_date", "parse_date"]

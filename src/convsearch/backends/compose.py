@@ -14,12 +14,14 @@ applicable`` — never silently ignored.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from ..types import Hit
-from .base import Filters, Recency, SearchBackend, hit_date
+from .base import Filters, ManyQueryBackend, Recency, SearchBackend, hit_date
 
 # How many more hits to ask for when some filtering happens after the search.
 OVERFETCH = 4
@@ -134,4 +136,40 @@ async def asearch_applied(backend: SearchBackend, query: str, *, top_k: int = 10
     return Applied(apply_after(hits, plan, top_k), plan.notes)
 
 
-__all__ = ["OVERFETCH", "Applied", "Plan", "apply_after", "asearch_applied", "plan_search", "search_applied"]
+def search_many_applied(backend: SearchBackend, queries: Sequence[str], *, top_k: int = 10,
+                        filters: Filters | dict[str, Any] | None = None, recency: Recency | str | None = None,
+                        dense_query: str | None = None, today: date | None = None) -> Applied:
+    """Every query variant as ONE list, each document with its best score (``search_many`` semantics): one
+    ``backend.search_many`` call when the backend offers it (``ManyQueryBackend``), else one ``search`` per
+    query merged by ``fuse_max``. Options are honoured natively or after, as ``search_applied`` does."""
+    from ..fuse import fuse_max
+
+    plan = plan_search(backend, top_k=top_k, filters=filters, recency=recency, dense_query=dense_query, today=today)
+    kw: dict[str, Any] = {"top_k": plan.fetch_k, "filters": plan.native_filters, "recency": plan.native_recency}
+    if isinstance(backend, ManyQueryBackend):
+        hits = backend.search_many(list(queries), dense_query=plan.dense_query, **kw)
+    else:
+        hits = fuse_max([backend.search(q, dense_query=plan.dense_query if i == 0 else None, **kw)
+                         for i, q in enumerate(queries)], limit=plan.fetch_k)
+    return Applied(apply_after(hits, plan, top_k), plan.notes)
+
+
+async def asearch_many_applied(backend: SearchBackend, queries: Sequence[str], *, top_k: int = 10,
+                               filters: Filters | dict[str, Any] | None = None, recency: Recency | str | None = None,
+                               dense_query: str | None = None, today: date | None = None) -> Applied:
+    """The async twin of :func:`search_many_applied` (``asearch_many`` / ``asearch``)."""
+    from ..fuse import fuse_max
+
+    plan = plan_search(backend, top_k=top_k, filters=filters, recency=recency, dense_query=dense_query, today=today)
+    kw: dict[str, Any] = {"top_k": plan.fetch_k, "filters": plan.native_filters, "recency": plan.native_recency}
+    if isinstance(backend, ManyQueryBackend):
+        hits = await backend.asearch_many(list(queries), dense_query=plan.dense_query, **kw)
+    else:
+        lists = await asyncio.gather(*(backend.asearch(q, dense_query=plan.dense_query if i == 0 else None, **kw)
+                                       for i, q in enumerate(queries)))
+        hits = fuse_max(lists, limit=plan.fetch_k)
+    return Applied(apply_after(hits, plan, top_k), plan.notes)
+
+
+__all__ = ["OVERFETCH", "Applied", "Plan", "apply_after", "asearch_applied", "asearch_many_applied", "plan_search",
+           "search_applied", "search_many_applied"]

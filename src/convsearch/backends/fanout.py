@@ -40,8 +40,8 @@ from typing import Any, TypeVar
 from ..errors import BackendError, ConvsearchError, DeadlineExceeded
 from ..infra.deadline import Deadline
 from ..types import BackendRun, Hit
-from .base import FILTER_FIELDS, Capabilities, Filters, Recency, SearchBackend
-from .compose import Applied, asearch_applied
+from .base import FILTER_FIELDS, Capabilities, Filters, ManyQueryBackend, Recency, SearchBackend
+from .compose import Applied, asearch_applied, asearch_many_applied
 
 T = TypeVar("T")
 
@@ -93,6 +93,9 @@ def route_queries(backends: Sequence[SearchBackend], queries: Sequence[str], *, 
 
 async def _run_route(route: Route, *, top_k: int, filters: Filters | None, recency: Recency | None,
                      today: date | None) -> list[Applied]:
+    if len(route.queries) > 1 and isinstance(route.backend, ManyQueryBackend):  # all variants in one call
+        return [await asearch_many_applied(route.backend, route.queries, top_k=top_k, filters=filters,
+                                           recency=recency, dense_query=route.dense_query, today=today)]
     calls = [asearch_applied(route.backend, q, top_k=top_k, filters=filters, recency=recency,
                              dense_query=route.dense_query if i == 0 else None, today=today)
              for i, q in enumerate(route.queries)]
