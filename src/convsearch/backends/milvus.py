@@ -46,9 +46,15 @@ Milvus Lite's limits (say them to anyone sizing a deployment):
 - Unflushed writes are searched by decoding every row per query (0.25 s per BM25 query at 5,000 documents,
   against 5.5 ms once flushed), so this backend flushes Lite's written collections before the next search.
 
->>> b = MilvusBackend(tmp / "kb.db", embedder=HashEmbedder())          # doctest: +SKIP
->>> b.add([Document("1", "AnySearch 支持混合检索", metadata={"source_type": "faq"})]); b.search("混合检索")[0].id
+>>> import tempfile
+>>> from convsearch.embed import HashEmbedder
+>>> from convsearch.types import Document
+>>> b = MilvusBackend(f"{tempfile.mkdtemp()}/kb.db", embedder=HashEmbedder())   # or "http://host:19530"
+>>> b.add([Document("1", "AnySearch 支持混合检索", metadata={"source_type": "faq"})])
+1
+>>> b.search("混合检索")[0].id
 '1'
+>>> b.close()
 """
 
 from __future__ import annotations
