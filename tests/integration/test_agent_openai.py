@@ -151,7 +151,7 @@ def test_sse_streaming_from_the_live_server(tmp_path: Path, corpus, llm_server: 
     httpx = pytest.importorskip("httpx")
     pytest.importorskip("uvicorn")
     from convsearch.backends.local import LocalIndex
-    from convsearch.testing.live_server import LiveServer
+    from convsearch.testing.live_server import LiveServer, sse_events
 
     LocalIndex(tmp_path / "index", embedder=None).add(corpus)
     llm_server.responder = dialogue(Reply.tool_calls_of(web("SpaceX founded"), web("Falcon 1 first launch")))
@@ -162,12 +162,7 @@ def test_sse_streaming_from_the_live_server(tmp_path: Path, corpus, llm_server: 
         with httpx.stream("POST", srv.url + "/v1/answer", headers={"Authorization": "Bearer key-acme"}, timeout=30,
                           json={"query": "When was SpaceX founded and when did it first launch?", "stream": True}) as r:
             assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
-            event = None
-            for line in r.iter_lines():
-                if line.startswith("event: "):
-                    event = line[7:]
-                elif line.startswith("data: "):
-                    events.append((event, json.loads(line[6:])))
+            events += sse_events(r)
     kinds = [k for k, _ in events]
     assert kinds[:2] == ["search", "search"] and kinds[-2:] == ["citations", "done"] and "token" in kinds
     done = events[-1][1]

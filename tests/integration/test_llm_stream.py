@@ -189,7 +189,7 @@ def test_sse_answer_streams_real_tokens_from_the_live_server(tmp_path, corpus, s
     httpx = pytest.importorskip("httpx")
     pytest.importorskip("uvicorn")
     from convsearch.backends.local import LocalIndex
-    from convsearch.testing.live_server import LiveServer
+    from convsearch.testing.live_server import LiveServer, sse_events
 
     LocalIndex(tmp_path / "index", embedder=None).add(corpus)
     answer = "SpaceX was founded in 2002 [1]."
@@ -201,12 +201,7 @@ def test_sse_answer_streams_real_tokens_from_the_live_server(tmp_path, corpus, s
         with httpx.stream("POST", live.url + "/v1/answer", headers={"Authorization": "Bearer key-acme"}, timeout=30,
                           json={"query": "When was SpaceX founded?", "stream": True}) as r:
             assert r.status_code == 200
-            event = None
-            for line in r.iter_lines():
-                if line.startswith("event: "):
-                    event = line[7:]
-                elif line.startswith("data: "):
-                    events.append((time.perf_counter(), event, json.loads(line[6:])))
+            events += [(time.perf_counter(), event, data) for event, data in sse_events(r)]
     kinds = [k for _, k, _ in events]
     assert kinds[0] == "search" and kinds[-2:] == ["citations", "done"] and "replace" not in kinds
     tokens = [(t, d["text"]) for t, k, d in events if k == "token"]
@@ -279,7 +274,7 @@ def test_sse_from_the_live_server_carries_the_retraction(tmp_path, corpus, srv: 
     httpx = pytest.importorskip("httpx")
     pytest.importorskip("uvicorn")
     from convsearch.backends.local import LocalIndex
-    from convsearch.testing.live_server import LiveServer
+    from convsearch.testing.live_server import LiveServer, sse_events
 
     LocalIndex(tmp_path / "index", embedder=None).add(corpus)
     answer = "SpaceX was founded in 2002 [1]."
@@ -292,12 +287,7 @@ def test_sse_from_the_live_server_carries_the_retraction(tmp_path, corpus, srv: 
         with httpx.stream("POST", live.url + "/v1/answer", headers={"Authorization": "Bearer key-acme"}, timeout=30,
                           json={"query": "When was SpaceX founded?", "stream": True}) as r:
             assert r.status_code == 200
-            event = None
-            for line in r.iter_lines():
-                if line.startswith("event: "):
-                    event = line[7:]
-                elif line.startswith("data: "):
-                    events.append((event, json.loads(line[6:])))
+            events += sse_events(r)
     kinds = [k for k, _ in events]
     i = kinds.index("replace")
     assert events[i][1] == {"text": ""} and "token" in kinds[:i] and kinds[i + 1] == "search"

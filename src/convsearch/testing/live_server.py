@@ -11,6 +11,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -20,14 +21,37 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+def stop_process(p: subprocess.Popen[bytes] | None, grace_s: float = 10.0) -> None:
+    """SIGTERM a child we started, SIGKILL it after ``grace_s``; nothing when it is gone already."""
+    if p is None or p.poll() is not None:
+        return
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait(5)
+
+
+def sse_events(response: Any) -> Iterator[tuple[str | None, Any]]:
+    """(event name, JSON data) per Server-Sent Event of a streamed ``httpx`` response, as they arrive."""
+    event = None
+    for line in response.iter_lines():
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: "):
+            yield event, json.loads(line[6:])
 
 
 class LiveServer:
@@ -72,14 +96,7 @@ class LiveServer:
 
     def stop(self, grace_s: float = 10.0) -> None:
         p, self.proc = self.proc, None
-        if p is None or p.poll() is not None:
-            return
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(5)
+        stop_process(p, grace_s)
 
     def stderr_text(self) -> str:
         """What the server wrote to stderr so far (empty when ``log`` was given)."""
@@ -107,4 +124,4 @@ class LiveServer:
         self.close()
 
 
-__all__ = ["LiveServer", "free_port"]
+__all__ = ["LiveServer", "free_port", "sse_events", "stop_process"]

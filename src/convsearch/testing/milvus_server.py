@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from .live_server import stop_process
+
 
 def _token_interceptor(token: str) -> Any:
     import grpc
@@ -119,13 +121,7 @@ class MilvusLiteServer:
 
     def close(self, grace_s: float = 10.0) -> None:
         p, self.proc = self.proc, None
-        if p is not None and p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(grace_s)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(5)
+        stop_process(p, grace_s)
         out, self._out = self._out, None
         if out is not None:
             out.close()
