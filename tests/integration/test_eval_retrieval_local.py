@@ -101,3 +101,19 @@ def test_cli_retrieval_end_to_end(data_file: Path) -> None:
                                         "--limit", "2"])
     assert res.exit_code == 0
     assert "gap_closed" in res.stdout and "queries=2/6" in res.stdout
+
+
+def test_cli_retrieval_on_milvus_lite_beside_local(data_file: Path) -> None:
+    """The same evaluation through another engine: `--backend milvus` indexes the corpus into Milvus Lite."""
+    pytest.importorskip("pymilvus")
+    reps = {}
+    for backend in ("local", "milvus"):
+        res = CliRunner().invoke(eval_app, ["retrieval", "--data", str(data_file), "--rewriter", "passthrough",
+                                            "--backend", backend, "--json"])
+        assert res.exit_code == 0, res.output
+        reps[backend] = json.loads(res.stdout)
+    assert reps["milvus"]["backend"] == "milvus" and reps["local"]["backend"] == "local"
+    assert reps["milvus"]["n_docs"] == reps["local"]["n_docs"] and reps["milvus"]["n_queries"] == 6
+    assert reps["milvus"]["systems"]["human"]["recall@10"] > 0.5  # the gold documents are found there too
+    res = CliRunner().invoke(eval_app, ["retrieval", "--data", str(data_file), "--backend", "elastic"])
+    assert res.exit_code == 2 and "elastic" in res.output

@@ -28,6 +28,11 @@ eval_app = typer.Typer(
 )
 
 
+class IndexBackend(str, Enum):
+    local = "local"
+    milvus = "milvus"
+
+
 class RewriterName(str, Enum):
     rules = "rules"
     passthrough = "passthrough"
@@ -96,16 +101,21 @@ def followups_report(data: Path, rewriter: Any = "rules", limit: int | None = No
 
 
 def retrieval_report(data: Path, rewriter: Any = "rules", limit: int | None = None, topic: bool = True,
-                     **_: Any) -> dict[str, Any]:
-    """Load all of ``data`` (the corpus) and run ``evaluate_retrieval`` on the first ``limit`` turns."""
+                     backend: str = "local", **_: Any) -> dict[str, Any]:
+    """Load all of ``data`` (the corpus) and run ``evaluate_retrieval`` on the first ``limit`` turns, the corpus
+    indexed (BM25) into a fresh ``backend`` (``local`` or ``milvus``) in a temporary directory."""
+    from .retrieval_eval import backend_index
+
     records = load_records(data)
     rw = load_rewriter(_name(rewriter))
     try:
         with tempfile.TemporaryDirectory(prefix="convsearch-eval-") as tmp:
-            report = evaluate_retrieval(records, rw, index_dir=Path(tmp) / "index", limit=limit, use_topic=topic)
+            report = evaluate_retrieval(records, rw, index_dir=Path(tmp) / "index", limit=limit, use_topic=topic,
+                                        index_factory=backend_index(backend))
     finally:
         _close(rw)
     report["data"] = str(data)
+    report["backend"] = backend
     return report
 
 
@@ -156,7 +166,8 @@ def format_retrieval_table(report: dict[str, Any]) -> str:
     lat = report["rewrite_latency"]
     notes = [
         f"mode={report['mode']} datasets={','.join(report['datasets'])} rewriter={report['rewriter']} "
-        f"docs={report['n_docs']} queries={report['n_queries']}/{report['n_eligible']} "
+        f"backend={report.get('backend', 'local')} docs={report['n_docs']} "
+        f"queries={report['n_queries']}/{report['n_eligible']} "
         f"changed={_fmt(report['changed'])}",
         f"gap_closed (recall@10) = {_fmt(report['gap_closed'])}   rewrite ms/turn={_fmt(lat['mean_ms'])} "
         f"p99={_fmt(lat['p99_ms'])}   doc_source={report['doc_source']} skipped={report['skipped']}",
@@ -229,10 +240,12 @@ def followups_cmd(data: Path = DataOpt, rewriter: RewriterName = RewriterOpt, li
 
 @eval_app.command("retrieval")
 def retrieval_cmd(data: Path = DataOpt, rewriter: RewriterName = RewriterOpt, limit: int | None = LimitOpt,
-                  topic: bool = TopicOpt, as_json: bool = JsonOpt) -> None:
+                  topic: bool = TopicOpt, as_json: bool = JsonOpt,
+                  backend: IndexBackend = typer.Option(IndexBackend.local, "--backend",
+                                                       help="The engine the corpus is indexed into (BM25).")) -> None:
     """Retrieval with raw / system / human / dual queries (gold passages, or each dialog's own document)."""
     try:
-        report = retrieval_report(data, rewriter, limit, topic)
+        report = retrieval_report(data, rewriter, limit, topic, backend.value)
     except ConvsearchError as exc:
         raise _fail(exc) from None
     _emit(report, as_json, format_retrieval_table)

@@ -55,10 +55,19 @@ Fuse = Callable[[Sequence[Sequence[Hit]]], list[Hit]]
 
 def local_index(path: Path) -> SearchIndex:
     """A fresh keyword-only (BM25, no embedder) ``local`` backend under ``path``, opened through the registry."""
+    return backend_index("local")(path)
+
+
+def backend_index(name: str) -> IndexFactory:
+    """A factory of fresh keyword-only (BM25) indexes of the writable backend ``name`` (``local``, ``milvus``:
+    Milvus Lite in ``path``), opened through the registry, so that one evaluation compares backends."""
     from ..backends.registry import open_backend
     from ..config import Settings
 
-    return open_backend(Settings(data_dir=path, dense="off"), "local", create=True)  # type: ignore[return-value]
+    def make(path: Path) -> SearchIndex:
+        return open_backend(Settings(data_dir=path, dense="off"), name, create=True)  # type: ignore[return-value]
+
+    return make
 
 
 def rrf(lists: Sequence[Sequence[Hit]]) -> list[Hit]:
