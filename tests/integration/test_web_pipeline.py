@@ -76,8 +76,9 @@ def test_an_evergreen_question_has_no_default_window_and_is_cached(servers):
 
 
 def test_sync_turns_reuse_their_connections_to_each_provider(servers):
-    """Sync fan-out turns run on one long-lived bridge loop: the adapters' async clients (one per loop) and their
-    keep-alive connections outlive a turn. With a fresh loop per turn every turn opened new connections."""
+    """A sync fan-out turn runs on a fresh event loop of its own; the web adapters then search through their
+    pooled sync client (fanout.ON_TURN_LOOP), whose keep-alive connections outlive the turn. An async client
+    made per turn's loop opened new connections every turn."""
     s = Settings.from_env(env_for(servers))
     with Pipeline(open_backend(s), settings=s, owns_backends=True) as p:
         for q in ("What is hybrid search?", "Falcon 1 SpaceX", "AnySearch pricing plans"):

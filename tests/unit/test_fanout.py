@@ -9,6 +9,7 @@ import logging
 import pytest
 
 from convsearch import BackendError, DeadlineExceeded, Document, Filters, Pipeline, Recency, Settings
+from convsearch.backends.base import InMemoryBackend
 from convsearch.backends.fanout import FanOut, afan_out, fan_out, route_queries
 from convsearch.errors import IndexMissingError
 from convsearch.infra.deadline import Deadline
@@ -179,3 +180,31 @@ def test_only_web_backends_get_the_default_window_for_time_sensitive_questions(w
         assert windows and None not in windows and not r.hits  # the default window drops the undated page
     else:
         assert windows == {None} and [h.id for h in r.hits] == ["kb-price"]
+
+
+def test_a_hung_backend_never_starves_later_sync_turns():
+    """Each sync turn has its own loop and thread pool: threads left behind by a backend that hangs past the
+    deadline must not use up the pool the next turns' backends run in (a shared pool of 6 ran dry by turn 6)."""
+    import threading
+
+    release = threading.Event()
+
+    class Threaded(InMemoryBackend):
+        async def asearch(self, query, **kw):  # as LocalIndex and Milvus do: the sync call in a worker thread
+            return await asyncio.to_thread(self.search, query, **kw)
+
+    class Hung(Threaded):
+        name = "hung"
+
+        def search(self, query, **kw):
+            release.wait(10)
+            return []
+
+    fast = Threaded([Document("1", "SpaceX founded 2002")])
+    fast.name = "fast"
+    try:
+        for _ in range(10):
+            r = fan_out(route_queries([Hung(), fast], ["SpaceX"]), deadline=Deadline(0.2))
+            assert {x.backend: x.status for x in r.runs} == {"hung": "late", "fast": "ok"}
+    finally:
+        release.set()

@@ -10,10 +10,10 @@ turn a BackendError. Scores are never compared across engines: the caller fuses 
 standalone query only unless ``CONVSEARCH_WEB_VARIANTS=on``; the dense query (HyDE) goes with the standalone
 query to backends with a dense side only.
 
-``fan_out`` is the sync twin: safe to call with or without a running event loop (the turn runs on one
-long-lived bridge loop in a daemon thread, so connections are reused across sync turns). ``FanOut`` wraps
-several backends as one SearchBackend (what ``open_backend`` returns for a comma list); the Pipeline unwraps
-it to route per backend.
+``fan_out`` is the sync twin: safe to call with or without a running event loop (inside one, the turn runs
+on a fresh loop in a worker thread; web adapters keep their pooled connections across such turns through
+``ON_TURN_LOOP``). ``FanOut`` wraps several backends as one SearchBackend (what ``open_backend`` returns for a
+comma list); the Pipeline unwraps it to route per backend.
 
 >>> from convsearch.backends.base import InMemoryBackend
 >>> from convsearch.types import Document
@@ -29,8 +29,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
-import os
-import threading
 import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
@@ -157,66 +155,33 @@ async def afan_out(routes: Sequence[Route], *, top_k: int = 10, filters: Filters
     return FanOutResult(tuple(lists), tuple(runs))
 
 
-class _Bridge:
-    """One event loop in a daemon thread that sync callers hand their fan-outs to. A long-lived loop keeps the
-    web adapters' AsyncClients (one per loop) and their connections across sync turns; a fresh loop per turn
-    opened new connections (a TLS handshake per provider) every time. Recreated after a fork."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._pid = 0
-        self.thread_id: int | None = None
-
-    def loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None or self._pid != os.getpid() or self._loop.is_closed():
-                loop = asyncio.new_event_loop()
-                t = threading.Thread(target=loop.run_forever, name="convsearch-sync-bridge", daemon=True)
-                t.start()
-                self._loop, self._pid, self.thread_id = loop, os.getpid(), t.ident
-            return self._loop
-
-
-_BRIDGE = _Bridge()
+# True inside the throwaway event loop of a sync turn (``run_sync``): a backend with a pooled sync client (the
+# web adapters) then runs its sync call in a thread, so its connections outlive the turn's loop.
+ON_TURN_LOOP: contextvars.ContextVar[bool] = contextvars.ContextVar("convsearch_on_turn_loop", default=False)
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion from sync code, whether or not this thread already runs an event loop.
 
-    The coroutine runs on the bridge loop (``_Bridge``) in the caller's context (infra.turn: deadline, scope,
-    trace notes go along); the caller's thread waits for it. A late backend's worker thread is left to finish
-    on its own rather than holding up the turn. Called from the bridge loop itself (sync code inside one of its
-    coroutines), it runs on a fresh loop in a worker thread instead of waiting on itself."""
-    loop = _BRIDGE.loop()
-    if threading.get_ident() == _BRIDGE.thread_id:
-        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="convsearch-fanout") as ex:
-            return ex.submit(contextvars.copy_context().run, _run_on_new_loop, coro).result()
-    ctx = contextvars.copy_context()
-    done: concurrent.futures.Future[T] = concurrent.futures.Future()
-
-    def start() -> None:
-        task = loop.create_task(coro, context=ctx)
-
-        def settle(t: asyncio.Task[T]) -> None:
-            if t.cancelled():
-                done.cancel()
-            elif (exc := t.exception()) is not None:
-                done.set_exception(exc)
-            else:
-                done.set_result(t.result())
-
-        task.add_done_callback(settle)
-
-    loop.call_soon_threadsafe(start)
-    return done.result()
+    A fresh loop per call (its own thread pool, so a late backend's thread from an earlier turn never holds up
+    this one), closed without waiting for worker threads (a late backend's thread is left to finish on its own
+    rather than holding up the turn, which ``asyncio.run`` would do)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _run_on_new_loop(coro)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="convsearch-fanout") as ex:
+        # the turn's context (infra.turn: deadline, scope, trace notes) goes along to the worker thread
+        return ex.submit(contextvars.copy_context().run, _run_on_new_loop, coro).result()
 
 
 def _run_on_new_loop(coro: Coroutine[Any, Any, T]) -> T:
     loop = asyncio.new_event_loop()
+    token = ON_TURN_LOOP.set(True)  # copied into the loop's tasks
     try:
         return loop.run_until_complete(coro)
     finally:
+        ON_TURN_LOOP.reset(token)
         try:
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
@@ -280,5 +245,5 @@ class FanOut:
         return f"FanOut({', '.join(getattr(b, 'name', '?') for b in self.backends)})"
 
 
-__all__ = ["FAILED", "LATE", "OK", "BackendRun", "FanOut", "FanOutResult", "Route", "afan_out", "fan_out",
-           "route_queries", "run_sync"]
+__all__ = ["FAILED", "LATE", "ON_TURN_LOOP", "OK", "BackendRun", "FanOut", "FanOutResult", "Route", "afan_out",
+           "fan_out", "route_queries", "run_sync"]

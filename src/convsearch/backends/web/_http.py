@@ -218,7 +218,8 @@ _SSL: Any = None
 
 def ssl_context() -> Any:
     """One TLS context for every client of the process: building one (loading the CA bundle) costs ~20-35 ms,
-    and an async client is made per event loop (sync turns share one bridge loop: backends.fanout.run_sync)."""
+    and an async client is made per event loop (a sync turn's own loop uses the sync client instead:
+    ``fanout.ON_TURN_LOOP``)."""
     global _SSL
     with _SHARED_LOCK:
         if _SSL is None:
@@ -394,6 +395,10 @@ class WebBackend:
 
     async def asearch(self, query: str, *, top_k: int = 10, filters: Filters | None = None,
                       recency: Recency | None = None, dense_query: str | None = None) -> list[Hit]:
+        from ..fanout import ON_TURN_LOOP
+
+        if ON_TURN_LOOP.get():  # a sync turn's throwaway loop: the pooled sync client outlives it, an async one not
+            return await asyncio.to_thread(self.search, query, top_k=top_k, filters=filters, recency=recency)
         call = _Call(self, query, top_k, recency, filters)
         if call.nothing_to_search:
             return []
