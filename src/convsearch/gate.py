@@ -119,7 +119,7 @@ def _introduced_here(before: str, noun: str) -> bool:
 
 
 _WORD_RE = re.compile(r"[\w-]+")
-_INTRO_DETS = frozenset({"a", "an", "the", "my", "our", "this", "about"})
+_INTRO_DETS = frozenset({"a", "an", "my", "our", "this", "about"})
 
 
 _EN_PERSON_NOUN_RE = re.compile(r"\b(?:my|our|your|a|his|her)\s+(?:" + "|".join(sorted(lx.EN_PERSON_NOUNS)) + r")s?\b",

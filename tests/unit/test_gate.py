@@ -258,3 +258,21 @@ def test_a_turn_gates_exactly_once(monkeypatch, rewriter):
                             backend=InMemoryBackend(), settings=Settings(rewriter=rewriter))
     assert r.standalone_query != "价格呢？"
     assert calls == ["价格呢？"]
+
+
+SONY = [Message("user", "Should I buy the Sony WH-1000XM5?"),
+        Message("assistant", "The Sony WH-1000XM5 has class-leading noise cancelling and 30 hours of battery.")]
+
+
+@pytest.mark.parametrize("query", ["A heat pump seems right. How much does it cost?",
+                                   "What is mortadella and where is it from?",
+                                   "我想买一台空气炸锅，它耗电吗？"])
+def test_it_whose_antecedent_the_query_brings_in_needs_nothing(query):
+    assert not needs_rewrite(SONY, query).needed
+
+
+@pytest.mark.parametrize("query", ["The case looks nice. Is it waterproof?",
+                                   "The price seems high. Is it negotiable?"])
+def test_a_definite_noun_points_back_so_it_still_needs_the_conversation(query):
+    """'the case' is the Sony's case: a definite article refers back, it brings nothing in."""
+    assert needs_rewrite(SONY, query).needed
