@@ -30,7 +30,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from . import events
-from .backends.base import Filters, ManyQueryBackend, Recency, SearchBackend
+from .backends.base import Filters, Recency, SearchBackend, takes_many
 from .backends.compose import search_applied, search_many_applied
 from .backends.fanout import OK, FanOut, Route, afan_out, route_queries, run_sync
 from .config import Settings
@@ -446,7 +446,7 @@ def _search_one(route: Route, *, top_k: int, filters: Filters | None, recency: R
                 today: date | None) -> tuple[list[tuple[Hit, ...]], tuple[BackendRun, ...]]:
     """One backend, in this thread (no event loop): its error is the turn's error."""
     t0 = time.perf_counter()
-    if len(route.queries) > 1 and isinstance(route.backend, ManyQueryBackend):  # all variants in one call
+    if len(route.queries) > 1 and takes_many(route.backend):  # all variants in one call
         applied = [search_many_applied(route.backend, route.queries, top_k=top_k, filters=filters, recency=recency,
                                        dense_query=route.dense_query, today=today)]
     else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,7 @@ def test_the_package_has_examples_to_run() -> None:
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # an example that forgets its temp dir writes here, not in the checkout
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # tempfile.mkdtemp() in an example: under tmp_path
     monkeypatch.setenv("CONVSEARCH_DATA_DIR", str(tmp_path / "data"))
     try:
         module = importlib.import_module(name)

@@ -21,7 +21,7 @@ from datetime import date
 from typing import Any
 
 from ..types import Hit
-from .base import Filters, ManyQueryBackend, Recency, SearchBackend, hit_date
+from .base import Filters, Recency, SearchBackend, hit_date, takes_many
 
 # How many more hits to ask for when some filtering happens after the search.
 OVERFETCH = 4
@@ -146,7 +146,7 @@ def search_many_applied(backend: SearchBackend, queries: Sequence[str], *, top_k
 
     plan = plan_search(backend, top_k=top_k, filters=filters, recency=recency, dense_query=dense_query, today=today)
     kw: dict[str, Any] = {"top_k": plan.fetch_k, "filters": plan.native_filters, "recency": plan.native_recency}
-    if isinstance(backend, ManyQueryBackend):
+    if takes_many(backend):
         hits = backend.search_many(list(queries), dense_query=plan.dense_query, **kw)
     else:
         hits = fuse_max([backend.search(q, dense_query=plan.dense_query if i == 0 else None, **kw)
@@ -162,7 +162,7 @@ async def asearch_many_applied(backend: SearchBackend, queries: Sequence[str], *
 
     plan = plan_search(backend, top_k=top_k, filters=filters, recency=recency, dense_query=dense_query, today=today)
     kw: dict[str, Any] = {"top_k": plan.fetch_k, "filters": plan.native_filters, "recency": plan.native_recency}
-    if isinstance(backend, ManyQueryBackend):
+    if takes_many(backend):
         hits = await backend.asearch_many(list(queries), dense_query=plan.dense_query, **kw)
     else:
         lists = await asyncio.gather(*(backend.asearch(q, dense_query=plan.dense_query if i == 0 else None, **kw)

@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 from ..errors import BackendError, ConvsearchError, DeadlineExceeded
 from ..infra.deadline import Deadline
 from ..types import BackendRun, Hit
-from .base import FILTER_FIELDS, Capabilities, Filters, ManyQueryBackend, Recency, SearchBackend
+from .base import FILTER_FIELDS, Capabilities, Filters, Recency, SearchBackend, takes_many
 from .compose import Applied, asearch_applied, asearch_many_applied
 
 T = TypeVar("T")
@@ -91,7 +91,7 @@ def route_queries(backends: Sequence[SearchBackend], queries: Sequence[str], *, 
 
 async def _run_route(route: Route, *, top_k: int, filters: Filters | None, recency: Recency | None,
                      today: date | None) -> list[Applied]:
-    if len(route.queries) > 1 and isinstance(route.backend, ManyQueryBackend):  # all variants in one call
+    if len(route.queries) > 1 and takes_many(route.backend):  # all variants in one call
         return [await asearch_many_applied(route.backend, route.queries, top_k=top_k, filters=filters,
                                            recency=recency, dense_query=route.dense_query, today=today)]
     calls = [asearch_applied(route.backend, q, top_k=top_k, filters=filters, recency=recency,
