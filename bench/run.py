@@ -149,6 +149,9 @@ def render(res: dict[str, dict], *, command: str, started: str, quick: bool, wal
             if name == "regress":
                 why = "skipped by --quick (`--only regress` runs it)" if quick else "not run yet"
                 lines += ["## 5. Quality regression (`convsearch eval regress`)", "", f"_Placeholder: {why}._", ""]
+            else:  # never drop a section silently: say it has no saved result (bench/results/NAME.json)
+                lines += [f"## {name}", "", f"_No saved result in `{_rel(results_dir(quick))}/{name}.json`: run "
+                          f"`.venv/bin/python bench/run.py --only {name}`._", ""]
             continue
         entry = res[name]
         if name != "regress":
@@ -177,6 +180,11 @@ def render(res: dict[str, dict], *, command: str, started: str, quick: bool, wal
     return "\n".join(lines)
 
 
+def results_dir(quick: bool) -> Path:
+    """Where each benchmark's newest result is kept: committed for full runs, a cache for quick ones."""
+    return CACHE / "results-quick" if quick else REPO / "bench" / "results"
+
+
 def _rel(p: Path) -> str:
     try:
         return os.path.relpath(p, REPO)
@@ -193,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="markdown file to write (default docs/BENCHMARKS.md; with --quick bench/.cache/BENCHMARKS-quick.md)")
     args = ap.parse_args(argv)
     # quick numbers never overwrite the reference file or mix with full results
-    results = CACHE / "results-quick" if args.quick else REPO / "bench" / "results"
+    results = results_dir(args.quick)
     if args.out is None:
         args.out = CACHE / "BENCHMARKS-quick.md" if args.quick else REPO / "docs" / "BENCHMARKS.md"
     names = args.only or [n for n in BENCHMARKS if not (args.quick and n == "regress")]

@@ -100,3 +100,12 @@ def test_cli_writes_the_section_and_a_bad_start_file_is_one_clear_line(repo: Pat
     assert res.exit_code != 0 and "error:" in res.output and "Traceback" not in res.output
     with pytest.raises(DataFileError):
         load_report(bad)
+
+
+def test_cli_never_replaces_a_whole_file_without_the_section(repo: Path) -> None:
+    other = repo / "README.md"
+    other.write_text("# Project\n\nprose that must stay\n", encoding="utf-8")
+    res = CliRunner().invoke(eval_app, ["halves", "--expected", str(repo / "eval" / "expected.yaml"),
+                                        "--markdown", str(other)])
+    assert res.exit_code != 0 and "has no section '## 5b.'" in res.output and "Traceback" not in res.output
+    assert other.read_text(encoding="utf-8") == "# Project\n\nprose that must stay\n"

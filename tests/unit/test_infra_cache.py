@@ -1,5 +1,5 @@
 """infra/cache.py: the TTLCache contract, MemoryCache (LRU bound, per-entry TTL, namespaces, counters,
-thread safety, async twins), NullCache, and the rewrite/cache.py shim for the old one-namespace calls."""
+thread safety, async twins), and NullCache."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from ..errors import ConfigError, ConvsearchError
+from ..errors import ConfigError, ConvsearchError, InputError
 from ..rewrite.base import Rewriter
 from .data import load_records
 from .retrieval_eval import QUERY_SETS, evaluate_retrieval
@@ -296,7 +296,9 @@ def halves_cmd(
         section = render_markdown(report, base, command="convsearch eval halves --markdown docs/BENCHMARKS.md")
         if markdown is not None:
             doc = markdown.read_text(encoding="utf-8") if markdown.is_file() else ""
-            markdown.write_text(splice_section(doc, section) if "## 5b." in doc else section, encoding="utf-8")
+            if doc.strip() and "## 5b." not in doc:  # never replace a whole file that is something else
+                raise InputError(f"{markdown} has no section '## 5b.' to replace (give a new file, or one that has it)")
+            markdown.write_text(splice_section(doc, section) if doc.strip() else section, encoding="utf-8")
         elif not as_json:
             typer.echo(section)
     except ConvsearchError as exc:
