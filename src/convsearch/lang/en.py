@@ -1,8 +1,213 @@
-"""English frame-completion steps, in the order they are tried (``FRAME_STEPS``)."""
+"""English rule steps, in the order they are tried: the rewrite (``REWRITE_STEPS``, run by
+``rewrite.rules._rewrite_en``) and frame completion (``FRAME_STEPS``, run by ``rewrite.frame.complete_fragment``)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
+from ..gate import en_ellipsis
+from ..rewrite import entities as e
 from ..rewrite import frame as f
+from ..rewrite import rules as r
+from ..rewrite.rules import Outcome
+from ..types import Message
+
+# --- the rewrite: section / class reference, ellipsis, pronoun, frame completion, exclusion -----------------
+
+
+class Turn:
+    """A follow-up as the rewrite steps read it. Some steps only annotate it for the later ones: ``q`` (the query
+    with a section's years or a class phrase's name put in), ``sref`` / ``cref`` (what they replaced) and
+    ``out`` / ``how`` (the rewrite so far)."""
+
+    __slots__ = ("query", "focus", "history", "section", "q", "ent", "sref", "cref", "out", "how")
+
+    def __init__(self, query: str, focus: e.Focus, history: Sequence[Message] = (), section: str = "") -> None:
+        self.query, self.focus, self.history, self.section = query, focus, history, section
+        self.q = query.strip()
+        self.ent = focus.entity
+        self.sref: tuple[int, int, str] | None = None
+        self.cref: tuple[int, int, str] | None = None
+        self.out: str | None = None
+        self.how = "no focus"
+
+
+def turn(query: str, history: Sequence[Message], topic: str | None = None) -> Turn:
+    """The turn with the focus ``entities.find_focus`` gives (for examples and tests; the rewriter refines it)."""
+    return Turn(query, e.find_focus(history, topic), history, e.topic_section(topic) if topic else "")
+
+
+def section_reference(t: Turn) -> None:
+    """"during this time" in a session on a dated page section takes the section's years (annotates ``q``).
+
+    >>> t = turn("What did he do during this time?", [], topic="Frank Zappa: Early career (1985-1989)")
+    >>> section_reference(t), t.q
+    (None, 'What did he do during 1985-1989?')
+    """
+    sref = r._section_reference(t.q, t.section) if t.section else None
+    if sref is not None:
+        t.q, t.sref = t.q[:sref[0]] + sref[2] + t.q[sref[1]:], sref
+
+
+def ellipsis(t: Turn) -> Outcome | None:
+    """"What about X?" swaps X for the frame's entity of its kind, adds a prepositional X to the frame, or
+    attaches the focus to a common noun.
+
+    >>> from convsearch.types import Message as M
+    >>> ellipsis(turn("What about NovaDB?", [M("user", "Does AnySearch support Chinese?"), M("assistant", "Yes.")]))
+    Outcome(out='Does NovaDB support Chinese?', reason='entity swap: AnySearch → NovaDB')
+    """
+    q, focus, ent = t.q, t.focus, t.ent
+    m = en_ellipsis(q)
+    if not m:
+        return None
+    x_raw = q[m.end():].strip().rstrip(r._TRAIL_PUNCT).strip()
+    prep = re.match(r"(?:for|about|with|in|on|at|to|of|during|after|before)\s+", x_raw, re.IGNORECASE)
+    x = re.sub(r"^(?:(?:the|a|an)\s+)", "", x_raw[prep.end():] if prep else x_raw, flags=re.IGNORECASE)
+    if not x:
+        return Outcome(None, "ellipsis without content")
+    if len(x.split()) > 3:
+        return Outcome(None, "the ellipsis names a whole request of its own")
+    xm = e.mentions(x, "en") or [e.Mention(x, x[:1].isupper(), "proper" if x[:1].isupper() else "noun",
+                                           x.split()[-1].lower())]
+    if focus.frame:
+        frame = focus.frame.strip()
+        fm = list(focus.frame_mentions)
+        target = r._swap_target(xm[:1], fm)
+        if target is None and xm[0].proper and ent is not None and ent.proper and ent.text in frame:
+            target = ent
+        if target is not None and target.text in frame:
+            return Outcome(frame.replace(target.text, x, 1), f"entity swap: {target.text} → {x}")
+        if prep:
+            # "And for annual leave?" after "How long does approval take?": add to the frame
+            core = frame.rstrip(r._TRAIL_PUNCT)
+            return Outcome(f"{core} {x_raw}{frame[len(core):].strip()}", f"ellipsis: frame + {x_raw}")
+    if not xm[0].proper and ent is not None and ent.text.lower() not in x.lower():
+        # "What about pricing?" → "What about NovaDB pricing?", like "价格呢？" → "AnySearch 的价格"
+        i = q.find(x, m.end())
+        return Outcome(f"{q[:i]}{ent.text} {q[i:]}", f"ellipsis completion with {ent.text}")
+    return Outcome(None, "ellipsis without a frame")
+
+
+def class_reference(t: Turn) -> None:
+    """"did that album sell well?" → "did the album Museum sell well?" (annotates ``q``; the rules go on from there).
+
+    >>> from convsearch.types import Message as M
+    >>> h = [M("user", "What did they release next?"),
+    ...      M("assistant", "The band's fourth album, Blue Harbour, came out in 2003.")]
+    >>> t = turn("Was that album well received?", h, topic="Grey Owls")
+    >>> class_reference(t), t.q
+    (None, 'Was the album Blue Harbour well received?')
+    """
+    cref = e.class_reference(t.q, t.history, t.ent.text if t.ent is not None else "")
+    if cref is not None:
+        start, end, name = cref
+        t.q, t.cref = f"{t.q[:start]}the {t.q[start:end].split()[-1]} {name}{t.q[end:]}", cref
+
+
+def pronoun(t: Turn) -> None:
+    """The first pronoun standing for the focus (or the person, or what the answer said) is replaced (annotates
+    ``out`` / ``how``).
+
+    >>> from convsearch.types import Message as M
+    >>> t = turn("How much does it cost?", [M("user", "What is AnySearch?"), M("assistant", "A search service.")])
+    >>> pronoun(t), t.out, t.how
+    (None, 'How much does AnySearch cost?', 'pronoun it → AnySearch')
+    """
+    focus, ent, history = t.focus, t.ent, t.history
+    said = r._answer_said(history) if ent is not None else None
+    t.out, t.how = r._replace_pronoun(t.q, ent, focus.person, r._candidates(focus, history),
+                                      r._things_named(focus, history), said) if ent is not None else (None, "no focus")
+
+
+def definite_reference(t: Turn) -> Outcome | None:
+    """With no pronoun and no class phrase, a definite phrase takes the fuller name the history gave it.
+
+    >>> from convsearch.types import Message as M
+    >>> h = [M("user", "Tell me about the Golden Gate Bridge."), M("assistant", "It opened in 1937.")]
+    >>> t = turn("How long is the bridge?", h); pronoun(t); definite_reference(t)
+    Outcome(out='How long is the Golden Gate Bridge?', reason='definite reference: bridge → Golden Gate Bridge')
+    """
+    if t.out is None and t.cref is None:
+        d = e.definite_expansion(t.q, t.history)
+        if d is not None:
+            start, end, full = d
+            return Outcome(t.q[:start] + full + t.q[end:], f"definite reference: {t.q[start:end]} → {full}")
+    return None
+
+
+def no_focus(t: Turn) -> Outcome | None:
+    """Without a focus the rules stop here (with the class phrase's name, if one was put in).
+
+    >>> no_focus(turn("How much does it cost?", []))
+    Outcome(out=None, reason='no focus')
+    """
+    if t.ent is None:
+        return Outcome(t.q, f"class reference: {t.cref[2]}") if t.cref is not None else Outcome(None, "no focus")
+    return None
+
+
+def frame_completion(t: Turn) -> None:
+    """A question that names neither the focus nor the subject gets it where English puts it (annotates ``out``).
+
+    >>> from convsearch.types import Message as M
+    >>> h = [M("user", "Tell me about the Volvo XC90."), M("assistant", "A large SUV.")]
+    >>> t = turn("What are the safety features?", h)
+    >>> pronoun(t); frame_completion(t); t.out, t.how
+    ('What are the safety features of Volvo XC90?', 'frame completion with Volvo XC90')
+    """
+    focus, ent, q = t.focus, t.ent, t.q
+    subject = focus.subject or ent
+    if t.out is None and not r._en_names(q, ent) and not r._en_names(q, subject):
+        t.out, t.how = r._complete_en(q, r._relational_owner(q, focus) or r._attribute_owner(subject))
+
+
+def exclusion(t: Turn) -> None:
+    """"what else …" excludes what a short answer said: "Besides X, what else …" (annotates ``out`` / ``how``). A
+    long passage says too much to name in a query (CANARD answers: median 13 words; CAsT 2021 / iKAT passages:
+    76-171).
+
+    >>> from convsearch.types import Message as M
+    >>> t = turn("What else did he write?", [M("user", "What did Mark Twain write?"), M("assistant", "Tom Sawyer.")])
+    >>> pronoun(t); exclusion(t); t.out, t.how
+    ('Besides Tom Sawyer, what else did Mark Twain write?', 'pronoun he → Mark Twain; exclusion: besides Tom Sawyer')
+    """
+    focus, history, q = t.focus, t.history, t.q
+    excluding = focus.last_answer is not None and r._asks_for_more(q) and bool(history) and \
+        len(history[-1].content.split()) <= r._EN_EXCLUDE_MAX_WORDS
+    gist = r._answer_gist(history[-1].content, focus) if excluding and history else None
+    if excluding and gist and gist.lower() not in (t.out or q).lower():
+        base = t.out or q
+        # before the sentence that asks for more ("Thanks! What else ...?" → "Thanks! Besides X, what else ...?")
+        m_else = r._EN_ELSE_RE.search(base)
+        cut = max((mm.end() for mm in r._EN_SENT_END_RE.finditer(base, 0, m_else.start() if m_else else 0)), default=0)
+        head, tail = base[:cut], base[cut:]
+        t.out = f"{head}Besides {gist}, {tail[:1].lower()}{tail[1:]}"
+        t.how = (t.how + "; " if t.out is not None and t.how != "no pronoun" else "") + f"exclusion: besides {gist}"
+
+
+def finish(t: Turn) -> Outcome:
+    """The rewrite so far, with how the section or class reference came in; the query when nothing was to add.
+
+    >>> from convsearch.types import Message as M
+    >>> t = turn("Is AnySearch free?", [M("user", "What is AnySearch?"), M("assistant", "A search service.")])
+    >>> pronoun(t); finish(t)
+    Outcome(out=None, reason='already names the focus')
+    """
+    out, how, sref, cref = t.out, t.how, t.sref, t.cref
+    if sref is not None and cref is None:
+        return Outcome(out or t.q, f"section reference: {sref[2]}" + (f"; {how}" if out else ""))
+    if cref is not None:
+        return Outcome(out or t.q, f"class reference: {t.query.strip()[cref[0]:cref[1]]} → {cref[2]}"
+                       + (f"; {how}" if out else ""))
+    return Outcome(out, how if out is not None else "already names the focus")
+
+
+REWRITE_STEPS = (section_reference, ellipsis, class_reference, pronoun, definite_reference, no_focus,
+                 frame_completion, exclusion, finish)
+
+# --- frame completion of a fragment -------------------------------------------------------------------------
 
 
 def comparison(query: str, frame: str) -> tuple[str, str] | None:

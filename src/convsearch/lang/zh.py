@@ -1,10 +1,190 @@
-"""Chinese frame-completion steps, in the order they are tried (``FRAME_STEPS``)."""
+"""Chinese rule steps, in the order they are tried: the rewrite (``REWRITE_STEPS``, run by
+``rewrite.rules._rewrite_zh``) and frame completion (``FRAME_STEPS``, run by ``rewrite.frame.complete_fragment``)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 
+from .. import lexicon as lx
+from ..rewrite import entities as e
 from ..rewrite import frame as f
+from ..rewrite import rules as r
+from ..rewrite.rules import Outcome
+from ..text import is_cjk, tagged
+from ..types import Message
+
+# --- the rewrite: ellipsis, classifier reference, pronoun, frame completion -------------------------------
+
+
+class Turn:
+    """A follow-up as the rewrite steps read it: the query without trailing punctuation (``core``), its
+    follow-up marker (``lead``: 那, 那么 ...) and what follows it (``body``, an ellipsis' 呢 removed)."""
+
+    __slots__ = ("query", "focus", "history", "q", "core", "lead", "body", "ent", "is_ne", "_toks")
+
+    def __init__(self, query: str, focus: e.Focus, history: Sequence[Message] = ()) -> None:
+        self.query, self.focus, self.history = query, focus, history
+        self.q = q = query.strip()
+        self.core = core = q.rstrip(r._TRAIL_PUNCT)
+        self.lead = lead = e.zh_lead(core)
+        body = core[len(lead):].lstrip(" ，,") if lead else core
+        self.ent = focus.entity
+        self.is_ne = e.zh_ellipsis(q)  # "X呢" or a bare "那X"
+        self.body = re.sub(r"呢$", "", body).rstrip(r._TRAIL_PUNCT) if self.is_ne else body
+        self._toks: list[tuple[str, str]] | None = None
+
+    @property
+    def toks(self) -> list[tuple[str, str]]:
+        """The body's words with their part-of-speech tags (tagged once, when a step first needs them)."""
+        if self._toks is None:
+            self._toks = tagged(self.body)
+        return self._toks
+
+
+def turn(query: str, history: Sequence[Message], topic: str | None = None) -> Turn:
+    """The turn with the focus ``entities.find_focus`` gives (for examples and tests; the rewriter refines it)."""
+    return Turn(query, e.find_focus(history, topic), history)
+
+
+def ellipsis(t: Turn) -> Outcome | None:
+    """An ellipsis swaps an entity of the same kind into the previous question, else is attached to the focus.
+
+    >>> from convsearch.types import Message as M
+    >>> ellipsis(turn("那番禺呢？", [M("user", "深圳最近三天适合露营吗？"), M("assistant", "适合。")]))
+    Outcome(out='番禺最近三天适合露营吗', reason='entity swap: 深圳 → 番禺')
+    >>> ellipsis(turn("价格呢？", [M("user", "AnySearch 支持中文吗？"), M("assistant", "支持。")]))
+    Outcome(out='AnySearch 的价格', reason='ellipsis completion with AnySearch')
+    """
+    body, focus, ent = t.body, t.focus, t.ent
+    xm = e.mentions(body, "zh") if body else []
+    bare_x = bool(body) and len(xm) == 1 and len(xm[0].text) >= len(body) - 1
+    has_pron = e.has_pronoun(body, "zh")  # "它的价格呢": the pronoun names the entity
+    if not ((t.is_ne or (t.lead and bare_x)) and not has_pron):
+        return None
+    if not body:
+        return Outcome(focus.frame.rstrip(r._TRAIL_PUNCT) if focus.frame else None,
+                       "ellipsis: repeat previous question")
+    target = r._swap_target(xm, focus.frame_mentions) if focus.frame else None
+    if target is not None and focus.frame:
+        return Outcome(focus.frame.rstrip(r._TRAIL_PUNCT).replace(target.text, xm[0].text, 1),
+                       f"entity swap: {target.text} → {xm[0].text}")
+    if ent is not None and ent.text not in body:
+        return Outcome(r._attach(ent.text, body, de=True), f"ellipsis completion with {ent.text}")
+    return Outcome(body, "ellipsis without a focus")
+
+
+def classifier_reference(t: Turn) -> Outcome | None:
+    """"这张卡" names the focus by its kind (the focus ends in 卡).
+
+    >>> from convsearch.types import Message as M
+    >>> h = [M("user", "经典白金卡怎么申请？"), M("assistant", "在 App 上申请。")]
+    >>> classifier_reference(turn("这张卡在国外刷有手续费吗？", h))
+    Outcome(out='经典白金卡在国外刷有手续费吗', reason='classifier reference 这张卡 → 经典白金卡')
+    """
+    ent, body = t.ent, t.body
+    if ent is not None and (cref := e.zh_classifier_reference(body, ent.text)) is not None:
+        return Outcome(r._join_zh(body[:cref[0]], ent.text, body[cref[1]:]),
+                       f"classifier reference {body[cref[0]:cref[1]]} → {ent.text}")
+    return None
+
+
+def pronoun(t: Turn) -> Outcome | None:
+    """The first pronoun or demonstrative standing for the focus is replaced by it (前者 / 后者 pick from the frame).
+
+    >>> from convsearch.types import Message as M
+    >>> pronoun(turn("它支持私有化部署吗？", [M("user", "AnySearch 是什么？"), M("assistant", "一个搜索服务。")]))
+    Outcome(out='AnySearch 支持私有化部署吗', reason='pronoun 它 → AnySearch')
+    """
+    focus, ent, toks = t.focus, t.ent, t.toks
+    for i, (w, _tag) in enumerate(toks):
+        if not e.zh_anaphor_at(toks, i):
+            continue
+        if w in ("前者", "后者") and len(focus.frame_mentions) >= 2:
+            fm = [x for x in focus.frame_mentions if x.proper] or list(focus.frame_mentions)
+            fm = fm if len(fm) >= 2 else list(focus.frame_mentions)
+            rep = fm[0 if w == "前者" else -1].text
+        elif ent is not None:
+            near = r._recent_focus(ent, t.history) if w in r._ZH_RECENT_PRONOUNS else ent
+            if near is None:
+                return Outcome(None, f"{w}: nothing named in the latest exchange")
+            rep = near.text
+        else:
+            return Outcome(None, "pronoun without an antecedent")
+        before = "".join(x for x, _ in toks[:i])
+        after_toks = toks[i + 1:]
+        if w in lx.ZH_DETERMINERS and after_toks and after_toks[0][1] in lx.ZH_NOUN_TAGS:
+            noun = after_toks[0][0]
+            if noun in rep:  # "这款产品" when the focus is "AnySearch 产品"
+                after_toks = after_toks[1:]
+        after = "".join(x for x, _ in after_toks)
+        sep_l = " " if before and not is_cjk(before[-1]) and before[-1].isalnum() else ""
+        sep_r = " " if after and not is_cjk(rep[-1]) and rep[-1].isalnum() and (
+            is_cjk(after[0]) or after[0].isalnum()) else ""
+        return Outcome(f"{before}{sep_l}{rep}{sep_r}{after}", f"pronoun {w} → {rep}")
+    return None
+
+
+def interjection(t: Turn) -> Outcome | None:
+    """An interjection is no request: stop, nothing to complete.
+
+    >>> interjection(turn("好的！", []))
+    Outcome(out=None, reason='an interjection (好的, 对啊), not a request')
+    """
+    if t.core in lx.ZH_INTERJECTIONS:
+        return Outcome(None, "an interjection (好的, 对啊), not a request")
+    return None
+
+
+def frame_completion(t: Turn) -> Outcome:
+    """A query that names nothing gets the focus as its subject (after any interjection) or as its missing object.
+
+    >>> from convsearch.types import Message as M
+    >>> frame_completion(turn("审批需要多久？", [M("user", "入职流程是怎样的？"), M("assistant", "先提交材料。")]))
+    Outcome(out='入职流程审批需要多久', reason='frame completion with 入职流程')
+    """
+    q, core, body, lead, history = t.q, t.core, t.body, t.lead, t.history
+    ent = r._recent_focus(t.ent, history)
+    if ent is None:
+        return Outcome(None, "no focus to complete with")
+    if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
+        return Outcome(None, "already names the focus")
+    owner, de, aspect = ent.text.rpartition("的")
+    asked_aspect = q.rstrip(r._TRAIL_PUNCT).endswith("呢") and r._ZH_ATTRIBUTE_END_RE.search(
+        re.sub(r"的?呢$", "", body))
+    if not de and asked_aspect and (tail := r._ZH_ATTRIBUTE_END_RE.search(ent.text)) is not None:
+        owner, de, aspect = ent.text[:tail.start()], "的", tail.group(0)  # "招商银行信用卡年费" + "取现手续费呢"
+    if de and owner.strip() and (aspect.strip() in lx.RELATIONAL_ZH or r._ZH_ATTRIBUTE_RE.fullmatch(aspect.strip())):
+        # "小鹏 G6 的续航" + "充电要多久？": the question asks about another aspect of 小鹏 G6, not of its 续航
+        ent = replace(ent, text=owner.strip(), head=owner.strip().split()[-1])
+    toks = t.toks
+    if lead and not (toks and toks[0][1] in lx.ZH_NOUN_TAGS):
+        toks = tagged(core)  # "那是极好的": 那 is the subject here, not a follow-up marker to drop
+    prefix = ""
+    rest = toks
+    while rest and (rest[0][0] in lx.ZH_INTERJECTIONS or rest[0][1] in ("x", "w", "y", "e")):
+        if rest[0][0] in r._ZH_ADVERB_TOO and len(rest) > 1 and rest[1][1] in r._ZH_PREDICATE_TAGS:
+            break  # "好想吃" (so want to eat), "好可怜": an adverb in its clause, not an interjection before it
+        prefix += rest[0][0]
+        rest = rest[1:]
+    rest_text = "".join(w for w, _ in rest)
+    if asked_aspect:
+        rest_text = re.sub(r"的?呢$", "", rest_text)  # "取现手续费呢" completed: its 呢 has nothing left to mark
+    if not rest_text:
+        return Outcome(None, "nothing to complete")
+    slot = r._object_slot(rest)
+    if slot is not None:  # "你吃过吗" → "你吃过大列巴吗": a clause-final verb is missing its object
+        before = "".join(w for w, _ in rest[:slot])
+        after = "".join(w for w, _ in rest[slot:])
+        return Outcome(prefix + r._join_zh(before, ent.text, after), f"frame completion (object) with {ent.text}")
+    noun_first = rest[0][1] in lx.ZH_NOUN_TAGS and rest[0][0] in lx.RELATIONAL_ZH  # 的 only before an aspect (的价格)
+    return Outcome(prefix + r._attach(ent.text, rest_text, de=noun_first), f"frame completion with {ent.text}")
+
+
+REWRITE_STEPS = (ellipsis, classifier_reference, pronoun, interjection, frame_completion)
+
+# --- frame completion of a fragment -------------------------------------------------------------------------
 
 
 def comparison(query: str, frame: str) -> tuple[str, str] | None:

@@ -11,6 +11,9 @@ first operation that fits the query:
 4. **frame completion** — a query that names nothing gets the focus as its subject
    ("那审批需要多久？" after 入职流程 → "入职流程的审批需要多久").
 
+The operations are ordered lists of small named steps per language (``lang.zh.REWRITE_STEPS``,
+``lang.en.REWRITE_STEPS``), run by ``_first``: the first step returning an ``Outcome`` ends the rewrite.
+
 The gate runs first: a standalone query comes back exactly as typed. The output may only add words found
 in the history, the query or the topic; if not, the original is returned with ``fell_back=True``.
 """
@@ -18,17 +21,18 @@ in the history, the query or the topic; if not, the original is returned with ``
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any, NamedTuple
 
 from .. import lexicon as lx
-from ..gate import en_ellipsis, en_info_question, needs_rewrite
-from ..text import detect_lang, is_cjk, tagged
+from ..gate import en_info_question, needs_rewrite
+from ..text import detect_lang, is_cjk
 from ..types import Decision, DecisionKind, Message, RewriteResult
-from .entities import (Focus, Mention, _demonstrative_det, zh_det_tokens, _word_at, class_reference, definite_expansion, en_feedback_pronoun, en_tokens,
-                       en_request_part, find_focus, has_pronoun, leans_on_focus, mentions, name_like, partial_name_span, topic_entity, topic_section,
+from .entities import (Focus, Mention, _demonstrative_det, zh_det_tokens, _word_at, en_feedback_pronoun, en_tokens,
+                       en_request_part, find_focus, leans_on_focus, mentions, name_like, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
-                       zh_anaphor_at, _ZH_NE_RE, zh_classifier_reference, zh_ellipsis, zh_lead)
+                       _ZH_NE_RE)
 from .frame import compare_in_history, complete_fragment, locative_there
 from .introduced import introduced_entity, introduced_work, person_shaped
 from .guard import fluency_problem, fluency_repair, unfaithful_words
@@ -41,6 +45,26 @@ _ZH_PERSON_PRON_RE = re.compile(r"他|她")
 _EN_PLURAL_PRON_RE = re.compile(r"\b(?:they|them|their|these|those)\b", re.IGNORECASE)
 _ZH_PLURAL_PRON_RE = re.compile(r"们|这些|那些")
 _PRODUCTISH = frozenset({"nz", "eng", "nt"})
+
+
+class Outcome(NamedTuple):
+    """A rewrite step's answer: the rewrite and how it came about, or ``out=None``: stop here, no rewrite, and
+    say why. A step that does not apply returns None instead, and the next one is tried."""
+
+    out: str | None
+    reason: str
+
+
+Step = Callable[[Any], "Outcome | None"]  # a language's rewrite step: its Turn → Outcome, or None to pass
+
+
+def _first(steps: Sequence[Step], turn: Any) -> tuple[str | None, str]:
+    """The first outcome of ``steps`` on ``turn`` (in order; a step may annotate the turn for the next ones)."""
+    for step in steps:
+        done = step(turn)
+        if done is not None:
+            return done
+    return None, "no rule applies"
 
 
 def _attach(entity: str, rest: str, *, de: bool) -> str:
@@ -182,93 +206,12 @@ class RuleRewriter:
 
 # --- Chinese ---------------------------------------------------------------------------------------
 
-def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = ()) -> tuple[str | None, str]:
-    q = query.strip()
-    core = q.rstrip(_TRAIL_PUNCT)
-    lead = zh_lead(core)
-    body = core[len(lead):].lstrip(" ，,") if lead else core
-    ent = focus.entity
-    # 1-2. ellipsis: "X呢" or a bare "那X"
-    is_ne = zh_ellipsis(q)
-    if is_ne:
-        body = re.sub(r"呢$", "", body).rstrip(_TRAIL_PUNCT)
-    xm = mentions(body, "zh") if body else []
-    bare_x = bool(body) and len(xm) == 1 and len(xm[0].text) >= len(body) - 1
-    has_pron = has_pronoun(body, "zh")  # "它的价格呢": the pronoun names the entity
-    if (is_ne or (lead and bare_x)) and not has_pron:
-        if not body:
-            return (focus.frame.rstrip(_TRAIL_PUNCT) if focus.frame else None), "ellipsis: repeat previous question"
-        target = _swap_target(xm, focus.frame_mentions) if focus.frame else None
-        if target is not None and focus.frame:
-            return focus.frame.rstrip(_TRAIL_PUNCT).replace(target.text, xm[0].text, 1), \
-                f"entity swap: {target.text} → {xm[0].text}"
-        if ent is not None and ent.text not in body:
-            return _attach(ent.text, body, de=True), f"ellipsis completion with {ent.text}"
-        return body, "ellipsis without a focus"
-    # 3. pronoun → entity; "这张卡" names the focus by its kind (the focus ends in 卡)
-    if ent is not None and (cref := zh_classifier_reference(body, ent.text)) is not None:
-        return _join_zh(body[:cref[0]], ent.text, body[cref[1]:]), f"classifier reference {body[cref[0]:cref[1]]} → {ent.text}"
-    toks = tagged(body)
-    for i, (w, t) in enumerate(toks):
-        if not zh_anaphor_at(toks, i):
-            continue
-        if w in ("前者", "后者") and len(focus.frame_mentions) >= 2:
-            fm = [x for x in focus.frame_mentions if x.proper] or list(focus.frame_mentions)
-            fm = fm if len(fm) >= 2 else list(focus.frame_mentions)
-            rep = fm[0 if w == "前者" else -1].text
-        elif ent is not None:
-            near = _recent_focus(ent, history) if w in _ZH_RECENT_PRONOUNS else ent
-            if near is None:
-                return None, f"{w}: nothing named in the latest exchange"
-            rep = near.text
-        else:
-            return None, "pronoun without an antecedent"
-        before = "".join(x for x, _ in toks[:i])
-        after_toks = toks[i + 1:]
-        if w in lx.ZH_DETERMINERS and after_toks and after_toks[0][1] in lx.ZH_NOUN_TAGS:
-            noun = after_toks[0][0]
-            if noun in rep:  # "这款产品" when the focus is "AnySearch 产品"
-                after_toks = after_toks[1:]
-        after = "".join(x for x, _ in after_toks)
-        sep_l = " " if before and not is_cjk(before[-1]) and before[-1].isalnum() else ""
-        sep_r = " " if after and not is_cjk(rep[-1]) and rep[-1].isalnum() and (is_cjk(after[0]) or after[0].isalnum()) else ""
-        return f"{before}{sep_l}{rep}{sep_r}{after}", f"pronoun {w} → {rep}"
-    # 4. frame completion: put the focus in as the subject, after any interjection
-    if core in lx.ZH_INTERJECTIONS:
-        return None, "an interjection (好的, 对啊), not a request"
-    ent = _recent_focus(ent, history)
-    if ent is None:
-        return None, "no focus to complete with"
-    if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
-        return None, "already names the focus"
-    owner, de, aspect = ent.text.rpartition("的")
-    asked_aspect = q.rstrip(_TRAIL_PUNCT).endswith("呢") and _ZH_ATTRIBUTE_END_RE.search(re.sub(r"的?呢$", "", body))
-    if not de and asked_aspect and (tail := _ZH_ATTRIBUTE_END_RE.search(ent.text)) is not None:
-        owner, de, aspect = ent.text[:tail.start()], "的", tail.group(0)  # "招商银行信用卡年费" + "取现手续费呢"
-    if de and owner.strip() and (aspect.strip() in lx.RELATIONAL_ZH or _ZH_ATTRIBUTE_RE.fullmatch(aspect.strip())):
-        # "小鹏 G6 的续航" + "充电要多久？": the question asks about another aspect of 小鹏 G6, not of its 续航
-        ent = replace(ent, text=owner.strip(), head=owner.strip().split()[-1])
-    if lead and not (toks and toks[0][1] in lx.ZH_NOUN_TAGS):
-        toks = tagged(core)  # "那是极好的": 那 is the subject here, not a follow-up marker to drop
-    prefix = ""
-    rest = toks
-    while rest and (rest[0][0] in lx.ZH_INTERJECTIONS or rest[0][1] in ("x", "w", "y", "e")):
-        if rest[0][0] in _ZH_ADVERB_TOO and len(rest) > 1 and rest[1][1] in _ZH_PREDICATE_TAGS:
-            break  # "好想吃" (so want to eat), "好可怜": an adverb in its clause, not an interjection before it
-        prefix += rest[0][0]
-        rest = rest[1:]
-    rest_text = "".join(w for w, _ in rest)
-    if asked_aspect:
-        rest_text = re.sub(r"的?呢$", "", rest_text)  # "取现手续费呢" completed: its 呢 has nothing left to mark
-    if not rest_text:
-        return None, "nothing to complete"
-    slot = _object_slot(rest)
-    if slot is not None:  # "你吃过吗" → "你吃过大列巴吗": a clause-final verb is missing its object
-        before = "".join(w for w, _ in rest[:slot])
-        after = "".join(w for w, _ in rest[slot:])
-        return prefix + _join_zh(before, ent.text, after), f"frame completion (object) with {ent.text}"
-    noun_first = rest[0][1] in lx.ZH_NOUN_TAGS and rest[0][0] in lx.RELATIONAL_ZH  # 的 only before an aspect (的价格)
-    return prefix + _attach(ent.text, rest_text, de=noun_first), f"frame completion with {ent.text}"
+def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = (),
+                steps: Sequence[Step] | None = None) -> tuple[str | None, str]:
+    """The first answer of the Chinese rewrite steps (``lang.zh.REWRITE_STEPS``, or ``steps``)."""
+    from ..lang import zh  # the steps are built on this module's helpers
+
+    return _first(zh.REWRITE_STEPS if steps is None else steps, zh.Turn(query, focus, history))
 
 
 _ZH_FRAME_REACH = 2
@@ -399,76 +342,12 @@ EN_GLUE = frozenset({"of", "in", "to", "besides", "s"})
 _EN_PRON_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|these|those)\b", re.IGNORECASE)
 
 
-def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = (), section: str = "") -> tuple[str | None, str]:
-    q = query.strip()
-    sref = _section_reference(q, section) if section else None
-    if sref is not None:
-        q = q[:sref[0]] + sref[2] + q[sref[1]:]
-    ent = focus.entity
-    m = en_ellipsis(q)
-    if m:
-        x_raw = q[m.end():].strip().rstrip(_TRAIL_PUNCT).strip()
-        prep = re.match(r"(?:for|about|with|in|on|at|to|of|during|after|before)\s+", x_raw, re.IGNORECASE)
-        x = re.sub(r"^(?:(?:the|a|an)\s+)", "", x_raw[prep.end():] if prep else x_raw, flags=re.IGNORECASE)
-        if not x:
-            return None, "ellipsis without content"
-        if len(x.split()) > 3:
-            return None, "the ellipsis names a whole request of its own"
-        xm = mentions(x, "en") or [Mention(x, x[:1].isupper(), "proper" if x[:1].isupper() else "noun",
-                                           x.split()[-1].lower())]
-        if focus.frame:
-            frame = focus.frame.strip()
-            fm = list(focus.frame_mentions)
-            target = _swap_target(xm[:1], fm)
-            if target is None and xm[0].proper and ent is not None and ent.proper and ent.text in frame:
-                target = ent
-            if target is not None and target.text in frame:
-                return frame.replace(target.text, x, 1), f"entity swap: {target.text} → {x}"
-            if prep:
-                # "And for annual leave?" after "How long does approval take?": add to the frame
-                core = frame.rstrip(_TRAIL_PUNCT)
-                return f"{core} {x_raw}{frame[len(core):].strip()}", f"ellipsis: frame + {x_raw}"
-        if not xm[0].proper and ent is not None and ent.text.lower() not in x.lower():
-            # "What about pricing?" → "What about NovaDB pricing?", like "价格呢？" → "AnySearch 的价格"
-            i = q.find(x, m.end())
-            return f"{q[:i]}{ent.text} {q[i:]}", f"ellipsis completion with {ent.text}"
-        return None, "ellipsis without a frame"
-    cref = class_reference(q, history, ent.text if ent is not None else "")
-    if cref is not None:  # "did that album sell well?" → "did the album Museum sell well?"; the rules go on from there
-        start, end, name = cref
-        q = f"{q[:start]}the {q[start:end].split()[-1]} {name}{q[end:]}"
-    said = _answer_said(history) if ent is not None else None
-    out, how = _replace_pronoun(q, ent, focus.person, _candidates(focus, history),
-                                _things_named(focus, history), said) if ent is not None else (None, "no focus")
-    if out is None and cref is None:
-        d = definite_expansion(q, history)
-        if d is not None:
-            start, end, full = d
-            return q[:start] + full + q[end:], f"definite reference: {q[start:end]} → {full}"
-    if ent is None:
-        return (q, f"class reference: {cref[2]}") if cref is not None else (None, "no focus")
-    # "what else …" excludes what a short answer said; a long passage says too much to name in a query (CANARD
-    # answers: median 13 words; CAsT 2021 / iKAT passages: 76-171)
-    excluding = focus.last_answer is not None and _asks_for_more(q) and bool(history) and \
-        len(history[-1].content.split()) <= _EN_EXCLUDE_MAX_WORDS
-    subject = focus.subject or ent
-    if out is None and not _en_names(q, ent) and not _en_names(q, subject):
-        out, how = _complete_en(q, _relational_owner(q, focus) or _attribute_owner(subject))
-    gist = _answer_gist(history[-1].content, focus) if excluding and history else None
-    if excluding and gist and gist.lower() not in (out or q).lower():
-        # "what else / any other ...": exclude what the last answer already covered
-        base = out or q
-        # before the sentence that asks for more ("Thanks! What else ...?" → "Thanks! Besides X, what else ...?")
-        m_else = _EN_ELSE_RE.search(base)
-        cut = max((mm.end() for mm in _EN_SENT_END_RE.finditer(base, 0, m_else.start() if m_else else 0)), default=0)
-        head, tail = base[:cut], base[cut:]
-        out = f"{head}Besides {gist}, {tail[:1].lower()}{tail[1:]}"
-        how = (how + "; " if out is not None and how != "no pronoun" else "") + f"exclusion: besides {gist}"
-    if sref is not None and cref is None:
-        return (out or q), f"section reference: {sref[2]}" + (f"; {how}" if out else "")
-    if cref is not None:
-        return (out or q), f"class reference: {query.strip()[cref[0]:cref[1]]} → {cref[2]}" + (f"; {how}" if out else "")
-    return out, how if out is not None else "already names the focus"
+def _rewrite_en(query: str, focus: Focus, history: Sequence[Message] = (), section: str = "",
+                steps: Sequence[Step] | None = None) -> tuple[str | None, str]:
+    """The first answer of the English rewrite steps (``lang.en.REWRITE_STEPS``, or ``steps``)."""
+    from ..lang import en  # the steps are built on this module's helpers
+
+    return _first(en.REWRITE_STEPS if steps is None else steps, en.Turn(query, focus, history, section))
 
 
 _EN_SECTION_TIME_RE = re.compile(r"\b(?:this|that)\s+(?:time\s+(?:period|frame)|time|period|era)\b", re.IGNORECASE)

@@ -1,0 +1,98 @@
+"""The rule layer as ordered lists of small named steps (lang/zh.py, lang/en.py): order, stops, and the extension
+point (adding a rule = one function + one list entry + a test)."""
+
+from __future__ import annotations
+
+import pytest
+
+from convsearch import lang
+from convsearch.lang import en, zh
+from convsearch.rewrite import rules
+from convsearch.rewrite.entities import find_focus
+from convsearch.rewrite.rules import Outcome, RuleRewriter
+from convsearch.types import Message
+
+ZH_H = [Message("user", "深圳最近三天适合露营吗？"), Message("assistant", "适合，天气晴。")]
+EN_H = [Message("user", "Does AnySearch support Chinese?"), Message("assistant", "Yes, it does.")]
+CASES = [("zh", zh, rules._rewrite_zh, ZH_H, "那番禺呢？", "番禺最近三天适合露营吗"),
+         ("en", en, rules._rewrite_en, EN_H, "What about NovaDB?", "Does NovaDB support Chinese?")]
+WORD = {"zh": "中文", "en": "Chinese"}  # a word of the history: the guard lets the toy rule's output through
+
+
+@pytest.mark.parametrize("module", [zh, en], ids=["zh", "en"])
+def test_every_step_is_a_named_function_with_an_example(module) -> None:
+    assert len(module.REWRITE_STEPS) >= 5
+    assert lang.REWRITE_STEPS[module.__name__.rsplit(".", 1)[1]] is module.REWRITE_STEPS
+    for step in module.REWRITE_STEPS:
+        assert step.__name__ != "<lambda>" and ">>>" in (step.__doc__ or ""), step
+
+
+@pytest.mark.parametrize(("name", "module", "rewrite", "history", "query", "want"), CASES, ids=["zh", "en"])
+def test_a_step_added_to_the_list_runs_in_its_place(name, module, rewrite, history, query, want) -> None:
+    focus = find_focus(history, None)
+    seen: list[str] = []
+
+    def spy(label: str):
+        def step(t):
+            seen.append(label)
+            return None  # does not apply: the next step is tried
+
+        step.__name__ = label
+        return step
+
+    def toy(t):
+        seen.append("toy")
+        return Outcome(f"{t.q} (toy)", "toy rule")
+
+    steps = list(module.REWRITE_STEPS)
+    assert rewrite(query, focus, history, steps=steps)[0] == want  # the copy behaves as the list itself
+    i = steps.index(module.ellipsis)
+    first = [spy("before"), *steps[:i], toy, *steps[i:]]
+    out, how = rewrite(query, focus, history, steps=first)
+    assert (out, how) == (f"{query.strip()} (toy)", "toy rule") and seen == ["before", "toy"]
+    seen.clear()
+    after = [*steps[:i + 1], toy, *steps[i + 1:]]  # the ellipsis answers first: the toy rule never runs
+    assert rewrite(query, focus, history, steps=after)[0] == want and seen == []
+
+
+@pytest.mark.parametrize(("name", "module", "history", "query", "want"), [
+    ("zh", zh, [Message("user", "AnySearch 支持中文吗？"), Message("assistant", "支持。")], "价格呢？",
+     "AnySearch 的价格"),
+    ("en", en, EN_H, "What about NovaDB?", "Does NovaDB support Chinese?")], ids=["zh", "en"])
+def test_the_rewriter_runs_the_languages_list(monkeypatch, name, module, history, query, want) -> None:
+    assert RuleRewriter().rewrite(history, query).rewritten == want
+
+    def toy(t):
+        return Outcome(f"{t.q.rstrip('?？')} {WORD[name]}", "toy rule")
+
+    monkeypatch.setattr(module, "REWRITE_STEPS", (toy, *module.REWRITE_STEPS))
+    r = RuleRewriter().rewrite(history, query)
+    assert r.reason.endswith("; toy rule") and r.rewritten == f"{query.rstrip('?？')} {WORD[name]}", r
+
+
+def test_a_stop_ends_the_steps_with_its_reason() -> None:
+    focus = find_focus(ZH_H, None)
+    ran: list[str] = []
+
+    def later(t):
+        ran.append("later")
+        return Outcome("never", "never")
+
+    steps = [*zh.REWRITE_STEPS[:zh.REWRITE_STEPS.index(zh.interjection) + 1], later]
+    stopped = rules._rewrite_zh("好的！", focus, ZH_H, steps=steps)
+    assert stopped == (None, "an interjection (好的, 对啊), not a request")
+    assert ran == []
+    assert rules._rewrite_en("How much does it cost?", find_focus([], None), [], steps=[en.no_focus, later]) \
+        == (None, "no focus")
+    assert rules._rewrite_en("How much?", find_focus([], None), [], steps=[]) == (None, "no rule applies")
+
+
+def test_annotating_steps_feed_the_later_ones() -> None:
+    h = [Message("user", "What did they release next?"),
+         Message("assistant", "The band's fourth album, Blue Harbour, came out in 2003.")]
+    focus = find_focus(h, "Grey Owls")
+    q = "Was that album well received?"
+    full = rules._rewrite_en(q, focus, h)
+    without = rules._rewrite_en(q, focus, h, steps=[s for s in en.REWRITE_STEPS if s is not en.class_reference])
+    assert "Blue Harbour" in (full[0] or "") and full[1].startswith("class reference: that album → Blue Harbour")
+    assert "Blue Harbour" not in (without[0] or "") and not without[1].startswith("class reference")
