@@ -82,6 +82,10 @@ def _set_scores(records: Sequence[Any], rewriter: _Recorder, topic: bool) -> dic
     usable = [r for r in records if r.question.strip() and r.rewrite.strip()]
     rewriter.outputs = []
     report = evaluate_rewrite(records, rewriter, use_topic=topic)
+    if len(report["datasets"]) != 1 or len(rewriter.outputs) != len(usable):
+        # keep-EM pairs each question with the output recorded for it: a skipped turn would shift every pair
+        raise DataFileError("<halves>", f"expected one dataset and {len(usable)} rewrites, got "
+                            f"{len(report['datasets'])} and {len(rewriter.outputs)}")
     ds = next(iter(report["datasets"].values()))
     rules, copy = ds["systems"][rewriter.name], ds["systems"]["copy"]
     keep = [m.match_key(out) == m.match_key(r.question) for r, out in zip(usable, rewriter.outputs)
