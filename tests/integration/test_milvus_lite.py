@@ -301,3 +301,36 @@ def test_pipeline_sends_the_variants_in_one_milvus_call(mb, monkeypatch):
     assert seen == [r.trace.queries] and len(seen[0]) == 2
     assert {"zh-camp-sz", "zh-camp-py"} <= {h.id for h in r.hits}
     assert r.hits[0].id == "zh-camp-sz"
+
+
+def test_the_test_server_stops_when_the_process_that_started_it_is_killed(tmp_path):
+    """The server tier's child gRPC server watches a pipe from its parent: a SIGKILLed pytest must not leave a
+    Milvus server running (no SIGTERM ever reaches it then)."""
+    import os
+    import signal
+    import time
+
+    script = ("import sys, time\n"
+              "from convsearch.testing.milvus_server import MilvusLiteServer\n"
+              f"srv = MilvusLiteServer({str(tmp_path / 'data')!r}).start()\n"
+              "print(srv.pid, flush=True)\n"
+              "time.sleep(600)\n")
+
+    def alive(pid: int) -> bool:  # a zombie (exited, not reaped by its new parent) counts as gone
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as parent:
+        child = int(parent.stdout.readline())
+        assert alive(child)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and alive(child):
+            time.sleep(0.1)
+        if alive(child):
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("the Milvus Lite test server outlived its killed parent")

@@ -50,8 +50,11 @@ def _token_interceptor(token: str) -> Any:
     return TokenCheck()
 
 
-def serve(data_dir: str, *, token: str | None = None, host: str = "127.0.0.1", port: int = 0) -> None:
-    """Serve until SIGTERM/SIGINT; prints the bound address on stdout when ready."""
+def serve(data_dir: str, *, token: str | None = None, host: str = "127.0.0.1", port: int = 0,
+          parent_pipe: bool = False) -> None:
+    """Serve until SIGTERM/SIGINT (or, with ``parent_pipe``, until stdin reaches EOF: the parent that holds the
+    pipe's other end exited, even by SIGKILL, so no server outlives its test run); prints the bound address on
+    stdout when ready."""
     from concurrent import futures
 
     import grpc
@@ -69,6 +72,8 @@ def serve(data_dir: str, *, token: str | None = None, host: str = "127.0.0.1", p
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
+    if parent_pipe:
+        threading.Thread(target=lambda: (sys.stdin.buffer.read(), stop.set()), daemon=True).start()
     server.start()
     print(f"listening on {host}:{bound}", flush=True)
     try:
@@ -90,24 +95,28 @@ class MilvusLiteServer:
         self._out: IO[bytes] | None = None
 
     def start(self) -> MilvusLiteServer:
-        cmd = [sys.executable, "-m", "convsearch.testing.milvus_server", "--data-dir", str(self.data_dir)]
+        cmd = [sys.executable, "-m", "convsearch.testing.milvus_server", "--data-dir", str(self.data_dir),
+               "--parent-pipe"]
         if self.token:
             cmd += ["--token", self.token]
         self._out = tempfile.TemporaryFile()  # a file, not a pipe: nobody has to keep reading it
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + self.startup_s
-        while time.monotonic() < deadline:
-            text = self.output()
-            if "listening on " in text:
-                self.uri = "http://" + text.split("listening on ", 1)[1].split()[0]
-                return self
-            if self.proc.poll() is not None:
-                rc = self.proc.returncode
-                self.close()
-                raise RuntimeError(f"the Milvus Lite gRPC server exited with {rc}: {text[-2000:]}")
-            time.sleep(0.05)
-        self.close()
-        raise RuntimeError(f"the Milvus Lite gRPC server did not start within {self.startup_s}s")
+        # stdin is a pipe we never write to: it reaches EOF when this process is gone, and the server stops
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=self._out, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + self.startup_s
+            while time.monotonic() < deadline:
+                text = self.output()
+                if "listening on " in text:
+                    self.uri = "http://" + text.split("listening on ", 1)[1].split()[0]
+                    return self
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"the Milvus Lite gRPC server exited with {self.proc.returncode}: "
+                                       f"{text[-2000:]}")
+                time.sleep(0.05)
+            raise RuntimeError(f"the Milvus Lite gRPC server did not start within {self.startup_s}s")
+        except BaseException:  # a failed start or an interrupt while waiting: no child left behind
+            self.close()
+            raise
 
     def output(self) -> str:
         if self._out is None:
@@ -122,6 +131,8 @@ class MilvusLiteServer:
     def close(self, grace_s: float = 10.0) -> None:
         p, self.proc = self.proc, None
         stop_process(p, grace_s)
+        if p is not None and p.stdin is not None:
+            p.stdin.close()
         out, self._out = self._out, None
         if out is not None:
             out.close()
@@ -139,8 +150,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--token", default=None, help="refuse calls without this token (as a Milvus server with auth)")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0, help="0 = a free port (printed when ready)")
+    ap.add_argument("--parent-pipe", action="store_true", help="stop when stdin reaches EOF (the parent exited)")
     a = ap.parse_args(argv)
-    serve(a.data_dir, token=a.token, host=a.host, port=a.port)
+    serve(a.data_dir, token=a.token, host=a.host, port=a.port, parent_pipe=a.parent_pipe)
 
 
 if __name__ == "__main__":
