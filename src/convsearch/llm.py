@@ -45,7 +45,7 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast, runtime_checkable
 
@@ -551,6 +551,20 @@ class OpenAILLM:
             return None
         return wait
 
+    def _attempts(self, budget: float, deadline: Deadline, t0: float) -> Iterator[int]:
+        """Attempt numbers 1, 2, … of one call (sync, async and streamed alike) while its budget lasts; past it,
+        the LLMTimeout (counted as a failure)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            if deadline.expired():
+                raise self._fail(LLMTimeout(f"timed out (budget {budget:.2f} s)"), t0, attempt)
+            yield attempt
+
+    def _no_slot(self, budget: float, t0: float, attempt: int) -> LLMError:
+        return self._fail(LLMTimeout(f"no free LLM slot within the budget ({budget:.2f} s; "
+                                     f"{self.config.max_concurrency} in flight)"), t0, attempt)
+
     def _fail(self, err: LLMError, t0: float, attempt: int) -> LLMError:
         self.stats.count("failures", type(err).__name__)
         self.stats.used(err.usage)
@@ -566,14 +580,11 @@ class OpenAILLM:
         deadline = Deadline(budget)
         payload = request_payload(self.config, messages, schema, max_tokens, tools=tools)
         t0 = time.perf_counter()
-        attempt = 0
+        attempts = self._attempts(budget, deadline, t0)
         while True:
-            attempt += 1
-            if deadline.expired():
-                raise self._fail(LLMTimeout(f"timed out (budget {budget:.2f} s)"), t0, attempt)
+            attempt = next(attempts)
             if not self._sem.acquire(timeout=deadline.remaining()):
-                raise self._fail(LLMTimeout(f"no free LLM slot within the budget ({budget:.2f} s; "
-                                            f"{self.config.max_concurrency} in flight)"), t0, attempt)
+                raise self._no_slot(budget, t0, attempt)
             self.stats.opened()
             try:
                 resp = self._client.chat.completions.create(**payload, timeout=max(deadline.remaining(), 0.001))
@@ -612,11 +623,9 @@ class OpenAILLM:
         payload = request_payload(self.config, messages, schema, max_tokens, tools=tools)
         client, sem = self._aclient()
         t0 = time.perf_counter()
-        attempt = 0
+        attempts = self._attempts(budget, deadline, t0)
         while True:
-            attempt += 1
-            if deadline.expired():
-                raise self._fail(LLMTimeout(f"timed out (budget {budget:.2f} s)"), t0, attempt)
+            attempt = next(attempts)
             try:
                 # wait_for is the hard deadline: slot wait + request, whatever the transport does
                 resp = await asyncio.wait_for(self._acall(client, sem, payload, deadline), timeout=deadline.remaining())
@@ -649,18 +658,15 @@ class OpenAILLM:
         payload["stream_options"] = {"include_usage": True}
         client, sem = self._aclient()
         t0 = time.perf_counter()
-        attempt = 0
+        attempts = self._attempts(budget, deadline, t0)
         while True:
-            attempt += 1
-            if deadline.expired():
-                raise self._fail(LLMTimeout(f"timed out (budget {budget:.2f} s)"), t0, attempt)
+            attempt = next(attempts)
             started = False
             asm = _Assembler()
             try:
                 await asyncio.wait_for(sem.acquire(), timeout=deadline.remaining())
             except TimeoutError:
-                raise self._fail(LLMTimeout(f"no free LLM slot within the budget ({budget:.2f} s; "
-                                            f"{self.config.max_concurrency} in flight)"), t0, attempt) from None
+                raise self._no_slot(budget, t0, attempt) from None
             self.stats.opened()
             stream: Any = None
             try:
