@@ -53,9 +53,15 @@ def en_ellipsis(query: str) -> re.Match[str] | None:
     """'what about X', 'how about X', or 'and X?' — a bare 'And …' opens an ellipsis only when what follows is
     short (≤ 4 words): "And let's call mom back." is a whole request."""
     m = _EN_ELLIPSIS_RE.match(query)
-    if m and m.group(1).lower() == "and" and len(query[m.end():].split()) > 4:
-        return None
+    if m and m.group(1).lower() == "and" and len(rest := query[m.end():].split()) > 4 and (
+            len(rest) > _EN_AND_FRAGMENT_MAX or not query.rstrip().endswith("?")
+            or any(w.lower().strip(",.?!") in _EN_CLAUSE_WORDS or "'" in w for w in rest)):
+        return None  # a longer "And …?" is an ellipsis only while it has no verb ("And the net income that year?")
     return m
+
+
+_EN_AND_FRAGMENT_MAX = 8
+_EN_CLAUSE_WORDS = lx.EN_AUX | lx.EN_VERBS | lx.EN_SUBJECT_PRONOUNS | lx.EN_WH
 
 
 _SOCIAL_RE = re.compile(r"\b(thank(s| you)|goodbye|bye|that'?s all|have a (good|nice|great) (day|one|night))\b|"

@@ -59,8 +59,21 @@ def _tag_cjk(run: str) -> tuple[tuple[str, str], ...]:
             if len(w) > 1:
                 out.append((w[1:], t))
             continue
-        out.append((w, t))
+        out.append((w, "n" if t in _NAME_TAGS and w in _ZH_COMMON_NOUNS else t))
     return tuple(out)
+
+
+_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})
+
+
+def _zh_common_nouns() -> frozenset[str]:
+    from . import lexicon as lx  # the lexicon's data files, read once
+
+    return frozenset(lx.SLOTS["attribute_zh"]) | frozenset(lx.RELATIONAL_ZH)
+
+
+# Attribute and relational words jieba sometimes tags as names (续航 'nr'): always common nouns
+_ZH_COMMON_NOUNS = _zh_common_nouns()
 
 
 def words(text: str, *, lower: bool = True) -> list[str]:

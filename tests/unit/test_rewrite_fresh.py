@@ -259,3 +259,35 @@ def test_a_multiplier_is_no_name() -> None:
     from convsearch.rewrite.entities import mentions
 
     assert not any(m.proper for m in mentions("You earn 2x miles on every purchase.", "en"))
+
+
+@pytest.mark.parametrize("turns, query, must, must_not", [
+    # an attribute the user asked about is no entity: "it" is still the card
+    ([(U, "What's the APR on the Citi Double Cash card?"), (A, "The APR is 19.24%–29.24% variable."),
+      (U, "Is there an annual fee?"), (A, "No, there is no annual fee.")],
+     "Does it charge foreign transaction fees?", ["Citi Double Cash"], ["annual fee"]),
+    ([(U, "小米 14 Ultra 的屏幕怎么样？"), (A, "14 Ultra 用的是 6.73 英寸 2K 屏。"), (U, "年费多少？"),
+      (A, "这款手机没有年费。")],
+     "它支持无线充电吗？", ["小米 14 Ultra"], ["年费"]),
+    # the answer names the model without its brand: the model is still the subject after a side question
+    ([(U, "荣耀 Magic6 Pro 的拍照怎么样？"), (A, "Magic6 Pro 主摄支持 f/1.4 到 f/2.0 可变光圈。"),
+      (U, "可变光圈是什么意思？"), (A, "可变光圈能按环境光调节进光量。")], "续航多久？", ["荣耀 Magic6 Pro"], ["光圈"]),
+    # "that year" is the one year the user's question gave, not one the answer added
+    ([(U, "How many vehicles did Toyota sell in 2022?"), (A, "Toyota sold about 10.5 million vehicles."),
+      (U, "Was that a record?"), (A, "No, its record was set back in 2019.")],
+     "And the operating profit that year?", ["Toyota", "2022"], ["2019"]),
+    # a name that modifies a noun ("the Google Cloud free tier") is not what a new product replaces
+    ([(U, "Does the Google Cloud free tier include BigQuery?"), (A, "Yes, 1 TB of queries a month is free.")],
+     "What about Firestore?", ["Firestore", "Google Cloud"], ["BigQuery"]),
+])
+def test_a_digression_or_an_aspect_question_keeps_the_subject(turns, query, must, must_not) -> None:
+    out = _rewrite(turns, query)
+    assert all(w in out for w in must) and not any(w in out for w in must_not), out
+
+
+def test_a_verbless_and_fragment_is_an_ellipsis_but_a_clause_is_not() -> None:
+    from convsearch.gate import en_ellipsis
+
+    assert en_ellipsis("And the net profit margin that quarter?")
+    assert not en_ellipsis("And what does the warranty cover there?")
+    assert not en_ellipsis("And let's book the hotel for Friday.")

@@ -39,13 +39,14 @@ def turn(query: str, history: Sequence[Message], topic: str | None = None) -> Tu
 
 
 def section_reference(t: Turn) -> None:
-    """"during this time" in a session on a dated page section takes the section's years (annotates ``q``).
+    """"during this time" in a session on a dated page section takes the section's years; "that year" the one
+    year the latest user turn naming a year gave (annotates ``q``).
 
     >>> t = turn("What did he do during this time?", [], topic="Frank Zappa: Early career (1985-1989)")
     >>> section_reference(t), t.q
     (None, 'What did he do during 1985-1989?')
     """
-    sref = r._section_reference(t.q, t.section) if t.section else None
+    sref = (r._section_reference(t.q, t.section) if t.section else None) or r._year_reference(t.q, t.history)
     if sref is not None:
         t.q, t.sref = t.q[:sref[0]] + sref[2] + t.q[sref[1]:], sref
 
@@ -67,14 +68,14 @@ def ellipsis(t: Turn) -> Outcome | None:
     x = re.sub(r"^(?:(?:the|a|an)\s+)", "", x_raw[prep.end():] if prep else x_raw, flags=re.IGNORECASE)
     if not x:
         return Outcome(None, "ellipsis without content")
-    if len(x.split()) > 3:
+    if len(x.split()) - (len(t.sref[2].split()) if t.sref is not None else 0) > 3:
         return Outcome(None, "the ellipsis names a whole request of its own")
     xm = e.mentions(x, "en") or [e.Mention(x, x[:1].isupper(), "proper" if x[:1].isupper() else "noun",
                                            x.split()[-1].lower())]
     if focus.frame:
         frame = focus.frame.strip()
         fm = list(focus.frame_mentions)
-        target = r._swap_target(xm[:1], fm)
+        target = r._swap_target(xm[:1], fm, frame)
         if target is None and xm[0].proper and ent is not None and ent.proper and ent.text in frame:
             target = ent
         if target is not None and target.text in frame:

@@ -471,6 +471,30 @@ def leans_on_focus(text: str, lang: str) -> bool:
     return lang == "zh" and zh_ellipsis(text)
 
 
+_ATTRIBUTE_WORDS = frozenset(a.lower() for a in lx.SLOTS["attribute_en"]) | frozenset(lx.SLOTS["attribute_zh"])
+
+
+def attribute_noun(m: Mention) -> bool:
+    """An attribute of some entity rather than an entity ("annual fee", "年费", "battery life"): a common noun
+    whose text or head is in the attribute lexicon (data/slots.txt)."""
+    return not m.proper and (m.text.lower() in _ATTRIBUTE_WORDS or m.head.lower() in _ATTRIBUTE_WORDS)
+
+
+def named_in(ent: Mention, text: str) -> bool:
+    """Does ``text`` name ``ent``: its text or head (spaces ignored), or for a brand + model name the model
+    without the brand ("Mate 60 Pro" for "华为 Mate 60 Pro")?
+
+    >>> named_in(Mention("华为 Mate 60 Pro", True, "eng", "华为 Mate 60 Pro"), "Mate 60 Pro 主摄 5000 万像素")
+    True
+    """
+    flat = text.replace(" ", "")
+    if ent.text.replace(" ", "") in flat or (len(ent.head) > 1 and ent.head.replace(" ", "") in flat):
+        return True
+    words_ = ent.text.split()
+    tail = " ".join(words_[1:])
+    return ent.proper and len(words_) > 1 and any(c.isdigit() for c in tail) and tail.replace(" ", "") in flat
+
+
 def zh_det_tokens(text: str) -> list[tuple[str, str]]:
     """``tagged(text)`` with 这/那 + classifier + noun split as determiner + noun: jieba gives 这/张卡, 这/本书;
     this gives 这张/卡, 这本/书 (a determiner phrase standing for an earlier turn's entity).
@@ -961,6 +985,10 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             user_named_last = bool(proper)
             # "价格呢？" names only an aspect: it still leans on the focus, which stays fresh
             user_fresh = pick is not None or leans_on_focus(m.content, lang)
+            if pick is not None and not proper and user_focus is not None and user_focus.proper and all(
+                    attribute_noun(x) for x in plain):
+                pick = None  # "Is there an annual fee?" asks about an aspect of the card: the card stays the focus
+                user_fresh = True
             if pick is not None:
                 # "What is the best time to visit the pools?" asks about an aspect of the current subject: the
                 # common noun it names is the local focus (for pronouns), not the subject of the conversation

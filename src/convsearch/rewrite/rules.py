@@ -30,7 +30,7 @@ from ..gate import en_info_question, needs_rewrite
 from ..text import detect_lang, is_cjk
 from ..types import Decision, DecisionKind, Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, zh_det_tokens, _word_at, en_feedback_pronoun, en_tokens,
-                       en_request_part, find_focus, leans_on_focus, mentions, name_like, partial_name_span, topic_entity, topic_section,
+                       en_request_part, find_focus, leans_on_focus, mentions, name_like, named_in, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
                        _ZH_NE_RE)
 from .frame import compare_in_history, complete_fragment, locative_there
@@ -91,14 +91,29 @@ def _same_kind(x: Mention, y: Mention) -> bool:
     return False
 
 
-def _swap_target(x_mentions: list[Mention], frame_mentions: Sequence[Mention]) -> Mention | None:
+def _swap_target(x_mentions: list[Mention], frame_mentions: Sequence[Mention], frame: str = "") -> Mention | None:
+    """The frame's mention a lone new mention replaces: the first of its kind, or with ``frame`` (English) the
+    first that is not a modifier of a common noun after it ("the AWS free tier … RDS" + "What about DynamoDB?":
+    RDS, not AWS)."""
     if len(x_mentions) != 1:
         return None
     x = x_mentions[0]
-    for m in frame_mentions:
-        if m.text != x.text and _same_kind(x, m):
-            return m
-    return None
+    same = [m for m in frame_mentions if m.text != x.text and _same_kind(x, m)]
+    if len(same) > 1 and frame:
+        heads = [m for m in same if not _modifies_noun(frame, m.text)]
+        same = heads or same
+    return same[0] if same else None
+
+
+_EN_NOUN_AFTER_RE = re.compile(r"\s+([a-z][a-z-]+)")
+
+
+def _modifies_noun(frame: str, name: str) -> bool:
+    """Is ``name`` followed in ``frame`` by a lower-case word that is no verb or function word (a noun it modifies)?"""
+    i = frame.find(name)
+    m = _EN_NOUN_AFTER_RE.match(frame, i + len(name)) if i >= 0 else None
+    return m is not None and m.group(1) not in lx.EN_FUNCTION and m.group(1) not in lx.EN_VERBS \
+        and m.group(1) not in lx.EN_AUX and m.group(1) not in lx.STOP_EN
 
 
 class RuleRewriter:
@@ -285,13 +300,12 @@ def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | 
     last two turns supplies 8% of the words it adds, the reply's noun 37%."""
     if ent is None or not history:
         return ent
-    flat = ent.text.replace(" ", "")  # "特斯拉 Model Y 的 续航" is written "特斯拉 Model Y 的续航"
-    if any(flat in m.content.replace(" ", "") for m in history[-_ZH_FRAME_REACH:]):
-        return ent
+    if any(named_in(ent, m.content) for m in history[-_ZH_FRAME_REACH:]):
+        return ent  # "特斯拉 Model Y 的 续航" written "特斯拉 Model Y 的续航"; "Mate 60 Pro" for "华为 Mate 60 Pro"
     asked = next((m.content for m in reversed(history) if m.role == "user"), "")
     if asked and leans_on_focus(asked, "zh"):
         return ent  # "价格呢？" in between kept the focus alive (AnySearch → 价格呢 → 怎么部署)
-    if ent.proper and len(history) >= 3 and history[-3].role == "assistant" and ent.head in history[-3].content and \
+    if ent.proper and len(history) >= 3 and history[-3].role == "assistant" and named_in(ent, history[-3].content) and \
             any(not x.relational and x.text in history[-3].content for x in mentions(asked, "zh")):
         return ent  # "旺季是指哪几个月？" asked about a detail of the answer on 拙政园: 拙政园 is still the subject
     last = history[-1]
@@ -410,6 +424,26 @@ def _fragment_answer(answer: str) -> str | None:
     if any(w.lower().strip(",.;:!?") in _EN_FINITE or w.lower() in lx.EN_VERBS for w in words):
         return None
     return text
+
+
+_EN_THAT_YEAR_RE = re.compile(r"\b(?:(in|during)\s+)?(?:that|the same)\s+year\b", re.IGNORECASE)
+_YEAR_RE = re.compile(r"(?<![\d.])(?:1[5-9]|20)\d\d(?![\d.])")
+
+
+def _year_reference(q: str, history: Sequence[Message]) -> tuple[int, int, str] | None:
+    """ "that year" / "the same year" → (start, end, "in <year>") with the one year the latest user turn that
+    names a year gave ("What was Microsoft's revenue in fiscal 2023?" … "And the net income that year?"). A turn
+    naming two years is no single antecedent: None."""
+    m = _EN_THAT_YEAR_RE.search(q)
+    if m is None:
+        return None
+    for msg in reversed(history):
+        if msg.role != "user":
+            continue
+        years = set(_YEAR_RE.findall(msg.content))
+        if years:
+            return (m.start(), m.end(), f"{m.group(1) or 'in'} {years.pop()}") if len(years) == 1 else None
+    return None
 
 
 _EN_HAPPEN_RE = re.compile(r"\b(happen(?:ed|s)?)\b", re.IGNORECASE)
