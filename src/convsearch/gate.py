@@ -37,7 +37,7 @@ from functools import lru_cache
 from collections.abc import Sequence
 
 from . import lexicon as lx
-from .rewrite.entities import (definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
+from .rewrite.entities import (Mention, definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
                                partial_name_span, topic_entity, zh_anaphor_at, zh_classifier_reference, zh_ellipsis,
                                zh_lead)
 from .rewrite.frame import compare_in_history, complete_fragment
@@ -248,15 +248,25 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
         if topic_words & set(words(q)):
             return Decision(False, "names the session topic", 0.7, DecisionKind.TOPIC)
         return Decision(True, "does not name the session topic", 0.5, DecisionKind.TOPIC)
-    if lang == "zh" and _ZH_QUESTION_RE.search(q) and sum(not m.relational for m in ms) <= 1:
+    if lang == "zh" and _ZH_QUESTION_RE.search(q) and _things_asked(ms) <= 1:
         focus = find_focus(history)
         if focus.entity is not None and focus.entity.proper and focus.source == "user" and focus.entity.text not in q:
             return Decision(True, "a question that does not name the product or place the user asked about", 0.5, DecisionKind.SUBJECT)
-    if lang == "en" and en_info_question(q) and sum(not m.relational for m in ms) <= 1:
+    if lang == "en" and en_info_question(q) and _things_asked(ms) <= 1:
         subject = find_focus(history).subject
         if subject is not None and not _names(q, subject.text):
             return Decision(True, "does not name the conversation's focus", 0.5, DecisionKind.SUBJECT)
     return Decision(False, "standalone", 0.7, DecisionKind.STANDALONE)
+
+
+_TIME_NOUNS = frozenset(w.lower().split()[-1] for k in ("time_day", "time_part", "time_season", "time_year")
+                        for w in lx.SLOTS[k]) | {"year", "month", "week", "day", "quarter"}
+
+
+def _things_asked(ms: Sequence[Mention]) -> int:
+    """How many things a question names: its nouns, not counting relational ones (价格, types) or times ("this
+    year", 今年)."""
+    return sum(not m.relational and m.text.lower() not in _TIME_NOUNS for m in ms)
 
 
 # An information question (wh-word, auxiliary, "tell me about"), not a command to the assistant ("can you

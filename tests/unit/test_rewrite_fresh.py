@@ -291,3 +291,42 @@ def test_a_verbless_and_fragment_is_an_ellipsis_but_a_clause_is_not() -> None:
     assert en_ellipsis("And the net profit margin that quarter?")
     assert not en_ellipsis("And what does the warranty cover there?")
     assert not en_ellipsis("And let's book the hotel for Friday.")
+
+
+@pytest.mark.parametrize("turns, query, must, must_not", [
+    # a question on what a word of the answer means is a clarification: the follow-up is about the subject again
+    ([(U, "比亚迪海豹的续航是多少？"), (A, "海豹长续航版 CLTC 续航 700 公里，比汉 EV 略长。"), (U, "CLTC 是什么意思？"),
+      (A, "CLTC 是中国轻型汽车测试循环，比欧洲的 WLTP 宽松。")], "它的落地价大概多少？", ["海豹"], ["CLTC", "中国"]),
+    ([(U, "What's the battery life of the Pixel Watch 3?"), (A, "About 24 hours with the always-on display off."),
+      (U, "What does always-on display mean?"),
+      (A, "The screen stays dimly lit so you can see the time without waking it.")],
+     "how long does it take to charge", ["Pixel Watch 3"], ["display"]),
+    ([(U, "Is a Health Savings Account worth opening?"), (A, "Usually: contributions are pre-tax and withdrawals for"
+      " medical costs are tax-free."), (U, "What does pre-tax mean here?"), (A, "The money goes in before income tax is"
+      " taken out.")], "what's the contribution limit this year", ["Health Savings Account"], ["income tax"]),
+])
+def test_after_a_meaning_question_the_follow_up_is_about_the_subject(turns, query, must, must_not) -> None:
+    out = _rewrite(turns, query)
+    assert all(w in out for w in must) and not any(w in out for w in must_not), out
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # 前者 / 后者 pick one of exactly two items the answer gave, here two titles without a 、
+    ([(U, "学数据分析有哪些入门书？"), (A, "常见的有张文彤的《SPSS 统计分析》和薛薇的《R 语言数据分析》。")],
+     "后者适合零基础吗",
+     "《R 语言数据分析》适合零基础吗"),
+    # a short all-Chinese chunk of a 、 series is the item itself, not its last noun
+    ([(U, "缓解腰痛的非药物方法有哪些？"), (A, "常见的有核心稳定训练（CST）、麦肯基疗法和热敷理疗。")],
+     "第二种具体怎么做？",
+     "麦肯基疗法具体怎么做"),
+    # a series without the serial comma, with a tail after it
+    ([(U, "best beaches in Portugal?"), (A, "Top picks are Praia da Marinha, Benagil, Comporta and Nazaré, plus the "
+      "Costa Vicentina coast.")], "how crowded does the first one get in August",
+     "how crowded does Praia da Marinha get in August"),
+    # a position closing the question picks from a series of plain nouns that answered "which …s"
+    ([(U, "Which vaccines do I need for Peru?"),
+      (A, "Usually typhoid, rabies and yellow fever, plus malaria tablets.")],
+     "how long before the trip should I get the third", "how long before the trip should I get yellow fever"),
+])
+def test_more_list_references(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want

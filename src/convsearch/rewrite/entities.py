@@ -916,6 +916,32 @@ def _reply_to_question(text: str, prev: Message | None) -> bool:
     return not re.search(r"[?？]", text) and bool(_REPLY_RE.search(text))
 
 
+_MEANING_RE = {
+    "zh": re.compile(r"什么意思|啥意思|是指什么|指的是什么|是什么概念|是什么标准|是指|的意思|怎么理解|就是.{1,24}吗"),
+    "en": re.compile(r"\bwhat\s+(?:does|do|did)\b.*\b(?:mean|stand\s+for)\b|\bwhat\s+is\s+meant\s+by\b|"
+                     r"\bwhat\s+counts\s+as\b|\b(?:meaning|definition)\s+of\b|^\W*define\b|"
+                     r"\bwhat\s+do\s+you\s+mean\b", re.IGNORECASE),
+}
+
+
+def meaning_question(text: str, before: Message | None) -> bool:
+    """Does this user turn ask what a word of the latest answer means ("CLTC 是什么意思？", "What does EPA-rated
+    mean exactly?", "What counts as a secondary caregiver?")? A clarification, not a new subject: the
+    conversation goes on about what it was about.
+
+    >>> meaning_question("What does after-tax mean here?", Message("assistant", "Contributions are after-tax."))
+    True
+    """
+    if before is None or before.role != "assistant":
+        return False
+    lang = detect_lang(text)
+    if not _MEANING_RE[lang].search(text):
+        return False
+    asked = [x for x in mentions(text, lang) if not x.relational]
+    low = before.content.lower()
+    return not asked or any(x.text.lower() in low or x.head.lower() in low for x in asked)
+
+
 @lru_cache(maxsize=1024)
 def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     """Walk the turns oldest first and return the focus, in this order of trust:
@@ -951,6 +977,9 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             prev = m
             continue  # "Yes, the LED is on." answers the assistant's question, naming only what it asked about:
             # it neither asks nor moves the focus
+        if m.role == "user" and meaning_question(m.content, prev):
+            prev = m
+            continue  # "CLTC 是什么意思？" clarifies a word of the answer: the focus stays where it was
         before, prev = prev, m
         if m.role == "user":
             asked_who = bool(_WHO_RE.search(m.content))

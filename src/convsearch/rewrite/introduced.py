@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ..text import tagged
 from ..types import Message
-from .entities import Mention, mentions
+from .entities import Mention, meaning_question, mentions
 
 _ASKS_FOR_ENTITY = {
     "en": re.compile(r"^\W*(?:which|recommend|suggest|name)\b|\b(?:alternative|alternatives)\b|"
@@ -35,8 +35,9 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
     if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
         return None
     question, answer = history[-2].content, history[-1].content
-    if not _ASKS_FOR_ENTITY[lang].search(question):
-        return None
+    if not _ASKS_FOR_ENTITY[lang].search(question) or meaning_question(
+            question, history[-3] if len(history) > 2 else None):
+        return None  # an answer saying what a word means introduces no new subject ("CLTC 是中国…工况")
     first = _SENTENCE_END_RE.split(answer.strip(), maxsplit=1)[0]
     low_q = question.lower()
     if lang == "zh" and not person:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import lexicon as lx
-from ..text import tagged
+from ..text import is_cjk, tagged
 from ..types import Message
 from .entities import Mention, join_tokens, mentions
 from .offer import user_side
@@ -47,6 +47,7 @@ _ZH_CLS = "个种款家条步点项类部本首位套组样座所间台辆只门
 _ZH_NOT_REF = r"(?!\s*(?:问题|[，,：:]))"
 _ZH_ORD_RE = re.compile(rf"第\s*([一二三四五六七八九十]|\d{{1,2}})\s*([{_ZH_CLS}]){_ZH_NOT_REF}")
 _ZH_LAST_RE = re.compile(rf"最后(?:一|那)?\s*([{_ZH_CLS}]){_ZH_NOT_REF}")
+_ZH_FORMER_RE = re.compile(r"前者|后者")
 
 # Numbered items: "1. ", "2) ", "3、", "(4) ", "（5）" at the start or after whitespace / sentence end.
 _NUM_ITEM_RE = re.compile(r"(?:^|(?<=[\s。；;:：.!?！？]))[(（]?(\d{1,2})[.)）、](?!\d)\s*")
@@ -71,6 +72,7 @@ class OrdinalRef:
     positions: tuple[int, ...]  # 1-based; negative counts from the end (-1 = last)
     noun: str  # the head noun the reference used ("step", "one"), "" when none
     strict: bool = False  # the noun is no list noun ("weeks"): only a list of that kind can answer
+    pair: bool = False  # 前者 / 后者: one of exactly two items
 
 
 def find_ordinal(query: str, lang: str) -> OrdinalRef | None:
@@ -84,6 +86,9 @@ def find_ordinal(query: str, lang: str) -> OrdinalRef | None:
         m = _ZH_LAST_RE.search(query)
         if m:
             return OrdinalRef(m.start(), m.end(), (-1,), m.group(1))
+        m = _ZH_FORMER_RE.search(query)
+        if m:  # one of two: only a list of exactly two answers it
+            return OrdinalRef(m.start(), m.end(), (1 if m.group(0) == "前者" else -1,), "", pair=True)
         return None
     m = _EN_RUN_RE.search(query)
     if m:
@@ -142,15 +147,25 @@ def resolve_ordinal(query: str, history: Sequence[Message], lang: str) -> tuple[
     for age, (i, msg) in enumerate(zip(idx, answers)):
         asked = next((m.content for m in reversed(history[:i]) if m.role == "user"), "")
         for items, kind in reversed(lists_in(msg.content, lang)):  # the list named last is the one meant
-            if len(items) < need:
+            if len(items) < need or (ref.pair and len(items) != 2):
                 continue
-            if (ref.strict or kind not in ("names", "numbered")) and not _names_kind(ref.noun, kind, items, asked):
+            if (ref.strict or kind not in ("names", "numbered")) and not _names_kind(ref.noun, kind, items, asked) \
+                    and not (not ref.strict and ref.noun in ("", "one", "ones") and _asks_for_several(asked)):
                 continue
             if age and not any(it.lower() in answers[0].content.lower() for it in items):
                 continue  # an older list only while the latest answer is about one of its items
             picked = [items[p - 1] if p > 0 else items[p] for p in ref.positions]
             return ref.start, ref.end, ("和" if lang == "zh" else " and ").join(picked)
     return None
+
+
+_EN_ASKS_SEVERAL_RE = re.compile(r"^\W*(?:which|what)\b(?:\s+\w+){0,3}?\s+\w+s\b", re.IGNORECASE)
+
+
+def _asks_for_several(asked: str) -> bool:
+    """Did the question a list answers ask for several things ("Which vaccines are recommended …?")? Then the
+    series is the answer, and "the third" picks from it even when its items are plain nouns."""
+    return bool(_EN_ASKS_SEVERAL_RE.search(asked))
 
 
 def _names_kind(noun: str, kind: str, items: Sequence[str], asked: str = "") -> bool:
@@ -221,13 +236,15 @@ def _n_words(s: str, lang: str) -> int:
 def _en_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
     out: list[tuple[tuple[str, ...], str]] = []
     chunks = sentence.rstrip(" .!?").split(",")
-    if len(chunks) == 2 and not _EN_SERIES_LAST_RE.match(chunks[-1]):
-        # "A, B and C" without the serial comma: the last join splits the second chunk
-        j = list(_EN_PAIR_JOIN_RE.finditer(chunks[1]))
-        if len(j) == 1:
-            last = chunks[1][j[0].end():]
+    if len(chunks) >= 2 and not any(_EN_SERIES_LAST_RE.match(c) for c in chunks[1:]):
+        # "A, B and C" without the serial comma: the first later chunk with one join splits there, and what
+        # follows the series ("…, plus a prescription") is not part of it
+        at = next((i for i in range(1, len(chunks)) if _EN_PAIR_JOIN_RE.search(chunks[i])), None)
+        j = list(_EN_PAIR_JOIN_RE.finditer(chunks[at])) if at is not None else []
+        if at is not None and len(j) == 1:
+            last = chunks[at][j[0].end():]
             name = _cap_run(last.split()[:_MAX_NAME_WORDS], from_end=False)  # "Oracle Cloud all have …"
-            chunks = [chunks[0], chunks[1][: j[0].start()], f" {j[0].group(0).strip()} {name or last.strip()}"]
+            chunks = [*chunks[:at], chunks[at][: j[0].start()], f" {j[0].group(0).strip()} {name or last.strip()}"]
     if len(chunks) >= 3 and _EN_SERIES_LAST_RE.match(chunks[-1]):
         items: list[str] = []
         proper = True
@@ -305,9 +322,38 @@ def _with_det(chunk: str, text: str) -> str:
 _ZH_TITLE_RE = re.compile(r"《[^《》]{1,30}》")
 
 
+_ZH_ASIDE_RE = re.compile(r"[（(][^（）()]{0,30}[）)]")
+_ZH_LIST_OPENER_RE = re.compile(r".*(?:有|是|包括|包含|比如|例如|推荐|如|[:：])")
+_ZH_ITEM_MAX = 12
+_ZH_SERIES_TAIL_RE = re.compile(r"(?:[一二三四五六七八九十两几\d]+\s*[个种款家条类项样部本]|等|这|都|也|是|在|可以|各有|均).*$")
+
+
+def _zh_item(chunk: str, first: bool, last: bool) -> str | None:
+    """A short chunk of a 、 series is itself the item ("睡眠限制疗法"; the first after 有/包括/："常见的有认知行为
+    疗法" → "认知行为疗法"; the last before a count or 等: "混合检索三种方式" → "混合检索"); None when it is longer
+    than a name."""
+    text = _ZH_ASIDE_RE.sub("", chunk).strip()
+    if first:
+        m = _ZH_LIST_OPENER_RE.match(text)
+        text = text[m.end():].strip() if m else text
+    if last:
+        text = _ZH_SERIES_TAIL_RE.sub("", text).strip()
+    # all Chinese (a chunk with a Latin name goes by its mentions, which keep "小米 14 Ultra" whole), a noun at
+    # its end, no pronoun or preposition and no one-character verb opening it ("你去故宫", "长城看看": a clause)
+    if not (1 < len(text) <= _ZH_ITEM_MAX and all(is_cjk(c) for c in text)):
+        return None
+    toks = tagged(text)
+    if not toks[-1][1].startswith(("n", "vn")) or any(t[:1] in ("r", "p") for _, t in toks) or (
+            len(toks[0][0]) == 1 and toks[0][1].startswith("v")):
+        return None
+    return text
+
+
 def _zh_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
+    titles = _ZH_TITLE_RE.findall(sentence)
     if "、" not in sentence:
-        return []
+        # "周志华的《机器学习》和李航的《统计学习方法》": two or more titles are the list
+        return [(tuple(titles), "names")] if len(titles) >= 2 else []
     chunks = sentence.split("、")
     if len(_ZH_TITLE_RE.findall(chunks[-1])) >= 2:  # "《B》和《C》": the titles themselves
         chunks = chunks[:-1] + _ZH_TITLE_RE.findall(chunks[-1])
@@ -324,6 +370,10 @@ def _zh_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
         title = _ZH_TITLE_RE.search(chunk)
         if title is not None:  # "《流畅的 Python》": a title in book-title marks is the item, whole
             items.append(title.group(0))
+            continue
+        whole = _zh_item(chunk, i == 0, i == len(chunks) - 1)
+        if whole is not None:
+            items.append(whole)
             continue
         ms = [m for m in mentions(chunk, "zh") if "的" not in m.text] or list(mentions(chunk, "zh"))
         if not ms:

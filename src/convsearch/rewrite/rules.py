@@ -30,7 +30,7 @@ from ..gate import en_info_question, needs_rewrite
 from ..text import detect_lang, is_cjk
 from ..types import Decision, DecisionKind, Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, zh_det_tokens, _word_at, en_feedback_pronoun, en_tokens,
-                       en_request_part, find_focus, leans_on_focus, mentions, name_like, named_in, partial_name_span, topic_entity, topic_section,
+                       en_request_part, find_focus, leans_on_focus, meaning_question, mentions, name_like, named_in, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
                        _ZH_NE_RE)
 from .frame import compare_in_history, complete_fragment, locative_there
@@ -208,7 +208,7 @@ class RuleRewriter:
     def _resolve_frame(self, history: Sequence[Message], focus: Focus, topic: str | None) -> Focus:
         """Use the previous question as it was meant: "那么杭州呢？" after "那番禺呢？" fills the frame
         "番禺最近三天适合露营吗", not "那番禺呢". One level deep (that rewrite sees its own resolved frame)."""
-        idx = max((i for i, m in enumerate(history) if m.role == "user"), default=None)
+        idx = max((i for i, m in enumerate(history) if m.role == "user" and m.content == focus.frame), default=None)
         if idx is None or idx == 0:
             return focus
         prev = history[idx]
@@ -302,9 +302,12 @@ def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | 
         return ent
     if any(named_in(ent, m.content) for m in history[-_ZH_FRAME_REACH:]):
         return ent  # "特斯拉 Model Y 的 续航" written "特斯拉 Model Y 的续航"; "Mate 60 Pro" for "华为 Mate 60 Pro"
-    asked = next((m.content for m in reversed(history) if m.role == "user"), "")
+    at = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "user"), None)
+    asked = history[at].content if at is not None else ""
     if asked and leans_on_focus(asked, "zh"):
         return ent  # "价格呢？" in between kept the focus alive (AnySearch → 价格呢 → 怎么部署)
+    if at is not None and meaning_question(asked, history[at - 1] if at > 0 else None):
+        return ent  # "CLTC 是什么意思？" asked what a word means: the subject is still what it was
     if ent.proper and len(history) >= 3 and history[-3].role == "assistant" and named_in(ent, history[-3].content) and \
             any(not x.relational and x.text in history[-3].content for x in mentions(asked, "zh")):
         return ent  # "旺季是指哪几个月？" asked about a detail of the answer on 拙政园: 拙政园 is still the subject
