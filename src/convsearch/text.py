@@ -31,12 +31,21 @@ def normalize(text: str) -> str:
 
 
 def detect_lang(text: str) -> str:
-    """'zh' when the text has any CJK ideograph and they are at least 20% of its letters, else 'en'."""
+    """'zh' when the text has any CJK ideograph and they are at least 20% of its letters or frame it (a final
+    呢/吗/吧, a leading 那/还有/另外), else 'en'.
+
+    >>> detect_lang("Rocky Linux 呢"), detect_lang("What does 你好 mean?")
+    ('zh', 'en')
+    """
     cjk = len(CJK_RE.findall(text))
     if not cjk:
         return "en"
     letters = sum(1 for ch in text if ch.isalpha())
-    return "zh" if cjk / max(letters, 1) >= 0.2 else "en"
+    # a Chinese frame around a Latin name ("Rocky Linux 呢", "那 Windows 11 呢") is Chinese whatever the ratio
+    return "zh" if cjk / max(letters, 1) >= 0.2 or _ZH_FRAME_RE.search(text) else "en"
+
+
+_ZH_FRAME_RE = re.compile(r"[呢吗吧][\s?？!！。.~～]*$|^\s*(?:那么|那|还有|另外)")
 
 
 @lru_cache(maxsize=8192)

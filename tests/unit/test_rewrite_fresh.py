@@ -330,3 +330,13 @@ def test_after_a_meaning_question_the_follow_up_is_about_the_subject(turns, quer
 ])
 def test_more_list_references(turns, query, want) -> None:
     assert _rewrite(turns, query) == want
+
+
+def test_a_chinese_frame_around_a_latin_name_is_chinese() -> None:
+    turns = [(U, "Debian 12 怎么安装 Nginx？"), (A, "执行 apt install nginx 即可。")]
+    assert _rewrite(turns, "Arch Linux 呢") == "Arch Linux 怎么安装 Nginx"
+
+
+def test_a_swap_into_a_compound_replaces_the_part_of_its_kind() -> None:
+    turns = [(U, "工商银行信用卡年费怎么免？"), (A, "一年刷满 5 次即可免次年年费。")]
+    assert _rewrite(turns, "换成农业银行呢") == "农业银行信用卡年费怎么免"

@@ -68,11 +68,20 @@ def ellipsis(t: Turn) -> Outcome | None:
                        "ellipsis: repeat previous question")
     target = r._swap_target(xm, focus.frame_mentions) if focus.frame else None
     if target is not None and focus.frame:
-        return Outcome(focus.frame.rstrip(r._TRAIL_PUNCT).replace(target.text, xm[0].text, 1),
-                       f"entity swap: {target.text} → {xm[0].text}")
+        old = _kind_prefix(target.text, xm[0].text)
+        return Outcome(focus.frame.rstrip(r._TRAIL_PUNCT).replace(old, xm[0].text, 1),
+                       f"entity swap: {old} → {xm[0].text}")
     if ent is not None and ent.text not in body:
         return Outcome(r._attach(ent.text, body, de=True), f"ellipsis completion with {ent.text}")
     return Outcome(body, "ellipsis without a focus")
+
+
+def _kind_prefix(target: str, x: str) -> str:
+    """The part of a compound ``target`` that a new name of the same kind replaces: up to the kind word they end in
+    ("招商银行信用卡年费" + "建设银行" → "招商银行"), else all of it."""
+    kind = x[-2:]
+    i = target.find(kind) if len(x) >= 3 and all(is_cjk(c) for c in kind) else -1
+    return target[:i + 2] if 0 < i and i + 2 < len(target) else target
 
 
 def classifier_reference(t: Turn) -> Outcome | None:

@@ -206,6 +206,9 @@ def _replace(frame: str, start: int, end: int, x: str) -> str:
     return before + x + after
 
 
+_VERSION_AFTER_RE = re.compile(r"\s*\d+(?:\.\d+)*(?![\d.%])(?:\s*(?:LTS|SP\d))?")
+
+
 def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str] | None:
     """The fragment replaces the frame's span of its slot type (the one after ``prep`` when there is one)."""
     kind = slot_kind(x)
@@ -218,6 +221,8 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
             spans = anchored or spans
         if spans:
             s, e, _ = spans[0]
+            if kind == "platform" and (v := _VERSION_AFTER_RE.match(frame, e)) is not None:
+                e = v.end()  # "Debian 12" → "Arch Linux": the old platform's version goes with it
             # "on a Mac" replaces "on Windows 11": an article of the fragment comes with it
             rep = x if lang == "en" and _EN_AFTER_PREP_RE.search(frame[:s]) else bare
             if lang == "en" and rep == bare and re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE) \

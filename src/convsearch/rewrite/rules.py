@@ -99,6 +99,9 @@ def _swap_target(x_mentions: list[Mention], frame_mentions: Sequence[Mention], f
         return None
     x = x_mentions[0]
     same = [m for m in frame_mentions if m.text != x.text and _same_kind(x, m)]
+    if not same and len(x.text) >= 3 and is_cjk(x.text[-1]):
+        # "农业银行" into "工商银行信用卡年费": a compound that holds a name of the same kind (…银行) before more
+        same = [m for m in frame_mentions if m.text != x.text and 0 < m.text.find(x.text[-2:]) < len(m.text) - 2]
     if len(same) > 1 and frame:
         heads = [m for m in same if not _modifies_noun(frame, m.text)]
         same = heads or same
