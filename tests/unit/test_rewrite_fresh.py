@@ -340,3 +340,24 @@ def test_a_chinese_frame_around_a_latin_name_is_chinese() -> None:
 def test_a_swap_into_a_compound_replaces_the_part_of_its_kind() -> None:
     turns = [(U, "工商银行信用卡年费怎么免？"), (A, "一年刷满 5 次即可免次年年费。")]
     assert _rewrite(turns, "换成农业银行呢") == "农业银行信用卡年费怎么免"
+
+
+def test_a_common_noun_with_a_capital_letter_is_one_name() -> None:
+    from convsearch.rewrite.entities import mentions
+
+    assert "vitamin B12" not in [m.text for m in mentions("Is vitamin C safe?", "en")]
+    assert [m.text for m in mentions("Do I need the hepatitis B vaccine?", "en")][0] == "hepatitis B"
+
+
+@pytest.mark.parametrize("turns, query, must", [
+    # the tool the answer recommended is what "it" is (the question asked what to use)
+    ([(U, "what can I use to back up my Linux laptop for free?"),
+      (A, "You could try Timeshift, which takes rsync snapshots and restores them from a live USB.")],
+     "does it support encrypted backups", ["Timeshift"]),
+    # a stated request (想买 …) makes the user's noun the subject, as a question does
+    ([(U, "我预算 3000 左右，想买个扫地机器人"), (A, "这个价位大多带自动集尘，选激光导航的更省心。")],
+     "续航怎么样", ["扫地机器人"]),
+])
+def test_what_a_request_or_a_tool_question_is_about(turns, query, must) -> None:
+    out = _rewrite(turns, query)
+    assert all(w in out for w in must), out

@@ -21,6 +21,7 @@ from .entities import Mention, meaning_question, mentions
 
 _ASKS_FOR_ENTITY = {
     "en": re.compile(r"^\W*(?:which|recommend|suggest|name)\b|\b(?:alternative|alternatives)\b|"
+                     r"^\W*what\s+(?:can|could|should|would)\s+(?:i|we)\s+(?:use|try|get|buy|install|read|watch)\b|"
                      r"^\W*what(?:'s| is| are)?\s+(?:a|an|some|the best|the name)\b", re.IGNORECASE),
     "zh": re.compile(r"哪|谁|什么|推荐|有没有|有哪些"),
 }
@@ -54,8 +55,9 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
             continue
         if not any(m.text in n.text or n.text in m.text for n in new):
             new.append(m)
-    if len(new) > 1 and lang == "zh" and not person:
-        # "是中信大厦，也叫中国尊。": the answer's first clause names what it introduces, the rest describes it
+    if len(new) > 1 and not person:
+        # "是中信大厦，也叫中国尊。", "Try Timeshift, which takes … from a live USB.": the answer's first clause names
+        # what it introduces, the rest describes it
         clause = re.split(r"[，,]", first, maxsplit=1)[0]
         in_clause = [m for m in new if m.text in clause]
         if len(in_clause) == 1:
