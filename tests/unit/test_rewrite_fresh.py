@@ -361,3 +361,15 @@ def test_a_common_noun_with_a_capital_letter_is_one_name() -> None:
 def test_what_a_request_or_a_tool_question_is_about(turns, query, must) -> None:
     out = _rewrite(turns, query)
     assert all(w in out for w in must), out
+
+
+def test_relational_nouns_belong_to_the_name_the_question_was_about() -> None:
+    turns = [(U, "What's the usual daily dose of vitamin B12 for adults?"), (A, "About 2.4 micrograms a day.")]
+    assert "vitamin B12" in _rewrite(turns, "what are the symptoms of too much")
+
+
+def test_a_number_led_hyphenated_adjective_is_no_name() -> None:
+    from convsearch.rewrite.entities import mentions
+
+    texts = [m.text for m in mentions("We adopted a 3-month-old golden retriever and he bites.", "en")]
+    assert "3-month-old golden retriever" in texts

@@ -215,10 +215,13 @@ _EN_TITLE_MAX = 6
 
 def _is_cap(tok: str) -> bool:
     return tok[:1].isupper() or (any(c.isupper() for c in tok[1:]) and tok[:1].isalpha()) or (
-        tok[:1].isdigit() and any(c.isalpha() for c in tok) and not _MULTIPLIER_RE.fullmatch(tok))
+        tok[:1].isdigit() and any(c.isalpha() for c in tok) and not _MULTIPLIER_RE.fullmatch(tok)
+        and not _MEASURE_ADJ_RE.fullmatch(tok))
 
 
 _MULTIPLIER_RE = re.compile(r"\d+(?:\.\d+)?x")  # "2x miles", "1.5x speed": a multiplier, no model name
+# "2-year-old", "10-inch", "3-day": a number-led hyphenated word in lower case is an adjective, no model name
+_MEASURE_ADJ_RE = re.compile(r"\d+(?:\.\d+)?(?:-[a-z]+)+")
 
 
 _EN_RANGE_MARKS = frozenset({"–", "-", "—", ":", "/", "%"})
@@ -412,14 +415,15 @@ def _mentions(text: str, lang: str) -> tuple[Mention, ...]:
     return tuple(zh_mentions(text) if lang == "zh" else _en_letter_names(text, en_mentions(text)))
 
 
-_EN_LETTER_AFTER_RE = re.compile(r"\s+([A-Z]\d?)(?![\w'’-])")
+_EN_LETTER_AFTER_RE = re.compile(r"\s+([A-Z]\d{0,2})(?![\w'’-])")
 
 
 def _en_letter_names(text: str, ms: list[Mention]) -> list[Mention]:
-    """"vitamin D", "hepatitis A", "plan B": a common noun with one capital letter after it names one thing."""
+    """"vitamin D", "vitamin B12", "hepatitis A": a common noun with one capital letter (and up to two digits)
+    after it names one thing."""
     out: list[Mention] = []
     for m in ms:
-        if out and m.proper and len(m.text) <= 2 and not out[-1].proper and (i := text.find(out[-1].text)) >= 0 \
+        if out and m.proper and len(m.text) <= 3 and not out[-1].proper and (i := text.find(out[-1].text)) >= 0 \
                 and (nxt := _EN_LETTER_AFTER_RE.match(text, i + len(out[-1].text))) is not None and nxt.group(1) == m.text:
             prev = out.pop()
             out.append(Mention(f"{prev.text} {m.text}", True, "proper", m.text.lower(), prev.det))

@@ -466,6 +466,8 @@ def _relational_owner(q: str, focus: Focus) -> Mention | None:
     qm = mentions(q, "en")
     if not qm or not all(m.relational for m in qm) or not focus.frame or not _EN_QUESTION_RE.search(focus.frame):
         return None  # the previous turn must have asked about something ("I don't care." names nothing)
+    if focus.entity is not None and focus.entity.proper and focus.entity in focus.frame_mentions:
+        return _attribute_owner(focus.entity)  # "the daily dose of vitamin D" + "the symptoms of too much": vitamin D's
     return next((m for m in focus.frame_mentions if not m.proper and not m.relational), None)
 
 
