@@ -373,3 +373,16 @@ def test_a_number_led_hyphenated_adjective_is_no_name() -> None:
 
     texts = [m.text for m in mentions("We adopted a 3-month-old golden retriever and he bites.", "en")]
     assert "3-month-old golden retriever" in texts
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # "which …" after a question joining two nouns compares those two
+    ([(U, "Should I get the Kindle Paperwhite or the Kobo Clara?"), (A, "Both are good e-readers.")],
+     "which one has better battery life?", "which one has better battery life, Kindle Paperwhite or Kobo Clara?"),
+    ([(U, "小米手环和华为手环哪个续航长？"), (A, "两者都能用两周左右。")], "哪个更适合游泳？", "小米手环和华为手环哪个更适合游泳"),
+    # a means or instrument takes the frame's predicate
+    ([(U, "剩米饭怎么加热好吃？"), (A, "加少量水用蒸锅蒸 10 分钟。")], "用微波炉呢？", "剩米饭怎么用微波炉加热好吃"),
+    ([(U, "从机场到市区要多久？"), (A, "坐地铁大约 40 分钟。")], "打车呢？", "从机场到市区打车要多久"),
+])
+def test_which_of_a_pair_and_a_means_taking_the_predicate(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want

@@ -76,14 +76,6 @@ def ellipsis(t: Turn) -> Outcome | None:
     return Outcome(body, "ellipsis without a focus")
 
 
-def _kind_prefix(target: str, x: str) -> str:
-    """The part of a compound ``target`` that a new name of the same kind replaces: up to the kind word they end in
-    ("招商银行信用卡年费" + "建设银行" → "招商银行"), else all of it."""
-    kind = x[-2:]
-    i = target.find(kind) if len(x) >= 3 and all(is_cjk(c) for c in kind) else -1
-    return target[:i + 2] if 0 < i and i + 2 < len(target) else target
-
-
 def classifier_reference(t: Turn) -> Outcome | None:
     """"这张卡" names the focus by its kind (the focus ends in 卡).
 
@@ -266,4 +258,49 @@ def condition(query: str, frame: str) -> tuple[str, str] | None:
     return f._condition(query, frame, "zh")
 
 
-FRAME_STEPS = (comparison, preposition_swap, typed_swap, possessor_swap, attribute_shift, condition)
+_ZH_MANNER_PREPS = frozenset({"用", "通过", "拿", "靠", "坐", "乘", "打车", "开车", "骑车", "走路"})
+_ZH_PREDICATE_RUN = frozenset({"v", "vd", "vi", "d", "c"})
+
+
+def _manner_into_frame(x: str, frame: str) -> str | None:
+    """A means or instrument ("用高压锅呢", "坐高铁呢", "打车呢") takes the frame's predicate: it goes before the
+    frame's last verb group ("红烧肉要炖多久" → "红烧肉用高压锅要炖多久").
+
+    >>> _manner_into_frame("用高压锅", "红烧肉要炖多久？")
+    '红烧肉用高压锅要炖多久'
+    """
+    xt = tagged(x)
+    if not xt or xt[0][0] not in _ZH_MANNER_PREPS or any(w in frame for w, _ in xt if len(w) > 1):
+        return None
+    toks = tagged(frame.rstrip(r._TRAIL_PUNCT))
+    j = max((i for i, (_, t) in enumerate(toks) if t.startswith("v")), default=-1)
+    while j > 0 and toks[j - 1][1] in _ZH_PREDICATE_RUN:
+        j -= 1
+    if j < 1:
+        return None
+    core = frame.rstrip(r._TRAIL_PUNCT)
+    return r._join_script(r._join_script(e._as_written([w for w, _ in toks[:j]], core), x),
+                          e._as_written([w for w, _ in toks[j:]], core))
+
+
+def _kind_prefix(target: str, x: str) -> str:
+    """The part of a compound ``target`` that a new name of the same kind replaces: up to the kind word they end in
+    ("招商银行信用卡年费" + "建设银行" → "招商银行"), else all of it."""
+    kind = x[-2:]
+    i = target.find(kind) if len(x) >= 3 and all(is_cjk(c) for c in kind) else -1
+    return target[:i + 2] if 0 < i and i + 2 < len(target) else target
+
+
+def means(query: str, frame: str) -> tuple[str, str] | None:
+    """A fragment naming a means or instrument takes the frame's predicate (verb ellipsis).
+
+    >>> means("打车呢？", "从机场到市区要多久")[0]
+    '从机场到市区打车要多久'
+    """
+    zf = f._zh_fragment(query)
+    x = "".join(zf[1:]) if zf is not None else ""
+    done = _manner_into_frame(x, frame) if x else None
+    return (done, f"verb ellipsis: {x} takes the predicate of {frame}") if done is not None else None
+
+
+FRAME_STEPS = (comparison, preposition_swap, typed_swap, possessor_swap, attribute_shift, condition, means)

@@ -462,8 +462,31 @@ def _which_of(q: str, names: list[str], lang: str) -> tuple[str, str] | None:
     return f"{head}{'，' if head else ''}{a}{sep}和{sep}{b}{body[i:]}", f"comparison between {a} and {b}"
 
 
+_PAIR_JOIN = {"zh": re.compile(r"\s*(?:和|与|跟|还是|或者|或)\s*"),
+              "en": re.compile(r"\s+(?:and|or|vs\.?|versus)\s+(?:the\s+|a\s+|an\s+)?", re.IGNORECASE)}
+
+
+def coordinated_pair(text: str, lang: str) -> list[str]:
+    """The two nouns a question joins ("布洛芬和对乙酰氨基酚都能退烧吗", "the Kindle Paperwhite or the Kobo Clara"):
+    two mentions next to each other with only a conjunction between them; [] otherwise.
+
+    >>> coordinated_pair("Should I get the Kindle Paperwhite or the Kobo Clara?", "en")
+    ['Kindle Paperwhite', 'Kobo Clara']
+    """
+    ms = [m for m in mentions(text, lang) if not m.relational and "的" not in m.text]
+    for a, b in zip(ms, ms[1:]):
+        i = text.find(a.text)
+        j = text.find(b.text, i + len(a.text)) if i >= 0 else -1
+        if j > i >= 0 and _PAIR_JOIN[lang].fullmatch(text[i + len(a.text):j]) and a.text.lower() != b.text.lower():
+            return [a.text, b.text]
+    return []
+
+
 def compared_names(frames: list[str], lang: str) -> list[str]:
-    """The first proper name of each of the user's last two questions, when they differ."""
+    """The two nouns the user's last question joins, else the first proper name of each of the user's last two
+    questions, when they differ."""
+    if frames and (pair := coordinated_pair(frames[-1], lang)):
+        return pair
     out: list[str] = []
     for f in frames[-2:]:
         m = next((x.text for x in mentions(f, lang) if x.proper and x.text in f and "的" not in x.text), None)
@@ -514,7 +537,7 @@ def compare_in_history(query: str, history: Sequence[Message], lang: str) -> tup
     if not (_ZH_WHICH_RE if lang == "zh" else _EN_WHICH_RE).search(query):
         return None
     frames = [m.content for m in history if m.role == "user"]
-    return _which_of(query, compared_names(frames, lang), lang) if len(frames) >= 2 else None
+    return _which_of(query, compared_names(frames, lang), lang) if frames else None
 
 
 _EN_THERE_RE = re.compile(r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )(?<!\bbe )"
