@@ -379,10 +379,26 @@ def test_a_number_led_hyphenated_adjective_is_no_name() -> None:
     # "which …" after a question joining two nouns compares those two
     ([(U, "Should I get the Kindle Paperwhite or the Kobo Clara?"), (A, "Both are good e-readers.")],
      "which one has better battery life?", "which one has better battery life, Kindle Paperwhite or Kobo Clara?"),
-    ([(U, "小米手环和华为手环哪个续航长？"), (A, "两者都能用两周左右。")], "哪个更适合游泳？", "小米手环和华为手环哪个更适合游泳"),
+    ([(U, "小米手环和华为手环哪个续航长？"), (A, "两者都能用两周左右。")], "哪个更适合游泳？",
+     "小米手环和华为手环哪个更适合游泳"),
     # a means or instrument takes the frame's predicate
     ([(U, "剩米饭怎么加热好吃？"), (A, "加少量水用蒸锅蒸 10 分钟。")], "用微波炉呢？", "剩米饭怎么用微波炉加热好吃"),
     ([(U, "从机场到市区要多久？"), (A, "坐地铁大约 40 分钟。")], "打车呢？", "从机场到市区打车要多久"),
 ])
 def test_which_of_a_pair_and_a_means_taking_the_predicate(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # ways to travel, who a question is about, phones: typed slots of their own (data/slots.txt)
+    ([(U, "广州到长沙的动车票多少钱？"), (A, "二等座 300 元左右。")], "那飞机呢？", "广州到长沙的飞机票多少钱"),
+    ([(U, "老人感冒可以喝板蓝根吗？"), (A, "一般可以，但要注意用量。")], "孕妇呢", "孕妇感冒可以喝板蓝根吗"),
+    ([(U, "iPhone 14 怎么关闭自动更新？"), (A, "设置 > 通用 > 软件更新 > 自动更新。")], "安卓手机呢？",
+     "安卓手机怎么关闭自动更新"),
+    ([(U, "Is this vaccine safe for kids?"), (A, "Yes, it is approved from age 5.")], "what about pregnant women?",
+     "Is this vaccine safe for pregnant women?"),
+    # a class the frame does not name is added as a term
+    ([(U, "上海到北京的高铁票多少钱？"), (A, "二等座 553 元起。")], "商务座呢？", "上海到北京的高铁票多少钱 商务座"),
+])
+def test_vehicle_person_and_class_slots(turns, query, want) -> None:
     assert _rewrite(turns, query) == want

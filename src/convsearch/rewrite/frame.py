@@ -41,7 +41,8 @@ def _alternation(entries: tuple[str, ...]) -> str:
 
 
 _KIND_RES = {kind: re.compile(_alternation(lx.SLOTS[kind]), re.IGNORECASE)
-             for kind in ("place", "time_day", "time_part", "time_season", "time_year", "platform")}
+             for kind in ("place", "time_day", "time_part", "time_season", "time_year", "platform", "vehicle",
+                          "person_group", "seat_class")}
 _KIND_RES["time_year"] = re.compile(_KIND_RES["time_year"].pattern + r"|(?<![\d.])(?:19|20)\d\d(?:\s*年)?(?![\d.])",
                                     re.IGNORECASE)
 _ZH_NUM = "一二两三四五六七八九十百千万0-9"
@@ -203,10 +204,17 @@ def _replace(frame: str, start: int, end: int, x: str) -> str:
         before += " "
     if after and x and not is_cjk(x[-1]) and after[0].isalnum() and not is_cjk(after[0]):
         after = " " + after
+    if x and is_cjk(x[-1]) and after[:1] == " " and is_cjk(after[1:2]):
+        after = after[1:]  # "iPhone 15 怎么…" → "安卓手机怎么…": the space belonged to the Latin name
+    if x and is_cjk(x[0]) and before[-1:] == " " and is_cjk(before[-2:-1]):
+        before = before[:-1]
     return before + x + after
 
 
 _VERSION_AFTER_RE = re.compile(r"\s*\d+(?:\.\d+)*(?![\d.%])(?:\s*(?:LTS|SP\d))?")
+
+
+_QUALIFIER_KINDS = frozenset({"seat_class", "person_group"})
 
 
 def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str] | None:
@@ -230,6 +238,9 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
                 # "in the UK" → "in Canada": the article belonged to the old name
                 s = re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE).start()  # type: ignore[union-attr]
             return _replace(frame, s, e, rep), f"entity swap ({kind}): {frame[s:e]} → {rep}"
+        if kind in _QUALIFIER_KINDS and not any(k == kind for _, _, k in slot_spans(frame)):
+            # "一等座呢？" after "北京到上海的高铁票多少钱": the frame names no class, the fragment adds one as a term
+            return f"{frame.rstrip(_TRAIL)} {bare}", f"qualifier added ({kind}): {bare}"
     if kind is None and lang == "zh":
         # "预算五千左右": one typed span inside the phrase takes the place of the frame's span of that type
         xs = slot_spans(x)
