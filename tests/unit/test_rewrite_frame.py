@@ -65,7 +65,8 @@ def test_slot_lexicons_are_typed() -> None:
     assert slot_kind("a Mac") == "platform" and slot_kind("番禺") == "place" and slot_kind("2020") == "time_year"
     assert slot_kind("价格") is None
     text = "上海到成都的高铁明天几点"
-    assert [text[s:e] for s, e, _ in slot_spans(text)] == ["上海", "成都", "明天"]
+    assert [text[s:e] for s, e, _ in slot_spans(text)] == ["上海", "成都", "高铁", "明天"]
+    assert slot_kind("高铁") == "vehicle" and slot_kind("孕妇") == "person_group" and slot_kind("一等座") == "seat_class"
 
 
 @pytest.mark.parametrize("text, name", [

@@ -56,7 +56,7 @@ def slot_spans(text: str) -> tuple[tuple[int, int, str], ...]:
 
     >>> text = "上海到成都的高铁明天几点"
     >>> [text[s:e] for s, e, _ in slot_spans(text)]
-    ['上海', '成都', '明天']
+    ['上海', '成都', '高铁', '明天']
     """
     found: list[tuple[int, int, str]] = []
     for kind, rx in _KIND_RES.items():
