@@ -47,7 +47,7 @@ from .rewrite.ordinal import resolve_ordinal
 from .text import detect_lang, tagged, words
 from .types import Decision, DecisionKind, Message
 
-_EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what about|how about|and|what of|same for|what if)\b",
+_EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what about|how about|and|what of|(?:the\s+)?same(?:\s+question|\s+thing)?\s+for|what if)\b",
                              re.IGNORECASE)
 def en_ellipsis(query: str) -> re.Match[str] | None:
     """'what about X', 'how about X', or 'and X?' — a bare 'And …' opens an ellipsis only when what follows is

@@ -151,7 +151,7 @@ def test_contractions_and_manner_adverbs_are_no_nouns(text, not_nouns) -> None:
     ([(U, "What's the interest rate on a Marcus savings account?"), (A, "4.4% APY.")], "Is Ally better?",
      "Is Ally better than Marcus?"),
     ([(U, "宝马 X5 的油耗是多少？"), (A, "百公里综合油耗约 9.5 升。")], "跟奔驰 GLE 比哪个更省油？",
-     "宝马 X5 和 奔驰 GLE 哪个更省油"),
+     "宝马 X5 和奔驰 GLE 哪个更省油"),
 ])
 def test_more_comparison_forms(turns, query, want) -> None:
     assert _rewrite(turns, query) == want
@@ -401,4 +401,18 @@ def test_which_of_a_pair_and_a_means_taking_the_predicate(turns, query, want) ->
     ([(U, "上海到北京的高铁票多少钱？"), (A, "二等座 553 元起。")], "商务座呢？", "上海到北京的高铁票多少钱 商务座"),
 ])
 def test_vehicle_person_and_class_slots(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # 怎么弄 / 怎么办 stand for the frame's predicate; "same question for X" is an ellipsis
+    ([(U, "Nginx 怎么开启 gzip 压缩？"), (A, "在 http 块里加 gzip on; 再 reload。")], "Apache 上怎么弄",
+     "Apache 怎么开启 gzip 压缩"),
+    ([(U, "Is the Prado open on Mondays?"), (A, "Yes, from 10 am.")], "same question for the Reina Sofía",
+     "Is the Reina Sofía open on Mondays?"),
+    # a brand + model is one phrase of the comparison, however many letters it has
+    ([(U, "AirPods Pro 2 的通话质量怎么样？"), (A, "通话降噪不错。")], "和索尼 WF-1000XM5 相比呢",
+     "AirPods Pro 2 和索尼 WF-1000XM5 的通话质量怎么样"),
+])
+def test_pro_verbs_same_question_and_long_names_in_comparisons(turns, query, want) -> None:
     assert _rewrite(turns, query) == want

@@ -32,6 +32,8 @@ class Turn:
         body = core[len(lead):].lstrip(" ，,") if lead else core
         self.ent = focus.entity
         self.is_ne = e.zh_ellipsis(q)  # "X呢" or a bare "那X"
+        if self.is_ne:
+            body = e.zh_proverb_ne(body)  # "Apache 上怎么弄": the body is "Apache"
         self.body = re.sub(r"呢$", "", body).rstrip(r._TRAIL_PUNCT) if self.is_ne else body
         self._toks: list[tuple[str, str]] | None = None
 

@@ -465,10 +465,25 @@ def zh_lead(query: str) -> str | None:
 _ZH_NE_MAX_WORDS = 4
 
 
+_ZH_PROVERB_RE = re.compile(r"\s*(?:里|上|中)?\s*(?:又|该|要)?(?:怎么弄|怎么搞|怎么办|怎么做|怎么操作|如何操作|如何做)"
+                            r"[？?！!。.，,~～\s]*$")
+
+
+def zh_proverb_ne(query: str) -> str:
+    """A closing 怎么弄 / 怎么办 (with 里/上 before it) stands for the frame's predicate, as 呢 does:
+    "PostgreSQL 里怎么弄" reads as "PostgreSQL 呢".
+
+    >>> zh_proverb_ne("Apache 上怎么弄？")
+    'Apache呢'
+    """
+    m = _ZH_PROVERB_RE.search(query)
+    return query[:m.start()] + "呢" if m is not None and m.start() > 0 else query
+
+
 def zh_ellipsis(query: str) -> bool:
-    """'X呢' where X is a short phrase without a verb ("价格呢", "那番禺呢", "末班十点呢"). In a longer
-    clause or after a verb, 呢 is a modal particle ("你觉得呢", "我们正讨论呢"), not an ellipsis."""
-    q = query.strip()
+    """'X呢' where X is a short phrase without a verb ("价格呢", "那番禺呢", "末班十点呢", "Apache 上怎么弄"). In a
+    longer clause or after a verb, 呢 is a modal particle ("你觉得呢", "我们正讨论呢"), not an ellipsis."""
+    q = zh_proverb_ne(query.strip())
     if not _ZH_NE_RE.search(q):
         return False
     core = _ZH_NE_RE.sub("", q)

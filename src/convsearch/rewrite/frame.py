@@ -26,7 +26,7 @@ from functools import lru_cache
 from .. import lexicon as lx
 from ..text import is_cjk, tagged
 from ..types import Message
-from .entities import mentions, zh_name_tokens
+from .entities import mentions, zh_name_tokens, zh_proverb_ne
 
 _TRAIL = "？?！!。.，,~～ \t"
 
@@ -152,6 +152,12 @@ _ZH_LEAD_RE = re.compile(r"^(?:那么|那|还有|换成|如果是|要是)\s*")
 _ZH_TAIL_RE = re.compile(r"(?:的)?呢?[？?！!。.，,~～\s]*$")
 _ZH_PREPS = ("从", "去", "到", "在", "用", "对于", "给")
 _ZH_FRAGMENT_CHARS = 12
+_LATIN_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-]*")
+
+
+def _zh_size(x: str) -> int:
+    """A phrase's length in Chinese characters, a Latin word counting as one ("索尼 WF-1000XM5" is 3)."""
+    return len(_LATIN_WORD_RE.sub("字", x).replace(" ", ""))
 
 
 def _en_fragment(q: str) -> tuple[str, str, str] | None:
@@ -178,6 +184,7 @@ def _en_fragment(q: str) -> tuple[str, str, str] | None:
 def _zh_fragment(q: str) -> tuple[str, str, str, str] | None:
     """(lead, preposition, phrase, verb tail) of a Chinese fragment follow-up ("那广州呢", "从重庆出发呢"), or None."""
     core = q.strip()
+    core = zh_proverb_ne(core)  # "PostgreSQL 里怎么弄" reads as "PostgreSQL 呢"
     ends_ne = bool(re.search(r"呢[？?！!。.，,~～\s]*$", core))
     m = _ZH_LEAD_RE.match(core)
     lead = m.group(0) if m else ""
@@ -192,7 +199,7 @@ def _zh_fragment(q: str) -> tuple[str, str, str, str] | None:
         sp = slot_spans(x)
         if sp and sp[0][0] == 0:
             x, tail = x[:sp[0][1]], x[sp[0][1]:].strip()
-    if not x or len(x) > _ZH_FRAGMENT_CHARS:
+    if not x or _zh_size(x) > _ZH_FRAGMENT_CHARS:
         return None
     return lead, prep, x, tail
 
@@ -383,7 +390,7 @@ def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
     if w is not None:
         y, pred = w.group(1).strip(), w.group(2).strip()
         e = _frame_entity(frame, "zh", y)
-        if e is None or len(y) > _ZH_FRAGMENT_CHARS:
+        if e is None or _zh_size(y) > _ZH_FRAGMENT_CHARS:
             return None
         return f"{_zh_pair(e, y)}{pred}", f"comparison: {e} 和 {y}"
     bi = _ZH_BI_RE.match(q.strip())
@@ -402,10 +409,10 @@ def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
     y, pred = (m.group(1) or m.group(2)).strip(), m.group(3).strip()
     pred = re.sub(r"^呢$", "", pred)
     e = _frame_entity(frame, "zh", y)
-    if not e or len(y) > _ZH_FRAGMENT_CHARS:
+    if not e or _zh_size(y) > _ZH_FRAGMENT_CHARS:
         return None
     sep = " " if not is_cjk(e[-1]) or not is_cjk(y[0]) else ""
-    both = f"{e}{sep}和{' ' if not is_cjk(y[0]) else sep}{y}"
+    both = f"{e}{sep}和{' ' if not is_cjk(y[0]) else ''}{y}"
     if pred:
         return f"{both}{' ' if not is_cjk(y[-1]) and is_cjk(pred[0]) else ''}{pred}", f"comparison: {e} 和 {y}"
     core = frame.rstrip(_TRAIL)
