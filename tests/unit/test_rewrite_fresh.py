@@ -416,3 +416,18 @@ def test_vehicle_person_and_class_slots(turns, query, want) -> None:
 ])
 def test_pro_verbs_same_question_and_long_names_in_comparisons(turns, query, want) -> None:
     assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, must, must_not", [
+    # a common word of the question inside the answer's name ("hybrid" … "Toyota Prius Hybrid") does not make it old
+    ([(U, "Which hybrid car has the best mileage?"), (A, "The Toyota Prius Hybrid leads at 57 mpg, ahead of the Kia "
+      "Niro.")], "how much does it cost", ["Prius"], ["Niro"]),
+    ([(U, "What's a good cheap hotel in Porto?"), (A, "The Gallery Hotel is cosy and under €60, near the Ribeira "
+      "district.")], "does it have parking", ["Gallery Hotel"], ["Ribeira"]),
+    # a sentence-initial verb with its object after it is no name
+    ([(U, "How do I cook dried lentils?"), (A, "Rinse them, then simmer for 25 minutes.")], "can I freeze them after",
+     ["lentils"], ["Rinse"]),
+])
+def test_what_an_answer_introduced_and_imperatives(turns, query, must, must_not) -> None:
+    out = _rewrite(turns, query)
+    assert all(w in out for w in must) and not any(w in out for w in must_not), out

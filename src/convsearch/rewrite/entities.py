@@ -296,7 +296,9 @@ def en_mentions(text: str) -> list[Mention]:
                 end = k
             span = toks[i:end]
             if len(span) == 1 and sentence_start and (low.endswith("ing") or "'" in low or "’" in low
-                                                      or low in lx.EN_VERBS):
+                                                      or low in lx.EN_VERBS
+                                                      or (end < n and toks[end].lower() in _EN_OBJECT_AFTER_VERB)):
+                # ("Soak them overnight", "Add the rice": a capitalised word with an object right after it)
                 # "Considering …", "Isn’t it …", "Visit …": a sentence-initial verb or contraction, no name
                 i = end
                 sentence_start = False
@@ -341,6 +343,8 @@ def en_mentions(text: str) -> list[Mention]:
     return out
 
 
+_EN_OBJECT_AFTER_VERB = frozenset({"them", "it", "him", "her", "us", "me", "the", "a", "an", "your", "my", "this",
+                                   "these", "those", "some"})
 _EN_QUANTITY_WORDS = frozenset({"around", "about", "approximately", "roughly", "nearly", "almost", "over", "under"})
 _EN_CONTRACTION_RE = re.compile(r"['’](?:ve|d|ll|re|m|t)$")
 _EN_ADVERB_ENDS = ("ally", "ibly", "ably", "ously", "ively", "fully", "lessly", "edly", "ingly", "ently", "antly")

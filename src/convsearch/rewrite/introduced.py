@@ -45,9 +45,12 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
         quoted = [m.group(1).strip() for m in _ZH_QUOTED_RE.finditer(first) if m.group(1).strip() not in question]
         if len(quoted) == 1:
             return Mention(quoted[0], True, "nz", quoted[0])
+    # a name the question gave, or one sharing a word with a name it gave ("Toyota" after "Toyota Corolla"); a
+    # common word of the question inside a name ("hybrid" in "Toyota RAV4 Hybrid") does not make it old
+    q_names = {w for x in mentions(question, lang) if x.proper for w in x.text.lower().split()}
     new = []
     for m in mentions(first, lang):
-        if not m.proper or m.text.lower() in low_q or any(w in low_q.split() for w in m.text.lower().split()):
+        if not m.proper or m.text.lower() in low_q or any(w in q_names for w in m.text.lower().split()):
             continue
         if lang == "zh" and any(m.text[k:k + 2] in question for k in range(len(m.text) - 1)):
             continue  # "位于中国" after a question about 中国: not new
