@@ -431,3 +431,14 @@ def test_pro_verbs_same_question_and_long_names_in_comparisons(turns, query, wan
 def test_what_an_answer_introduced_and_imperatives(turns, query, must, must_not) -> None:
     out = _rewrite(turns, query)
     assert all(w in out for w in must) and not any(w in out for w in must_not), out
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # the answer to "which of A and B" picks one: the pronoun is that one
+    ([(U, "Kindle 和 Kobo 哪个更护眼？"), (A, "Kobo 的屏幕色温可调，夜里更舒服。")], "它支持 epub 吗",
+     "Kobo 支持 epub 吗"),
+    ([(U, "Is Notion or Obsidian better for offline notes?"), (A, "Obsidian, since your notes are plain local files.")],
+     "does it have a mobile app", "does Obsidian have a mobile app"),
+])
+def test_the_pick_of_a_which_question_is_what_it_stands_for(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want

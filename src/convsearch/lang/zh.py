@@ -115,13 +115,13 @@ def pronoun(t: Turn) -> Outcome | None:
             rep = near.text
         else:
             return Outcome(None, "pronoun without an antecedent")
-        before = "".join(x for x, _ in toks[:i])
+        before = e._as_written([x for x, _ in toks[:i]], t.body)
         after_toks = toks[i + 1:]
         if w in lx.ZH_DETERMINERS and after_toks and after_toks[0][1] in lx.ZH_NOUN_TAGS:
             noun = after_toks[0][0]
             if noun in rep:  # "这款产品" when the focus is "AnySearch 产品"
                 after_toks = after_toks[1:]
-        after = "".join(x for x, _ in after_toks)
+        after = e._as_written([x for x, _ in after_toks], t.body)
         sep_l = " " if before and not is_cjk(before[-1]) and before[-1].isalnum() else ""
         sep_r = " " if after and not is_cjk(rep[-1]) and rep[-1].isalnum() and (
             is_cjk(after[0]) or after[0].isalnum()) else ""

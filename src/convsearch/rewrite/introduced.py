@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from ..text import tagged
 from ..types import Message
 from .entities import Mention, meaning_question, mentions
+from .frame import coordinated_pair
 
 _ASKS_FOR_ENTITY = {
     "en": re.compile(r"^\W*(?:which|recommend|suggest|name)\b|\b(?:alternative|alternatives)\b|"
@@ -36,6 +37,8 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
     if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
         return None
     question, answer = history[-2].content, history[-1].content
+    if (chosen := _chosen_of_pair(question, _SENTENCE_END_RE.split(answer.strip(), maxsplit=1)[0], lang)) is not None:
+        return chosen  # "Is Notion or Obsidian better …?" → "Obsidian, since …": the pick
     if not _ASKS_FOR_ENTITY[lang].search(question) or meaning_question(
             question, history[-3] if len(history) > 2 else None):
         return None  # an answer saying what a word means introduces no new subject ("CLTC 是中国…工况")
@@ -66,6 +69,17 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
         if len(in_clause) == 1:
             return in_clause[0]
     return new[0] if len(new) == 1 else None
+
+
+def _chosen_of_pair(question: str, first: str, lang: str) -> Mention | None:
+    """The one of two things a which-question joined that the answer's first clause picks ("Honda Civic 和 Toyota
+    Corolla 哪个更省油？" → "Corolla Hybrid 更省。" → Toyota Corolla), by a word of its name."""
+    pair = coordinated_pair(question, lang)
+    if not pair:
+        return None
+    clause = re.split(r"[，,]", first, maxsplit=1)[0].lower()
+    hits = [p for p in pair if any(len(w) > 1 and w in clause for w in p.lower().split())]
+    return Mention(hits[0], True, "proper", hits[0].split()[-1].lower()) if len(hits) == 1 else None
 
 
 def introduced_work(history: Sequence[Message]) -> str | None:
