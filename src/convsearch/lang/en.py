@@ -85,7 +85,7 @@ def ellipsis(t: Turn) -> Outcome | None:
             # "And for annual leave?" after "How long does approval take?": add to the frame
             core = frame.rstrip(r._TRAIL_PUNCT)
             return Outcome(f"{core} {x_raw}{frame[len(core):].strip()}", f"ellipsis: frame + {x_raw}")
-    if focus.frame and not xm[0].proper and not xm[0].relational and x.lower() not in r._EN_ATTRIBUTES:
+    if focus.frame and not xm[0].relational and x.lower() not in r._EN_ATTRIBUTES:
         # "what about blueberries?" after "Can dogs eat grapes?": the frame's noun nearest in meaning gives way
         frame = focus.frame.strip()
         cands = [m.text for m in focus.frame_mentions if not m.relational and m.text in frame]
