@@ -115,7 +115,7 @@ EN_SUBJECT_PRONOUNS = frozenset({"i", "you", "we", "he", "she", "it", "they"})
 # Slot lexicons of the frame completer (data/slots.txt): type → entries
 SLOTS = {kind: _read_lines("slots.txt", kind) for kind in
          ("place", "time_day", "time_part", "time_season", "time_year", "platform", "vehicle", "person_group",
-          "seat_class", "attribute_en", "attribute_zh")}
+          "seat_class", "os", "attribute_en", "attribute_zh")}
 EN_MODEL_SUFFIXES = frozenset(_read_lines("slots.txt", "model_suffix"))
 ZH_PERSON_WORDS = _read_words("kinds.txt", "zh_person_words")
 EN_PERSON_NOUNS = _read_words("kinds.txt", "en_person_nouns")

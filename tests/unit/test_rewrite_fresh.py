@@ -461,3 +461,25 @@ def test_a_peer_takes_the_place_of_the_phrase_nearest_in_meaning(turns, query, w
 def test_an_aspect_is_no_peer_of_its_entity() -> None:
     turns = [(U, "Tell me about the Zephyr router."), (A, "A mesh Wi-Fi router.")]
     assert "Zephyr" in _rewrite(turns, "what about the warranty?")
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # what the user said about their own machine or budget goes with later requests that do not name one
+    ([(U, "我用的是 MacBook，怎么截长图？"), (A, "可以用截图 App 或第三方工具。")], "怎么把 Excel 转成 PDF",
+     "怎么把 Excel 转成 PDF MacBook"),
+    ([(U, "I'm on Ubuntu and want to record my screen."), (A, "Try OBS Studio or SimpleScreenRecorder.")],
+     "how do I install OBS Studio?", "how do I install OBS Studio Ubuntu"),
+    ([(U, "预算 3000 左右，想买个投影仪"), (A, "可以看极米 Play 5 或当贝 D5X。")], "有没有带自动对焦的推荐？",
+     "有没有带自动对焦的推荐 3000 左右"),
+])
+def test_what_the_user_stated_about_themselves_is_carried(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("turns, query", [
+    ([(U, "我用的是 MacBook，怎么截长图？"), (A, "可以用截图 App。")], "Windows 上怎么截长图"),  # a system of its own
+    ([(U, "I'm on Ubuntu and want to record my screen."), (A, "Try OBS Studio.")], "Thanks, that's all."),
+    ([(U, "My friend uses Windows."), (A, "OK.")], "how do I install OBS Studio?"),  # not the user's own machine
+])
+def test_a_stated_constraint_is_not_forced_on_other_turns(turns, query) -> None:
+    assert _rewrite(turns, query) == query

@@ -238,8 +238,11 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
             s, e, _ = spans[0]
             if kind == "platform" and (v := _VERSION_AFTER_RE.match(frame, e)) is not None:
                 e = v.end()  # "Debian 12" → "Arch Linux": the old platform's version goes with it
-            # "on a Mac" replaces "on Windows 11": an article of the fragment comes with it
+            # "on a Mac" replaces "on Windows 11": an article of the fragment comes with it (and takes the place
+            # of the frame's own: "on a Chromebook" + "On an iPad?")
             rep = x if lang == "en" and _EN_AFTER_PREP_RE.search(frame[:s]) else bare
+            if lang == "en" and x != bare and (art := re.search(r"\b(?:a|an|the)\s+$", frame[:s], re.IGNORECASE)):
+                s, rep = art.start(), x
             if lang == "en" and rep == bare and re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE) \
                     and not bare.isupper() and not bare.lower().startswith("the ") and not bare.endswith("s"):
                 # "in the UK" → "in Canada": the article belonged to the old name

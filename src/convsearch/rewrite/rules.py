@@ -38,6 +38,7 @@ from .introduced import introduced_entity, introduced_work, person_shaped
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .offer import accepted_offer
 from .ordinal import resolve_ordinal
+from .stated import carry_constraints
 from . import similar
 
 _TRAIL_PUNCT = "？?！!。.，,~～ \t"
@@ -46,6 +47,10 @@ _ZH_PERSON_PRON_RE = re.compile(r"他|她")
 _EN_PLURAL_PRON_RE = re.compile(r"\b(?:they|them|their|these|those)\b", re.IGNORECASE)
 _ZH_PLURAL_PRON_RE = re.compile(r"们|这些|那些")
 _PRODUCTISH = frozenset({"nz", "eng", "nt"})
+
+
+# the gate's standalone verdicts a stated constraint may still be added to (not a social turn or an empty context)
+_CARRY_KINDS = frozenset({DecisionKind.NAMED, DecisionKind.STANDALONE, DecisionKind.ANTECEDENT_INSIDE})
 
 
 class Outcome(NamedTuple):
@@ -139,6 +144,9 @@ class RuleRewriter:
         lang = detect_lang(query)
         decision = decision or needs_rewrite(history, query, topic=topic, lang=lang)
         if not decision.needed:
+            carried = carry_constraints(query, query, history, lang) if decision.kind in _CARRY_KINDS else None
+            if carried is not None:  # "怎么把 PDF 转成 Word" after "我用的是 Mac …": names all it asks, not the platform
+                return self._checked(query, carried[0], history, topic, f"gate: {decision.reason}; {carried[1]}")
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}", False)
         ordinal = resolve_ordinal(query, history, lang)
         if ordinal is not None:
@@ -203,7 +211,10 @@ class RuleRewriter:
 
     @staticmethod
     def _checked(query: str, out: str, history: Sequence[Message], topic: str | None, how: str) -> RewriteResult:
-        """The rewrite if it only adds words found in the history, the query or the topic; else the query."""
+        """The rewrite (with what the user stated about themselves and it lacks) if it only adds words found in
+        the history, the query or the topic; else the query."""
+        if "stated by the user" not in how and (carried := carry_constraints(query, out, history, detect_lang(query))):
+            out, how = carried[0], f"{how}; {carried[1]}"
         bad = unfaithful_words(out, query, history, topic)
         if bad:
             return RewriteResult(query, query, "rules", f"unfaithful rewrite rejected ({', '.join(sorted(bad))})", True)
