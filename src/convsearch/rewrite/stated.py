@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from .. import lexicon as lx
 from ..types import Message
@@ -29,22 +30,31 @@ _ZH_REQUEST_RE = re.compile(r"[？?]|吗|怎么|如何|哪|什么|推荐|有没�
 _EN_REQUEST_RE = re.compile(r"\?|^\W*(?:how|what|which|where|can|should|is|are|do|does|any|recommend)\b", re.IGNORECASE)
 
 
+# cheap tests first: most turns state nothing, and only those that do are scanned for slots
+_MAY_STATE = {"zh": re.compile(r"我|预算"), "en": re.compile(r"\b(?:i(?:'m| am)?|my|budget)\b", re.IGNORECASE)}
+
+
 def stated_constraints(history: Sequence[Message], lang: str) -> tuple[str | None, str | None]:
     """(platform, budget) the user's own turns stated, the latest of each; None where nothing was stated.
 
     >>> stated_constraints([Message("user", "我用的是 Mac，怎么给 PDF 加水印？")], "zh")
     ('Mac', None)
     """
+    return _stated(tuple(m.content for m in history if m.role == "user"), lang)
+
+
+@lru_cache(maxsize=1024)
+def _stated(user_turns: tuple[str, ...], lang: str) -> tuple[str | None, str | None]:
     platform = budget = None
     own = _ZH_OWN_RE if lang == "zh" else _EN_OWN_RE
     money = _ZH_BUDGET_RE if lang == "zh" else _EN_BUDGET_RE
-    for m in history:
-        if m.role != "user":
+    for text in user_turns:
+        if not _MAY_STATE[lang].search(text):
             continue
-        for s, e, kind in slot_spans(m.content):
-            if kind == "platform" and m.content[s:e].lower() in _OS and own.search(m.content[:s]):
-                platform = m.content[s:e]
-        if (b := money.search(m.content)) is not None:
+        for s, e, kind in slot_spans(text):
+            if kind == "platform" and text[s:e].lower() in _OS and own.search(text[:s]):
+                platform = text[s:e]
+        if (b := money.search(text)) is not None:
             budget = b.group(1).strip()
     return platform, budget
 
@@ -55,6 +65,8 @@ def carry_constraints(query: str, out: str, history: Sequence[Message], lang: st
     if not (_ZH_REQUEST_RE if lang == "zh" else _EN_REQUEST_RE).search(query):
         return None
     platform, budget = stated_constraints(history, lang)
+    if platform is None and budget is None:
+        return None
     # a system of its own ("on Windows") or an amount blocks the stated one; an app ("Word") does not
     kinds = {"os" if k == "platform" and out[s:e].lower() in _OS else k for s, e, k in slot_spans(out)}
     add = [c for c, k in ((platform, "os"), (budget, "amount")) if c is not None and k not in kinds
