@@ -2,7 +2,8 @@
 
 Checked in order, first match wins (each returns a Decision with its reason and a confidence):
 
-1. no history and no session topic → no rewrite (nothing to lean on); thanks and goodbyes → no rewrite;
+1. no history and no session topic → no rewrite (nothing to lean on); thanks and goodbyes → no rewrite; a
+   first-person remark on the answer that asks for nothing ("I'll consider those.", "我会考虑这些的。") → no rewrite;
    a partial name of the topic ("Divac" on a page about "Vlade Divac") → rewrite;
 2. a bare yes to the latest answer's offer of information ("Yes please" after "would you like their
    location?", ``rewrite/offer.py``) → rewrite; a positional reference to a listed item ("the third step",
@@ -85,6 +86,45 @@ def is_social(query: str) -> bool:
 
 _SOCIAL_WORDS = frozenset({"no", "yes", "ok", "okay", "great", "perfect", "cheers", "goodbye", "bye", "day", "good",
                            "nice", "awesome", "cool", "wonderful", "excellent", "好的", "不用了", "没有了", "好"})
+
+
+_EN_REMARK_RE = re.compile(r"^\W*(?:(?:ok|okay|great|thanks|thank you|no|yes|sure|alright|well)\W+)*"
+                           r"(?:i(?:'ll|’ll| will| shall| am going to|'m going to|’m going to)|we(?:'ll|’ll| will))\s+"
+                           r"(?!want|need|like|prefer|have to)", re.IGNORECASE)
+_EN_SENTENCE_RE = re.compile(r"[^.!?]+[.!?]*")
+_ZH_REMARK_RE = re.compile(r"^\W*(?:好的?|嗯|谢谢|行)?\W*我(?:们)?(?:会|先|再|回头|就)")
+_ZH_ASKS_RE = re.compile(r"想|要|需要|帮|请|给我|推荐|告诉")
+
+
+def is_remark(query: str, lang: str) -> bool:
+    """A first-person remark on the answer that asks for nothing: what the user will do with it ("I'll consider
+    those.", "I will keep this in mind, thanks.", "我会考虑这些的。"). Its this/that/those is the answer itself, and
+    there is nothing to search for. A wish or a question is no remark ("I'll need that in blue", "I'll take
+    it — how much is it?", "我要那个")."""
+    if lang == "zh":
+        return bool(_ZH_REMARK_RE.match(query)) and not _ZH_QUESTION_RE.search(query) and any(
+            d in query for d in ("这些", "那些", "这个", "那个")) and not _ZH_ASKS_RE.search(query) \
+            and not any(p in query for p in ("它", "他", "她"))
+    if "?" in query or not any(w in lx.EN_DEMONSTRATIVES for w in _WORD_RE.findall(query.lower())):
+        return False
+    sents = [x.strip() for x in _EN_SENTENCE_RE.findall(query) if x.strip()]
+    if not sents or any(en_info_question(x) or _EN_REQUEST_RE.match(x) for x in sents):
+        return False
+    if _EN_PRONOUN_RE.search(query):
+        return False  # "I'll ask her", "I'll buy it": a person or a thing, not the answer
+    dem = [x for x in sents if any(w in lx.EN_DEMONSTRATIVES for w in _WORD_RE.findall(x.lower()))]
+    return all((_EN_REMARK_RE.match(x) and _demonstratives_alone(x)) or _SOCIAL_RE.search(x) for x in dem)
+
+
+def _demonstratives_alone(sentence: str) -> bool:
+    """Does every this/that/these/those of the sentence stand alone ("consider those", "keep this in mind"), none
+    picking an item ("that hotel", "that one": a choice the rewrite should name)?"""
+    toks = _WORD_RE.findall(sentence.lower())
+    for i, t in enumerate(toks):
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        if t in lx.EN_DEMONSTRATIVES and nxt and (nxt in ("one", "ones") or nxt not in lx.EN_FUNCTION):
+            return False
+    return True
 
 
 def _antecedent_inside(q: str) -> bool:
@@ -211,6 +251,8 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
     q = query.strip()
     if is_social(q):
         return Decision(False, "a social turn (thanks, goodbye), not a request", 0.8, DecisionKind.SOCIAL)
+    if is_remark(q, lang):
+        return Decision(False, "a remark on the answer ('I'll consider those'), not a request", 0.6, DecisionKind.SOCIAL)
     named_topic = topic_entity(topic) if topic and name_like(topic_entity(topic)) else ""
     if named_topic and partial_name_span(q, named_topic):
         return Decision(True, "partial name of the session topic", 0.8, DecisionKind.PARTIAL_NAME)
