@@ -15,11 +15,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ..gate import PASSAGE_WORDS
 from ..types import Message
 from .entities import Focus, Mention
 
 _MIN_WORDS = 3  # a two-word name is a name ("Johnny Bench", "Tesla Roadster")
-_PASSAGE_WORDS = 40  # as gate.PASSAGE_WORDS: dialog answers stay under it, retrieved passages run 76-378 words
 
 
 def _count(text: str, phrase: str) -> int:
@@ -43,7 +43,7 @@ def passage_name(ent: Mention | None, history: Sequence[Message]) -> Mention | N
         # "Queen Rania of Jordan", "Gus Van Sant": a full name. (Cutting runs of five words or more too, as
         # "Baseball Card Hall of Fame Johnny Bench", cost iKAT 2023 tune 0.65 restoration F1: not kept.)
         return ent
-    passages = [m.content for m in history if m.role == "assistant" and len(m.content.split()) > _PASSAGE_WORDS]
+    passages = [m.content for m in history if m.role == "assistant" and len(m.content.split()) > PASSAGE_WORDS]
     if not any(ent.text in p for p in passages):
         return ent  # only passages glue headings to their text
     said = "\n".join(passages)
