@@ -22,6 +22,7 @@ from functools import lru_cache
 from .. import lexicon as lx
 from ..text import detect_lang, is_cjk, tagged
 from ..types import Message
+from .timeref import is_time_phrase
 
 _EN_TOKEN_RE = re.compile(r"[A-Za-z0-9][\w'’\-\.]*[\w]\+?|[A-Za-z0-9]\+?|[^\w\s]", re.UNICODE)
 
@@ -1050,7 +1051,9 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
                     return 1 if _follows_de(text, x.text) else 2
                 plain.sort(key=rank)
                 proper.sort(key=rank)
-            pick = proper[0] if proper else (plain[0] if plain else None)
+            # "waterfalls in mid-April": the time is when, the waterfalls are what (a time alone stays the pick)
+            pick = next((x for x in (*proper, *plain) if not is_time_phrase(x.text)),
+                        proper[0] if proper else (plain[0] if plain else None))
             if (pick is not None and user_focus is not None and user_focus.proper and old_frame
                     and _side_question(pick, before, earlier_user)):
                 root = root or (user_focus, old_frame, old_mentions)

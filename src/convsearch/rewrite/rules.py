@@ -37,6 +37,7 @@ from .frame import compare_in_history, complete_fragment, locative_there
 from .introduced import introduced_entity, introduced_work, person_shaped
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .offer import accepted_offer
+from .passage_name import passage_focus
 from .ordinal import resolve_ordinal
 from .stated import carry_constraints
 from . import similar
@@ -193,6 +194,7 @@ class RuleRewriter:
             out = query[: span[0]] + name + query[span[1]:]
             return self._checked(query, out, history, topic,
                                  f"gate: {decision.reason}; alias: {query[span[0]:span[1]]} → {name}")
+        focus = passage_focus(focus, history)  # a passage's glued heading → its name
         alias = answer_alias(focus.entity, history)
         if alias is not None:
             focus = replace(focus, entity=alias, subject=alias if focus.subject == focus.entity else focus.subject)
