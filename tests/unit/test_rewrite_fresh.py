@@ -483,3 +483,8 @@ def test_what_the_user_stated_about_themselves_is_carried(turns, query, want) ->
 ])
 def test_a_stated_constraint_is_not_forced_on_other_turns(turns, query) -> None:
     assert _rewrite(turns, query) == query
+
+
+def test_a_pronoun_for_an_entity_named_with_its_aspect_is_the_entity() -> None:
+    turns = [(U, "小鹏 G9 的续航是多少？"), (A, "长续航版 CLTC 702 公里。")]
+    assert _rewrite(turns, "那它的充电时间呢？") == "小鹏 G9 的充电时间"

@@ -139,7 +139,7 @@ def pronoun(t: Turn) -> Outcome | None:
             near = r._recent_focus(ent, t.history) if w in r._ZH_RECENT_PRONOUNS else ent
             if near is None:
                 return Outcome(None, f"{w}: nothing named in the latest exchange")
-            rep = near.text
+            rep = _aspect_owner(near).text  # 它 is the car, not "特斯拉 Model Y 的续航"
         else:
             return Outcome(None, "pronoun without an antecedent")
         before = e._as_written([x for x, _ in toks[:i]], t.body)
@@ -152,8 +152,21 @@ def pronoun(t: Turn) -> Outcome | None:
         sep_l = " " if before and not is_cjk(before[-1]) and before[-1].isalnum() else ""
         sep_r = " " if after and not is_cjk(rep[-1]) and rep[-1].isalnum() and (
             is_cjk(after[0]) or after[0].isalnum()) else ""
-        return Outcome(f"{before}{sep_l}{rep}{sep_r}{after}", f"pronoun {w} → {rep}")
+        out = re.sub(r"呢[\s？?！!。.~～]*$", "", f"{before}{sep_l}{rep}{sep_r}{after}")  # "它的充电时间呢": 呢 is done
+        return Outcome(out, f"pronoun {w} → {rep}")
     return None
+
+
+def _aspect_owner(ent: e.Mention) -> e.Mention:
+    """"小鹏 G6 的续航" → "小鹏 G6": an entity named with one of its aspects stands for its owner.
+
+    >>> _aspect_owner(e.Mention("小鹏 G6 的续航", True, "eng", "续航")).text
+    '小鹏 G6'
+    """
+    owner, de, aspect = ent.text.rpartition("的")
+    if de and owner.strip() and (aspect.strip() in lx.RELATIONAL_ZH or r._ZH_ATTRIBUTE_RE.fullmatch(aspect.strip())):
+        return replace(ent, text=owner.strip(), head=owner.strip().split()[-1])
+    return ent
 
 
 def interjection(t: Turn) -> Outcome | None:
@@ -180,14 +193,14 @@ def frame_completion(t: Turn) -> Outcome:
         return Outcome(None, "no focus to complete with")
     if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
         return Outcome(None, "already names the focus")
-    owner, de, aspect = ent.text.rpartition("的")
     asked_aspect = q.rstrip(r._TRAIL_PUNCT).endswith("呢") and r._ZH_ATTRIBUTE_END_RE.search(
         re.sub(r"的?呢$", "", body))
-    if not de and asked_aspect and (tail := r._ZH_ATTRIBUTE_END_RE.search(ent.text)) is not None:
-        owner, de, aspect = ent.text[:tail.start()], "的", tail.group(0)  # "招商银行信用卡年费" + "取现手续费呢"
-    if de and owner.strip() and (aspect.strip() in lx.RELATIONAL_ZH or r._ZH_ATTRIBUTE_RE.fullmatch(aspect.strip())):
-        # "小鹏 G6 的续航" + "充电要多久？": the question asks about another aspect of 小鹏 G6, not of its 续航
-        ent = replace(ent, text=owner.strip(), head=owner.strip().split()[-1])
+    if "的" not in ent.text and asked_aspect and (tail := r._ZH_ATTRIBUTE_END_RE.search(ent.text)) is not None \
+            and ent.text[:tail.start()].strip():
+        owner = ent.text[:tail.start()].strip()  # "招商银行信用卡年费" + "取现手续费呢": the card's, not the fee's
+        ent = replace(ent, text=owner, head=owner.split()[-1])
+    # "小鹏 G6 的续航" + "充电要多久？": the question asks about another aspect of 小鹏 G6, not of its 续航
+    ent = _aspect_owner(ent)
     toks = t.toks
     if lead and not (toks and toks[0][1] in lx.ZH_NOUN_TAGS):
         toks = tagged(core)  # "那是极好的": 那 is the subject here, not a follow-up marker to drop
