@@ -56,7 +56,7 @@ _EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what abou
 def en_ellipsis(query: str) -> re.Match[str] | None:
     """'what about X', 'how about X', or 'and X?' — a bare 'And …' opens an ellipsis only when what follows is
     short (≤ 4 words): "And let's call mom back." is a whole request."""
-    m = _EN_ELLIPSIS_RE.match(query)
+    m = _EN_ELLIPSIS_RE.match(query) or _EN_PREP_FRAGMENT_RE.match(query)
     if m and m.group(1).lower() == "and" and len(rest := query[m.end():].split()) > 4 and (
             len(rest) > _EN_AND_FRAGMENT_MAX or not query.rstrip().endswith("?")
             or any(w.lower().strip(",.?!") in _EN_CLAUSE_WORDS or "'" in w for w in rest)):
@@ -65,6 +65,9 @@ def en_ellipsis(query: str) -> re.Match[str] | None:
 
 
 _EN_AND_FRAGMENT_MAX = 8
+# "for a powerlifter?", "in winter?": a bare prepositional phrase asked as a question (its lead is empty)
+_EN_PREP_FRAGMENT_RE = re.compile(r"^\s*()(?=(?:for|in|on|at|with|without|during|from|near|under|over)\s+"
+                                  r"[\w'’.$-]+(?:\s+[\w'’.$-]+){0,3}\s*\?\s*$)", re.IGNORECASE)
 _EN_CLAUSE_WORDS = lx.EN_AUX | lx.EN_VERBS | lx.EN_SUBJECT_PRONOUNS | lx.EN_WH
 
 

@@ -81,17 +81,17 @@ def ellipsis(t: Turn) -> Outcome | None:
             target = ent
         if target is not None and target.text in frame:
             return Outcome(frame.replace(target.text, x, 1), f"entity swap: {target.text} → {x}")
+        if not xm[0].relational and x.lower() not in r._EN_ATTRIBUTES:
+            # "what about blueberries?" after "Can dogs eat grapes?", "for a powerlifter?" after "… should a
+            # runner eat …": the frame's phrase nearest in meaning gives way
+            cands = [m.text for m in focus.frame_mentions if not m.relational and m.text in frame]
+            old = similar.nearest(x, cands, min_sim=similar.PEER)
+            if old is not None:
+                return Outcome(frame.replace(old, x, 1), f"entity swap (nearest in meaning): {old} → {x}")
         if prep:
             # "And for annual leave?" after "How long does approval take?": add to the frame
             core = frame.rstrip(r._TRAIL_PUNCT)
             return Outcome(f"{core} {x_raw}{frame[len(core):].strip()}", f"ellipsis: frame + {x_raw}")
-    if focus.frame and not xm[0].relational and x.lower() not in r._EN_ATTRIBUTES:
-        # "what about blueberries?" after "Can dogs eat grapes?": the frame's noun nearest in meaning gives way
-        frame = focus.frame.strip()
-        cands = [m.text for m in focus.frame_mentions if not m.relational and m.text in frame]
-        old = similar.nearest(x, cands, min_sim=similar.PEER)
-        if old is not None:
-            return Outcome(frame.replace(old, x, 1), f"entity swap (nearest in meaning): {old} → {x}")
     if not xm[0].proper and ent is not None and ent.text.lower() not in x.lower():
         # "What about pricing?" → "What about NovaDB pricing?", like "价格呢？" → "AnySearch 的价格"
         i = q.find(x, m.end())
