@@ -34,15 +34,25 @@ def detect_lang(text: str) -> str:
     """'zh' when the text has any CJK ideograph and they are at least 20% of its letters or frame it (a final
     呢/吗/吧, a leading 那/还有/另外), else 'en'.
 
-    >>> detect_lang("Rocky Linux 呢"), detect_lang("What does 你好 mean?")
-    ('zh', 'en')
+    >>> detect_lang("Rocky Linux 呢"), detect_lang("What does 你好 mean?"), detect_lang("How to pronounce 呢")
+    ('zh', 'en', 'en')
     """
     cjk = len(CJK_RE.findall(text))
     if not cjk:
         return "en"
     letters = sum(1 for ch in text if ch.isalpha())
-    # a Chinese frame around a Latin name ("Rocky Linux 呢", "那 Windows 11 呢") is Chinese whatever the ratio
-    return "zh" if cjk / max(letters, 1) >= 0.2 or _ZH_FRAME_RE.search(text) else "en"
+    # a Chinese frame around a Latin name ("Rocky Linux 呢", "那 Windows 11 呢") is Chinese whatever the ratio;
+    # an English sentence quoting a Chinese word ("How to pronounce 呢") is not
+    if cjk / max(letters, 1) >= 0.2:
+        return "zh"
+    latin = _LATIN_WORDS_RE.findall(text)
+    return "zh" if _ZH_FRAME_RE.search(text) and len(latin) <= 4 and not any(w.lower() in _EN_FRAME_WORDS
+                                                                              for w in latin) else "en"
+
+
+_LATIN_WORDS_RE = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_EN_FRAME_WORDS = frozenset({"how", "what", "to", "is", "the", "a", "an", "do", "does", "say", "pronounce", "translate",
+                             "mean", "means", "word", "of", "in", "and"})
 
 
 _ZH_FRAME_RE = re.compile(r"[呢吗吧][\s?？!！。.~～]*$|^\s*(?:那么|那|还有|另外)")

@@ -470,19 +470,24 @@ def zh_lead(query: str) -> str | None:
 _ZH_NE_MAX_WORDS = 4
 
 
-_ZH_PROVERB_RE = re.compile(r"\s*(?:里|上|中)?\s*(?:又|该|要)?(?:怎么弄|怎么搞|怎么办|怎么做|怎么操作|如何操作|如何做)"
-                            r"[？?！!。.，,~～\s]*$")
+_ZH_PROVERB_RE = re.compile(r"\s*(里|上|中)?\s*(?:又|该|要)?(?:怎么弄|怎么搞|怎么操作|如何操作)[？?！!。.，,~～\s]*$")
 
 
 def zh_proverb_ne(query: str) -> str:
-    """A closing 怎么弄 / 怎么办 (with 里/上 before it) stands for the frame's predicate, as 呢 does:
-    "PostgreSQL 里怎么弄" reads as "PostgreSQL 呢".
+    """A closing 怎么弄 / 怎么搞 / 怎么操作 stands for the frame's predicate, as 呢 does, after a place word (里/上/中)
+    or a name alone: "PostgreSQL 里怎么弄" reads as "PostgreSQL 呢". Not 怎么办 / 怎么做, which ask a question of
+    their own ("工作丢了怎么办？", "糖醋排骨怎么做？").
 
-    >>> zh_proverb_ne("Apache 上怎么弄？")
-    'Apache呢'
+    >>> zh_proverb_ne("Apache 上怎么弄？"), zh_proverb_ne("我该怎么弄")
+    ('Apache呢', '我该怎么弄')
     """
     m = _ZH_PROVERB_RE.search(query)
-    return query[:m.start()] + "呢" if m is not None and m.start() > 0 else query
+    if m is None or m.start() == 0:
+        return query
+    x = query[:m.start()].strip()
+    if not m.group(1) and not (len(ms := mentions(x, "zh")) == 1 and ms[0].proper and ms[0].text == x):
+        return query
+    return x + "呢"
 
 
 def zh_ellipsis(query: str) -> bool:

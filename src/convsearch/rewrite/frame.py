@@ -243,7 +243,7 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
             rep = x if lang == "en" and _EN_AFTER_PREP_RE.search(frame[:s]) else bare
             if lang == "en" and x != bare and (art := re.search(r"\b(?:a|an|the)\s+$", frame[:s], re.IGNORECASE)):
                 s, rep = art.start(), x
-            if lang == "en" and rep == bare and re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE) \
+            if lang == "en" and kind == "place" and rep == bare and re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE) \
                     and not bare.isupper() and not bare.lower().startswith("the ") and not bare.endswith("s"):
                 # "in the UK" → "in Canada": the article belonged to the old name
                 s = re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE).start()  # type: ignore[union-attr]

@@ -72,14 +72,24 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
 
 
 def _chosen_of_pair(question: str, first: str, lang: str) -> Mention | None:
-    """The one of two things a which-question joined that the answer's first clause picks ("Honda Civic 和 Toyota
-    Corolla 哪个更省油？" → "Corolla Hybrid 更省。" → Toyota Corolla), by a word of its name."""
+    """The one of two things a question joined that the answer's first clause picks ("Honda Civic 和 Toyota
+    Corolla 哪个更省油？" → "Corolla Hybrid 更省。" → Toyota Corolla), by a word of its name (a whole word in
+    English: "Go" is not in "good"); a clause that negates ("Neither …", "都不") picks nothing."""
     pair = coordinated_pair(question, lang)
     if not pair:
         return None
     clause = re.split(r"[，,]", first, maxsplit=1)[0].lower()
-    hits = [p for p in pair if any(len(w) > 1 and w in clause for w in p.lower().split())]
+    if _NEGATED_RE.search(clause):
+        return None
+    if lang == "en":
+        words_ = set(re.findall(r"[\w+#.-]+", clause))
+        hits = [p for p in pair if any(w in words_ for w in p.lower().split())]
+    else:
+        hits = [p for p in pair if any(len(w) > 1 and w in clause for w in p.lower().split())]
     return Mention(hits[0], True, "proper", hits[0].split()[-1].lower()) if len(hits) == 1 else None
+
+
+_NEGATED_RE = re.compile(r"\b(?:neither|nor|not|no|never)\b|都不|都没|不如|没有", re.IGNORECASE)
 
 
 def introduced_work(history: Sequence[Message]) -> str | None:

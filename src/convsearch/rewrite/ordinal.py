@@ -323,16 +323,17 @@ _ZH_TITLE_RE = re.compile(r"《[^《》]{1,30}》")
 
 
 _ZH_ASIDE_RE = re.compile(r"[（(][^（）()]{0,30}[）)]")
-_ZH_LIST_OPENER_RE = re.compile(r".*(?:有|是|包括|包含|比如|例如|推荐|如|[:：])")
+# the first opener after at least one character ("常用的肥料有有机肥" → "有机肥"; "是非题" has none)
+_ZH_LIST_OPENER_RE = re.compile(r".+?(?:有|是|包括|包含|比如|例如|推荐|去|如|[:：])")
 _ZH_ITEM_MAX = 12
-_ZH_SERIES_TAIL_RE = re.compile(r"(?:[一二三四五六七八九十两几\d]+\s*[个种款家条类项样部本]|等|这|都|也|是|在|可以|各有|均).*$")
+_ZH_SERIES_TAIL_RE = re.compile(r"(?:[一二三四五六七八九十两几\d]+\s*[个种款家条类项样部本]|等|这|都|也|可以|各有|均).*$")
 
 
 def _zh_item(chunk: str, first: bool, last: bool) -> str | None:
     """A short chunk of a 、 series is itself the item ("睡眠限制疗法"; the first after 有/包括/："常见的有认知行为
     疗法" → "认知行为疗法"; the last before a count or 等: "混合检索三种方式" → "混合检索"); None when it is longer
     than a name."""
-    text = _ZH_ASIDE_RE.sub("", chunk).strip()
+    text = _ZH_ASIDE_RE.sub("", chunk).strip().rstrip("。.；;！!？?")
     if first:
         m = _ZH_LIST_OPENER_RE.match(text)
         text = text[m.end():].strip() if m else text

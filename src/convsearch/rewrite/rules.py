@@ -452,7 +452,7 @@ def _fragment_answer(answer: str) -> str | None:
 
 
 _EN_THAT_YEAR_RE = re.compile(r"\b(?:(in|during)\s+)?(?:that|the same)\s+year\b", re.IGNORECASE)
-_YEAR_RE = re.compile(r"(?<![\d.])(?:1[5-9]|20)\d\d(?![\d.])")
+_YEAR_RE = re.compile(r"(?<![\d.])(?:1[5-9]|20)\d\d(?!\d|\.\d)")  # "in 2015." is a year, "2015.5" no
 
 
 def _year_reference(q: str, history: Sequence[Message]) -> tuple[int, int, str] | None:

@@ -2,9 +2,10 @@
 
 "我用的是 Mac，怎么给 PDF 加水印？" … "怎么把 PDF 转成 Word？": the second question names everything it asks about, but
 the answer depends on the platform the user said they use; a search for it should say "Mac". Only what the user
-stated in so many words counts ("我用的是 / 我的是 / I use / I'm on / on my" + a platform of the slot lexicon;
-"预算 / budget" + an amount), and only a request that names no platform or amount of its own gets it, as a
-separate term. Pure string work over the user's own turns.
+stated in so many words counts ("我用的是 / 我的是 / I use / I'm on / on my" + a system of the slot lexicon, in
+a clause that asks nothing; "预算 / budget" + an amount); a machine goes only with how-to requests about software
+and settings, a budget only with requests to buy or be recommended something, and neither with a request that
+names its own, as a separate term. Pure string work over the user's own turns.
 """
 
 from __future__ import annotations
@@ -26,8 +27,21 @@ _ZH_BUDGET_RE = re.compile(r"预算(?:是|大概|大约|在)?\s*"
                            r"([一二两三四五六七八九十\d][\d,.]*\s*(?:千|万)?\s*(?:元|块)?(?:左右|以内|以下)?)")
 _EN_BUDGET_RE = re.compile(r"\bbudget\b(?:\s+(?:is|of))?(?:\s+(?:about|around|roughly|up to))?\s+(\$\s?\d[\d,.]*k?)",
                            re.IGNORECASE)
-_ZH_REQUEST_RE = re.compile(r"[？?]|吗|怎么|如何|哪|什么|推荐|有没有|多少")
-_EN_REQUEST_RE = re.compile(r"\?|^\W*(?:how|what|which|where|can|should|is|are|do|does|any|recommend)\b", re.IGNORECASE)
+# what each constraint goes with: a machine with how-to requests about software and settings, a budget with
+# requests to buy or be recommended something ("What is the capital of France?" gets neither)
+_HOWTO_RE = {"zh": re.compile(r"(?:怎么|如何|怎样|能不能|可以|能否).{0,12}?(?:安装|装|设置|下载|卸载|更新|升级|打开|"
+                              r"关闭|开启|删除|恢复|截|录|转|导出|导入|备份|连接|配置|清理|重置|同步|登录|运行|使用|用)"),
+             "en": re.compile(r"\b(?:how (?:do|can|to|should) (?:i |you )?|can i |is there a way to )(?:\w+ ){0,2}?"
+                              r"(?:install|set up|setup|download|uninstall|update|upgrade|open|turn|enable|disable|"
+                              r"delete|remove|restore|take|record|convert|export|import|back up|backup|connect|"
+                              r"configure|clear|reset|sync|log|run|use|fix|change|find|get)\b", re.IGNORECASE)}
+_BUY_RE = {"zh": re.compile(r"推荐|有没有|哪款|哪个|买|入手|选"),
+           "en": re.compile(r"\b(?:recommend|suggest|any|which|best|buy|get|worth|options?|alternatives?|where)\b",
+                            re.IGNORECASE)}
+_OWN_AMOUNT_RE = re.compile(r"\d[\d,.]*\s*(?:千|万|元|块|以内|以下|左右|k\b)|[$€£¥]\s?\d|"
+                            r"\b(?:under|below|less than)\s+\$?\d", re.IGNORECASE)
+_QUESTION_CLAUSE_RE = re.compile(r"[?？]|吗|还是|\bor\b", re.IGNORECASE)
+_CLAUSE_RE = re.compile(r"[，,。.;；!！?？]")
 
 
 # cheap tests first: most turns state nothing, and only those that do are scanned for slots
@@ -52,25 +66,36 @@ def _stated(user_turns: tuple[str, ...], lang: str) -> tuple[str | None, str | N
         if not _MAY_STATE[lang].search(text):
             continue
         for s, e, kind in slot_spans(text):
-            if kind == "platform" and text[s:e].lower() in _OS and own.search(text[:s]):
-                platform = text[s:e]
+            if kind == "platform" and text[s:e].lower() in _OS and own.search(text[:s]) \
+                    and not _QUESTION_CLAUSE_RE.search(_clause_at(text, s)):
+                platform = text[s:e]  # "我用的是 Mac，…" states it; "我用 Mac 还是 Windows 好？" asks
         if (b := money.search(text)) is not None:
-            budget = b.group(1).strip()
+            budget = b.group(1).strip().rstrip(",.，。")
     return platform, budget
+
+
+def _clause_at(text: str, i: int) -> str:
+    """The clause of ``text`` around position ``i``, with the punctuation that closes it."""
+    start = max((m.end() for m in _CLAUSE_RE.finditer(text, 0, i)), default=0)
+    end = next((m.end() for m in _CLAUSE_RE.finditer(text, i)), len(text))
+    return text[start:end]
 
 
 def carry_constraints(query: str, out: str, history: Sequence[Message], lang: str) -> tuple[str, str] | None:
     """``out`` (the rewrite so far, or the query) with the stated platform / budget the request does not name of
     its own, and how; None when nothing is carried."""
-    if not (_ZH_REQUEST_RE if lang == "zh" else _EN_REQUEST_RE).search(query):
-        return None
     platform, budget = stated_constraints(history, lang)
     if platform is None and budget is None:
         return None
-    # a system of its own ("on Windows") or an amount blocks the stated one; an app ("Word") does not
-    kinds = {"os" if k == "platform" and out[s:e].lower() in _OS else k for s, e, k in slot_spans(out)}
-    add = [c for c, k in ((platform, "os"), (budget, "amount")) if c is not None and k not in kinds
-           and c.lower() not in out.lower()]
+    if platform is not None and not _HOWTO_RE[lang].search(query):
+        platform = None
+    if budget is not None and (not _BUY_RE[lang].search(query) or _OWN_AMOUNT_RE.search(out)):
+        budget = None  # a request naming its own amount ("2000 以内的耳机推荐？") keeps it
+    if platform is None and budget is None:
+        return None
+    # a system of its own ("on Windows") blocks the stated one; an app ("Word") does not
+    own_os = any(k == "platform" and out[s:e].lower() in _OS for s, e, k in slot_spans(out))
+    add = [c for c in ((None if own_os else platform), budget) if c is not None and c.lower() not in out.lower()]
     if not add:
         return None
     core = out.strip().rstrip("？?！!。. ")
