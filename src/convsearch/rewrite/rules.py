@@ -132,7 +132,8 @@ def _modifies_noun(frame: str, name: str) -> bool:
 
 
 class RuleRewriter:
-    """Offline rewriter for Chinese and English follow-ups; pure and cheap (no I/O, no model)."""
+    """Offline rewriter for Chinese and English follow-ups; pure and cheap (no I/O; the embedder is asked only to
+    break a tie the lexicons leave, see ``rewrite.similar``)."""
 
     name = "rules"
     uncertain_below = 0.0  # the gate decides alone: a standalone verdict is never second-guessed
