@@ -78,6 +78,23 @@ def followups_file(expected: Path) -> Path | None:
     return None
 
 
+def other_followups(expected: Path) -> list[tuple[str, Path]]:
+    """The expected-scores file's other follow-up rows (``followups/<name>/rules`` beside the dev set's): their
+    names and data files, scored whole (they carry their own tuning / held-out split as separate files)."""
+    from .regress import load_rows, repo_root_for
+
+    dev, out = followups_file(expected), []
+    for row in load_rows(expected):
+        parts = row.name.split("/")
+        if len(parts) == 3 and parts[0] == "followups" and parts[2] == "rules" and "--data" in row.argv \
+                and "--half" not in row.argv:
+            data = Path(row.argv[row.argv.index("--data") + 1])
+            data = data if data.is_absolute() else repo_root_for(expected) / data
+            if data != dev:
+                out.append((parts[1], data))
+    return out
+
+
 def _set_scores(records: Sequence[Any], rewriter: _Recorder, topic: bool) -> dict[str, Any]:
     usable = [r for r in records if r.question.strip() and r.rewrite.strip()]
     rewriter.outputs = []
@@ -117,7 +134,15 @@ def halves_report(expected: Path, *, only: Sequence[str] = ()) -> dict[str, Any]
             s, c = rep["systems"][rw.name], rep["systems"]["copy"]
             followups[half] = {"n": s["n"], "pass": s["pass"], "min_category": s["min_category"],
                                "categories": s["categories"], "keep_exact": s["keep_exact"], "copy_pass": c["pass"]}
-    return {"sets": sets, "followups": followups, "seconds": time.perf_counter() - t0}
+    others = {name: _pass_rates(load_followups(data), rw.inner) for name, data in other_followups(expected)} \
+        if not only else {}
+    return {"sets": sets, "followups": followups, "others": others, "seconds": time.perf_counter() - t0}
+
+
+def _pass_rates(cases: Sequence[Any], rewriter: Any) -> dict[str, Any]:
+    rep = evaluate_followups(cases, rewriter)
+    s, c = rep["systems"][rewriter.name], rep["systems"]["copy"]
+    return {"n": s["n"], "pass": s["pass"], "copy_pass": c["pass"]}
 
 
 def load_report(path: Path) -> dict[str, Any]:
@@ -202,6 +227,11 @@ def render_markdown(report: dict[str, Any], start: dict[str, Any] | None = None,
         for h in HALF_NAMES:
             cats = ", ".join(f"{c} {_pct(v, 0)}%" for c, v in fu[h]["categories"].items())
             lines.append(f"categories, {h}: {cats}.")
+    if report.get("others"):
+        so = (start or {}).get("others") or {}
+        lines.append("other follow-up sets (scored whole): " + "; ".join(
+            f"{n} {(_pct(so[n]['pass']) + '% → ') if n in so else ''}**{_pct(o['pass'])}%** (n {o['n']}, copy "
+            f"{_pct(o['copy_pass'])}%)" for n, o in report["others"].items()) + ".")
     lines += ["", *targets_lines(report, start), ""]
     if command:
         lines += [f"Rerun: `{command}` ({report.get('seconds', 0):.0f} s).", ""]
