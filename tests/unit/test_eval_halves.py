@@ -109,3 +109,22 @@ def test_cli_never_replaces_a_whole_file_without_the_section(repo: Path) -> None
                                         "--markdown", str(other)])
     assert res.exit_code != 0 and "has no section '## 5b.'" in res.output and "Traceback" not in res.output
     assert other.read_text(encoding="utf-8") == "# Project\n\nprose that must stay\n"
+
+
+def test_other_follow_up_rows_are_scored_whole_and_rendered(repo: Path) -> None:
+    case = {"id": "x-en-swap-1", "lang": "en", "category": "swap",
+            "history": ["Does AnySearch support Chinese?", "Yes."], "history_roles": ["user", "assistant"],
+            "question": "What about NovaDB?",
+            "rewrite": "Does NovaDB support Chinese?", "needs_rewrite": True, "must": ["NovaDB", "Chinese"]}
+    for name in ("dev", "more"):
+        (repo / "eval" / f"{name}.jsonl").write_text(json.dumps(case) + "\n", encoding="utf-8")
+    path = repo / "eval" / "expected.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "".join(
+        f"  - name: followups/{n}/rules\n    command: eval followups --data eval/{n}.jsonl --rewriter rules --json\n"
+        for n in ("dev", "more")), encoding="utf-8")
+    report = halves_report(path)
+    # the first follow-ups row is the dev set (split into halves); the others are scored whole
+    assert report["followups"]["all"]["n"] == 1
+    assert report["others"] == {"more": {"n": 1, "pass": 1.0, "copy_pass": 0.0}}
+    md = render_markdown(report, {"others": {"more": {"n": 1, "pass": 0.0, "copy_pass": 0.0}}})
+    assert "more 0.0% → **100.0%** (n 1, copy 0.0%)" in md
