@@ -48,6 +48,7 @@ from .rewrite.frame import compare_in_history, complete_fragment
 from .rewrite.introduced import introduced_work
 from .rewrite.offer import accepted_offer
 from .rewrite.ordinal import resolve_ordinal
+from .rewrite.timeref import is_time_phrase
 from .text import detect_lang, tagged, words
 from .types import Decision, DecisionKind, Message
 
@@ -337,14 +338,13 @@ def _compound(m: Mention, lang: str) -> bool:
     return len(m.text) >= 4 if lang == "zh" else len(m.text.split()) >= 2
 
 
-_TIME_NOUNS = frozenset(w.lower().split()[-1] for k in ("time_day", "time_part", "time_season", "time_year")
-                        for w in lx.SLOTS[k]) | {"year", "month", "week", "day", "quarter"}
+_TIME_UNITS = frozenset({"year", "month", "week", "day", "quarter"})  # "this year": the mention is "year"
 
 
 def _things_asked(ms: Sequence[Mention]) -> int:
     """How many things a question names: its nouns, not counting relational ones (价格, types) or times ("this
-    year", 今年)."""
-    return sum(not m.relational and m.text.lower() not in _TIME_NOUNS for m in ms)
+    year", 今年: ``rewrite.timeref``)."""
+    return sum(not m.relational and not is_time_phrase(m.text) and m.text.lower() not in _TIME_UNITS for m in ms)
 
 
 # An information question (wh-word, auxiliary, "tell me about"), not a command to the assistant ("can you
