@@ -116,6 +116,8 @@ EN_SUBJECT_PRONOUNS = frozenset({"i", "you", "we", "he", "she", "it", "they"})
 SLOTS = {kind: _read_lines("slots.txt", kind) for kind in
          ("place", "time_day", "time_part", "time_season", "time_year", "platform", "vehicle", "person_group",
           "seat_class", "os", "attribute_en", "attribute_zh")}
+ATTRIBUTES_EN = frozenset(a.lower() for a in SLOTS["attribute_en"])  # attributes of an entity, lower case
+ATTRIBUTES_ZH = frozenset(SLOTS["attribute_zh"])
 EN_MODEL_SUFFIXES = frozenset(_read_lines("slots.txt", "model_suffix"))
 ZH_PERSON_WORDS = _read_words("kinds.txt", "zh_person_words")
 EN_PERSON_NOUNS = _read_words("kinds.txt", "en_person_nouns")

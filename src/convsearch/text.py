@@ -88,7 +88,7 @@ _NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})
 def _zh_common_nouns() -> frozenset[str]:
     from . import lexicon as lx  # the lexicon's data files, read once
 
-    return frozenset(lx.SLOTS["attribute_zh"]) | frozenset(lx.RELATIONAL_ZH)
+    return lx.ATTRIBUTES_ZH | frozenset(lx.RELATIONAL_ZH)
 
 
 # Attribute and relational words jieba sometimes tags as names (续航 'nr'): always common nouns

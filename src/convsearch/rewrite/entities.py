@@ -516,7 +516,7 @@ def leans_on_focus(text: str, lang: str) -> bool:
     return lang == "zh" and zh_ellipsis(text)
 
 
-_ATTRIBUTE_WORDS = frozenset(a.lower() for a in lx.SLOTS["attribute_en"]) | frozenset(lx.SLOTS["attribute_zh"])
+_ATTRIBUTE_WORDS = lx.ATTRIBUTES_EN | lx.ATTRIBUTES_ZH
 
 
 def attribute_noun(m: Mention) -> bool:

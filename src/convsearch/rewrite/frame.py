@@ -47,7 +47,7 @@ _KIND_RES["time_year"] = re.compile(_KIND_RES["time_year"].pattern + r"|(?<![\d.
                                     re.IGNORECASE)
 _ZH_NUM = "一二两三四五六七八九十百千万0-9"
 _KIND_RES["amount"] = re.compile(rf"[{_ZH_NUM}]+(?:千|万|元|块)(?:元|块)?(?:左右|以内|以下|以上)?|[$€£¥]\s?\d[\d,.]*")
-_ATTR_RES = {lang: re.compile(_alternation(lx.SLOTS[f"attribute_{lang}"]), re.IGNORECASE) for lang in ("en", "zh")}
+ATTRIBUTE_RES = {lang: re.compile(_alternation(lx.SLOTS[f"attribute_{lang}"]), re.IGNORECASE) for lang in ("en", "zh")}
 
 
 @lru_cache(maxsize=2048)
@@ -293,7 +293,7 @@ def _plain_phrase(x: str) -> bool:
 def _possessor_swap(x: str, frame: str) -> tuple[str, str] | None:
     """The frame's owner noun (the first mention 的 follows) replaced by ``x`` ("苹果公司的市值" → "微软的市值");
     ``x`` is a short phrase without a verb, and no attribute itself ("价格的呢" is no owner)."""
-    if not x or len(x) > 8 or _ATTR_RES["zh"].fullmatch(x) or x in lx.RELATIONAL_ZH or any(
+    if not x or len(x) > 8 or ATTRIBUTE_RES["zh"].fullmatch(x) or x in lx.RELATIONAL_ZH or any(
             t.startswith("v") or t in ("r", "d", "p") for _, t in tagged(x)):
         return None
     for mt in mentions(frame, "zh"):
@@ -312,7 +312,7 @@ def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
         bare = re.sub(r"^(?:its|their|the)\s+", "", x, flags=re.IGNORECASE)
     else:
         bare = re.sub(r"^(?:它的|它|其)", "", x)
-    rx = _ATTR_RES[lang]
+    rx = ATTRIBUTE_RES[lang]
     if not rx.fullmatch(bare):
         return None
     if not rx.search(frame):
@@ -403,7 +403,7 @@ def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
         e = _frame_entity(frame, "zh", ym.text) if ym is not None else None
         if e is None:
             return None
-        attr = _ATTR_RES["zh"].search(frame)
+        attr = ATTRIBUTE_RES["zh"].search(frame)
         subject = f"{e}{' ' if not is_cjk(e[-1]) else ''}的{attr.group(0)}" if attr else e
         return f"{subject}{' ' if not is_cjk(subject[-1]) else ''}比 {rest}", f"comparison: {e} 比 {ym.text}"  # type: ignore[union-attr]
     m = _ZH_COMPARE_RE.match(q.strip())

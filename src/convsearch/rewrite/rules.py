@@ -33,7 +33,7 @@ from .entities import (Focus, Mention, _demonstrative_det, zh_det_tokens, _word_
                        en_request_part, find_focus, leans_on_focus, meaning_question, mentions, name_like, named_in, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
                        _ZH_NE_RE)
-from .frame import compare_in_history, complete_fragment, locative_there
+from .frame import ATTRIBUTE_RES, compare_in_history, complete_fragment, locative_there
 from .introduced import introduced_entity, introduced_work, person_shaped
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .offer import accepted_offer
@@ -255,7 +255,7 @@ def _rewrite_zh(query: str, focus: Focus, history: Sequence[Message] = (),
 _ZH_FRAME_REACH = 2
 _ZH_ATTRIBUTE_END_RE = re.compile("(?:" + "|".join(sorted(map(re.escape, lx.SLOTS["attribute_zh"]), key=len, reverse=True))
                                   + ")$")
-_ZH_ATTRIBUTE_RE = re.compile("|".join(sorted(map(re.escape, lx.SLOTS["attribute_zh"]), key=len, reverse=True)))
+_ZH_ATTRIBUTE_RE = ATTRIBUTE_RES["zh"]
 # pronouns that take what the latest exchange named (or a focus a follow-up kept alive), like frame completion
 _ZH_RECENT_PRONOUNS = frozenset({"这个", "那个", "这些", "那些", "他", "她", "他们", "她们"})
 # Interjections that are also adverbs of degree or copulas: "好的" / "好想吃", "是啊" / "是真的"
@@ -539,7 +539,7 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
 
 _EN_SENT_END_RE = re.compile(r"[.!?]+\s+")
 _EN_EXCLUDE_MAX_WORDS = 60
-_EN_ATTRIBUTES = frozenset(a.lower() for a in lx.SLOTS["attribute_en"])
+_EN_ATTRIBUTES = lx.ATTRIBUTES_EN
 _EN_ATTRIBUTE_OF_RE = re.compile(r"^(?:the\s+)?(?:" + "|".join(sorted(map(re.escape, _EN_ATTRIBUTES), key=len, reverse=True))
                                  + r")\s+of\s+(?:the\s+)?(.+)$", re.IGNORECASE)
 
