@@ -4,18 +4,10 @@ subject rules (8: en, 9: zh) do not add the conversation's subject; after a shor
 from __future__ import annotations
 
 import pytest
+from test_gate import A, U  # the message helpers of the gate tests
 
-from convsearch import DecisionKind, Message, RuleRewriter, needs_rewrite
+from convsearch import DecisionKind, RuleRewriter, needs_rewrite
 from convsearch.gate import PASSAGE_WORDS, passage_history
-
-
-def U(s: str) -> Message:
-    return Message("user", s)
-
-
-def A(s: str) -> Message:
-    return Message("assistant", s)
-
 
 EN_PASSAGE = ("Sourdough relies on a culture of wild yeast and lactic acid bacteria. The starter is fed with flour and "
               "water for several days until it rises predictably. Bakers then mix the levain into the dough, rest it, "

@@ -5,18 +5,10 @@ lean on the history."""
 from __future__ import annotations
 
 import pytest
+from test_gate import A, U  # the message helpers of the gate tests
 
-from convsearch import DecisionKind, Message, RuleRewriter, needs_rewrite
+from convsearch import DecisionKind, RuleRewriter, needs_rewrite
 from convsearch.gate import is_remark
-
-
-def U(s: str) -> Message:
-    return Message("user", s)
-
-
-def A(s: str) -> Message:
-    return Message("assistant", s)
-
 
 EN = [U("Which houseplants cope with low light?"), A("Snake plants, ZZ plants and pothos all tolerate shade.")]
 ZH = [U("哪些室内植物耐阴？"), A("虎尾兰、绿萝和金钱树都比较耐阴。")]

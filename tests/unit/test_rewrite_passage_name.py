@@ -4,18 +4,11 @@ words, short replies and Chinese names are left as they are."""
 
 from __future__ import annotations
 
-from convsearch import Message, RuleRewriter
+from test_gate import A, U  # the message helpers of the gate tests
+
+from convsearch import RuleRewriter
 from convsearch.rewrite.entities import Mention
 from convsearch.rewrite.passage_name import passage_name
-
-
-def U(s: str) -> Message:
-    return Message("user", s)
-
-
-def A(s: str) -> Message:
-    return Message("assistant", s)
-
 
 PASSAGE = ("Ada Lovelace Augusta Ada King (born 10 December 1815) was an English mathematician and writer, chiefly "
            "known for her work on Charles Babbage's proposed mechanical general-purpose computer, the Analytical "

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from test_gate import A, U  # the message helpers of the gate tests
 
-from convsearch import Message, RuleRewriter
+from convsearch import RuleRewriter
 from convsearch.rewrite.entities import find_focus
 from convsearch.rewrite.timeref import is_time_phrase
-
-
-def U(s: str) -> Message:
-    return Message("user", s)
-
-
-def A(s: str) -> Message:
-    return Message("assistant", s)
 
 
 @pytest.mark.parametrize("phrase", ["mid-April", "April", "next summer", "the weekend", "early October", "2024",
