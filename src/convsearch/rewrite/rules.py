@@ -29,7 +29,7 @@ from .. import lexicon as lx
 from ..gate import en_info_question, needs_rewrite
 from ..text import detect_lang, is_cjk
 from ..types import Decision, DecisionKind, Message, RewriteResult
-from .entities import (Focus, Mention, _demonstrative_det, zh_det_tokens, _word_at, en_feedback_pronoun, en_tokens,
+from .entities import (Focus, Mention, _demonstrative_det, attribute_noun, zh_det_tokens, _word_at, en_feedback_pronoun, en_tokens,
                        en_request_part, find_focus, leans_on_focus, meaning_question, mentions, name_like, named_in, partial_name_span, topic_entity, topic_section,
                        weak_anchor,
                        _ZH_NE_RE)
@@ -486,9 +486,15 @@ def _relational_owner(q: str, focus: Focus) -> Mention | None:
     qm = mentions(q, "en")
     if not qm or not all(m.relational for m in qm) or not focus.frame or not _EN_QUESTION_RE.search(focus.frame):
         return None  # the previous turn must have asked about something ("I don't care." names nothing)
-    if focus.entity is not None and focus.entity.proper and focus.entity in focus.frame_mentions:
-        return _attribute_owner(focus.entity)  # "the daily dose of vitamin D" + "the symptoms of too much": vitamin D's
-    return next((m for m in focus.frame_mentions if not m.proper and not m.relational), None)
+    common = next((m for m in focus.frame_mentions if not m.proper and not m.relational), None)
+    ent = focus.entity
+    if ent is not None and ent.proper and ent in focus.frame_mentions and (
+            common is None or attribute_noun(common)
+            or not re.search(r"\bat\s+(?:the\s+)?" + re.escape(ent.text), focus.frame)):
+        # "the daily dose of vitamin D" + "the symptoms of too much": vitamin D's; but "an expense reimbursement
+        # at Acme" + "approval": the reimbursement's (a name after "at" is where, not whose)
+        return _attribute_owner(ent)
+    return common
 
 
 def _singular(word: str) -> str:
