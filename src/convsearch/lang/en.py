@@ -81,7 +81,7 @@ def ellipsis(t: Turn) -> Outcome | None:
             target = ent
         if target is not None and target.text in frame:
             return Outcome(frame.replace(target.text, x, 1), f"entity swap: {target.text} → {x}")
-        if not xm[0].relational and x.lower() not in r._EN_ATTRIBUTES:
+        if not xm[0].relational and not e.attribute_noun(xm[0]):  # a peer, not an attribute ("the price")
             # "what about blueberries?" after "Can dogs eat grapes?", "for a powerlifter?" after "… should a
             # runner eat …": the frame's phrase nearest in meaning gives way
             cands = [m.text for m in focus.frame_mentions if not m.relational and m.text in frame]

@@ -88,7 +88,7 @@ def _stand_in(x: str, xm: Sequence[e.Mention], frame: str) -> Outcome | None:
     xt = tagged(x)
     verb = len(xt) == 1 and xt[0][1].startswith("v")
     noun = len(xm) == 1 and len(xm[0].text) >= len(x) - 1 and not xm[0].relational
-    if not (verb or noun) or r._ZH_ATTRIBUTE_RE.fullmatch(x):
+    if not (verb or noun) or (noun and e.attribute_noun(xm[0])):
         return None
     core = frame.rstrip(r._TRAIL_PUNCT)
     toks = e.zh_name_tokens(core)

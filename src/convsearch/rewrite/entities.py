@@ -975,7 +975,7 @@ _MEANING_RE = {
 }
 
 
-def meaning_question(text: str, before: Message | None) -> bool:
+def meaning_question(text: str, before: Message | None, lang: str | None = None) -> bool:
     """Does this user turn ask what a word of the latest answer means ("CLTC 是什么意思？", "What does EPA-rated
     mean exactly?", "What counts as a secondary caregiver?")? A clarification, not a new subject: the
     conversation goes on about what it was about.
@@ -985,7 +985,7 @@ def meaning_question(text: str, before: Message | None) -> bool:
     """
     if before is None or before.role != "assistant":
         return False
-    lang = detect_lang(text)
+    lang = lang or detect_lang(text)
     if not _MEANING_RE[lang].search(text):
         return False
     asked = [x for x in mentions(text, lang) if not x.relational]
@@ -1028,7 +1028,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             prev = m
             continue  # "Yes, the LED is on." answers the assistant's question, naming only what it asked about:
             # it neither asks nor moves the focus
-        if m.role == "user" and meaning_question(m.content, prev):
+        if m.role == "user" and meaning_question(m.content, prev, lang):
             prev = m
             continue  # "CLTC 是什么意思？" clarifies a word of the answer: the focus stays where it was
         before, prev = prev, m

@@ -148,7 +148,8 @@ class RuleRewriter:
         if not decision.needed:
             carried = carry_constraints(query, query, history, lang) if decision.kind in _CARRY_KINDS else None
             if carried is not None:  # "怎么把 PDF 转成 Word" after "我用的是 Mac …": names all it asks, not the platform
-                return self._checked(query, carried[0], history, topic, f"gate: {decision.reason}; {carried[1]}")
+                return self._checked(query, carried[0], history, topic, f"gate: {decision.reason}; {carried[1]}",
+                                     carry=False)
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}", False)
         ordinal = resolve_ordinal(query, history, lang)
         if ordinal is not None:
@@ -213,10 +214,11 @@ class RuleRewriter:
         return self._checked(query, out, history, topic, f"gate: {decision.reason}; {op}")
 
     @staticmethod
-    def _checked(query: str, out: str, history: Sequence[Message], topic: str | None, how: str) -> RewriteResult:
-        """The rewrite (with what the user stated about themselves and it lacks) if it only adds words found in
-        the history, the query or the topic; else the query."""
-        if "stated by the user" not in how and (carried := carry_constraints(query, out, history, detect_lang(query))):
+    def _checked(query: str, out: str, history: Sequence[Message], topic: str | None, how: str, *,
+                 carry: bool = True) -> RewriteResult:
+        """The rewrite (with what the user stated about themselves and it lacks, unless ``carry`` is off: it was
+        added already) if it only adds words found in the history, the query or the topic; else the query."""
+        if carry and (carried := carry_constraints(query, out, history, detect_lang(query))):
             out, how = carried[0], f"{how}; {carried[1]}"
         bad = unfaithful_words(out, query, history, topic)
         if bad:
