@@ -142,18 +142,28 @@ def _zh_clause_mentions(text: str) -> list[Mention]:
             return
         words = [w for w, _ in run]
         if not all(w in lx.STOP_ZH for w in words):
-            propers = [t for _, t in run if t in lx.ZH_PROPER_TAGS]
+            # 乜/nr, 遵/nr 医嘱: a one-character name tag inside a longer phrase is jieba's noise, not a name
+            propers = [t for w, t in run if t in lx.ZH_PROPER_TAGS and (len(w) > 1 or len(run) == 1 or not is_cjk(w))]
             cls = propers[-1] if propers else "n"
             if cls in ("nrt", "nrfg"):
                 cls = "nr"
             phrase = _as_written(words, text)
-            if len(phrase) > 1 or (propers and not is_cjk(phrase)):  # 乜/nr, 爪/ns: one-character tags are noise
+            # 乜/nr, 爪/ns: one-character tags are noise, except a thing the speaker owns (我家猫, 我的车)
+            if len(phrase) > 1 or (propers and not is_cjk(phrase)) or owned:
                 out.append(Mention(phrase, bool(propers), cls, words[-1]))
         run.clear()
 
     n = len(toks)
+    owned = False
     for i, (w, t) in enumerate(toks):
         nounish = (t in lx.ZH_NOUN_TAGS or w in lx.ZH_NOMINAL_VERBS) and w not in lx.STOP_ZH and w not in lx.ZH_PRONOUNS
+        if not run:
+            owned = _owned_noun(toks, i)
+            nounish = nounish or owned
+        if not nounish and t == "g" and run:
+            nounish = True  # 二甲/b 双/n 胍/g: a bound morpheme is part of the word jieba did not know
+        if not nounish and t == "b" and i + 1 < n and (toks[i + 1][1] in lx.ZH_NOUN_TAGS or toks[i + 1][1] == "g"):
+            nounish = True  # 二甲双胍, 大型超市: a non-predicate adjective opens the noun it modifies
         if not nounish and t == "a" and len(w) == 1 and i + 1 < n and toks[i + 1][1] in lx.ZH_NOUN_TAGS:
             nounish = True  # 新员工
         if not nounish and t == "m" and len(w) == 1 and i + 1 < n and toks[i + 1][1] in lx.ZH_NOUN_TAGS:
@@ -176,6 +186,20 @@ def _zh_clause_mentions(text: str) -> list[Mention]:
             phrase = f"{a.text} 的 {b.text}" if not is_cjk(a.text[-1]) or not is_cjk(b.text[0]) else f"{a.text}的{b.text}"
             merged.append(Mention(phrase, a.proper or b.proper, b.cls if b.proper else a.cls, b.head))
     return merged + out
+
+
+_ZH_OWNERS = frozenset({"我家", "你家", "他家", "她家", "我们家", "咱家"})
+_ZH_OWNER_PRONOUNS = frozenset({"我", "你", "他", "她", "我们", "你们", "咱们"})
+
+
+def _owned_noun(toks: Sequence[tuple[str, str]], i: int) -> bool:
+    """A one-character noun the speaker owns: 我家/猫, 我/的/车 (jieba tags 车 'zg'); a word, not noise."""
+    w, t = toks[i]
+    if len(w) != 1 or not is_cjk(w) or t not in ("n", "zg", "ng") or w in lx.STOP_ZH:
+        return False
+    if i >= 1 and toks[i - 1][0] in _ZH_OWNERS:
+        return True
+    return i >= 2 and toks[i - 1][0] == "的" and (toks[i - 2][0] in _ZH_OWNER_PRONOUNS or toks[i - 2][0] in _ZH_OWNERS)
 
 
 # --- English ---------------------------------------------------------------------------------------
@@ -820,6 +844,8 @@ _QUESTION_RE = re.compile(r"[?？]|吗|呢|什么|怎么|哪|谁|多少|多久|�
 # (English statements of need are left out: on CamRest and iKAT, where users open with "I'm looking for …", the
 # reply's noun is what follow-ups leave out, −3.4 F1)
 _ZH_REQUEST_RE = re.compile(r"想买|想找|想要|想了解|想学|求推荐|推荐|帮我|请问|预算")
+# ... or about a thing of the user's own ("我家猫三岁了，最近老是掉毛"): what the follow-ups go on about
+_ZH_OWNED_RE = re.compile(r"^\W*(?:我家|我们家|我的|我们的|家里的?)")
 _WHO_RE = re.compile(r"^\s*(who|whom)\b|谁", re.IGNORECASE)
 
 
@@ -1034,7 +1060,8 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
         before, prev = prev, m
         if m.role == "user":
             asked_who = bool(_WHO_RE.search(m.content))
-            user_asked = bool(_QUESTION_RE.search(m.content) or (lang == "zh" and _ZH_REQUEST_RE.search(m.content)))
+            user_asked = bool(_QUESTION_RE.search(m.content) or (lang == "zh" and (
+                _ZH_REQUEST_RE.search(m.content) or _ZH_OWNED_RE.search(m.content))))
             person_focus = next((x for x in proper if x.cls == "nr"), person_focus)
             old_frame, old_mentions = frame, frame_mentions
             frame, frame_mentions = m.content, tuple(ms)
@@ -1079,7 +1106,8 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
                 user_focus = pick
                 if proper:
                     answer_focus = None
-            question_named = bool(proper)
+            # a thing of the user's own is as named as a proper noun: an answer's name does not replace it
+            question_named = bool(proper) or (lang == "zh" and pick is not None and bool(_ZH_OWNED_RE.search(m.content)))
         else:
             nouns = [x for x in ms if not x.relational]
             last_turn = nouns[0] if nouns else None

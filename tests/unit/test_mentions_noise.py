@@ -1,0 +1,54 @@
+"""Mention finding where the tagger's dictionary is silent or noisy: words jieba does not know, one-character
+tags inside a phrase, one-character nouns the speaker owns; each case written for its mechanism."""
+
+from __future__ import annotations
+
+import pytest
+
+from convsearch.rewrite.entities import find_focus, mentions
+from convsearch.rewrite.rules import RuleRewriter
+from convsearch.types import Message
+from convsearch.window import history_window
+
+U, A = "user", "assistant"
+
+
+def _rewrite(turns: list[tuple[str, str]], query: str) -> str:
+    history = history_window([Message(r, c) for r, c in turns], 8)
+    return RuleRewriter().rewrite(history, query).rewritten
+
+
+@pytest.mark.parametrize("text, want", [
+    ("二甲双胍一般怎么吃", "二甲双胍"),  # 二甲/b 双/n 胍/g: a bound morpheme stays inside the word
+    ("我家猫三岁了，最近老是掉毛", "猫"),
+    ("我的车最近老是熄火", "车"),  # 车 is tagged 'zg'
+    ("他家的狗很凶", "狗"),
+])
+def test_words_the_dictionary_splits_or_drops_are_one_mention(text, want) -> None:
+    assert [m.text for m in mentions(text, "zh")][:1] == [want]
+
+
+def test_a_lone_character_is_still_noise_without_an_owner() -> None:
+    assert [m.text for m in mentions("猫很胖", "zh")] == []
+
+
+def test_a_one_character_name_tag_inside_a_phrase_is_no_name() -> None:
+    # 遵/nr 医嘱/n: jieba's surname reading of 遵 does not make the phrase a proper name
+    ms = {m.text: m for m in mentions("具体遵医嘱。", "zh")}
+    assert not ms["遵医嘱"].proper
+    assert mentions("布洛芬怎么吃", "zh")[0].proper  # a name tag on the whole word still counts
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    ([(U, "我家猫三岁了，最近老是掉毛"), (A, "换季掉毛比较正常，可以每天梳毛，并选含 Omega-3 的猫粮。")],
+     "它需要打什么疫苗", "猫"),
+    ([(U, "我的车最近老是熄火"), (A, "可能是怠速马达或火花塞的问题，建议去 4S 店检查。")], "它还在保修期吗", "车"),
+])
+def test_a_thing_the_user_owns_is_what_a_pronoun_means(turns, query, want) -> None:
+    assert find_focus([Message(r, c) for r, c in turns]).entity.text == want
+    assert _rewrite(turns, query).startswith(want)
+
+
+def test_a_drug_the_dictionary_splits_is_the_focus_of_its_follow_up() -> None:
+    turns = [(U, "二甲双胍一般怎么吃"), (A, "通常随餐或餐后服用，从小剂量开始逐步加量，具体遵医嘱。")]
+    assert _rewrite(turns, "有什么副作用") == "二甲双胍有什么副作用"
