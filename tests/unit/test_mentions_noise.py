@@ -52,3 +52,22 @@ def test_a_thing_the_user_owns_is_what_a_pronoun_means(turns, query, want) -> No
 def test_a_drug_the_dictionary_splits_is_the_focus_of_its_follow_up() -> None:
     turns = [(U, "二甲双胍一般怎么吃"), (A, "通常随餐或餐后服用，从小剂量开始逐步加量，具体遵医嘱。")]
     assert _rewrite(turns, "有什么副作用") == "二甲双胍有什么副作用"
+
+
+@pytest.mark.parametrize("text, want", [
+    # the do-question's verb comes after the next noun: "leave" is part of the subject
+    ("How does our parental leave policy work?", ["parental leave policy"]),
+    ("Can a dog eat grapes?", ["dog", "grapes"]),  # ... but not when nothing verb-like follows
+    ("Can dogs eat grapes?", ["dogs", "grapes"]),
+    # a verb with its object ends the noun before it: "price", not "price look"
+    ("At that price look for an aluminum frame.", ["price", "aluminum frame"]),
+    ("Most recipes use the oven.", ["recipes", "oven"]),
+])
+def test_english_nouns_end_where_the_verb_begins(text, want) -> None:
+    assert [m.text for m in mentions(text, "en")] == want
+
+
+def test_a_pronoun_after_a_policy_question_takes_the_whole_noun() -> None:
+    turns = [(U, "How does our parental leave policy work?"),
+             (A, "Primary caregivers get 16 weeks of paid leave within 12 months of the birth.")]
+    assert "parental leave policy" in _rewrite(turns, "Can it be split into two blocks?")

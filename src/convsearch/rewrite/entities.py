@@ -346,7 +346,7 @@ def en_mentions(text: str) -> list[Mention]:
             verb_next = False
             while j < n and toks[j][0].isalnum() and toks[j].lower() not in lx.STOP_EN and not (
                     _is_cap(toks[j]) and j > i) and j - i < 4 and not _no_noun(toks[j].lower()):
-                if j > i and _ends_subject(toks, j, subject):
+                if j > i and (_ends_subject(toks, j, subject) or _verb_with_object(toks, j)):
                     verb_next = True
                     break
                 j += 1
@@ -408,8 +408,25 @@ def _ends_subject(toks: Sequence[str], j: int, subject: bool) -> bool:
     low = toks[j].lower()
     plural_before = toks[j - 1].lower().endswith("s") and not toks[j - 1].lower().endswith("ss")
     if low in lx.EN_VERBS:
+        if subject and not plural_before and j + 2 < len(toks) and toks[j + 2].lower() in lx.EN_VERBS \
+                and (_plain_noun(toks[j + 1]) or toks[j + 1].lower() in lx.RELATIONAL_EN):
+            return False  # "does our parental leave | policy work": a noun, as the verb comes after the next one
         return subject or plural_before
     return plural_before and low.endswith("ing")
+
+
+_EN_PARTICLES = frozenset({"for", "at", "into", "up", "out", "on", "off"})
+
+
+def _verb_with_object(toks: Sequence[str], j: int) -> bool:
+    """Token j is a verb taking an object right after it ("At that price | look for an aluminum frame", "dogs
+    | need the"): a known verb, then a determiner or object pronoun (a particle may come between)."""
+    if toks[j].lower() not in lx.EN_VERBS:
+        return False
+    k = j + 1
+    if k < len(toks) and toks[k].lower() in _EN_PARTICLES:
+        k += 1
+    return k < len(toks) and toks[k].lower() in _EN_OBJECT_AFTER_VERB
 
 
 def _verb_position(toks: Sequence[str], i: int) -> bool:
