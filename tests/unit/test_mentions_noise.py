@@ -71,3 +71,11 @@ def test_a_pronoun_after_a_policy_question_takes_the_whole_noun() -> None:
     turns = [(U, "How does our parental leave policy work?"),
              (A, "Primary caregivers get 16 weeks of paid leave within 12 months of the birth.")]
     assert "parental leave policy" in _rewrite(turns, "Can it be split into two blocks?")
+
+
+def test_a_part_written_as_an_acronym_is_no_entity_of_its_own() -> None:
+    turns = [(U, "Is the RTX 5080 good for 4K gaming?"), (A, "The RTX 5080 handles most games at 4K above 60 fps.")]
+    assert "RTX 5080" in _rewrite(turns, "what PSU do I need")
+    assert "RTX 5080" in _rewrite(turns, "how much RAM do I need")
+    # a question naming a machine of its own is left alone
+    assert _rewrite(turns, "what PSU does the Dell XPS 8960 ship with") == "what PSU does the Dell XPS 8960 ship with"
