@@ -57,7 +57,7 @@ _EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what abou
 def en_ellipsis(query: str) -> re.Match[str] | None:
     """'what about X', 'how about X', or 'and X?' — a bare 'And …' opens an ellipsis only when what follows is
     short (≤ 4 words): "And let's call mom back." is a whole request."""
-    m = _EN_ELLIPSIS_RE.match(query) or _EN_PREP_FRAGMENT_RE.match(query)
+    m = _EN_ELLIPSIS_RE.match(query) or _EN_PREP_FRAGMENT_RE.match(query) or _bare_fragment(query)
     if m and m.group(1).lower() == "and" and len(rest := query[m.end():].split()) > 4 and (
             len(rest) > _EN_AND_FRAGMENT_MAX or not query.rstrip().endswith("?")
             or any(w.lower().strip(",.?!") in _EN_CLAUSE_WORDS or "'" in w for w in rest)):
@@ -70,6 +70,20 @@ _EN_AND_FRAGMENT_MAX = 8
 _EN_PREP_FRAGMENT_RE = re.compile(r"^\s*()(?=(?:for|in|on|at|with|without|during|from|near|under|over)\s+"
                                   r"[\w'’.$-]+(?:\s+[\w'’.$-]+){0,3}\s*\?\s*$)", re.IGNORECASE)
 _EN_CLAUSE_WORDS = lx.EN_AUX | lx.EN_VERBS | lx.EN_SUBJECT_PRONOUNS | lx.EN_WH
+# "California state?", "Hard boiled?": a bare phrase of up to three words asked as a question
+_EN_BARE_FRAGMENT_RE = re.compile(r"^\s*()(?=[\w'’.$-]+(?:\s+[\w'’.$-]+){0,2}\s*\?\s*$)")
+_EN_NOT_FRAGMENT = frozenset({"really", "seriously", "sure", "ok", "okay", "yes", "yeah", "no", "huh", "right",
+                              "anything", "else", "more", "any", "others", "other", "details", "example", "examples",
+                              "source", "sources", "why", "how", "when", "where", "what", "who", "which"})
+
+
+def _bare_fragment(query: str) -> re.Match[str] | None:
+    """A phrase with no verb, pronoun or wh-word, asked as a question: it leans on the previous question."""
+    m = _EN_BARE_FRAGMENT_RE.match(query)
+    if m is None:
+        return None
+    ws = [w.lower().strip(",.?!") for w in query.split()]
+    return None if any(w in _EN_CLAUSE_WORDS or w in _EN_NOT_FRAGMENT or w in lx.STOP_EN for w in ws) else m
 
 
 _SOCIAL_RE = re.compile(r"\b(thank(s| you)|goodbye|bye|that'?s all|have a (good|nice|great) (day|one|night))\b|"

@@ -79,3 +79,22 @@ def test_a_part_written_as_an_acronym_is_no_entity_of_its_own() -> None:
     assert "RTX 5080" in _rewrite(turns, "how much RAM do I need")
     # a question naming a machine of its own is left alone
     assert _rewrite(turns, "what PSU does the Dell XPS 8960 ship with") == "what PSU does the Dell XPS 8960 ship with"
+
+
+@pytest.mark.parametrize("query, want", [
+    ("California state?", True), ("hard boiled?", True), ("Tokyo?", True),
+    ("Really?", False), ("Any others?", False), ("Why not?", False), ("Is it?", False), ("The price?", False),
+])
+def test_a_bare_phrase_asked_as_a_question_is_an_ellipsis(query, want) -> None:
+    from convsearch.gate import en_ellipsis
+
+    assert (en_ellipsis(query) is not None) is want
+
+
+def test_a_bare_name_with_no_phrase_to_replace_takes_the_frames_predicate() -> None:
+    turns = [(U, "What's the deadline to file a federal tax return?"), (A, "April 15 for most people.")]
+    want = "What's the deadline to file a federal tax return for California state?"
+    assert _rewrite(turns, "California state?") == want
+    # ... but a "what about" names a subject of its own, and a prepositional phrase is no name
+    turns = [(U, "Who organised the Stanford prison experiment?"), (A, "Philip Zimbardo, in 1971.")]
+    assert "for the BBC" not in _rewrite(turns, "What about the BBC experiment?")

@@ -88,10 +88,13 @@ def ellipsis(t: Turn) -> Outcome | None:
             old = similar.nearest(x, cands, min_sim=similar.PEER)
             if old is not None:
                 return Outcome(frame.replace(old, x, 1), f"entity swap (nearest in meaning): {old} → {x}")
-        if prep:
-            # "And for annual leave?" after "How long does approval take?": add to the frame
+        if prep or (xm[0].proper and not m.group(1) and not f.starts_with_preposition(x_raw)):
+            # "And for annual leave?" after "How long does approval take?": add to the frame; a bare name that takes
+            # no phrase's place goes with the frame's predicate ("California state?" after "… a federal tax return?";
+            # "What about the BBC experiment?" more often opens a subject of its own)
             core = frame.rstrip(r._TRAIL_PUNCT)
-            return Outcome(f"{core} {x_raw}{frame[len(core):].strip()}", f"ellipsis: frame + {x_raw}")
+            add = x_raw if prep else f"{'in' if f.slot_kind(x) == 'place' else 'for'} {x_raw}"
+            return Outcome(f"{core} {add}{frame[len(core):].strip()}", f"ellipsis: frame + {add}")
     if not xm[0].proper and ent is not None and ent.text.lower() not in x.lower():
         # "What about pricing?" → "What about NovaDB pricing?", like "价格呢？" → "AnySearch 的价格"
         i = q.find(x, m.end())

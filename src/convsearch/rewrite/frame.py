@@ -155,6 +155,11 @@ _ZH_FRAGMENT_CHARS = 12
 _LATIN_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-]*")
 
 
+def starts_with_preposition(phrase: str) -> bool:
+    """ "from yesterday", "For who": a prepositional phrase, no name."""
+    return _EN_PREP_RE.match(phrase) is not None
+
+
 def _zh_size(x: str) -> int:
     """A phrase's length in Chinese characters, a Latin word counting as one ("索尼 WF-1000XM5" is 3)."""
     return len(_LATIN_WORD_RE.sub("字", x).replace(" ", ""))
