@@ -98,3 +98,30 @@ def test_a_bare_name_with_no_phrase_to_replace_takes_the_frames_predicate() -> N
     # ... but a "what about" names a subject of its own, and a prepositional phrase is no name
     turns = [(U, "Who organised the Stanford prison experiment?"), (A, "Philip Zimbardo, in 1971.")]
     assert "for the BBC" not in _rewrite(turns, "What about the BBC experiment?")
+
+
+@pytest.mark.parametrize("text, want", [
+    # after a colon the series begins; it ends with its clause; a one-character suffix belongs to its item
+    ("主要有三类：防癌险、百万医疗险和意外险，老人优先考虑意外险。", ("防癌险", "百万医疗险", "意外险")),
+    ("我推荐这几个，故宫、长城和颐和园，都很值得去", ("故宫", "长城", "颐和园")),
+])
+def test_a_chinese_series_is_cut_at_its_clause(text, want) -> None:
+    from convsearch.rewrite.ordinal import lists_in
+
+    assert lists_in(text, "zh")[0][0] == want
+
+
+def test_an_ordinal_over_a_series_after_a_colon_takes_the_whole_item() -> None:
+    turns = [(U, "想给爸妈买保险，有哪些类型推荐"), (A, "主要有三类：防癌险、百万医疗险和意外险，老人优先考虑意外险。")]
+    assert _rewrite(turns, "第一种多大岁数还能买").startswith("防癌险")
+
+
+@pytest.mark.parametrize("turns, query, want, not_want", [
+    ([(U, "赵州桥是谁设计的"), (A, "赵州桥由隋朝工匠李春主持设计建造，是现存最早的敞肩石拱桥。")], "他还造过别的桥吗",
+     "李春", "赵州桥还"),
+    ([(U, "Who designed the Forth Bridge?"), (A, "The Forth Bridge was designed by John Fowler and Benjamin Baker.")],
+     "what else did he build", "John Fowler", "Forth Bridge"),
+])
+def test_he_after_a_who_question_is_the_person_the_answer_named(turns, query, want, not_want) -> None:
+    out = _rewrite(turns, query)
+    assert want in out and not_want not in out

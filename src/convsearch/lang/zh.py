@@ -135,6 +135,8 @@ def pronoun(t: Turn) -> Outcome | None:
             fm = [x for x in focus.frame_mentions if x.proper] or list(focus.frame_mentions)
             fm = fm if len(fm) >= 2 else list(focus.frame_mentions)
             rep = fm[0 if w == "前者" else -1].text
+        elif w in ("他", "她") and focus.person is not None and focus.person is not ent and "谁" in (focus.frame or ""):
+            rep = focus.person.text  # "赵州桥是谁设计的" → "…工匠李春…" → "他还造过别的桥吗": the person
         elif ent is not None:
             near = r._recent_focus(ent, t.history) if w in r._ZH_RECENT_PRONOUNS else ent
             if near is None:

@@ -1129,8 +1129,9 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             nouns = [x for x in ms if not x.relational]
             last_turn = nouns[0] if nouns else None
             last_answer = proper[0] if proper else None
-            if proper and asked_who:  # the answer to "who …?" names a person
-                person_focus = proper[0]
+            if proper and asked_who:  # the answer to "who …?" names a person: one the question did not name
+                person_focus = next((x for x in proper if frame is None or x.text.lower() not in frame.lower()),
+                                    proper[0])
             elif any(x.cls == "nr" for x in proper):
                 person_focus = next(x for x in proper if x.cls == "nr")
             if proper and not question_named and len(m.content.split()) <= _SHORT_ANSWER_TOKENS:
