@@ -125,3 +125,21 @@ def test_an_ordinal_over_a_series_after_a_colon_takes_the_whole_item() -> None:
 def test_he_after_a_who_question_is_the_person_the_answer_named(turns, query, want, not_want) -> None:
     out = _rewrite(turns, query)
     assert want in out and not_want not in out
+
+
+@pytest.mark.parametrize("text, want", [
+    ("real world range of the kia ev6", ("kia ev6", True)),
+    ("the galaxy s23 camera", ("galaxy s23", True)),  # the name ends at its model part
+    ("is python 3.12 faster", ("python 3.12", True)),
+    ("top 10 places", ("top 10 places", False)),  # a rank, no model number
+    ("remind me about insurance company 2", ("insurance company", False)),  # a plain number is no model number
+])
+def test_model_names_typed_in_lower_case_are_names(text, want) -> None:
+    m = next(m for m in mentions(text, "en") if m.text.startswith(want[0].split()[0]))
+    assert (m.text, m.proper) == want
+
+
+def test_a_comparison_typed_in_lower_case_keeps_both_models() -> None:
+    turns = [(U, "real world range of the kia ev6"), (A, "Owners report about 250-310 miles.")]
+    out = _rewrite(turns, "vs the ioniq 5?")
+    assert "kia ev6" in out and "ioniq 5" in out

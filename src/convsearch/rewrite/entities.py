@@ -351,13 +351,17 @@ def en_mentions(text: str) -> list[Mention]:
                     break
                 j += 1
             span = [t.lower() if not _is_cap(t) else t for t in toks[i:j]]
-            while len(span) > 1 and span[-1].replace(",", "").replace(".", "").isdigit():
+            k = _lower_model_end(span)
+            model = k > 0
+            if model and k < len(span):  # "the galaxy s23 camera": the name, then its aspect on its own
+                span, j, verb_next = span[:k], i + k, False
+            while not model and len(span) > 1 and span[-1].replace(",", "").replace(".", "").isdigit():
                 span.pop()  # "around 1,010 mg" / "about 5": a number closes no noun phrase
             # "300 mph", "010 mg" (of "1,010 mg"): a number and a unit abbreviation are a measurement, no entity
             measure = span[0].isdigit() and all(len(t) <= 3 for t in span[1:])
             if not measure and not (len(span) == 1 and (len(span[0]) < 3 or span[0] in _EN_QUANTITY_WORDS)):
                 det = "the " if i > 0 and toks[i - 1].lower() == "the" else ""
-                out.append(Mention(" ".join(span), False, "noun", span[-1].lower(), det))
+                out.append(Mention(" ".join(span), model, "proper" if model else "noun", span[-1].lower(), det))
             i = max(j + verb_next, i + 1)
             sentence_start = False
             prev_lower = ""
@@ -373,6 +377,28 @@ _EN_OBJECT_AFTER_VERB = frozenset({"them", "it", "him", "her", "us", "me", "the"
 _EN_QUANTITY_WORDS = frozenset({"around", "about", "approximately", "roughly", "nearly", "almost", "over", "under"})
 _EN_CONTRACTION_RE = re.compile(r"['’](?:ve|d|ll|re|m|t)$")
 _EN_ADVERB_ENDS = ("ally", "ibly", "ably", "ously", "ively", "fully", "lessly", "edly", "ingly", "ently", "antly")
+
+
+_EN_LOWER_MODEL_RE = re.compile(r"[a-z]+\d+[a-z\d]*|\d+\.\d+")  # ev6, s23, rtx4090, a7c; a version: 3.12
+# a number after these counts or ranks ("top 10", "day 3", "about 5"): no model number
+_EN_NOT_MODEL_WORDS = _EN_QUANTITY_WORDS | frozenset({
+    "top", "best", "worst", "first", "last", "next", "page", "pages", "step", "steps", "chapter", "day", "days", "week",
+    "weeks", "month", "months", "year", "years", "level", "part", "number", "than", "least", "most", "only", "just"})
+
+
+def _lower_model_end(span: Sequence[str]) -> int:
+    """Where a model name typed in lower case ends in a noun run (0: none): a letter-led word with digits
+    ("kia ev6", "galaxy s23"), or a word and its version ("python 3.12"; "about 2.5" is a quantity). A plain
+    number is no model number here: "insurance company 2" (MuDoCo) is a label, "ioniq 5" looks the same."""
+    end = 0
+    for k, t in enumerate(span):
+        if not t[:1].isdigit():
+            if _EN_LOWER_MODEL_RE.fullmatch(t):
+                end = k + 1
+        elif k > 0 and len(span[k - 1]) > 1 and span[k - 1].isalpha() and span[k - 1] not in _EN_NOT_MODEL_WORDS \
+                and _EN_LOWER_MODEL_RE.fullmatch(t):
+            end = k + 1
+    return end
 
 
 def _no_noun(low: str) -> bool:
