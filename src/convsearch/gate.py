@@ -197,7 +197,7 @@ _EN_CLAUSE_BREAK_RE = re.compile(r"[,;:.?!]|\b(?:and|but|or|so|because|when|if|s
 _EN_PRONOUN_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
 
 
-_ZH_QUESTION_RE = re.compile(r"[？?]|吗|什么|怎么|哪|多少|几|是否|有没有|能不能|可不可以")
+_ZH_QUESTION_RE = re.compile(r"[？?]|吗|什么|怎么|哪|多少|几|是否|有没有|能不能|可不可以|([\u4e00-\u9fff])不\1")
 _ZH_PERSONAL = frozenset({"他", "她", "他们", "她们"})
 _ZH_CLAUSE_BREAK_RE = re.compile(r"[，,。；;！!？?]|但是|而且|所以|然后")
 
@@ -294,6 +294,10 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
     else:
         n_words, short = sum(1 for t in en_tokens(q) if t[0].isalnum()), 2
     ms = mentions(q, lang)
+    if history and not any(m.proper for m in ms) and (_ZH_QUESTION_RE.search(q) if lang == "zh" else en_info_question(q)):
+        f = find_focus(history, topic)
+        if f.resumed and f.entity is not None and f.entity.text.lower() not in q.lower():
+            return Decision(True, "asks on after a closed digression ('对了…' … '好的谢谢')", 0.5, DecisionKind.SUBJECT)
     if any(m.proper for m in ms):
         return Decision(False, "names its own entity", 0.8, DecisionKind.NAMED)
     if n_words <= short:

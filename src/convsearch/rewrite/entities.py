@@ -876,6 +876,8 @@ class Focus:
     root: Mention | None = None
     root_frame: str | None = None
     root_mentions: tuple[Mention, ...] = ()
+    # the latest user turn closed a digression ("对了，…" … "好的谢谢"): the focus is what it had turned aside from
+    resumed: bool = False
 
 
 _SHORT_ANSWER_TOKENS = 12
@@ -889,6 +891,12 @@ _QUESTION_RE = re.compile(r"[?？]|吗|呢|什么|怎么|哪|谁|多少|多久|�
 _ZH_REQUEST_RE = re.compile(r"想买|想找|想要|想了解|想学|求推荐|推荐|帮我|请问|预算")
 # ... or about a thing of the user's own ("我家猫三岁了，最近老是掉毛"): what the follow-ups go on about
 _ZH_OWNED_RE = re.compile(r"^\W*(?:我家|我们家|我的|我们的|家里的?)")
+# A user turn that turns aside from what the conversation was about, and one that closes the side exchange
+_DIGRESSION_RE = re.compile(r"^\W*(?:对了|另外|顺便|还有个问题|换个话题|话说|(?:by\s+the\s+way|btw|unrelated|on\s+another"
+                            r"\s+note|side\s+question|quick\s+question|different\s+question)\b)", re.IGNORECASE)
+_CLOSING_RE = re.compile(r"^\W*(?:(?:好的?|嗯|行|明白了?|懂了|知道了|了解了?|谢谢(?:你|您)?|多谢|ok|okay|got\s+it|makes\s+sense|"
+                         r"i\s+see|thanks|thank\s+you|cool|great|alright|good\s+to\s+know|sounds\s+good)"
+                         r"[\s，,。.!！~～]*)+$", re.IGNORECASE)
 _WHO_RE = re.compile(r"^\s*(who|whom)\b|谁", re.IGNORECASE)
 
 
@@ -1086,6 +1094,8 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     user_fresh = False  # the latest user turn named the user focus (or pointed at it with a pronoun)
     prev: Message | None = None
     root: tuple[Mention, str, tuple[Mention, ...]] | None = None
+    aside: tuple[Mention, str, tuple[Mention, ...]] | None = None  # what a digression turned aside from
+    resumed = False
     user_texts: list[str] = []
     for m in history:
         lang = detect_lang(m.content)
@@ -1100,8 +1110,24 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
         if m.role == "user" and meaning_question(m.content, prev, lang):
             prev = m
             continue  # "CLTC 是什么意思？" clarifies a word of the answer: the focus stays where it was
+        if m.role == "user" and aside is not None and _CLOSING_RE.match(m.content):
+            # "好的谢谢" / "makes sense" closes a digression: the question before it is the frame again
+            user_focus, frame, frame_mentions = aside
+            user_subject, user_named_last, user_fresh, user_asked, question_named = user_focus, True, True, True, True
+            aside = root = None
+            resumed = True
+            prev = m
+            continue
+        if resumed and m.role == "assistant" and prev is not None and prev.role == "user":
+            prev = m
+            continue  # "不客气，祝旅途愉快！": the reply to a closing names nothing the conversation is about
+        resumed = resumed and m.role != "user"
         before, prev = prev, m
         if m.role == "user":
+            if _DIGRESSION_RE.match(m.content) and user_focus is not None and frame:
+                aside = (user_focus, frame, frame_mentions)  # "对了，…" / "By the way, …" turns aside
+            elif proper:
+                aside = None  # a name of its own: a new subject, nothing to go back to
             asked_who = bool(_WHO_RE.search(m.content))
             user_asked = bool(_QUESTION_RE.search(m.content) or (lang == "zh" and (
                 _ZH_REQUEST_RE.search(m.content) or _ZH_OWNED_RE.search(m.content))))
@@ -1132,6 +1158,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             if (pick is not None and user_focus is not None and user_focus.proper and old_frame
                     and _side_question(pick, before, earlier_user)):
                 root = root or (user_focus, old_frame, old_mentions)
+                aside = aside or root
             else:
                 root = None
             user_named_last = bool(proper)
@@ -1200,5 +1227,5 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
                                        for x in (entity, subject, Mention(name, True, "proper", name) if name else None)):
         last_answer = None  # the answer named the subject itself ("IBS" in a session on irritable bowel syndrome)
     if root is not None and entity is not None and entity.text != root[0].text:
-        return Focus(entity, frame, frame_mentions, source, person, last_answer, subject, *root)
-    return Focus(entity, frame, frame_mentions, source, person, last_answer, subject)
+        return Focus(entity, frame, frame_mentions, source, person, last_answer, subject, *root, resumed=resumed)
+    return Focus(entity, frame, frame_mentions, source, person, last_answer, subject, resumed=resumed)

@@ -336,6 +336,8 @@ def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | 
     if ent.proper and len(history) >= 3 and history[-3].role == "assistant" and named_in(ent, history[-3].content) and \
             any(not x.relational and x.text in history[-3].content for x in mentions(asked, "zh")):
         return ent  # "旺季是指哪几个月？" asked about a detail of the answer on 拙政园: 拙政园 is still the subject
+    if find_focus(history).resumed:
+        return ent  # "对了，…" … "好的谢谢": the digression is closed, the subject is what it had turned from
     last = history[-1]
     if last.role != "assistant":
         return None
