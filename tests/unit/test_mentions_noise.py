@@ -143,3 +143,28 @@ def test_a_comparison_typed_in_lower_case_keeps_both_models() -> None:
     turns = [(U, "real world range of the kia ev6"), (A, "Owners report about 250-310 miles.")]
     out = _rewrite(turns, "vs the ioniq 5?")
     assert "kia ev6" in out and "ioniq 5" in out
+
+
+@pytest.mark.parametrize("text, absent", [
+    ("Expect roughly -3 to -6°C, and it's polar night.", "Expect"),  # a verb with an adverb after it
+    ("The 14 is running about 12 minutes late.", "12 minutes late"),  # a measurement
+    ("It is maybe 30cm long.", "30cm"),
+])
+def test_english_answers_yield_no_verbs_or_measurements_as_nouns(text, absent) -> None:
+    assert absent not in [m.text for m in mentions(text, "en")]
+
+
+def test_a_unit_before_a_noun_leaves_the_noun() -> None:
+    assert [m.text for m in mentions("the 12gb card", "en")] == ["card"]
+    assert [m.text for m in mentions("a 2-year-old border collie", "en")] == ["2-year-old border collie"]
+
+
+def test_a_name_and_its_thing_joined_by_a_demonstrative_are_one_mention() -> None:
+    # "招商银行那张信用卡": the card of that bank; the whole comes before its parts
+    assert mentions("我想把招商银行那张信用卡注销掉", "zh")[0].text == "招商银行信用卡"
+
+
+def test_a_long_chinese_answer_is_no_short_answer_naming_the_subject() -> None:
+    # the answer's phrase jieba tags as a name (阳光充足/nr) does not replace what the user asked about
+    turns = [(U, "多肉冬天怎么养"), (A, "冬天要控水，放在阳光充足的地方，气温低于 5 度就搬进室内。")]
+    assert find_focus([Message(r, c) for r, c in turns]).entity.text == "多肉"

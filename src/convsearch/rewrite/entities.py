@@ -185,6 +185,9 @@ def _zh_clause_mentions(text: str) -> list[Mention]:
         if not b.relational and _de_joined(text, a.text, b.text):
             phrase = f"{a.text} 的 {b.text}" if not is_cjk(a.text[-1]) or not is_cjk(b.text[0]) else f"{a.text}的{b.text}"
             merged.append(Mention(phrase, a.proper or b.proper, b.cls if b.proper else a.cls, b.head))
+        elif a.proper and not b.proper and not b.relational and _ZH_DET_CL_RE.fullmatch(_between(text, a.text, b.text)):
+            # "招商银行那张信用卡": the card of that bank, one thing ("招商银行信用卡")
+            merged.append(Mention(f"{a.text}{' ' if not is_cjk(a.text[-1]) else ''}{b.text}", True, a.cls, b.head))
     return merged + out
 
 
@@ -203,6 +206,16 @@ def _owned_noun(toks: Sequence[tuple[str, str]], i: int) -> bool:
 
 
 # --- English ---------------------------------------------------------------------------------------
+
+_ZH_DET_CL_RE = re.compile(r"\s*[这那][张款个台部辆家本只件套条份]\s*")
+
+
+def _between(text: str, a: str, b: str) -> str:
+    """The text between the first ``a`` and the ``b`` after it ("" when they are not in that order)."""
+    i = text.find(a)
+    j = text.find(b, i + len(a)) if i >= 0 else -1
+    return text[i + len(a):j] if j >= 0 else ""
+
 
 def _de_joined(text: str, a: str, b: str) -> bool:
     """True when ``a`` 的 ``b`` occur in ``text`` joined by 的 (spaces allowed around it)."""
@@ -246,7 +259,9 @@ def _is_cap(tok: str) -> bool:
 
 _MULTIPLIER_RE = re.compile(r"\d+(?:\.\d+)?x")  # "2x miles", "1.5x speed": a multiplier, no model name
 # "2-year-old", "10-inch", "3-day": a number-led hyphenated word in lower case is an adjective, no model name
-_MEASURE_ADJ_RE = re.compile(r"\d+(?:\.\d+)?(?:-[a-z]+)+")
+_MEASURE_ADJ_RE = re.compile(r"\d+(?:\.\d+)?(?:-[a-z]+)+|" + (_UNIT := r"\d+(?:\.\d+)?(?:mm|cm|km|m|mg|kg|g|ml|l|oz|lb|"
+                             r"lbs|ft|in|gb|mb|tb|kb|hz|khz|mhz|ghz|mah|wh|kwh|kw|w|v|mph|kph|fps|ms|s|min|h|hr|hrs|yr|yrs|k|p|x)"))
+_EN_UNIT_RE = re.compile(_UNIT)  # "30cm", "12gb": a measurement in lower case, no model name
 
 
 _EN_RANGE_MARKS = frozenset({"–", "-", "—", ":", "/", "%"})
@@ -322,7 +337,8 @@ def en_mentions(text: str) -> list[Mention]:
             span = toks[i:end]
             if len(span) == 1 and sentence_start and (low.endswith("ing") or "'" in low or "’" in low
                                                       or low in lx.EN_VERBS
-                                                      or (end < n and toks[end].lower() in _EN_OBJECT_AFTER_VERB)):
+                                                      or (end < n and (toks[end].lower() in _EN_OBJECT_AFTER_VERB
+                                                                       or _manner_adverb(toks[end])))):
                 # ("Soak them overnight", "Add the rice": a capitalised word with an object right after it)
                 # "Considering …", "Isn’t it …", "Visit …": a sentence-initial verb or contraction, no name
                 i = end
@@ -358,7 +374,9 @@ def en_mentions(text: str) -> list[Mention]:
             while not model and len(span) > 1 and span[-1].replace(",", "").replace(".", "").isdigit():
                 span.pop()  # "around 1,010 mg" / "about 5": a number closes no noun phrase
             # "300 mph", "010 mg" (of "1,010 mg"): a number and a unit abbreviation are a measurement, no entity
-            measure = span[0].isdigit() and all(len(t) <= 3 for t in span[1:])
+            if len(span) > 1 and _EN_UNIT_RE.fullmatch(span[0]):
+                span = span[1:]  # "the 12gb card": the card
+            measure = span[0].isdigit() and (all(len(t) <= 3 for t in span[1:]) or span[1] in _EN_TIME_UNITS)
             if not measure and not (len(span) == 1 and (len(span[0]) < 3 or span[0] in _EN_QUANTITY_WORDS)):
                 det = "the " if i > 0 and toks[i - 1].lower() == "the" else ""
                 out.append(Mention(" ".join(span), model, "proper" if model else "noun", span[-1].lower(), det))
@@ -374,6 +392,8 @@ def en_mentions(text: str) -> list[Mention]:
 
 _EN_OBJECT_AFTER_VERB = frozenset({"them", "it", "him", "her", "us", "me", "the", "a", "an", "your", "my", "this",
                                    "these", "those", "some"})
+_EN_TIME_UNITS = frozenset({"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks",
+                            "month", "months", "year", "years"})  # "12 minutes late": a measurement, no entity
 _EN_QUANTITY_WORDS = frozenset({"around", "about", "approximately", "roughly", "nearly", "almost", "over", "under"})
 _EN_CONTRACTION_RE = re.compile(r"['’](?:ve|d|ll|re|m|t)$")
 _EN_ADVERB_ENDS = ("ally", "ibly", "ably", "ously", "ively", "fully", "lessly", "edly", "ingly", "ently", "antly")
@@ -399,6 +419,16 @@ def _lower_model_end(span: Sequence[str]) -> int:
                 and _EN_LOWER_MODEL_RE.fullmatch(t):
             end = k + 1
     return end
+
+
+def _manner_adverb(tok: str) -> bool:
+    """ "Expect roughly -3°C", "Soak overnight": an adverb right after a capitalised first word makes it a verb."""
+    low = tok.lower()
+    return len(low) > 4 and low.endswith("ly") and low not in _EN_NOT_ADVERBS
+
+
+_EN_NOT_ADVERBS = frozenset({"family", "italy", "july", "sally", "early", "daily", "weekly", "monthly", "yearly", "only",
+                             "supply", "reply", "apply", "fly", "holy", "ally", "belly", "jelly", "rally"})
 
 
 def _no_noun(low: str) -> bool:
@@ -881,6 +911,11 @@ class Focus:
 
 
 _SHORT_ANSWER_TOKENS = 12
+
+
+def _answer_size(text: str, lang: str) -> int:
+    """Words of an answer: spaces split English; Chinese, written without them, counts its tokens."""
+    return len(text.split()) if lang != "zh" else sum(1 for _, t in tagged(text) if t not in ("x", "w"))
 _QUESTION_RE = re.compile(r"[?？]|吗|呢|什么|怎么|哪|谁|多少|多久|多长|多大|多远|如何|几|是否|是不是|有没有|"
                           r"^\s*(what|who|when|where|why|how|which|is|are|do|does|did|can|could|will|would|should)\b",
                           re.IGNORECASE)
@@ -1187,7 +1222,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
                                     proper[0])
             elif any(x.cls == "nr" for x in proper):
                 person_focus = next(x for x in proper if x.cls == "nr")
-            if proper and not question_named and len(m.content.split()) <= _SHORT_ANSWER_TOKENS:
+            if proper and not question_named and _answer_size(m.content, lang) <= _SHORT_ANSWER_TOKENS:
                 answer_focus = proper[0]
                 question_named = True
             elif proper and loose is None:
