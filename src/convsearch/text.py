@@ -27,7 +27,28 @@ _LATIN_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 def normalize(text: str) -> str:
     """NFKC (full-width → half-width) and collapse whitespace."""
-    return " ".join(unicodedata.normalize("NFKC", text).split())
+    return " ".join(_nfkc(text).split())
+
+
+# Full-width forms, the ideographic space and "…" decompose (NFKD) to plain ASCII. Replacing a character by its
+# NFKD leaves the string's NFKD, hence its NFKC, unchanged; so when the replaced string is already NFKC (an exact
+# check), it IS the NFKC of the original. Chinese text is mostly CJK plus full-width punctuation, for which this
+# costs ~1 µs instead of NFKC's ~13 µs per 100 characters.
+_FULLWIDTH = {c: unicodedata.normalize("NFKD", chr(c)) for c in (*range(0xFF01, 0xFF5F), 0x3000, 0x2026)}
+_COMMON_FULLWIDTH = tuple((chr(c), _FULLWIDTH[c]) for c in (0xFF0C, 0xFF1F, 0xFF01, 0xFF1A, 0xFF1B, 0xFF08, 0xFF09,
+                                                            0x3000))
+
+
+def _nfkc(text: str) -> str:
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
+    out = text
+    for a, b in _COMMON_FULLWIDTH:
+        out = out.replace(a, b)
+    if unicodedata.is_normalized("NFKC", out):
+        return out
+    out = text.translate(_FULLWIDTH)
+    return out if unicodedata.is_normalized("NFKC", out) else unicodedata.normalize("NFKC", text)
 
 
 def detect_lang(text: str) -> str:
