@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from itertools import islice
 
 import rjieba
 import Stemmer
@@ -162,6 +163,11 @@ def truncate_tokens(text: str, limit: int, ellipsis: str = "…") -> str:
     if len(text) <= limit:  # every token is at least one character
         return text
     head = text[: limit * 24]  # tokens here are far shorter than 24 characters: bound the scan
+    if not CJK_RE.search(head):  # every match one token: the (limit + 1)-th match is the cut, found in C
+        cut = next(islice(_RUNS_RE.finditer(head), limit, None), None)
+        if cut is not None:
+            return head[: cut.start()].rstrip() + ellipsis
+        return text if len(head) == len(text) else head.rstrip() + ellipsis
     n = 0
     for m in _RUNS_RE.finditer(head):
         cjk = m.group(1)
