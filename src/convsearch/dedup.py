@@ -62,7 +62,15 @@ def content_hash(hit: Hit) -> str:
 
 @lru_cache(maxsize=16384)
 def _sha256_normalized(text: str) -> str:
-    return hashlib.sha256(normalize(text).lower().encode("utf-8")).hexdigest()
+    # ASCII: NFKC changes nothing and lower() keeps the spacing, so normalize(text).lower() is the folded text
+    # the SimHash pass reads next (computed once for both)
+    folded = _folded(text) if text.isascii() else normalize(text).lower()
+    return hashlib.sha256(folded.encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=1024)  # dedup's content hash and SimHash read each head text within one call
+def _folded(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 _SHINGLE = 8  # bytes: ~3 CJK characters or a short English word with its neighbours
@@ -70,7 +78,7 @@ _M1, _M2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
 
 
 def _bytes(text: str) -> bytes:
-    raw = " ".join(text.lower().split()).encode("utf-8")
+    raw = _folded(text).encode("utf-8")
     return raw if len(raw) >= _SHINGLE else raw.ljust(_SHINGLE, b"\0")
 
 
