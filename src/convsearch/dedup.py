@@ -214,8 +214,8 @@ def dedup(hits: Sequence[Hit], *, max_bits: int = 12, min_jaccard: float = 0.8, 
                 by_near += 1  # its url/hash duplicates were counted when they joined it
         groups = merged
     out = [_pick(g, keep) for g in groups]
-    out = [Hit(h.id, h.title, h.text, h.score, h.url, h.date, h.source, r, h.metadata)
-           for r, h in enumerate(out, start=1)]
+    out = [h if h.rank == r else Hit(h.id, h.title, h.text, h.score, h.url, h.date, h.source, r, h.metadata)
+           for r, h in enumerate(out, start=1)]  # (a hit already at its rank is kept: hits are immutable)
     return out, DedupStats(len(hits), len(out), by_url, by_hash, by_near)
 
 

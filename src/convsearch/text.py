@@ -24,6 +24,7 @@ CJK_RE = re.compile(f"[{_CJK}]")
 _NONCJK_WORD = f"[^\\W_{_CJK}]+"
 _RUNS_RE = re.compile(f"([{_CJK}]+)|({_NONCJK_WORD}(?:['’]{_NONCJK_WORD})*)", re.UNICODE)
 _LATIN_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_LATIN_RUN_RE = re.compile(f"{_NONCJK_WORD}(?:['’]{_NONCJK_WORD})*", re.UNICODE)  # _RUNS_RE's second group
 
 
 def normalize(text: str) -> str:
@@ -119,6 +120,8 @@ _ZH_COMMON_NOUNS = _zh_common_nouns()
 
 def words(text: str, *, lower: bool = True) -> list[str]:
     """Word tokens: jieba words for CJK runs, ``\\w+`` runs (apostrophes kept inside) for the rest."""
+    if text.isascii():  # no CJK run; ASCII lower() keeps every character's class, so lower first
+        return _LATIN_RUN_RE.findall(text.lower() if lower else text)
     out: list[str] = []
     for m in _RUNS_RE.finditer(text):
         cjk, latin = m.group(1), m.group(2)
