@@ -62,7 +62,15 @@ def content_hash(hit: Hit) -> str:
 
 @lru_cache(maxsize=16384)
 def _sha256_normalized(text: str) -> str:
-    return hashlib.sha256(normalize(text).lower().encode("utf-8")).hexdigest()
+    # ASCII: NFKC changes nothing and lower() keeps the spacing, so normalize(text).lower() is the folded text
+    # the SimHash pass reads next (computed once for both)
+    folded = _folded(text) if text.isascii() else normalize(text).lower()
+    return hashlib.sha256(folded.encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=1024)  # dedup's content hash and SimHash read each head text within one call
+def _folded(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 _SHINGLE = 8  # bytes: ~3 CJK characters or a short English word with its neighbours
@@ -70,15 +78,18 @@ _M1, _M2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
 
 
 def _bytes(text: str) -> bytes:
-    raw = " ".join(text.lower().split()).encode("utf-8")
+    raw = _folded(text).encode("utf-8")
     return raw if len(raw) >= _SHINGLE else raw.ljust(_SHINGLE, b"\0")
 
 
 def _window_hashes(buf: bytes, starts: np.ndarray) -> np.ndarray:
     """64-bit hashes of the 8-byte windows of ``buf`` starting at ``starts``."""
-    arr = np.frombuffer(buf, dtype=np.uint8)
-    win = np.lib.stride_tricks.as_strided(arr, shape=(len(arr) - _SHINGLE + 1, _SHINGLE), strides=(1, 1))
-    h = np.ascontiguousarray(win[starts]).view("<u8").ravel()
+    # every window's little-endian value: the windows starting at k, k + 8, ... are one uint64 view of the
+    # buffer from offset k (8 views interleaved; ~2x faster than fancy-indexing 8-byte rows of a strided view)
+    m = (len(buf) - _SHINGLE) // _SHINGLE + 1
+    padded = buf + bytes(_SHINGLE * (m + 1) - len(buf))
+    views = [np.frombuffer(padded, dtype="<u8", count=m, offset=k) for k in range(_SHINGLE)]
+    h = np.stack(views, axis=1).ravel()[starts]
     with np.errstate(over="ignore"):
         h = h * _M1
         h ^= h >> np.uint64(31)
@@ -111,8 +122,12 @@ def simhashes(texts: Sequence[str]) -> list[int]:
         counts = np.where(kept < _MIN_SAMPLED, counts, kept)
         seg = np.concatenate(([0], np.cumsum(counts)[:-1]))
         bits = np.unpackbits(h.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-        # per-text column sums: a slice sum per text beats np.add.reduceat along axis 0 by ~2x here
-        sums = np.stack([bits[a:a + n].sum(axis=0, dtype=np.int32) for a, n in zip(seg, counts)])
+        if counts.max() < 1 << 15:
+            # per-text column sums as four 16-bit lanes per uint64 (neither a lane nor 2·sum below can overflow):
+            # one reduceat over 16 columns instead of a slice sum per text over 64
+            sums = np.add.reduceat(bits.astype(np.uint16).view("<u8"), seg, axis=0).view("<u2")
+        else:
+            sums = np.stack([bits[a:a + n].sum(axis=0, dtype=np.int32) for a, n in zip(seg, counts)])
         packed = np.packbits(sums * 2 > counts[:, None], axis=1, bitorder="little")
         if len(_SIMHASH_CACHE) > 16384:
             _SIMHASH_CACHE.clear()
@@ -190,7 +205,7 @@ def dedup(hits: Sequence[Hit], *, max_bits: int = 12, min_jaccard: float = 0.8, 
         kept: list[tuple[int, str]] = []
         for g, fp, text in zip(groups, fps, texts):
             j = next((i for i, (k, kt) in enumerate(kept)
-                      if hamming(fp, k) <= max_bits and jaccard(text, kt) >= min_jaccard), None)
+                      if (fp ^ k).bit_count() <= max_bits and jaccard(text, kt) >= min_jaccard), None)
             if j is None:
                 merged.append(list(g))
                 kept.append((fp, text))
@@ -199,8 +214,8 @@ def dedup(hits: Sequence[Hit], *, max_bits: int = 12, min_jaccard: float = 0.8, 
                 by_near += 1  # its url/hash duplicates were counted when they joined it
         groups = merged
     out = [_pick(g, keep) for g in groups]
-    out = [Hit(h.id, h.title, h.text, h.score, h.url, h.date, h.source, r, h.metadata)
-           for r, h in enumerate(out, start=1)]
+    out = [h if h.rank == r else Hit(h.id, h.title, h.text, h.score, h.url, h.date, h.source, r, h.metadata)
+           for r, h in enumerate(out, start=1)]  # (a hit already at its rank is kept: hits are immutable)
     return out, DedupStats(len(hits), len(out), by_url, by_hash, by_near)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from urllib.parse import urlsplit
@@ -9,8 +10,13 @@ from urllib.parse import urlsplit
 from .text import truncate_tokens
 from .types import Citation, Hit
 
+_PLAIN_HOST_RE = re.compile(r"https?://([A-Za-z0-9.-]*)(?=[/?#]|\Z)")
+
 
 def domain(url: str) -> str:
+    m = _PLAIN_HOST_RE.match(url)
+    if m:  # no userinfo, port, brackets, escapes or stray whitespace: urlsplit's hostname is the lower-cased host
+        return m.group(1).lower().removeprefix("www.")
     try:
         host = urlsplit(url).hostname or ""
     except ValueError:

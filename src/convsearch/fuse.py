@@ -32,14 +32,19 @@ def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K, limit: int | None =
     ``limit`` keeps only the head of the fused list."""
     scores: dict[str, float] = {}
     best: dict[str, tuple[int, Hit]] = {}
-    order: dict[str, int] = {}
     for hits in lists:
         for rank, h in enumerate(hits, start=1):
-            scores[h.id] = scores.get(h.id, 0.0) + 1.0 / (k + rank)
-            if h.id not in best or rank < best[h.id][0]:
-                best[h.id] = (rank, h)
-            order.setdefault(h.id, len(order))
-    ids = sorted(scores, key=lambda i: (-scores[i], order[i]))[:limit]
+            i = h.id
+            s = scores.get(i)
+            if s is None:
+                scores[i] = 0.0 + 1.0 / (k + rank)
+                best[i] = (rank, h)
+            else:
+                scores[i] = s + 1.0 / (k + rank)
+                if rank < best[i][0]:
+                    best[i] = (rank, h)
+    # the dict holds first appearances in order and the sort is stable (reversed too): ties keep that order
+    ids = sorted(scores, key=scores.__getitem__, reverse=True)[:limit]
     return [_rescored(best[i][1], scores[i], r) for r, i in enumerate(ids, start=1)]
 
 

@@ -33,8 +33,8 @@ def _has(doc: str, term: str) -> bool:
     return False
 
 
-def _cover(terms: set[str], doc: str) -> float:
-    return sum(1 for t in terms if _has(doc, t)) / len(terms) if terms else 0.0
+def _cover(terms: set[str], found: set[str]) -> float:
+    return len(terms & found) / len(terms) if terms else 0.0
 
 
 def rerank(hits: Sequence[Hit], original: str, rewritten: str | None = None) -> list[Hit]:
@@ -45,11 +45,13 @@ def rerank(hits: Sequence[Hit], original: str, rewritten: str | None = None) -> 
     scores = [h.score for h in hits]
     lo, hi = min(scores), max(scores)
     span = hi - lo
+    terms = q_orig | q_rw
     out = []
     for h in hits:
         doc = f"{h.title} {h.text}".lower()
         fused = (h.score - lo) / span if span > 0 else 1.0
-        final = W_FUSED * fused + W_ORIGINAL * _cover(q_orig, doc) + W_REWRITE * _cover(q_rw, doc)
+        found = {t for t in terms if _has(doc, t)}  # each term scanned once, though both queries may hold it
+        final = W_FUSED * fused + W_ORIGINAL * _cover(q_orig, found) + W_REWRITE * _cover(q_rw, found)
         out.append((final, h))
     out.sort(key=lambda p: -p[0])
     return [Hit(h.id, h.title, h.text, round(s, 6), h.url, h.date, h.source, r, h.metadata)

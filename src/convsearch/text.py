@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from itertools import islice
 
 import rjieba
 import Stemmer
@@ -23,11 +24,33 @@ CJK_RE = re.compile(f"[{_CJK}]")
 _NONCJK_WORD = f"[^\\W_{_CJK}]+"
 _RUNS_RE = re.compile(f"([{_CJK}]+)|({_NONCJK_WORD}(?:['’]{_NONCJK_WORD})*)", re.UNICODE)
 _LATIN_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+_LATIN_RUN_RE = re.compile(f"{_NONCJK_WORD}(?:['’]{_NONCJK_WORD})*", re.UNICODE)  # _RUNS_RE's second group
 
 
 def normalize(text: str) -> str:
     """NFKC (full-width → half-width) and collapse whitespace."""
-    return " ".join(unicodedata.normalize("NFKC", text).split())
+    return " ".join(_nfkc(text).split())
+
+
+# Full-width forms, the ideographic space and "…" decompose (NFKD) to plain ASCII. Replacing a character by its
+# NFKD leaves the string's NFKD, hence its NFKC, unchanged; so when the replaced string is already NFKC (an exact
+# check), it IS the NFKC of the original. Chinese text is mostly CJK plus full-width punctuation, for which this
+# costs ~1 µs instead of NFKC's ~13 µs per 100 characters.
+_FULLWIDTH = {c: unicodedata.normalize("NFKD", chr(c)) for c in (*range(0xFF01, 0xFF5F), 0x3000, 0x2026)}
+_COMMON_FULLWIDTH = tuple((chr(c), _FULLWIDTH[c]) for c in (0xFF0C, 0xFF1F, 0xFF01, 0xFF1A, 0xFF1B, 0xFF08, 0xFF09,
+                                                            0x3000))
+
+
+def _nfkc(text: str) -> str:
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
+    out = text
+    for a, b in _COMMON_FULLWIDTH:
+        out = out.replace(a, b)
+    if unicodedata.is_normalized("NFKC", out):
+        return out
+    out = text.translate(_FULLWIDTH)
+    return out if unicodedata.is_normalized("NFKC", out) else unicodedata.normalize("NFKC", text)
 
 
 def detect_lang(text: str) -> str:
@@ -97,6 +120,8 @@ _ZH_COMMON_NOUNS = _zh_common_nouns()
 
 def words(text: str, *, lower: bool = True) -> list[str]:
     """Word tokens: jieba words for CJK runs, ``\\w+`` runs (apostrophes kept inside) for the rest."""
+    if text.isascii():  # no CJK run; ASCII lower() keeps every character's class, so lower first
+        return _LATIN_RUN_RE.findall(text.lower() if lower else text)
     out: list[str] = []
     for m in _RUNS_RE.finditer(text):
         cjk, latin = m.group(1), m.group(2)
@@ -141,6 +166,11 @@ def truncate_tokens(text: str, limit: int, ellipsis: str = "…") -> str:
     if len(text) <= limit:  # every token is at least one character
         return text
     head = text[: limit * 24]  # tokens here are far shorter than 24 characters: bound the scan
+    if not CJK_RE.search(head):  # every match one token: the (limit + 1)-th match is the cut, found in C
+        cut = next(islice(_RUNS_RE.finditer(head), limit, None), None)
+        if cut is not None:
+            return head[: cut.start()].rstrip() + ellipsis
+        return text if len(head) == len(text) else head.rstrip() + ellipsis
     n = 0
     for m in _RUNS_RE.finditer(head):
         cjk = m.group(1)

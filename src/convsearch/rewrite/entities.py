@@ -243,7 +243,14 @@ _POSSESSIVE_RE = re.compile(r"['’]s$", re.IGNORECASE)
 
 def en_tokens(text: str) -> list[str]:
     """Word and punctuation tokens; a possessive 's is cut off ("Zappa's" → "Zappa")."""
-    return [_POSSESSIVE_RE.sub("", t) if len(t) > 2 else t for t in _EN_TOKEN_RE.findall(text)]
+    toks = _EN_TOKEN_RE.findall(text)
+    if "'" not in text and "’" not in text:
+        return toks
+    # no token holds a newline, so _POSSESSIVE_RE matches exactly the last two characters in _POSSESSIVE_ENDS
+    return [t[:-2] if len(t) > 2 and t[-2:] in _POSSESSIVE_ENDS else t for t in toks]
+
+
+_POSSESSIVE_ENDS = frozenset(q + s for q in "'’" for s in "sSſ")  # ſ: 's' under re.IGNORECASE
 
 
 _EN_OPEN_QUOTES = frozenset({'"', "“"})
@@ -252,6 +259,14 @@ _EN_TITLE_MAX = 6
 
 
 def _is_cap(tok: str) -> bool:
+    if tok.isascii():  # the same test without a generator per character (ASCII: upper = changed by lower())
+        head = tok[:1]
+        if head.isupper():
+            return True
+        if head.isalpha():
+            return tok[1:] != tok[1:].lower()
+        return head.isdigit() and tok.lower() != tok.upper() and not _MULTIPLIER_RE.fullmatch(tok) \
+            and not _MEASURE_ADJ_RE.fullmatch(tok)
     return tok[:1].isupper() or (any(c.isupper() for c in tok[1:]) and tok[:1].isalpha()) or (
         tok[:1].isdigit() and any(c.isalpha() for c in tok) and not _MULTIPLIER_RE.fullmatch(tok)
         and not _MEASURE_ADJ_RE.fullmatch(tok))
@@ -791,8 +806,13 @@ def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
     parts = [w for w in re.findall(r"[\w'’-]+", name) if w.lower() not in lx.STOP_EN]
     if len(parts) < 2:
         return None
+    # ASCII on both sides: a case-insensitive match needs every word of the window in query.lower(); most
+    # windows fail that test, and skipping them skips compiling a pattern per new name (~80 µs each)
+    ascii_low = query.lower() if query.isascii() else None
     for size in range(len(parts) - 1, 0, -1):
         for i in range(len(parts) - size + 1):
+            if ascii_low is not None and any(p.isascii() and p.lower() not in ascii_low for p in parts[i:i + size]):
+                continue
             pat = r"\b" + r"\s+".join(re.escape(p) for p in parts[i:i + size]) + r"\b"
             m = _compiled(pat).search(query)
             if m:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from .. import lexicon as lx
 from ..text import CJK_RE, detect_lang, is_cjk, words
@@ -26,6 +27,11 @@ def content_words(text: str) -> set[str]:
     return out
 
 
+@lru_cache(maxsize=4096)
+def _content_words_cached(text: str) -> frozenset[str]:
+    return frozenset(content_words(text))
+
+
 def added_words(rewritten: str, query: str) -> set[str]:
     return content_words(rewritten) - content_words(query)
 
@@ -40,9 +46,11 @@ def unfaithful_words(rewritten: str, query: str, history: Sequence[Message], top
     added = added_words(rewritten, query)
     if not added:
         return set()
-    source = " ".join([query, topic or "", *(m.content for m in history), *extra])
-    known = content_words(source)
-    lowered = source.lower()
+    parts = [query, topic or "", *(m.content for m in history), *extra]
+    # the content words of the joined source are the union of each part's (no word crosses the joining space),
+    # so a history message is tokenised once per process, not again on every later turn
+    known = set().union(*map(_content_words_cached, parts))
+    lowered = " ".join(parts).lower()
     return {w for w in added if w not in known and not (is_cjk(w) and _known_cjk(w, lowered))}
 
 

