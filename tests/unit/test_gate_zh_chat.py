@@ -1,0 +1,60 @@
+"""Chinese chit-chat follow-ups: which short replies lean on the other turn (gate) and what they leave out (rules)."""
+
+from __future__ import annotations
+
+import pytest
+
+from convsearch import DecisionKind, Message, RuleRewriter, needs_rewrite
+from convsearch.rewrite.reply import answer_echo, echoed_predicate, polar_reply
+
+
+def U(s: str) -> Message:
+    return Message("user", s)
+
+
+def A(s: str) -> Message:
+    return Message("assistant", s)
+
+
+# --- a bare yes/no reply echoes the predicate it answers -------------------------------------------------
+
+@pytest.mark.parametrize(("asked", "reply", "out"), [
+    ("你会游泳吗？", "不会", "不会游泳"),
+    ("想去看海吗", "不想", "不想去看海"),
+    ("他迟到了么", "是啊", "是啊他迟到了"),
+    ("明天能来接我吗", "可以", "可以来接我"),
+    ("你喜欢吃辣吗", "嗯是呀", "嗯是呀喜欢吃辣"),
+    ("会不会被老板骂", "不会吧", "不会被老板骂吧"),
+])
+def test_bare_reply_takes_the_predicate_of_the_question(asked, reply, out):
+    history = [U("周末有什么安排"), A(asked)]
+    assert needs_rewrite(history, reply).kind is DecisionKind.ELLIPSIS
+    result = RuleRewriter().rewrite(history, reply)
+    assert result.rewritten == out
+    assert "echoes the predicate" in result.reason
+
+
+@pytest.mark.parametrize(("asked", "reply"), [
+    ("一起去吃饭吧", "没时间了"),        # the reply says its own predicate (没 + a noun)
+    ("这件衣服贵吗", "不贵，打折买的"),  # 不贵: an adjective of its own
+    ("你去过成都吗", "去过"),            # not a polarity word: the verb itself, nothing left out here
+])
+def test_reply_with_its_own_predicate_is_no_echo(asked, reply):
+    assert answer_echo(reply, [U("聊聊"), A(asked)]) is None
+
+
+def test_long_or_verbless_turn_gives_nothing_to_echo():
+    assert echoed_predicate("你这个周末是不是要和大学同学一起去郊外露营烧烤", "是") is None  # too long to be the gap
+    assert echoed_predicate("真的吗", "是") is None  # nothing but a question particle and 真的
+    assert answer_echo("是啊", [A("你会游泳吗？"), U("你会游泳吗？")]) is None  # the latest turn is the user's own
+
+
+def test_polarity_word_position():
+    assert polar_reply("哈哈 不会") == ("不会", 5)
+    assert polar_reply("不是呢") == ("不是", 2)  # a sentence-final 呢 stays last
+    assert polar_reply("没意思") is None
+
+
+def test_modal_written_with_its_verb_or_as_a_not_a():
+    assert echoed_predicate("明天能来接我吗", "可以") == "来接我"  # jieba: 能来 is one word
+    assert echoed_predicate("周末可否加班", "可以") == "加班"
