@@ -58,3 +58,25 @@ def test_polarity_word_position():
 def test_modal_written_with_its_verb_or_as_a_not_a():
     assert echoed_predicate("明天能来接我吗", "可以") == "来接我"  # jieba: 能来 is one word
     assert echoed_predicate("周末可否加班", "可以") == "加班"
+
+
+# --- a comment on a short remark that names no thing takes the remark as its topic -----------------------
+
+@pytest.mark.parametrize(("remark", "comment", "out"), [
+    ("出去走走", "太热了", "出去走走太热了"),
+    ("别出门了", "必须去", "别出门了必须去"),
+    ("嗯嗯 快跑", "跑不动", None),                   # the comment repeats the remark's verb: nothing left out
+    ("你再坚持一下马上就结束了", "太难了", None),  # a long remark is seldom the topic whole
+    ("哈哈", "好无聊", None),                        # an interjection is no remark
+])
+def test_short_remark_is_the_topic_of_a_comment(remark, comment, out):
+    history = [U("在吗"), A(remark)]
+    result = RuleRewriter().rewrite(history, comment)
+    assert result.rewritten == (out or comment)
+    if out is not None:
+        assert "short remark" in result.reason
+
+
+def test_a_named_thing_still_wins_over_the_remark():
+    result = RuleRewriter().rewrite([U("AnySearch 支持中文吗？"), A("支持。")], "好用吗？")
+    assert result.rewritten == "AnySearch 好用吗"  # frame completion with the focus, not "支持好用吗"

@@ -12,6 +12,7 @@ from ..rewrite import entities as e
 from ..rewrite import frame as f
 from ..rewrite import rules as r
 from ..rewrite import similar
+from ..rewrite.reply import remark_topic
 from ..rewrite.rules import Outcome
 from ..text import is_cjk, tagged
 from ..types import Message
@@ -225,7 +226,20 @@ def frame_completion(t: Turn) -> Outcome:
     return Outcome(prefix + r._attach(ent.text, rest_text, de=noun_first), f"frame completion with {ent.text}")
 
 
-REWRITE_STEPS = (ellipsis, classifier_reference, pronoun, interjection, frame_completion)
+def short_remark(t: Turn) -> Outcome | None:
+    """A query with no focus to complete comments on the other's short remark: the remark is its topic.
+
+    >>> from convsearch.types import Message as M
+    >>> short_remark(turn("太热了", [M("user", "好无聊"), M("assistant", "出去走走")]))
+    Outcome(out='出去走走太热了', reason='a comment takes the short remark it answers as its topic: 出去走走')
+    """
+    if r._recent_focus(t.ent, t.history) is not None:
+        return None  # frame completion has a thing to complete with
+    done = remark_topic(t.query, t.history)
+    return Outcome(*done) if done is not None else None
+
+
+REWRITE_STEPS = (ellipsis, classifier_reference, pronoun, interjection, short_remark, frame_completion)
 
 # --- frame completion of a fragment -------------------------------------------------------------------------
 

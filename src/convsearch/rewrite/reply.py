@@ -122,3 +122,33 @@ def answer_echo(query: str, history: Sequence[Message]) -> tuple[str, str] | Non
     if pred is None or pred in q:
         return None
     return q[:at] + pred + q[at:], f"a bare reply echoes the predicate it answers: {polar} → {pred}"
+
+
+REMARK_MAX = 4  # characters: "快睡吧" → 睡; a longer remark is seldom the topic whole
+
+
+def remark_topic(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
+    """A comment on a short remark that names no thing takes the remark as its topic ("出去走走" → "太热了" →
+    "出去走走太热了"): Chinese drops the topic a reply comments on. Only a remark of at most ``REMARK_MAX``
+    characters once its particles, interjections and speaker are gone, holding a verb (an evaluation like
+    "真好" is a reaction, not a topic), and only when the query repeats none of it; None otherwise.
+
+    >>> from convsearch.types import Message
+    >>> remark_topic("太热了", [Message("user", "好无聊"), Message("assistant", "出去走走")])
+    ('出去走走太热了', 'a comment takes the short remark it answers as its topic: 出去走走')
+    """
+    if not history or history[-1].role != "assistant":
+        return None
+    toks = _toks(history[-1].content)
+    while toks and (toks[-1][0] in _Q_END or toks[-1][0] in _PARTICLES or toks[-1][1] in _NOISE):
+        toks = toks[:-1]
+    while toks and (toks[0][0] in _OPENERS or toks[0][0] in lx.ZH_INTERJECTIONS or toks[0][1] in _NOISE):
+        toks = toks[1:]
+    if toks and toks[0][0] in _SPEAKERS:
+        toks = toks[1:]
+    remark = "".join(w for w, _ in toks)
+    q = query.strip()
+    if not remark or len(remark) > REMARK_MAX or not any(t[:1] == "v" for _, t in toks) \
+            or any(w in q for w, t in toks if t[:1] in ("v", "a", "n")):
+        return None
+    return remark + q, f"a comment takes the short remark it answers as its topic: {remark}"
