@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from convsearch import DecisionKind, Message, RuleRewriter, needs_rewrite
-from convsearch.rewrite.reply import answer_echo, echoed_predicate, polar_reply
+from convsearch.rewrite.reply import answer_echo, echoed_predicate, polar_reply, wh_answer
 
 
 def U(s: str) -> Message:
@@ -80,3 +80,27 @@ def test_short_remark_is_the_topic_of_a_comment(remark, comment, out):
 def test_a_named_thing_still_wins_over_the_remark():
     result = RuleRewriter().rewrite([U("AnySearch 支持中文吗？"), A("支持。")], "好用吗？")
     assert result.rewritten == "AnySearch 好用吗"  # frame completion with the focus, not "支持好用吗"
+
+
+# --- a fragment answering a short wh-question fills the question word ------------------------------------
+
+@pytest.mark.parametrize(("asked", "answer", "out"), [
+    ("你在哪里上班？", "北京啊", "在北京上班"),   # the asker's 你 is not the answerer's
+    ("哪个学校的", "师范", "师范学校"),
+    ("你啥时候到", "周五晚上", "周五晚上到"),
+    ("几点开门", "9点", "9点开门"),             # the answer's own measure word, not "9点点"
+])
+def test_fragment_answer_takes_the_question_around_it(asked, answer, out):
+    history = [U("我也在外地"), A(asked)]
+    assert needs_rewrite(history, answer).kind is DecisionKind.ELLIPSIS
+    assert RuleRewriter().rewrite(history, answer).rewritten == out
+
+
+@pytest.mark.parametrize(("asked", "answer"), [
+    ("你在哪里上班？", "刚辞职了"),               # a clause of its own (a verb), not a fragment
+    ("你多大了", "25"),                        # 多大 asks a degree: no slot to fill
+    ("你在哪里上班呀我也想找一份离家近的工作", "二环"),  # a long turn: which of its parts is asked is unclear
+    ("在哪里", "随便"),                         # no thing, number, time or place in the answer
+])
+def test_no_fill_without_a_short_question_and_a_fragment(asked, answer):
+    assert wh_answer(answer, [U("我也在外地"), A(asked)]) is None

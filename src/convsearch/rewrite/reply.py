@@ -16,6 +16,7 @@ human's 50-60% of the time (the rules' average: 26%).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .. import lexicon as lx
@@ -152,3 +153,49 @@ def remark_topic(query: str, history: Sequence[Message]) -> tuple[str, str] | No
             or any(w in q for w, t in toks if t[:1] in ("v", "a", "n")):
         return None
     return remark + q, f"a comment takes the short remark it answers as its topic: {remark}"
+
+
+# Question words a fragment answer fills in place ("在哪里" + "北京" → "在北京"); not 多大 / 多高 / 怎么样, which
+# ask for a degree or an opinion the answer states in its own words ("还行")
+_WH_RE = re.compile(r"什么时候|啥时候|什么地方|哪里|哪儿|哪个|哪些|哪|什么|啥|谁|几")
+_WH_TURN_MAX = 8  # characters of the question, its speaker and interjections gone: one short question
+_ANSWER_MAX = 6
+_THING_TAGS = ("n", "m", "t", "s", "eng", "f")
+_OPEN_RE = re.compile(r"^(?:(?:哈|呵|嘿|嗯|恩|哦|噢|啊|哇|哟|咦|好吧|那)+)")
+_SPEAKER_RE = re.compile(r"^(?:你们|你|您)(?:家)?")
+
+
+def wh_answer(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
+    """A fragment that answers the other speaker's short wh-question takes the question's place around it:
+    "你在哪里上班？" + "二环" → "在二环上班" (the asker's 你 is not the answerer's). Only a verbless fragment
+    naming a thing, a number, a time or a place (≤ ``_ANSWER_MAX`` characters), after a question of at most
+    ``_WH_TURN_MAX`` characters with exactly one question word; None otherwise.
+
+    >>> from convsearch.types import Message
+    >>> wh_answer("北京啊", [Message("user", "我也在外地"), Message("assistant", "你在哪里上班？")])
+    ('在北京上班', 'a fragment answer fills the question word: 哪里 → 北京')
+    """
+    if not history or history[-1].role != "assistant":
+        return None
+    asked = _TRAIL_RE.sub("", history[-1].content.strip())
+    asked = _SPEAKER_RE.sub("", _OPEN_RE.sub("", asked))
+    hits = list(_WH_RE.finditer(asked))
+    if len(hits) != 1 or len(asked) > _WH_TURN_MAX:
+        return None
+    frag = _TRAIL_RE.sub("", query.strip())
+    toks = _toks(frag)
+    verbless = not any(t.startswith(("v", "a", "d")) for _, t in toks)
+    if not frag or len(frag) > _ANSWER_MAX or _WH_RE.search(frag) or not verbless \
+            or not any(t.startswith(_THING_TAGS) for _, t in toks):
+        return None
+    wh = hits[0]
+    end = wh.end()
+    while end < len(asked) and frag.endswith(asked[wh.end():end + 1]):
+        end += 1  # "几点" + "10点": the answer brings its own measure word
+    out = asked[:wh.start()] + frag + asked[end:]
+    if out == frag:
+        return None
+    return out, f"a fragment answer fills the question word: {wh.group()} → {frag}"
+
+
+_TRAIL_RE = re.compile(r"(?:吗|么|呢|呀|啊|吖|啦|吧|哦|的|[？?！!。.~～=\s])+$")
