@@ -37,7 +37,7 @@ def test_bare_reply_takes_the_predicate_of_the_question(asked, reply, out):
 @pytest.mark.parametrize(("asked", "reply"), [
     ("一起去吃饭吧", "没时间了"),        # the reply says its own predicate (没 + a noun)
     ("这件衣服贵吗", "不贵，打折买的"),  # 不贵: an adjective of its own
-    ("你去过成都吗", "去过"),            # not a polarity word: the verb itself, nothing left out here
+    ("你去过成都吗", "去过好几次"),      # the answered verb goes on with words of its own
 ])
 def test_reply_with_its_own_predicate_is_no_echo(asked, reply):
     assert answer_echo(reply, [U("聊聊"), A(asked)]) is None
@@ -104,3 +104,14 @@ def test_fragment_answer_takes_the_question_around_it(asked, answer, out):
 ])
 def test_no_fill_without_a_short_question_and_a_fragment(asked, answer):
     assert wh_answer(answer, [U("我也在外地"), A(asked)]) is None
+
+
+@pytest.mark.parametrize(("asked", "reply", "out"), [
+    ("你吃过榴莲吗", "吃过", "吃过榴莲"),            # the question's own verb answers: its object is left out
+    ("你吃过榴莲吗", "没吃过", "没吃过榴莲"),
+    ("需要带伞吗", "不需要", "不需要带伞"),          # jieba: "不" "需要"
+    ("你去过那家店没", "去过但是忘了", "去过那家店但是忘了"),  # a new clause after the answer (但是)
+])
+def test_the_questions_verb_answers_too(asked, reply, out):
+    assert answer_echo(reply, [U("聊聊"), A(asked)]) is not None
+    assert RuleRewriter().rewrite([U("聊聊"), A(asked)], reply).rewritten == out

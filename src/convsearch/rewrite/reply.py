@@ -38,8 +38,9 @@ def _toks(text: str) -> list[tuple[str, str]]:
     return [(w, t) for w, t in tagged(text) if w.strip()]
 
 
-def polar_reply(query: str) -> tuple[str, int] | None:
-    """The polarity word a bare reply consists of and where its echo goes (after the word and its particles).
+def polar_reply(query: str, asked: str = "") -> tuple[str, int] | None:
+    """The polarity word a bare reply consists of and where its echo goes (after the word and its particles);
+    a verb of the ``asked`` turn, or its negation, answers as one too ("听过" to "你听过那首歌没").
 
     >>> polar_reply("嗯是呀")
     ('是', 3)
@@ -54,15 +55,22 @@ def polar_reply(query: str) -> tuple[str, int] | None:
         return None
     word = toks[i][0]
     base = word[:-1] if word not in POLAR and word[-1:] in ("啊", "呀", "的") else word  # jieba keeps 是啊 whole
-    if base not in POLAR:
-        return None
     j = i + 1
+    if asked and base in ("不", "没", "没有") and j < len(toks) and _asked_verb(toks[j][0], asked):
+        base, j = base + toks[j][0], j + 1  # "不" "需要": one answer, 不需要
+    if asked and base[-1:] in _ASPECT and len(base) > 1 and _asked_verb(base[:-1], asked):
+        base = base[:-1]  # jieba writes "听过" whole when the question has "听" "过"
+    verb = asked and (toks[i][1].startswith(("v", "u")) or base != word) and _asked_verb(base, asked)
+    if verb and j < len(toks) and toks[j][0] in _ASPECT:
+        j += 1  # "吃" "过": the aspect marker stays with the answered verb
+    if base not in POLAR and not verb:
+        return None
     while j < len(toks) and (toks[j][0] in _PARTICLES or toks[j][1] in _NOISE):
         j += 1
-    if j < len(toks) and toks[j][0] not in _SPEAKERS:
-        return None  # "没时间了", "不是组里的人": the reply goes on with its own predicate
+    if j < len(toks) and toks[j][0] not in _SPEAKERS and toks[j][1] != "c":
+        return None  # "没时间了", "不是组里的人": the reply goes on with its own predicate (not "但是 …", "我 …")
     k = i + 1
-    while k < j and toks[k][0] in _VOCATIVE:
+    while k < j and (toks[k][0] in _VOCATIVE or toks[k][0] in _ASPECT or k == i + 1 and base != word):
         k += 1  # "是啊" + 他迟到了, but "不是" + 住唐镇 + 呢: a sentence-final 呢 / 吧 stays last
     at = 0
     for w, _ in toks[:k]:
@@ -70,6 +78,13 @@ def polar_reply(query: str) -> tuple[str, int] | None:
     return base, at
 
 
+def _asked_verb(word: str, asked: str) -> bool:
+    """Is ``word`` (less a leading 不 / 没) a verb of the ``asked`` turn?"""
+    bare = word[1:] if word[:1] in ("不", "没") and len(word) > 1 else word
+    return any(w in (word, bare) and t.startswith("v") for w, t in _toks(asked))
+
+
+_ASPECT = frozenset({"过", "了", "着"})
 _SAME_MODAL = {"可以": ("能", "可"), "能": ("可以",)}  # "明天能来吗？" is answered "可以"
 _VOCATIVE = frozenset({"啊", "呀", "阿", "的", "哦", "喔", "诶"})
 
@@ -100,11 +115,14 @@ def echoed_predicate(turn: str, polar: str) -> str | None:
         rest = toks[k + 1:]
         if rest and rest[0][0] in ("不" + toks[k][0], "没" + toks[k][0]):
             rest = rest[1:]  # "会不会被删": the A-not-A question's second half
+        if rest and rest[0][0] in _ASPECT:
+            rest = rest[1:]  # "你吃过榴莲吗" + "吃过": the reply has its own 过
         toks = rest
     elif toks and toks[0][0] in _SPEAKERS:
         toks = toks[1:]
     pred = "".join(w for w, _ in toks)
-    if not pred or len(pred) > PREDICATE_MAX or not any(t[:1] in ("v", "a") for _, t in toks):
+    # a polarity word leaves out a predicate; an answered verb only its object ("吃过" + 榴莲)
+    if not pred or len(pred) > PREDICATE_MAX or (polar in POLAR and not any(t[:1] in ("v", "a") for _, t in toks)):
         return None
     return pred
 
@@ -114,7 +132,7 @@ def answer_echo(query: str, history: Sequence[Message]) -> tuple[str, str] | Non
     query is no bare reply, the latest turn is the user's own, or its predicate is long or verbless."""
     if not history or history[-1].role != "assistant":
         return None
-    found = polar_reply(query.strip())
+    found = polar_reply(query.strip(), history[-1].content)
     if found is None:
         return None
     polar, at = found
