@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from convsearch import DecisionKind, Message, RuleRewriter, needs_rewrite
+from convsearch.lang.zh import reply_thing
+from convsearch.rewrite.entities import Mention
 from convsearch.rewrite.reply import answer_echo, echoed_predicate, polar_reply, wh_answer
 
 
@@ -115,3 +117,27 @@ def test_no_fill_without_a_short_question_and_a_fragment(asked, answer):
 def test_the_questions_verb_answers_too(asked, reply, out):
     assert answer_echo(reply, [U("聊聊"), A(asked)]) is not None
     assert RuleRewriter().rewrite([U("聊聊"), A(asked)], reply).rewritten == out
+
+
+# --- after a remark, the thing the short reply named is what the next turn goes on about -------------------
+
+def test_reply_thing_moves_the_topic_after_a_remark():
+    out = RuleRewriter().rewrite([U("我最近在减肥"), A("那奶茶呢")], "戒不掉").rewritten
+    assert "奶茶" in out and "减肥" not in out
+
+
+@pytest.mark.parametrize(("history", "ent"), [
+    # after a question its subject stays
+    ([U("减肥要少吃什么甜食？"), A("少喝奶茶")], Mention("甜食", False, "n", "甜食")),
+    ([U("我下周去成都"), A("火锅不错")], Mention("成都", True, "ns", "成都")),        # a place stays the subject
+    ([U("我想买个保温杯"), A("保温壶也行")], Mention("保温杯", False, "n", "保温杯")),  # the same thing its own way
+    # a long reply comments on the remark
+    ([U("我想买个保温杯"), A("你可以先看看商场里的那种大牌子")], Mention("保温杯", False, "n", "保温杯")),
+])
+def test_reply_thing_keeps_the_remarks_subject(history, ent):
+    assert reply_thing(ent, history) == ent
+
+
+def test_reply_thing_takes_the_replys_noun():
+    cup = Mention("保温杯", False, "n", "保温杯")
+    assert reply_thing(cup, [U("我想买个保温杯"), A("买个电饭煲吧")]).text == "电饭煲"
