@@ -141,3 +141,9 @@ def test_reply_thing_keeps_the_remarks_subject(history, ent):
 def test_reply_thing_takes_the_replys_noun():
     cup = Mention("保温杯", False, "n", "保温杯")
     assert reply_thing(cup, [U("我想买个保温杯"), A("买个电饭煲吧")]).text == "电饭煲"
+
+
+def test_echo_stops_at_the_answered_clause_and_leaves_pronouns_to_their_step():
+    assert echoed_predicate("好玩吗最近出了好多新游戏", "好玩") is None  # nothing after 好玩 in its own clause
+    assert echoed_predicate("你会不会做饭呀我好饿", "会") == "做饭"  # the clause ends at 呀
+    assert answer_echo("对的，你觉得它怎么样", [U("我在看一本小说"), A("那本书很火吗")]) is None

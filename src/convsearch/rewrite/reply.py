@@ -1,13 +1,15 @@
-"""A bare Chinese yes/no reply echoes the predicate of the turn it answers.
+"""Chinese chat replies that leave out what the other speaker's latest turn said: a bare yes/no reply echoes the
+predicate it answers (``answer_echo``), a fragment fills a short wh-question (``wh_answer``), a comment on a short
+remark takes the remark as its topic (``remark_topic``).
 
 Chinese answers a yes/no question (or agrees with a remark) by repeating its verb or modal alone, leaving
 the rest out: "你会游泳吗？" → "会" (会游泳), "想去看海吗" → "不想" (不想去看海), "他迟到了么" → "是啊"
 (是啊他迟到了). The reply is complete only with what follows that verb in the other turn.
 
 Precision first: the reply must be the polarity word alone (after an interjection, before particles or a new
-clause opened by 我 / 你), and the echoed predicate short (``PREDICATE_MAX`` characters) and holding a verb
-or an adjective; otherwise nothing is echoed. On restoration-200k's tuning half the words it adds are the
-human's 50-60% of the time (the rules' average: 26%).
+clause opened by 我 / 你 or a conjunction), and the echoed predicate one clause, short (``PREDICATE_MAX``
+characters) and holding a verb or an adjective; otherwise nothing is echoed. On restoration-200k's tuning half
+the words the echo and the wh fill add are the human's 50-60% of the time (the rules' average: 26%).
 
 >>> from convsearch.types import Message
 >>> answer_echo("不会", [Message("user", "周末有空"), Message("assistant", "你会游泳吗？")])
@@ -22,11 +24,12 @@ from collections.abc import Sequence
 from .. import lexicon as lx
 from ..text import tagged
 from ..types import Message
+from .entities import has_pronoun
 
 # Words that answer a yes/no question on their own (the verb or modal of the question, with or without 不/没)
 POLAR = frozenset({"是", "不是", "没有", "没", "有", "会", "不会", "能", "不能", "可以", "不可以", "要", "不要", "不用",
                    "敢", "不敢", "想", "不想", "行", "不行", "对", "不对", "不"})
-PREDICATE_MAX = 8  # characters: the reply's missing part is a short verb phrase ("去看海"), not a whole remark
+PREDICATE_MAX = 12  # characters: the reply's missing part is a short verb phrase ("去看海"), not a whole remark
 _PARTICLES = frozenset({"啊", "呀", "阿", "的", "呢", "哈", "哦", "嘛", "吧", "啦", "呐", "哒", "滴", "喔", "诶"})
 _Q_END = frozenset({"吗", "么", "嘛", "呢", "吧", "啊", "呀", "不", "没", "咩", "请问", "没有"})
 _OPENERS = frozenset(lx.ZH_INTERJECTIONS - POLAR - {"是啊", "对啊", "对呀", "好", "好的"}) | {"好吧"}
@@ -84,6 +87,7 @@ def _asked_verb(word: str, asked: str) -> bool:
     return any(w in (word, bare) and t.startswith("v") for w, t in _toks(asked))
 
 
+_CLAUSE_END = frozenset({"吗", "么", "嘛", "呢", "吧", "啊", "呀", "咩"})
 _ASPECT = frozenset({"过", "了", "着"})
 _SAME_MODAL = {"可以": ("能", "可"), "能": ("可以",)}  # "明天能来吗？" is answered "可以"
 _VOCATIVE = frozenset({"啊", "呀", "阿", "的", "哦", "喔", "诶"})
@@ -120,6 +124,8 @@ def echoed_predicate(turn: str, polar: str) -> str | None:
         toks = rest
     elif toks and toks[0][0] in _SPEAKERS:
         toks = toks[1:]
+    cut = next((i for i, (w, t) in enumerate(toks) if w in _CLAUSE_END or t in _NOISE), len(toks))
+    toks = toks[:cut]  # "好玩吗最近有好多游戏": the answered clause ends at its question particle
     pred = "".join(w for w, _ in toks)
     # a polarity word leaves out a predicate; an answered verb only its object ("吃过" + 榴莲)
     if not pred or len(pred) > PREDICATE_MAX or (polar in POLAR and not any(t[:1] in ("v", "a") for _, t in toks)):
@@ -132,6 +138,8 @@ def answer_echo(query: str, history: Sequence[Message]) -> tuple[str, str] | Non
     query is no bare reply, the latest turn is the user's own, or its predicate is long or verbless."""
     if not history or history[-1].role != "assistant":
         return None
+    if has_pronoun(query, "zh"):
+        return None  # "对的，你觉得它怎么样": the pronoun is what the reply leaves to the earlier turn
     found = polar_reply(query.strip(), history[-1].content)
     if found is None:
         return None
@@ -176,7 +184,7 @@ def remark_topic(query: str, history: Sequence[Message]) -> tuple[str, str] | No
 # Question words a fragment answer fills in place ("在哪里" + "北京" → "在北京"); not 多大 / 多高 / 怎么样, which
 # ask for a degree or an opinion the answer states in its own words ("还行")
 _WH_RE = re.compile(r"什么时候|啥时候|什么地方|哪里|哪儿|哪个|哪些|哪|什么|啥|谁|几")
-_WH_TURN_MAX = 8  # characters of the question, its speaker and interjections gone: one short question
+_WH_TURN_MAX = 12  # characters of the question, its speaker and interjections gone: one short question
 _ANSWER_MAX = 6
 _THING_TAGS = ("n", "m", "t", "s", "eng", "f")
 _OPEN_RE = re.compile(r"^(?:(?:哈|呵|嘿|嗯|恩|哦|噢|啊|哇|哟|咦|好吧|那)+)")
