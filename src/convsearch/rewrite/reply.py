@@ -151,7 +151,8 @@ def answer_echo(query: str, history: Sequence[Message]) -> tuple[str, str] | Non
     return q[:at] + pred + q[at:], f"a bare reply echoes the predicate it answers: {polar} → {pred}"
 
 
-REMARK_MAX = 4  # characters: "快睡吧" → 睡; a longer remark is seldom the topic whole
+# characters: "出去走走"; a longer remark is seldom the topic whole (8 and 10 add more words, at lower precision)
+REMARK_MAX = 6
 
 
 def remark_topic(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
