@@ -13,6 +13,9 @@ Checked in order, first match wins (each returns a Decision with its reason and 
    or it points at nothing ("That's very helpful", "Will it rain?", "这个时候");
 4. an English definite noun phrase whose head an earlier turn named in full ("the expedition") → rewrite;
    an ellipsis frame: a short verbless "X呢", a leading 那/那么/还有/另外, "what about X", "and X?" → rewrite;
+   a bare Chinese yes/no reply ("会", "不想", "是啊" after "你会游泳吗？"): the predicate it answers is left out
+   (``rewrite/reply.py``) → rewrite; so does a fragment answering the other speaker's short wh-question
+   ("你在哪里上班？" → "二环": 在二环上班);
 5. the query names its own entity (a proper noun) → standalone, typed exactly as is;
 6. very short (≤ 3 zh words / ≤ 2 en words), without any content noun, or whose only nouns are
    relational (价格, 区别, types, benefits: an aspect of something unnamed) → rewrite;
@@ -48,6 +51,7 @@ from .rewrite.frame import compare_in_history, complete_fragment
 from .rewrite.introduced import introduced_work
 from .rewrite.offer import accepted_offer
 from .rewrite.ordinal import resolve_ordinal
+from .rewrite.reply import answer_echo, wh_answer
 from .rewrite.timeref import is_time_phrase
 from .text import detect_lang, tagged, words
 from .types import Decision, DecisionKind, Message
@@ -286,6 +290,11 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
             and (((ent := find_focus(history).entity) is not None and zh_classifier_reference(q, ent.text) is not None)
                  or (any(d in q for d in lx.ZH_WORK_DETS) and introduced_work(history) is not None)):
         return Decision(True, "a classifier phrase naming the focus by its kind (这张卡)", 0.8, DecisionKind.PRONOUN)
+    if lang == "zh" and history and answer_echo(q, history) is not None:
+        return Decision(True, "a bare yes/no reply: it leaves out the predicate it answers (会 → 会游泳)", 0.7,
+                        DecisionKind.ELLIPSIS)
+    if lang == "zh" and history and wh_answer(q, history) is not None:
+        return Decision(True, "a fragment answer to a wh-question (在哪里上班？ → 二环)", 0.7, DecisionKind.ELLIPSIS)
     marker = _zh_marker(q) if lang == "zh" else _en_marker(q, history)
     if marker is not None:
         return marker

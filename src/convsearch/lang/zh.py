@@ -12,6 +12,7 @@ from ..rewrite import entities as e
 from ..rewrite import frame as f
 from ..rewrite import rules as r
 from ..rewrite import similar
+from ..rewrite.reply import remark_topic
 from ..rewrite.rules import Outcome
 from ..text import is_cjk, tagged
 from ..types import Message
@@ -182,6 +183,34 @@ def interjection(t: Turn) -> Outcome | None:
     return None
 
 
+_NAMED_TAGS = frozenset({"ns", "nt"})  # a place or an organisation stays the subject
+_REPLY_MAX = 10  # characters: a short reply that names one thing moves the topic; a long one only comments
+_ZH_ASKS_RE = re.compile(r"[？?]|吗|么|嘛|什么|怎么|哪|多少|几|啥|咋|谁|呢")
+
+
+def reply_thing(ent: e.Mention | None, history: Sequence[Message]) -> e.Mention | None:
+    """After a remark of the user's (no question), the thing the other speaker's reply named is what the next
+    turn goes on about, not the remark's own noun: "海鲜过敏" → "火锅呢" → "不觉得热么" is about 火锅. After a
+    question the question's entity stays the focus (the reply answers it: "AnySearch 支持中文吗？" → "支持英文。"),
+    and so does a place or an organisation, or a thing the reply names its own way ("花花卡" → "花花"); only a short
+    reply (≤ ``_REPLY_MAX`` characters) moves the topic. On restoration-200k's tuning half the reply's noun is
+    the human's word 4 times in 10 where the remark's was 1 in 20.
+
+    >>> from convsearch.types import Message as M
+    >>> reply_thing(e.Mention("海鲜", False, "n", "海鲜"), [M("user", "我海鲜过敏"), M("assistant", "火锅呢")]).text
+    '火锅'
+    """
+    if ent is None or len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
+        return ent
+    if ent.cls in _NAMED_TAGS or _ZH_ASKS_RE.search(history[-2].content) or e.named_in(ent, history[-1].content) \
+            or not e.named_in(ent, history[-2].content) or len(history[-1].content) > _REPLY_MAX:
+        return ent
+    new = next((x for x in e.mentions(history[-1].content, "zh") if not x.relational), None)
+    if new is None or set(new.text) & set(ent.text):
+        return ent  # "花花卡" → "花花", "冰淇淋" → "冰激凌": the reply names the same thing its own way
+    return new
+
+
 def frame_completion(t: Turn) -> Outcome:
     """A query that names nothing gets the focus as its subject (after any interjection) or as its missing object.
 
@@ -190,7 +219,7 @@ def frame_completion(t: Turn) -> Outcome:
     Outcome(out='入职流程审批需要多久', reason='frame completion with 入职流程')
     """
     q, core, body, lead, history = t.q, t.core, t.body, t.lead, t.history
-    ent = r._recent_focus(t.ent, history)
+    ent = reply_thing(r._recent_focus(t.ent, history), history)
     if ent is None:
         return Outcome(None, "no focus to complete with")
     if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
@@ -227,7 +256,20 @@ def frame_completion(t: Turn) -> Outcome:
     return Outcome(prefix + r._attach(ent.text, rest_text, de=noun_first), f"frame completion with {ent.text}")
 
 
-REWRITE_STEPS = (ellipsis, classifier_reference, pronoun, interjection, frame_completion)
+def short_remark(t: Turn) -> Outcome | None:
+    """A query with no focus to complete comments on the other's short remark: the remark is its topic.
+
+    >>> from convsearch.types import Message as M
+    >>> short_remark(turn("太热了", [M("user", "好无聊"), M("assistant", "出去走走")]))
+    Outcome(out='出去走走太热了', reason='a comment takes the short remark it answers as its topic: 出去走走')
+    """
+    if r._recent_focus(t.ent, t.history) is not None:
+        return None  # frame completion has a thing to complete with
+    done = remark_topic(t.query, t.history)
+    return Outcome(*done) if done is not None else None
+
+
+REWRITE_STEPS = (ellipsis, classifier_reference, pronoun, interjection, short_remark, frame_completion)
 
 # --- frame completion of a fragment -------------------------------------------------------------------------
 

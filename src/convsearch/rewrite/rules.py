@@ -38,6 +38,7 @@ from .introduced import introduced_entity, introduced_work, person_shaped
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .offer import accepted_offer
 from .passage_name import passage_focus
+from .reply import answer_echo, wh_answer
 from .ordinal import resolve_ordinal
 from .stated import carry_constraints
 from . import similar
@@ -161,6 +162,9 @@ class RuleRewriter:
         work = _work_reference(query, history) if lang == "zh" else None
         if work is not None:
             return self._checked(query, work[0], history, topic, f"gate: {decision.reason}; {work[1]}")
+        echo = (answer_echo(query, history) or wh_answer(query, history)) if lang == "zh" else None
+        if echo is not None:  # "会" after "你会游泳吗？" → "会游泳"; "二环" after "在哪里上班？" → "在二环上班"
+            return self._checked(query, echo[0], history, topic, f"gate: {decision.reason}; {echo[1]}")
         focus = find_focus(history, topic)
         offer = accepted_offer(query, history)
         if offer is not None:
