@@ -76,9 +76,10 @@ _EN_PREP_FRAGMENT_RE = re.compile(r"^\s*()(?=(?:for|in|on|at|with|without|during
 _EN_CLAUSE_WORDS = lx.EN_AUX | lx.EN_VERBS | lx.EN_SUBJECT_PRONOUNS | lx.EN_WH
 # "California state?", "Hard boiled?": a bare phrase of up to three words asked as a question
 _EN_BARE_FRAGMENT_RE = re.compile(r"^\s*()(?=[\w'’.$-]+(?:\s+[\w'’.$-]+){0,2}\s*\?\s*$)")
-_EN_NOT_FRAGMENT = frozenset({"really", "seriously", "sure", "ok", "okay", "yes", "yeah", "no", "huh", "right",
-                              "anything", "else", "more", "any", "others", "other", "details", "example", "examples",
-                              "source", "sources", "why", "how", "when", "where", "what", "who", "which"})
+# reactions asked as a question ("Sorry?", "Seriously?", "Details?"); openers (hmm, nice, cool), stop words and wh-words
+# are left out by their own lists
+_EN_NOT_FRAGMENT = frozenset({"huh", "right", "seriously", "sorry", "pardon", "lol", "done", "details", "example",
+                              "examples", "source", "sources"})
 
 
 def _bare_fragment(query: str) -> re.Match[str] | None:
@@ -87,7 +88,8 @@ def _bare_fragment(query: str) -> re.Match[str] | None:
     if m is None:
         return None
     ws = [w.lower().strip(",.?!") for w in query.split()]
-    return None if any(w in _EN_CLAUSE_WORDS or w in _EN_NOT_FRAGMENT or w in lx.STOP_EN for w in ws) else m
+    return None if any(w in _EN_CLAUSE_WORDS or w in _EN_NOT_FRAGMENT or w in lx.STOP_EN or w in lx.EN_OPENERS
+                       for w in ws) else m
 
 
 _SOCIAL_RE = re.compile(r"\b(thank(s| you)|goodbye|bye|that'?s all|have a (good|nice|great) (day|one|night))\b|"
@@ -201,7 +203,7 @@ _EN_CLAUSE_BREAK_RE = re.compile(r"[,;:.?!]|\b(?:and|but|or|so|because|when|if|s
 _EN_PRONOUN_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
 
 
-_ZH_QUESTION_RE = re.compile(r"[？?]|吗|什么|怎么|哪|多少|几|是否|有没有|能不能|可不可以|([\u4e00-\u9fff])不\1")
+_ZH_QUESTION_RE = re.compile(r"[？?]|吗|什么|怎么|哪|多少|几|是否|有没有|能不能|可不可以|" + lx.ZH_A_NOT_A)
 _ZH_PERSONAL = frozenset({"他", "她", "他们", "她们"})
 _ZH_CLAUSE_BREAK_RE = re.compile(r"[，,。；;！!？?]|但是|而且|所以|然后")
 

@@ -90,6 +90,8 @@ ZH_INTERJECTIONS = frozenset({"嗯", "嗯嗯", "哦", "噢", "哈", "哈哈", "�
 # Sentence-final particles: what may follow a clause-final verb ("去过了", "吃过吗").
 ZH_FINAL_PARTICLES = frozenset({"了", "吗", "啊", "呀", "吧", "呢", "么", "哦", "啦", "嘛", "哈", "吖", "咯", "呗", "喔",
                                 "噢", "的", "哇", "嘞", "滴", "撒"})
+# A-not-A questions (贵不贵, 好不好, 是不是); "不不不" and 动不动 (at every turn) ask nothing
+ZH_A_NOT_A = r"(?!动不动)(?P<a_not_a>[\u4e00-\u9fff])(?<!不)不(?P=a_not_a)"
 ZH_PROPER_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng"})
 ZH_NOUN_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "eng", "vn", "nw", "j", "an", "ng"})
 

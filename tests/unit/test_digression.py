@@ -43,7 +43,8 @@ def test_the_question_after_the_closing_is_about_the_first_subject(turns, query,
 def test_without_a_closing_the_side_topic_goes_on() -> None:
     h = _history(ZH[:4])  # the digression is still open: the question is about the airport trip
     assert not find_focus(h).resumed
-    assert "沙溪" not in RuleRewriter().rewrite(h, "打车要多少钱").rewritten
+    out = RuleRewriter().rewrite(h, "打车要多少钱").rewritten
+    assert "沙溪" not in out and "机场" in out
 
 
 def test_a_closing_without_a_digression_moves_nothing() -> None:
@@ -56,3 +57,24 @@ def test_a_not_a_is_a_chinese_question() -> None:
 
     assert _ZH_QUESTION_RE.search("住宿贵不贵") and _ZH_QUESTION_RE.search("这样好不好")
     assert not _ZH_QUESTION_RE.search("不知不觉就到了")
+
+
+def test_a_new_subject_after_the_digression_leaves_nothing_to_go_back_to() -> None:
+    h = _history([(U, "多肉冬天怎么养"), (A, "冬天要控水，放在阳光充足的地方。"),
+                  (U, "对了，猫粮怎么选"), (A, "看成分表，肉类排第一的更好。"),
+                  (U, "红烧肉怎么做才不腻"), (A, "先焯水，再用冰糖炒色。"), (U, "好的谢谢"), (A, "不客气。")])
+    assert not find_focus(h).resumed
+
+
+def test_what_the_side_answers_named_does_not_outlive_the_digression() -> None:
+    h = _history([(U, "多肉冬天怎么养"), (A, "冬天要控水，放在阳光充足的地方。"),
+                  (U, "对了，用什么土比较好"), (A, "赤玉土。"), (U, "好的谢谢"), (A, "不客气。")])
+    out = RuleRewriter().rewrite(h, "多久浇一次水").rewritten
+    assert "赤玉土" not in out
+
+
+def test_lingwai_before_a_classifier_is_no_digression() -> None:
+    # 另外那款: "the other one", a question about the answer, not a turn aside
+    from convsearch.rewrite.entities import _DIGRESSION_RE
+
+    assert _DIGRESSION_RE.match("另外，想问下体检前要空腹多久") and not _DIGRESSION_RE.match("另外那款多少钱")

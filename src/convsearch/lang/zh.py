@@ -139,7 +139,7 @@ def pronoun(t: Turn) -> Outcome | None:
         elif w in ("他", "她") and focus.person is not None and focus.person is not ent and "谁" in (focus.frame or ""):
             rep = focus.person.text  # "赵州桥是谁设计的" → "…工匠李春…" → "他还造过别的桥吗": the person
         elif ent is not None:
-            near = r._recent_focus(ent, t.history) if w in r._ZH_RECENT_PRONOUNS else ent
+            near = r._recent_focus(ent, t.history, focus.resumed) if w in r._ZH_RECENT_PRONOUNS else ent
             if near is None:
                 return Outcome(None, f"{w}: nothing named in the latest exchange")
             rep = _aspect_owner(near).text  # 它 is the car, not "特斯拉 Model Y 的续航"
@@ -219,7 +219,7 @@ def frame_completion(t: Turn) -> Outcome:
     Outcome(out='入职流程审批需要多久', reason='frame completion with 入职流程')
     """
     q, core, body, lead, history = t.q, t.core, t.body, t.lead, t.history
-    ent = reply_thing(r._recent_focus(t.ent, history), history)
+    ent = reply_thing(r._recent_focus(t.ent, history, t.focus.resumed), history)
     if ent is None:
         return Outcome(None, "no focus to complete with")
     if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
@@ -263,7 +263,7 @@ def short_remark(t: Turn) -> Outcome | None:
     >>> short_remark(turn("太热了", [M("user", "好无聊"), M("assistant", "出去走走")]))
     Outcome(out='出去走走太热了', reason='a comment takes the short remark it answers as its topic: 出去走走')
     """
-    if r._recent_focus(t.ent, t.history) is not None:
+    if r._recent_focus(t.ent, t.history, t.focus.resumed) is not None:
         return None  # frame completion has a thing to complete with
     done = remark_topic(t.query, t.history)
     return Outcome(*done) if done is not None else None

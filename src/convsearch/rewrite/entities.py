@@ -185,8 +185,10 @@ def _zh_clause_mentions(text: str) -> list[Mention]:
         if not b.relational and _de_joined(text, a.text, b.text):
             phrase = f"{a.text} 的 {b.text}" if not is_cjk(a.text[-1]) or not is_cjk(b.text[0]) else f"{a.text}的{b.text}"
             merged.append(Mention(phrase, a.proper or b.proper, b.cls if b.proper else a.cls, b.head))
-        elif a.proper and not b.proper and not b.relational and _ZH_DET_CL_RE.fullmatch(_between(text, a.text, b.text)):
-            # "招商银行那张信用卡": the card of that bank, one thing ("招商银行信用卡")
+        elif a.proper and a.cls != "ns" and not b.proper and not b.relational \
+                and _ZH_DET_CL_RE.fullmatch(_between(text, a.text, b.text)):
+            # "招商银行那张信用卡": the card of that bank, one thing ("招商银行信用卡"); a place's is no name of it
+            # ("北京那家医院" is not 北京医院)
             merged.append(Mention(f"{a.text}{' ' if not is_cjk(a.text[-1]) else ''}{b.text}", True, a.cls, b.head))
     return merged + out
 
@@ -196,7 +198,7 @@ _ZH_OWNER_PRONOUNS = frozenset({"我", "你", "他", "她", "我们", "你们", 
 
 
 def _owned_noun(toks: Sequence[tuple[str, str]], i: int) -> bool:
-    """A one-character noun the speaker owns: 我家/猫, 我/的/车 (jieba tags 车 'zg'); a word, not noise."""
+    """A one-character noun someone owns: 我家/猫, 我/的/车 (jieba tags 车 'zg'), 他家的狗; a word, not noise."""
     w, t = toks[i]
     if len(w) != 1 or not is_cjk(w) or t not in ("n", "zg", "ng") or w in lx.STOP_ZH:
         return False
@@ -265,18 +267,22 @@ def _is_cap(tok: str) -> bool:
             return True
         if head.isalpha():
             return tok[1:] != tok[1:].lower()
-        return head.isdigit() and tok.lower() != tok.upper() and not _MULTIPLIER_RE.fullmatch(tok) \
-            and not _MEASURE_ADJ_RE.fullmatch(tok)
+        return head.isdigit() and tok.lower() != tok.upper() and not _number_word(tok)
     return tok[:1].isupper() or (any(c.isupper() for c in tok[1:]) and tok[:1].isalpha()) or (
-        tok[:1].isdigit() and any(c.isalpha() for c in tok) and not _MULTIPLIER_RE.fullmatch(tok)
-        and not _MEASURE_ADJ_RE.fullmatch(tok))
+        tok[:1].isdigit() and any(c.isalpha() for c in tok) and not _number_word(tok))
+
+
+def _number_word(tok: str) -> bool:
+    """A number-led word that is no model name: "2x", "2-year-old", "30cm"."""
+    return bool(_MULTIPLIER_RE.fullmatch(tok) or _MEASURE_ADJ_RE.fullmatch(tok) or _EN_UNIT_RE.fullmatch(tok))
 
 
 _MULTIPLIER_RE = re.compile(r"\d+(?:\.\d+)?x")  # "2x miles", "1.5x speed": a multiplier, no model name
 # "2-year-old", "10-inch", "3-day": a number-led hyphenated word in lower case is an adjective, no model name
-_MEASURE_ADJ_RE = re.compile(r"\d+(?:\.\d+)?(?:-[a-z]+)+|" + (_UNIT := r"\d+(?:\.\d+)?(?:mm|cm|km|m|mg|kg|g|ml|l|oz|lb|"
-                             r"lbs|ft|in|gb|mb|tb|kb|hz|khz|mhz|ghz|mah|wh|kwh|kw|w|v|mph|kph|fps|ms|s|min|h|hr|hrs|yr|yrs|k|p|x)"))
-_EN_UNIT_RE = re.compile(_UNIT)  # "30cm", "12gb": a measurement in lower case, no model name
+_MEASURE_ADJ_RE = re.compile(r"\d+(?:\.\d+)?(?:-[a-z]+)+")
+# "30cm", "12gb": a number and a unit in lower case is a measurement, no model name ("5g", "90s", "5k" stay words)
+_EN_UNIT_RE = re.compile(r"\d+(?:\.\d+)?(?:mm|cm|km|m|mg|kg|ml|l|oz|lb|lbs|ft|in|gb|mb|tb|kb|hz|khz|mhz|ghz|mah|wh|"
+                         r"kwh|kw|w|v|mph|kph|fps|ms|min|h|hr|hrs|yr|yrs)")
 
 
 _EN_RANGE_MARKS = frozenset({"–", "-", "—", ":", "/", "%"})
@@ -353,7 +359,7 @@ def en_mentions(text: str) -> list[Mention]:
             if len(span) == 1 and sentence_start and (low.endswith("ing") or "'" in low or "’" in low
                                                       or low in lx.EN_VERBS
                                                       or (end < n and (toks[end].lower() in _EN_OBJECT_AFTER_VERB
-                                                                       or _manner_adverb(toks[end])))):
+                                                                       or _manner_adverb(toks, end)))):
                 # ("Soak them overnight", "Add the rice": a capitalised word with an object right after it)
                 # "Considering …", "Isn’t it …", "Visit …": a sentence-initial verb or contraction, no name
                 i = end
@@ -377,24 +383,29 @@ def en_mentions(text: str) -> list[Mention]:
             verb_next = False
             while j < n and toks[j][0].isalnum() and toks[j].lower() not in lx.STOP_EN and not (
                     _is_cap(toks[j]) and j > i) and j - i < 4 and not _no_noun(toks[j].lower()):
-                if j > i and (_ends_subject(toks, j, subject) or _verb_with_object(toks, j)):
+                if j > i and (_ends_subject(toks, j, subject) or (
+                        _verb_with_object(toks, j) and not (i >= 2 and toks[i - 2].lower() in _EN_BE))):
                     verb_next = True
                     break
                 j += 1
             span = [t.lower() if not _is_cap(t) else t for t in toks[i:j]]
             k = _lower_model_end(span)
             model = k > 0
+            rest: list[str] = []
             if model and k < len(span):  # "the galaxy s23 camera": the name, then its aspect on its own
-                span, j, verb_next = span[:k], i + k, False
+                span, rest = span[:k], span[k:]
             while not model and len(span) > 1 and span[-1].replace(",", "").replace(".", "").isdigit():
                 span.pop()  # "around 1,010 mg" / "about 5": a number closes no noun phrase
             # "300 mph", "010 mg" (of "1,010 mg"): a number and a unit abbreviation are a measurement, no entity
             if len(span) > 1 and _EN_UNIT_RE.fullmatch(span[0]):
                 span = span[1:]  # "the 12gb card": the card
-            measure = span[0].isdigit() and (all(len(t) <= 3 for t in span[1:]) or span[1] in _EN_TIME_UNITS)
-            if not measure and not (len(span) == 1 and (len(span[0]) < 3 or span[0] in _EN_QUANTITY_WORDS)):
+            measure = span[0].isdigit() and (all(len(t) <= 3 for t in span[1:]) or (
+                len(span) == 2 and span[1] in _EN_TIME_UNITS))  # "12 minutes (late)"; "a 3 day trip" is a trip
+            if model or not measure and not (len(span) == 1 and (len(span[0]) < 3 or span[0] in _EN_QUANTITY_WORDS)):
                 det = "the " if i > 0 and toks[i - 1].lower() == "the" else ""
                 out.append(Mention(" ".join(span), model, "proper" if model else "noun", span[-1].lower(), det))
+            if rest and not (len(rest) == 1 and len(rest[0]) < 3):
+                out.append(Mention(" ".join(rest), False, "noun", rest[-1].lower()))
             i = max(j + verb_next, i + 1)
             sentence_start = False
             prev_lower = ""
@@ -416,9 +427,9 @@ _EN_ADVERB_ENDS = ("ally", "ibly", "ably", "ously", "ively", "fully", "lessly", 
 
 _EN_LOWER_MODEL_RE = re.compile(r"[a-z]+\d+[a-z\d]*|\d+\.\d+")  # ev6, s23, rtx4090, a7c; a version: 3.12
 # a number after these counts or ranks ("top 10", "day 3", "about 5"): no model number
-_EN_NOT_MODEL_WORDS = _EN_QUANTITY_WORDS | frozenset({
-    "top", "best", "worst", "first", "last", "next", "page", "pages", "step", "steps", "chapter", "day", "days", "week",
-    "weeks", "month", "months", "year", "years", "level", "part", "number", "than", "least", "most", "only", "just"})
+_EN_NOT_MODEL_WORDS = _EN_QUANTITY_WORDS | _EN_TIME_UNITS | frozenset({
+    "top", "best", "worst", "first", "last", "next", "page", "pages", "step", "steps", "chapter", "level", "part",
+    "number", "than", "least", "most", "only", "just"})
 
 
 def _lower_model_end(span: Sequence[str]) -> int:
@@ -436,14 +447,18 @@ def _lower_model_end(span: Sequence[str]) -> int:
     return end
 
 
-def _manner_adverb(tok: str) -> bool:
-    """ "Expect roughly -3°C", "Soak overnight": an adverb right after a capitalised first word makes it a verb."""
-    low = tok.lower()
-    return len(low) > 4 and low.endswith("ly") and low not in _EN_NOT_ADVERBS
+def _manner_adverb(toks: Sequence[str], k: int) -> bool:
+    """ "Expect roughly -3°C", "Allow approximately 20 minutes": an adverb and then a number, a sign or an object
+    after a capitalised first word make it a verb ("Paris usually has mild winters" keeps its name)."""
+    low = toks[k].lower()
+    if not (len(low) > 4 and low.endswith("ly") and low not in _EN_NOT_ADVERBS) or k + 1 >= len(toks):
+        return False
+    nxt = toks[k + 1]
+    return nxt[:1].isdigit() or nxt in ("-", "−", "–", "~") or nxt.lower() in _EN_OBJECT_AFTER_VERB
 
 
-_EN_NOT_ADVERBS = frozenset({"family", "italy", "july", "sally", "early", "daily", "weekly", "monthly", "yearly", "only",
-                             "supply", "reply", "apply", "fly", "holy", "ally", "belly", "jelly", "rally"})
+_EN_NOT_ADVERBS = frozenset({"family", "italy", "sally", "early", "daily", "weekly", "monthly", "yearly", "supply",
+                             "reply", "apply", "belly", "jelly", "rally"})
 
 
 def _no_noun(low: str) -> bool:
@@ -487,6 +502,8 @@ def _ends_subject(toks: Sequence[str], j: int, subject: bool) -> bool:
 
 
 _EN_PARTICLES = frozenset({"for", "at", "into", "up", "out", "on", "off"})
+# "Is the price increase a surprise?": after "is the" a noun compound is the subject, its last word no verb
+_EN_BE = frozenset({"is", "are", "was", "were", "isn't", "aren't", "wasn't", "weren't"})
 
 
 def _verb_with_object(toks: Sequence[str], j: int) -> bool:
@@ -936,7 +953,9 @@ _SHORT_ANSWER_TOKENS = 12
 def _answer_size(text: str, lang: str) -> int:
     """Words of an answer: spaces split English; Chinese, written without them, counts its tokens."""
     return len(text.split()) if lang != "zh" else sum(1 for _, t in tagged(text) if t not in ("x", "w"))
-_QUESTION_RE = re.compile(r"[?？]|吗|呢|什么|怎么|哪|谁|多少|多久|多长|多大|多远|如何|几|是否|是不是|有没有|"
+
+
+_QUESTION_RE = re.compile(lx.ZH_A_NOT_A + r"|[?？]|吗|呢|什么|怎么|哪|谁|多少|多久|多长|多大|多远|如何|几|是否|是不是|有没有|"
                           r"^\s*(what|who|when|where|why|how|which|is|are|do|does|did|can|could|will|would|should)\b",
                           re.IGNORECASE)
 # A request stated rather than asked ("想买个游戏笔记本", "我预算 5000 左右"): the user's
@@ -947,7 +966,7 @@ _ZH_REQUEST_RE = re.compile(r"想买|想找|想要|想了解|想学|求推荐|�
 # ... or about a thing of the user's own ("我家猫三岁了，最近老是掉毛"): what the follow-ups go on about
 _ZH_OWNED_RE = re.compile(r"^\W*(?:我家|我们家|我的|我们的|家里的?)")
 # A user turn that turns aside from what the conversation was about, and one that closes the side exchange
-_DIGRESSION_RE = re.compile(r"^\W*(?:对了|另外|顺便|还有个问题|换个话题|话说|(?:by\s+the\s+way|btw|unrelated|on\s+another"
+_DIGRESSION_RE = re.compile(r"^\W*(?:对了|另外(?![一两那这个款种家位些])|顺便|还有个问题|换个话题|话说|(?:by\s+the\s+way|btw|unrelated|on\s+another"
                             r"\s+note|side\s+question|quick\s+question|different\s+question)\b)", re.IGNORECASE)
 _CLOSING_RE = re.compile(r"^\W*(?:(?:好的?|嗯|行|明白了?|懂了|知道了|了解了?|谢谢(?:你|您)?|多谢|ok|okay|got\s+it|makes\s+sense|"
                          r"i\s+see|thanks|thank\s+you|cool|great|alright|good\s+to\s+know|sounds\s+good)"
@@ -1169,7 +1188,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             # "好的谢谢" / "makes sense" closes a digression: the question before it is the frame again
             user_focus, frame, frame_mentions = aside
             user_subject, user_named_last, user_fresh, user_asked, question_named = user_focus, True, True, True, True
-            aside = root = None
+            aside = root = answer_focus = loose = None  # what the side exchange's answers named goes with it
             resumed = True
             prev = m
             continue
@@ -1179,10 +1198,9 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
         resumed = resumed and m.role != "user"
         before, prev = prev, m
         if m.role == "user":
+            digressing = False
             if _DIGRESSION_RE.match(m.content) and user_focus is not None and frame:
-                aside = (user_focus, frame, frame_mentions)  # "对了，…" / "By the way, …" turns aside
-            elif proper:
-                aside = None  # a name of its own: a new subject, nothing to go back to
+                aside, digressing = (user_focus, frame, frame_mentions), True  # "对了，…" turns aside
             asked_who = bool(_WHO_RE.search(m.content))
             user_asked = bool(_QUESTION_RE.search(m.content) or (lang == "zh" and (
                 _ZH_REQUEST_RE.search(m.content) or _ZH_OWNED_RE.search(m.content))))
@@ -1216,6 +1234,8 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
                 aside = aside or root
             else:
                 root = None
+                if not digressing and (pick is not None or proper):
+                    aside = None  # a subject of its own after the digression: nothing to go back to
             user_named_last = bool(proper)
             # "价格呢？" names only an aspect: it still leans on the focus, which stays fresh
             user_fresh = pick is not None or leans_on_focus(m.content, lang)
@@ -1238,8 +1258,8 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             last_turn = nouns[0] if nouns else None
             last_answer = proper[0] if proper else None
             if proper and asked_who:  # the answer to "who …?" names a person: one the question did not name
-                person_focus = next((x for x in proper if frame is None or x.text.lower() not in frame.lower()),
-                                    proper[0])
+                new = [x for x in proper if frame is None or x.text.lower() not in frame.lower()] or proper
+                person_focus = next((x for x in new if x.cls == "nr"), new[0])
             elif any(x.cls == "nr" for x in proper):
                 person_focus = next(x for x in proper if x.cls == "nr")
             if proper and not question_named and _answer_size(m.content, lang) <= _SHORT_ANSWER_TOKENS:

@@ -326,7 +326,8 @@ _ZH_ASIDE_RE = re.compile(r"[（(][^（）()]{0,30}[）)]")
 # the first opener after at least one character ("常用的肥料有有机肥" → "有机肥"; "是非题" has none)
 _ZH_LIST_OPENER_RE = re.compile(r".+?(?:有|是|包括|包含|比如|例如|推荐|去|如|[:：])")
 _ZH_ITEM_MAX = 12
-_ZH_CLAUSE_BREAK_RE = re.compile(r"[，,；;]")
+_ZH_SERIES_BREAK_RE = re.compile(r"[，,；;]")
+_ZH_SUFFIX_TAGS = frozenset({"a", "ng", "k", "b"})
 _ZH_SERIES_TAIL_RE = re.compile(r"(?:[一二三四五六七八九十两几\d]+\s*[个种款家条类项样部本]|等|这|都|也|可以|各有|均).*$")
 
 
@@ -347,9 +348,9 @@ def _zh_item(chunk: str, first: bool, last: bool) -> str | None:
     if not (1 < len(text) <= _ZH_ITEM_MAX and all(is_cjk(c) for c in text)):
         return None
     toks = tagged(text)
-    # a noun at the end, or a one-character suffix after one (防癌/vn 险/a)
+    # a noun at the end, or a one-character suffix after one (防癌/vn 险/a; not a particle: "颐和园呢")
     noun_end = toks[-1][1].startswith(("n", "vn")) or (
-        len(toks) > 1 and len(toks[-1][0]) == 1 and toks[-2][1].startswith(("n", "vn")))
+        len(toks) > 1 and len(toks[-1][0]) == 1 and toks[-1][1] in _ZH_SUFFIX_TAGS and toks[-2][1].startswith(("n", "vn")))
     if not noun_end or any(t[:1] in ("r", "p") for _, t in toks) or (
             len(toks[0][0]) == 1 and toks[0][1].startswith("v")):
         return None
@@ -363,8 +364,8 @@ def _zh_series(sentence: str) -> list[tuple[tuple[str, ...], str]]:
         return [(tuple(titles), "names")] if len(titles) >= 2 else []
     chunks = sentence.split("、")
     # the series ends at the clause it is in: "……和意外险，老人优先考虑……" (and begins after a clause before it)
-    chunks[0] = _ZH_CLAUSE_BREAK_RE.split(chunks[0])[-1]
-    chunks[-1] = _ZH_CLAUSE_BREAK_RE.split(chunks[-1])[0]
+    chunks[0] = _ZH_SERIES_BREAK_RE.split(chunks[0])[-1]
+    chunks[-1] = _ZH_SERIES_BREAK_RE.split(chunks[-1])[0]
     if len(_ZH_TITLE_RE.findall(chunks[-1])) >= 2:  # "《B》和《C》": the titles themselves
         chunks = chunks[:-1] + _ZH_TITLE_RE.findall(chunks[-1])
         return [(tuple(t for c in chunks for t in _ZH_TITLE_RE.findall(c)[:1]), "names")] if all(

@@ -323,7 +323,7 @@ def answer_alias(ent: Mention | None, history: Sequence[Message]) -> Mention | N
     return None
 
 
-def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | None:
+def _recent_focus(ent: Mention | None, history: Sequence[Message], resumed: bool = False) -> Mention | None:
     """What a query that names nothing leaves out comes from the last exchange: a noun named two exchanges ago
     is no longer the subject of a chat, the reply's first noun is. On restoration-200k a focus older than the
     last two turns supplies 8% of the words it adds, the reply's noun 37%."""
@@ -340,8 +340,8 @@ def _recent_focus(ent: Mention | None, history: Sequence[Message]) -> Mention | 
     if ent.proper and len(history) >= 3 and history[-3].role == "assistant" and named_in(ent, history[-3].content) and \
             any(not x.relational and x.text in history[-3].content for x in mentions(asked, "zh")):
         return ent  # "旺季是指哪几个月？" asked about a detail of the answer on 拙政园: 拙政园 is still the subject
-    if find_focus(history).resumed:
-        return ent  # "对了，…" … "好的谢谢": the digression is closed, the subject is what it had turned from
+    if resumed:  # ``Focus.resumed``: "对了，…" … "好的谢谢" closed a digression
+        return ent  # the subject is what it had turned aside from
     last = history[-1]
     if last.role != "assistant":
         return None
