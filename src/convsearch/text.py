@@ -150,6 +150,11 @@ def _stem(word: str) -> str:
     return _EN_STEMMER.stemWord(word)
 
 
+def stem(word: str) -> str:
+    """The Snowball stem of a Latin word (renewing → renew), as the index stems it."""
+    return _stem(word)
+
+
 def index_terms(text: str) -> list[str]:
     """Search terms: ``words`` with Latin words Snowball-stemmed (launches/launched → launch), CJK as is.
     The index and the queries both use this, so they always agree."""

@@ -200,3 +200,26 @@ def test_a_place_and_that_hospital_are_no_name_of_a_hospital() -> None:
 def test_the_who_answer_prefers_a_person_name_to_a_place() -> None:
     turns = [(U, "故宫是谁设计的"), (A, "故宫位于北京，由明代工匠蒯祥主持设计。")]
     assert "蒯祥" in find_focus([Message(r, c) for r, c in turns]).person.text
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    ([(U, "how do i renew my us passport by mail"), (A, "Use Form DS-82 and mail it with your old passport.")],
+     "how long does it take", "how long does renewing my us passport by mail take"),
+    ([(U, "How can I get a library card in Toronto?"), (A, "Bring ID with your address to any branch.")],
+     "does it cost anything?", "does getting a library card in Toronto cost anything?"),
+])
+def test_it_after_a_how_to_question_is_the_activity(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+def test_it_after_a_how_to_question_stays_the_thing_when_no_cost_is_asked() -> None:
+    turns = [(U, "how do i renew my us passport by mail"), (A, "Use Form DS-82.")]
+    assert "renewing" not in _rewrite(turns, "is it valid for travel to Canada?")
+
+
+def test_another_form_of_a_word_of_the_history_is_faithful() -> None:
+    from convsearch.rewrite.guard import unfaithful_words
+
+    h = [Message(U, "how do i renew my passport")]
+    assert unfaithful_words("how long does renewing my passport take", "how long does it take", h) == set()
+    assert unfaithful_words("how long does replacing my passport take", "how long does it take", h) == {"replacing"}

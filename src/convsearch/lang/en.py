@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .. import lexicon as lx
 from ..gate import en_ellipsis
 from ..rewrite import entities as e
 from ..rewrite import frame as f
@@ -118,6 +119,41 @@ def class_reference(t: Turn) -> None:
         t.q, t.cref = f"{t.q[:start]}the {t.q[start:end].split()[-1]} {name}{t.q[end:]}", cref
 
 
+_HOW_TO_RE = re.compile(r"^\W*(?:so\s+|and\s+)?how\s+(?:do|can|should|would|could)\s+(?:i|we|you)\s+([a-z]+)\s+(.+?)"
+                        r"[\s?.!]*$", re.IGNORECASE)
+# what an activity costs: "how long does it take", "how much does it cost", "is it worth it"
+_ACTIVITY_IT_RE = re.compile(r"\b(?:does|will|would|did|is)\s+(it)\s+(?:take|cost|last|require|need|usually\s+take|"
+                             r"worth)\b", re.IGNORECASE)
+
+
+def _gerund(verb: str) -> str:
+    """renew → renewing, make → making, get → getting, see → seeing."""
+    v = verb.lower()
+    if v.endswith("ie"):
+        return v[:-2] + "ying"
+    if v.endswith("e") and not v.endswith(("ee", "ye", "oe")):
+        return v[:-1] + "ing"
+    if len(v) <= 4 and re.fullmatch(r"[^aeiou]*[aeiou][^aeiouwxy]", v):
+        return v + v[-1] + "ing"
+    return v + "ing"
+
+
+def activity(t: Turn) -> Outcome | None:
+    """After "how do I renew my passport by mail?", the "it" of "how long does it take?" is the renewing.
+
+    >>> from convsearch.types import Message as M
+    >>> h = [M("user", "how do i renew my passport by mail"), M("assistant", "Use DS-82.")]
+    >>> activity(turn("how long does it take", h))
+    Outcome(out='how long does renewing my passport by mail take', reason='activity it → renewing my passport by mail')
+    """
+    how = _HOW_TO_RE.match(t.focus.frame or "")
+    it = _ACTIVITY_IT_RE.search(t.q)
+    if how is None or it is None or how.group(1).lower() in lx.EN_AUX:
+        return None
+    doing = f"{_gerund(how.group(1))} {how.group(2)}"
+    return Outcome(t.q[:it.start(1)] + doing + t.q[it.end(1):], f"activity it → {doing}")
+
+
 def pronoun(t: Turn) -> None:
     """The first pronoun standing for the focus (or the person, or what the answer said) is replaced (annotates
     ``out`` / ``how``).
@@ -216,7 +252,7 @@ def finish(t: Turn) -> Outcome:
     return Outcome(out, how if out is not None else "already names the focus")
 
 
-REWRITE_STEPS = (section_reference, ellipsis, class_reference, pronoun, definite_reference, no_focus,
+REWRITE_STEPS = (section_reference, ellipsis, class_reference, activity, pronoun, definite_reference, no_focus,
                  frame_completion, exclusion, finish)
 
 # --- frame completion of a fragment -------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from .. import lexicon as lx
-from ..text import CJK_RE, detect_lang, is_cjk, words
+from ..text import CJK_RE, detect_lang, is_cjk, stem, words
 from ..types import Message
 
 
@@ -51,7 +51,11 @@ def unfaithful_words(rewritten: str, query: str, history: Sequence[Message], top
     # so a history message is tokenised once per process, not again on every later turn
     known = set().union(*map(_content_words_cached, parts))
     lowered = " ".join(parts).lower()
-    return {w for w in added if w not in known and not (is_cjk(w) and _known_cjk(w, lowered))}
+    bad = {w for w in added if w not in known and not (is_cjk(w) and _known_cjk(w, lowered))}
+    if any(not is_cjk(w) for w in bad):  # "renewing" for "renew": another form of a word that is there
+        stems = {stem(k) for k in words(lowered) if not is_cjk(k)}  # every word: "get" is no content word
+        bad = {w for w in bad if is_cjk(w) or stem(w) not in stems}
+    return bad
 
 
 def _known_cjk(word: str, source: str) -> bool:
