@@ -122,4 +122,5 @@ ATTRIBUTES_EN = frozenset(a.lower() for a in SLOTS["attribute_en"])  # attribute
 ATTRIBUTES_ZH = frozenset(SLOTS["attribute_zh"])
 EN_MODEL_SUFFIXES = frozenset(_read_lines("slots.txt", "model_suffix"))
 ZH_PERSON_WORDS = _read_words("kinds.txt", "zh_person_words")
+ZH_ROLE_NOUNS = _read_words("kinds.txt", "zh_role_nouns")
 EN_PERSON_NOUNS = _read_words("kinds.txt", "en_person_nouns")

@@ -111,10 +111,10 @@ _NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})
 def _zh_common_nouns() -> frozenset[str]:
     from . import lexicon as lx  # the lexicon's data files, read once
 
-    return lx.ATTRIBUTES_ZH | frozenset(lx.RELATIONAL_ZH)
+    return lx.ATTRIBUTES_ZH | frozenset(lx.RELATIONAL_ZH) | lx.ZH_ROLE_NOUNS
 
 
-# Attribute and relational words jieba sometimes tags as names (续航 'nr'): always common nouns
+# Attribute, relational and role words jieba sometimes tags as names (续航 'nr', 师傅 'nr'): always common nouns
 _ZH_COMMON_NOUNS = _zh_common_nouns()
 
 

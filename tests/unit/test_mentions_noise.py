@@ -223,3 +223,9 @@ def test_another_form_of_a_word_of_the_history_is_faithful() -> None:
     h = [Message(U, "how do i renew my passport")]
     assert unfaithful_words("how long does renewing my passport take", "how long does it take", h) == set()
     assert unfaithful_words("how long does replacing my passport take", "how long does it take", h) == {"replacing"}
+
+
+def test_people_named_by_role_are_no_proper_names() -> None:
+    # jieba tags 师傅 and 宝宝 as names; a question about "the worker" names no entity of its own
+    assert not any(m.proper for m in mentions("自己弄还是找师傅", "zh"))
+    assert not any(m.proper for m in mentions("宝宝老流口水正常吗", "zh"))
