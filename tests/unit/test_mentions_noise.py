@@ -229,3 +229,20 @@ def test_people_named_by_role_are_no_proper_names() -> None:
     # jieba tags 师傅 and 宝宝 as names; a question about "the worker" names no entity of its own
     assert not any(m.proper for m in mentions("自己弄还是找师傅", "zh"))
     assert not any(m.proper for m in mentions("宝宝老流口水正常吗", "zh"))
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    ([(U, "余额宝现在七日年化多少"), (A, "大概在 1.2% 左右。")], "微信零钱通是不是高点",
+     "余额宝和微信零钱通现在七日年化哪个高"),
+    ([(U, "京东上 iPhone 16 多少钱"), (A, "5999 元起。")], "天猫会不会便宜点", "京东和天猫上 iPhone 16 哪个便宜"),
+])
+def test_a_chinese_comparative_without_bi_compares_with_the_frames_entity(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+@pytest.mark.parametrize("query", ["他们俩谁更好", "那哪个层次高一点", "零钱通好吗"])
+def test_no_comparison_without_a_compared_name_or_a_comparative(query) -> None:
+    from convsearch.rewrite.frame import complete_fragment
+
+    done = complete_fragment(query, "余额宝现在七日年化多少", "zh")
+    assert done is None or "哪个" not in done[0]

@@ -345,6 +345,12 @@ _EN_COMPARE_TO_RE = re.compile(r"\b(?:compare|compares|stack\s+up|measure\s+up)\
                                re.IGNORECASE)
 # "比亚迪汉呢，哪个更便宜？": a 呢-fragment, then the comparison question
 _ZH_NE_WHICH_RE = re.compile(r"^(?:那)?\s*(.+?)\s*呢\s*[，,]\s*((?:哪个|哪一个|哪款|哪家|哪辆|谁).+?)[？?！!。\s]*$")
+# "微信零钱通是不是高点": a comparative with no 比 compares with the frame's entity ("更 X" or "X 点/些" marks it)
+_ZH_BETTER_RE = re.compile(r"^(?:那)?\s*(.+?)\s*(?:是不是|会不会|是否)?\s*(?:(?:更|还要)(便宜|贵|高|低|好|快|慢|大|小|多|少|长|"
+                           r"短|轻|重|安全|划算|好用|耐用|方便|舒服)(?:一)?(?:点|些)?|(便宜|贵|高|低|好|快|慢|大|小|多|少|长|短|轻|重|"
+                           r"安全|划算|好用|耐用|方便|舒服)(?:一)?(?:点|些))\s*(?:吗|呢|吧|么)?[？?！!。\s]*$")
+_ZH_NOT_NAME_RE = re.compile(r"谁|哪|什么|怎么|[他她它这那]")  # "他们俩谁更好", "哪个层次高一点": no compared name
+_ZH_ASK_TAIL_RE = re.compile(r"(?:是)?(?:多少钱|多少|几何|怎么样|如何|怎样|吗|呢|么)[？?！!。.\s]*$")
 # "比 Galaxy S24 好吗？": a comparison whose subject is the frame's entity
 _ZH_BI_RE = re.compile(r"^(?:那)?\s*(?:跟|和)?\s*比\s*(.+)$")
 _ZH_COMPARE_RE = re.compile(r"^(?:那)?\s*(?:(?:和|跟|与|同)\s*(.+?)\s*(?:比起来|比较|相比|对比|比)|"
@@ -399,6 +405,15 @@ def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
             return None
         i = frame.find(e)
         return frame[:i + len(e)] + f" and {y}" + frame[i + len(e):], f"comparison: {e} and {y}"
+    better = _ZH_BETTER_RE.match(q.strip())
+    if better is not None and _zh_size(y := better.group(1).strip()) <= _ZH_FRAGMENT_CHARS \
+            and not _ZH_NOT_NAME_RE.search(y):
+        e = _frame_entity(frame, "zh", y)
+        core = _ZH_ASK_TAIL_RE.sub("", frame.strip())
+        if e is not None and e in core and e not in y and y not in frame:
+            i = core.find(e) + len(e)
+            both = core[:i] + ("和" if is_cjk(y[0]) else " 和 ") + y + core[i:]
+            return f"{both}哪个{better.group(2) or better.group(3)}", f"comparison: {e} 和 {y}"
     w = _ZH_NE_WHICH_RE.match(q.strip())
     if w is not None:
         y, pred = w.group(1).strip(), w.group(2).strip()
