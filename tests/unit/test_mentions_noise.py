@@ -246,3 +246,9 @@ def test_no_comparison_without_a_compared_name_or_a_comparative(query) -> None:
 
     done = complete_fragment(query, "余额宝现在七日年化多少", "zh")
     assert done is None or "哪个" not in done[0]
+
+
+def test_a_condition_narrows_a_look_up_request() -> None:
+    turns = [(U, "查一下明天南京南到杭州东的高铁"), (A, "明天上午有 G7601 和 G7355。")]
+    out = _rewrite(turns, "有没有下午的")
+    assert all(w in out for w in ("明天", "南京南", "杭州东", "下午"))
