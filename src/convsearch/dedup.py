@@ -125,7 +125,7 @@ def simhashes(texts: Sequence[str]) -> list[int]:
         if counts.max() < 1 << 15:
             # per-text column sums as four 16-bit lanes per uint64 (neither a lane nor 2·sum below can overflow):
             # one reduceat over 16 columns instead of a slice sum per text over 64
-            sums = np.add.reduceat(bits.astype(np.uint16).view("<u8"), seg, axis=0).view("<u2")
+            sums = np.add.reduceat(bits.astype(np.uint16).view(np.uint64), seg, axis=0).view(np.uint16)
         else:
             sums = np.stack([bits[a:a + n].sum(axis=0, dtype=np.int32) for a, n in zip(seg, counts)])
         packed = np.packbits(sums * 2 > counts[:, None], axis=1, bitorder="little")

@@ -305,10 +305,6 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
     else:
         n_words, short = sum(1 for t in en_tokens(q) if t[0].isalnum()), 2
     ms = mentions(q, lang)
-    if history and not any(m.proper for m in ms) and (_ZH_QUESTION_RE.search(q) if lang == "zh" else en_info_question(q)):
-        f = find_focus(history, topic)
-        if f.resumed and f.entity is not None and f.entity.text.lower() not in q.lower():
-            return Decision(True, "asks on after a closed digression ('对了…' … '好的谢谢')", 0.5, DecisionKind.SUBJECT)
     if any(m.proper for m in ms):
         return Decision(False, "names its own entity", 0.8, DecisionKind.NAMED)
     if n_words <= short:
@@ -335,6 +331,10 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
         subject = find_focus(history).subject
         if subject is not None and not _names(q, subject.text) and not _own_thing_over_passage(history, ms, lang):
             return Decision(True, "does not name the conversation's focus", 0.5, DecisionKind.SUBJECT)
+    if history and (_ZH_QUESTION_RE.search(q) if lang == "zh" else en_info_question(q)):
+        f = find_focus(history, topic)  # asked above for most questions: answered from the cache
+        if f.resumed and f.entity is not None and f.entity.text.lower() not in q.lower():
+            return Decision(True, "asks on after a closed digression ('对了…' … '好的谢谢')", 0.5, DecisionKind.SUBJECT)
     return Decision(False, "standalone", 0.7, DecisionKind.STANDALONE)
 
 

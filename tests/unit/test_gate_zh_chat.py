@@ -24,7 +24,7 @@ def A(s: str) -> Message:
     ("你会游泳吗？", "不会", "不会游泳"),
     ("想去看海吗", "不想", "不想去看海"),
     ("他迟到了么", "是啊", "是啊他迟到了"),
-    ("明天能来接我吗", "可以", "可以来接我"),
+    ("明天能来吗", "可以", "可以来"),
     ("你喜欢吃辣吗", "嗯是呀", "嗯是呀喜欢吃辣"),
     ("会不会被老板骂", "不会吧", "不会被老板骂吧"),
 ])
@@ -58,7 +58,7 @@ def test_polarity_word_position():
 
 
 def test_modal_written_with_its_verb_or_as_a_not_a():
-    assert echoed_predicate("明天能来接我吗", "可以") == "来接我"  # jieba: 能来 is one word
+    assert echoed_predicate("明天能来吗", "可以") == "来"  # jieba: 能来 is one word
     assert echoed_predicate("周末可否加班", "可以") == "加班"
 
 
@@ -102,7 +102,7 @@ def test_fragment_answer_takes_the_question_around_it(asked, answer, out):
     ("你在哪里上班？", "刚辞职了"),               # a clause of its own (a verb), not a fragment
     ("你多大了", "25"),                        # 多大 asks a degree: no slot to fill
     ("你在哪里上班呀我也想找一份离家近的工作", "二环"),  # a long turn: which of its parts is asked is unclear
-    ("在哪里", "随便"),                         # no thing, number, time or place in the answer
+    ("在哪里", "嗯嗯"),                         # no thing, number, time or place in the answer
 ])
 def test_no_fill_without_a_short_question_and_a_fragment(asked, answer):
     assert wh_answer(answer, [U("我也在外地"), A(asked)]) is None
@@ -147,3 +147,37 @@ def test_echo_stops_at_the_answered_clause_and_leaves_pronouns_to_their_step():
     assert echoed_predicate("好玩吗最近出了好多新游戏", "好玩") is None  # nothing after 好玩 in its own clause
     assert echoed_predicate("你会不会做饭呀我好饿", "会") == "做饭"  # the clause ends at 呀
     assert answer_echo("对的，你觉得它怎么样", [U("我在看一本小说"), A("那本书很火吗")]) is None
+
+
+@pytest.mark.parametrize(("asked", "reply"), [
+    ("明天能来接我吗", "可以"),             # 我 is the asker: the echo would say who picks up whom the wrong way
+    ("需要我再推荐几本科幻小说吗？", "需要"),  # an offer of the other speaker's, not the replier's predicate
+])
+def test_no_echo_of_the_other_speakers_person(asked, reply):
+    assert answer_echo(reply, [U("周末有空"), A(asked)]) is None
+
+
+@pytest.mark.parametrize(("asked", "reply", "out"), [
+    ("你不去吗", "不", "不去"),              # 不 is not doubled
+    ("他是不是迟到了", "是", "是迟到了"),     # the A-not-A question's halves go
+    ("你有没有去过北京", "有", "有去过北京"),
+])
+def test_an_echo_reads_as_the_reply_would(asked, reply, out):
+    assert answer_echo(reply, [U("周末有空"), A(asked)])[0] == out
+
+
+@pytest.mark.parametrize(("asked", "answer", "out"), [
+    ("你叫什么名字", "小明", "叫小明"),       # the noun the question word points at goes
+    ("几点开门", "9点半", "9点半开门"),       # the answer brings its own measure word
+])
+def test_a_fill_drops_what_the_answer_replaces(asked, answer, out):
+    assert wh_answer(answer, [U("嗯"), A(asked)])[0] == out
+
+
+def test_a_question_word_in_a_statement_is_filled_by_nothing():
+    assert wh_answer("上海", [U("嗯"), A("我去过几个地方")]) is None
+
+
+def test_the_answer_to_a_clarifying_question_keeps_the_request():
+    history = [U("帮我订酒店"), A("你要住几晚？")]
+    assert RuleRewriter().rewrite(history, "两晚").rewritten == "酒店 要住两晚"

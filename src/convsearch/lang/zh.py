@@ -206,8 +206,9 @@ def reply_thing(ent: e.Mention | None, history: Sequence[Message]) -> e.Mention 
             or not e.named_in(ent, history[-2].content) or len(history[-1].content) > _REPLY_MAX:
         return ent
     new = next((x for x in e.mentions(history[-1].content, "zh") if not x.relational), None)
-    if new is None or set(new.text) & set(ent.text):
-        return ent  # "花花卡" → "花花", "冰淇淋" → "冰激凌": the reply names the same thing its own way
+    if new is None or new.text in ent.text or ent.text in new.text or new.text[:1] == ent.text[:1]:
+        return ent  # "花花卡" → "花花", "冰淇淋" → "冰激凌": the reply names the same thing its own way (红茶 / 绿茶
+        # share only the category word: two things)
     return new
 
 

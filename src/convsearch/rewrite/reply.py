@@ -88,6 +88,7 @@ def _asked_verb(word: str, asked: str) -> bool:
 
 
 _CLAUSE_END = frozenset({"吗", "么", "嘛", "呢", "吧", "啊", "呀", "咩"})
+_SENTENCE_RE = re.compile(r"[。！？!?；;]")
 _ASPECT = frozenset({"过", "了", "着"})
 _SAME_MODAL = {"可以": ("能", "可"), "能": ("可以",)}  # "明天能来吗？" is answered "可以"
 _VOCATIVE = frozenset({"啊", "呀", "阿", "的", "哦", "喔", "诶"})
@@ -100,6 +101,7 @@ def echoed_predicate(turn: str, polar: str) -> str | None:
     >>> echoed_predicate("想去看海吗？", "不想")
     '去看海'
     """
+    turn = _SENTENCE_RE.split(turn.strip().rstrip("。！？!?；;…~～ "))[-1]  # "支持。需要我介绍…吗？": the last
     toks = _toks(turn)
     while toks and (toks[-1][0] in _Q_END or toks[-1][1] in _NOISE):
         toks = toks[:-1]
@@ -114,7 +116,10 @@ def echoed_predicate(turn: str, polar: str) -> str | None:
                   if len(w) > len(a) and w.startswith(a)), None) if k is None else None
     if glued is not None:  # jieba writes "能来" as one word: the modal is 能, the echo starts at 来
         i, a = glued
-        toks = [(toks[i][0][len(a):].removeprefix("否"), toks[i][1]), *toks[i + 1:]]  # 可否 / 能否: 否 goes too
+        rest_w = toks[i][0][len(a):].removeprefix("否")  # 可否 / 能否: 否 goes too
+        if rest_w.startswith(("不" + a, "没" + a)):
+            rest_w = rest_w[1 + len(a):]  # 有没有 / 是不是 written as one word: its second half goes too
+        toks = [(rest_w, toks[i][1]), *toks[i + 1:]] if rest_w else toks[i + 1:]
     elif k is not None:
         rest = toks[k + 1:]
         if rest and rest[0][0] in ("不" + toks[k][0], "没" + toks[k][0]):
@@ -122,13 +127,20 @@ def echoed_predicate(turn: str, polar: str) -> str | None:
         if rest and rest[0][0] in _ASPECT:
             rest = rest[1:]  # "你吃过榴莲吗" + "吃过": the reply has its own 过
         toks = rest
+    elif (ab := next((i for i, (w, _) in enumerate(toks) if len(w) == 3 and w[1] in "不没" and w[0] == w[2]
+                      and w[0] in bases), None)) is not None:
+        toks = toks[ab + 1:]  # jieba writes 是不是 / 有没有 as one word: "他是不是迟到了" + 是 → 迟到了
     elif toks and toks[0][0] in _SPEAKERS:
         toks = toks[1:]
     cut = next((i for i, (w, t) in enumerate(toks) if w in _CLAUSE_END or t in _NOISE), len(toks))
     toks = toks[:cut]  # "好玩吗最近有好多游戏": the answered clause ends at its question particle
+    if polar in ("不", "没") and toks and toks[0][0][:1] == polar:
+        toks = [(toks[0][0][1:], toks[0][1]), *toks[1:]] if len(toks[0][0]) > 1 else toks[1:]  # 不 + 不去: 不去
     pred = "".join(w for w, _ in toks)
-    # a polarity word leaves out a predicate; an answered verb only its object ("吃过" + 榴莲)
-    if not pred or len(pred) > PREDICATE_MAX or (polar in POLAR and not any(t[:1] in ("v", "a") for _, t in toks)):
+    # a polarity word leaves out a predicate; an answered verb only its object ("吃过" + 榴莲); an offer of the
+    # other speaker's ("需要我再推荐几本吗") is no predicate of the reply's speaker
+    if not pred or len(pred) > PREDICATE_MAX or (polar in POLAR and not any(t[:1] in ("v", "a") for _, t in toks)) \
+            or any(w in ("我", "你", "您") for w, _ in toks):
         return None
     return pred
 
@@ -151,6 +163,8 @@ def answer_echo(query: str, history: Sequence[Message]) -> tuple[str, str] | Non
     return q[:at] + pred + q[at:], f"a bare reply echoes the predicate it answers: {polar} → {pred}"
 
 
+# a question of the comment's own ("你在哪", "今天天气怎么样"): with a noun or pronoun of its own it has its own topic
+_ASKS_OWN_RE = re.compile(r"[？?吗么]|什么|怎么|哪|谁|几|多少")
 # characters: "出去走走"; a longer remark is seldom the topic whole (8 and 10 add more words, at lower precision)
 REMARK_MAX = 6
 
@@ -165,8 +179,12 @@ def remark_topic(query: str, history: Sequence[Message]) -> tuple[str, str] | No
     >>> remark_topic("太热了", [Message("user", "好无聊"), Message("assistant", "出去走走")])
     ('出去走走太热了', 'a comment takes the short remark it answers as its topic: 出去走走')
     """
-    if not history or history[-1].role != "assistant":
-        return None
+    if not history or history[-1].role != "assistant" or len(history[-1].content) > 3 * REMARK_MAX:
+        return None  # (the length first: a long answer is never tokenised here)
+    qt = _toks(query)
+    own = _ASKS_OWN_RE.search(query) and any(t[:1] in ("n", "r") for w, t in qt if not _WH_RE.fullmatch(w))
+    if not qt or own or all(w in lx.ZH_INTERJECTIONS or t in _NOISE or w in _PARTICLES for w, t in qt):
+        return None  # "你在哪", "今天天气怎么样": a subject of its own; "哦哦": no comment at all
     toks = _toks(history[-1].content)
     while toks and (toks[-1][0] in _Q_END or toks[-1][0] in _PARTICLES or toks[-1][1] in _NOISE):
         toks = toks[:-1]
@@ -202,8 +220,9 @@ def wh_answer(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
     >>> wh_answer("北京啊", [Message("user", "我也在外地"), Message("assistant", "你在哪里上班？")])
     ('在北京上班', 'a fragment answer fills the question word: 哪里 → 北京')
     """
-    if not history or history[-1].role != "assistant":
-        return None
+    if not history or history[-1].role != "assistant" or len(history[-1].content) > 2 * _WH_TURN_MAX \
+            or _INDEFINITE_RE.search(history[-1].content):
+        return None  # "我去过几个地方", "没什么特别的": a question word that asks nothing
     asked = _TRAIL_RE.sub("", history[-1].content.strip())
     asked = _SPEAKER_RE.sub("", _OPEN_RE.sub("", asked))
     hits = list(_WH_RE.finditer(asked))
@@ -217,12 +236,21 @@ def wh_answer(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
         return None
     wh = hits[0]
     end = wh.end()
-    while end < len(asked) and frag.endswith(asked[wh.end():end + 1]):
-        end += 1  # "几点" + "10点": the answer brings its own measure word
+    while end < len(asked) and asked[wh.end():end + 1] in frag:
+        end += 1  # "几点" + "10点" / "9点半": the answer brings its own measure word
+    nxt = _toks(asked[end:])[:1]
+    kinds = _NAME_TAGS if wh.group() in ("什么", "啥") else _PLACE_TIME_TAGS  # (jieba tags 师范 'nr')
+    if nxt and nxt[0][1].startswith(("n", "q", "t")) and wh.group() in ("什么", "哪个", "哪", "几", "啥") and (
+            frag.endswith(nxt[0][0][-1]) or all(t in kinds for _, t in toks)):
+        end += len(nxt[0][0])  # "你叫什么名字" + "小明" → "叫小明"; "哪个城市" + "杭州" → "杭州"
     out = asked[:wh.start()] + frag + asked[end:]
     if out == frag:
         return None
     return out, f"a fragment answer fills the question word: {wh.group()} → {frag}"
 
 
+# a question word used indefinitely: after 没/有/不/去过 or before 都/也 ("没什么", "去过几个地方", "哪儿都行")
+_INDEFINITE_RE = re.compile(r"(?:[没有不]|去过|过)(?:什么|啥|几|哪)|(?:什么|啥|哪儿|哪里)[都也]|几乎")
+_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "t", "m", "eng"})
+_PLACE_TIME_TAGS = frozenset({"ns", "t", "m"})
 _TRAIL_RE = re.compile(r"(?:吗|么|呢|呀|啊|吖|啦|吧|哦|的|[？?！!。.~～=\s])+$")

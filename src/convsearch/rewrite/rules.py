@@ -164,7 +164,13 @@ class RuleRewriter:
             return self._checked(query, work[0], history, topic, f"gate: {decision.reason}; {work[1]}")
         echo = (answer_echo(query, history) or wh_answer(query, history)) if lang == "zh" else None
         if echo is not None:  # "会" after "你会游泳吗？" → "会游泳"; "二环" after "在哪里上班？" → "在二环上班"
-            return self._checked(query, echo[0], history, topic, f"gate: {decision.reason}; {echo[1]}")
+            out, how = echo
+            asked = _request_asked(history, topic)
+            if asked is not None and asked.text not in out:
+                # "帮我订酒店" → "你要住几晚？" → "两晚": the answer to the assistant's clarifying question goes
+                # with the thing requested ("酒店 要住两晚")
+                out, how = f"{asked.text} {out}", f"{how}; with the request's {asked.text}"
+            return self._checked(query, out, history, topic, f"gate: {decision.reason}; {how}")
         focus = find_focus(history, topic)
         offer = accepted_offer(query, history)
         if offer is not None:
@@ -321,6 +327,18 @@ def answer_alias(ent: Mention | None, history: Sequence[Message]) -> Mention | N
             return Mention(alias, True, ent.cls, alias.lower())
         return None
     return None
+
+
+_ZH_LOOK_UP_RE = re.compile(r"^\W*(?:帮我|请|麻烦)?(?:查一下|查查|查询|搜一下|找一下|订|预订|预约|推荐|想买|想找|想订)")
+
+
+def _request_asked(history: Sequence[Message], topic: str | None) -> Mention | None:
+    """What the user's request right before the assistant's question named ("帮我订酒店" → 酒店), when the
+    assistant asked back instead of answering; None after a remark or a question of the user's own."""
+    if len(history) < 2 or history[-2].role != "user" or not _ZH_LOOK_UP_RE.search(history[-2].content):
+        return None
+    ent = find_focus(history, topic).entity
+    return ent if ent is not None and ent.text in history[-2].content else None
 
 
 def _recent_focus(ent: Mention | None, history: Sequence[Message], resumed: bool = False) -> Mention | None:

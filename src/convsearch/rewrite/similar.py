@@ -36,14 +36,15 @@ def _vectors_of(texts: Sequence[str]) -> list[np.ndarray]:
     """Vectors of ``texts``, the uncached ones embedded in one model call (a tie costs one call, not one per
     phrase); the cache is cleared when full."""
     global calls
-    new = [t for t in dict.fromkeys(texts) if t not in _vectors]
+    got = {t: v for t in dict.fromkeys(texts) if (v := _vectors.get(t)) is not None}
+    new = [t for t in dict.fromkeys(texts) if t not in got]
     if new:
         calls += 1
         if len(_vectors) + len(new) > _CACHE_MAX:
             _vectors.clear()
         for t, v in zip(new, _embed(new)):
-            _vectors[t] = v
-    return [_vectors[t] for t in texts]
+            _vectors[t] = got[t] = v
+    return [got[t] for t in texts]  # from this call's own vectors: another thread may clear the cache meanwhile
 
 
 def _embed(texts: list[str]) -> np.ndarray:
