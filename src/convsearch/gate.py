@@ -44,7 +44,7 @@ from functools import lru_cache
 from collections.abc import Sequence
 
 from . import lexicon as lx
-from .rewrite.entities import (Mention, definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
+from .rewrite.entities import (Mention, closes_exchange, definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
                                partial_name_span, topic_entity, zh_anaphor_at, zh_classifier_reference, zh_ellipsis,
                                zh_lead)
 from .rewrite.frame import compare_in_history, complete_fragment
@@ -331,8 +331,9 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
         subject = find_focus(history).subject
         if subject is not None and not _names(q, subject.text) and not _own_thing_over_passage(history, ms, lang):
             return Decision(True, "does not name the conversation's focus", 0.5, DecisionKind.SUBJECT)
-    if history and (_ZH_QUESTION_RE.search(q) if lang == "zh" else en_info_question(q)):
-        f = find_focus(history, topic)  # asked above for most questions: answered from the cache
+    if history and closes_exchange(next((m.content for m in reversed(history) if m.role == "user"), "")) and (
+            _ZH_QUESTION_RE.search(q) if lang == "zh" else en_info_question(q)):
+        f = find_focus(history, topic)  # (only after a closing: the focus search is not repeated on every turn)
         if f.resumed and f.entity is not None and f.entity.text.lower() not in q.lower():
             return Decision(True, "asks on after a closed digression ('对了…' … '好的谢谢')", 0.5, DecisionKind.SUBJECT)
     return Decision(False, "standalone", 0.7, DecisionKind.STANDALONE)

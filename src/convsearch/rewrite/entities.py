@@ -971,6 +971,11 @@ _DIGRESSION_RE = re.compile(r"^\W*(?:对了|另外(?![一两那这个款种家�
 _CLOSING_RE = re.compile(r"^\W*(?:(?:好的?|嗯|行|明白了?|懂了|知道了|了解了?|谢谢(?:你|您)?|多谢|ok|okay|got\s+it|makes\s+sense|"
                          r"i\s+see|thanks|thank\s+you|cool|great|alright|good\s+to\s+know|sounds\s+good)"
                          r"[\s，,。.!！~～]*)+$", re.IGNORECASE)
+def closes_exchange(text: str) -> bool:
+    """ "好的谢谢", "got it, thanks": a turn that only acknowledges (it may close a digression)."""
+    return bool(_CLOSING_RE.match(text))
+
+
 _WHO_RE = re.compile(r"^\s*(who|whom)\b|谁", re.IGNORECASE)
 
 
