@@ -368,7 +368,7 @@ def _compound(m: Mention, lang: str) -> bool:
     return len(m.text) >= 4 if lang == "zh" else len(m.text.split()) >= 2
 
 
-_TIME_UNITS = frozenset({"year", "month", "week", "day", "quarter"})  # "this year": the mention is "year"
+_TIME_UNITS = lx.EN_TIME_UNITS  # "this year": the mention is "year"
 
 
 def _things_asked(ms: Sequence[Mention]) -> int:

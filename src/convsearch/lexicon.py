@@ -90,6 +90,12 @@ ZH_INTERJECTIONS = frozenset({"嗯", "嗯嗯", "哦", "噢", "哈", "哈哈", "�
 # Sentence-final particles: what may follow a clause-final verb ("去过了", "吃过吗").
 ZH_FINAL_PARTICLES = frozenset({"了", "吗", "啊", "呀", "吧", "呢", "么", "哦", "啦", "嘛", "哈", "吖", "咯", "呗", "喔",
                                 "噢", "的", "哇", "嘞", "滴", "撒"})
+# A request to look something up or book it ("查一下明天的高铁", "帮我订酒店"): the frame of a condition or of the
+# answer to a clarifying question (rewrite.frame, rewrite.rules)
+ZH_LOOK_UP = r"^\W*(?:帮我|请|麻烦)?(?:查一下|查查|查询|搜一下|找一下|找找|订|预订|预约|推荐|想买|想找|想订)"
+# Time units: "12 minutes" is a measurement, "this year" names a time, not a thing
+EN_TIME_UNITS = frozenset({"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks",
+                           "month", "months", "quarter", "quarters", "year", "years"})
 # A-not-A questions (贵不贵, 好不好, 是不是); "不不不" and 动不动 (at every turn) ask nothing
 ZH_A_NOT_A = r"(?!动不动)(?P<a_not_a>[\u4e00-\u9fff])(?<!不)不(?P=a_not_a)"
 ZH_PROPER_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng"})

@@ -418,8 +418,7 @@ def en_mentions(text: str) -> list[Mention]:
 
 _EN_OBJECT_AFTER_VERB = frozenset({"them", "it", "him", "her", "us", "me", "the", "a", "an", "your", "my", "this",
                                    "these", "those", "some"})
-_EN_TIME_UNITS = frozenset({"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks",
-                            "month", "months", "year", "years"})  # "12 minutes late": a measurement, no entity
+_EN_TIME_UNITS = lx.EN_TIME_UNITS  # "12 minutes late": a measurement, no entity
 _EN_QUANTITY_WORDS = frozenset({"around", "about", "approximately", "roughly", "nearly", "almost", "over", "under"})
 _EN_CONTRACTION_RE = re.compile(r"['’](?:ve|d|ll|re|m|t)$")
 _EN_ADVERB_ENDS = ("ally", "ibly", "ably", "ously", "ively", "fully", "lessly", "edly", "ingly", "ently", "antly")

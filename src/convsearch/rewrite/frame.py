@@ -462,7 +462,7 @@ _ZH_LIMIT_RE = re.compile(r"^(?:那)?\s*([^，,。？?]{0,8}?\d[\d.]*\s*(?:元|�
                           r"\s*呢?[？?！!。\s]*$")
 _ZH_QWORD_RE = re.compile(r"什么|哪|怎么|多少|谁|几")
 # a request for things to choose from: recommend, list, or look up ("查一下明天南京南到杭州东的高铁")
-_ZH_REQUEST_RE = re.compile(r"推荐|有没有.{0,12}[？?]?$|有哪些|^\W*(?:帮我|请)?(?:查一下|查查|查询|搜一下|找一下|找找)")
+_ZH_REQUEST_RE = re.compile(r"推荐|有没有.{0,12}[？?]?$|有哪些|" + lx.ZH_LOOK_UP)
 
 
 def _condition(q: str, frame: str, lang: str) -> tuple[str, str] | None:

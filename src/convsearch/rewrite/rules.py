@@ -329,7 +329,7 @@ def answer_alias(ent: Mention | None, history: Sequence[Message]) -> Mention | N
     return None
 
 
-_ZH_LOOK_UP_RE = re.compile(r"^\W*(?:帮我|请|麻烦)?(?:查一下|查查|查询|搜一下|找一下|订|预订|预约|推荐|想买|想找|想订)")
+_ZH_LOOK_UP_RE = re.compile(lx.ZH_LOOK_UP)
 
 
 def _request_asked(history: Sequence[Message], topic: str | None) -> Mention | None:
