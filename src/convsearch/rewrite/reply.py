@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from .. import lexicon as lx
 from ..text import tagged
@@ -146,6 +147,17 @@ def echoed_predicate(turn: str, polar: str) -> str | None:
 
 
 def answer_echo(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
+    """See ``_answer_echo``: it reads only the latest turn, and the gate and the rewriter ask on the same turn, so the
+    answer is remembered."""
+    return _answer_echo(query, history[-1]) if history else None
+
+
+@lru_cache(maxsize=1024)
+def _answer_echo(query: str, last: Message) -> tuple[str, str] | None:
+    return _answer_echo_of(query, (last,))
+
+
+def _answer_echo_of(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
     """The bare reply completed with the predicate of the other speaker's latest turn, and why; None when the
     query is no bare reply, the latest turn is the user's own, or its predicate is long or verbless."""
     if not history or history[-1].role != "assistant":
@@ -211,6 +223,17 @@ _SPEAKER_RE = re.compile(r"^(?:你们|你|您)(?:家)?")
 
 
 def wh_answer(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
+    """See ``_wh_answer``: it reads only the latest turn, and the gate and the rewriter ask on the same turn, so the
+    answer is remembered."""
+    return _wh_answer(query, history[-1]) if history else None
+
+
+@lru_cache(maxsize=1024)
+def _wh_answer(query: str, last: Message) -> tuple[str, str] | None:
+    return _wh_answer_of(query, (last,))
+
+
+def _wh_answer_of(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
     """A fragment that answers the other speaker's short wh-question takes the question's place around it:
     "你在哪里上班？" + "二环" → "在二环上班" (the asker's 你 is not the answerer's). Only a verbless fragment
     naming a thing, a number, a time or a place (≤ ``_ANSWER_MAX`` characters), after a question of at most
