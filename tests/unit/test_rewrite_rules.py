@@ -349,6 +349,22 @@ def test_zh_frame_completion_keeps_a_subject_na():
     assert r.rewritten.endswith("那是极好的") and r.rewritten != "那是极好的"
 
 
+def test_zh_then_marker_before_a_verb_tagged_subject_goes():
+    # jieba tags 审批 'v': it is still what the follow-up asks about, and "then" is no part of the query
+    r = rw([U("新员工入职流程是怎样的？")], "那审批需要多久？")
+    assert r.rewritten == "新员工入职流程审批需要多久"
+    # a modal after 那 is no subject: the marker stays in its clause
+    assert rw([U("下周想去成都玩"), A("周末可能会下雨")], "那应该也挺好看的").rewritten.endswith("那应该也挺好看的")
+
+
+def test_zh_query_naming_a_thing_of_its_own_beside_a_common_focus_is_kept():
+    # 试用期 is a sibling of the common noun 审批, not an aspect of it: nothing to complete
+    assert rw([U("新员工入职流程是怎样的？"), U("那审批需要多久？")], "试用期多长？").rewritten == "试用期多长？"
+    # an aspect (a relational noun: a work's 主人公) still takes its owner
+    r = rw([U("电视剧匆匆那年好看吗")], "主人公是谁")
+    assert r.rewritten != "主人公是谁" and "主人公是谁" in r.rewritten
+
+
 def test_zh_situational_demonstrative_is_not_a_reference():
     r = rw([U("最近工作好累"), A("元宵节快到了")], "这个时候该吃汤圆了")
     assert "工作" not in r.rewritten  # 这个时候 is "now"; 该 here means "should"

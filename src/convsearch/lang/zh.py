@@ -212,6 +212,30 @@ def reply_thing(ent: e.Mention | None, history: Sequence[Message]) -> e.Mention 
     return new
 
 
+def _verb_subject(toks: list[tuple[str, str]]) -> bool:
+    """Whether a verb-tagged word opens the clause as the subject of the verb after it ("审批 需要 多久": jieba
+    tags 审批 'v'), so the follow-up marker before it goes like the one before a noun.
+
+    >>> _verb_subject([("审批", "v"), ("需要", "v"), ("多久", "m")]), _verb_subject([("应该", "v"), ("也", "d")])
+    (True, False)
+    """
+    return len(toks) > 1 and toks[0][1] in ("v", "vn") and toks[1][1] == "v" and toks[0][0] not in _ZH_MODALS
+
+
+_ZH_MODALS = frozenset({"可以", "应该", "能", "会", "要", "想", "得", "该", "需要", "就是", "是"})
+
+def _own_subject(toks: list[tuple[str, str]]) -> bool:
+    """Whether the query opens with a thing of its own, not an aspect that needs an owner ("试用期多长" after
+    "审批需要多久": a sibling of 审批, not a part of it; "价格多少" needs its owner).
+
+    >>> _own_subject(tagged("试用期多长")), _own_subject(tagged("价格多少"))
+    (True, False)
+    """
+    w, tag = toks[0]
+    return tag in ("n", "nz") and len(w) > 2 and w not in lx.RELATIONAL_ZH \
+        and not r._ZH_ATTRIBUTE_RE.fullmatch(w) and len(toks) > 1
+
+
 def frame_completion(t: Turn) -> Outcome:
     """A query that names nothing gets the focus as its subject (after any interjection) or as its missing object.
 
@@ -234,7 +258,7 @@ def frame_completion(t: Turn) -> Outcome:
     # "小鹏 G6 的续航" + "充电要多久？": the question asks about another aspect of 小鹏 G6, not of its 续航
     ent = _aspect_owner(ent)
     toks = t.toks
-    if lead and not (toks and toks[0][1] in lx.ZH_NOUN_TAGS):
+    if lead and not (toks and (toks[0][1] in lx.ZH_NOUN_TAGS or _verb_subject(toks))):
         toks = tagged(core)  # "那是极好的": 那 is the subject here, not a follow-up marker to drop
     prefix = ""
     rest = toks
@@ -248,6 +272,8 @@ def frame_completion(t: Turn) -> Outcome:
         rest_text = re.sub(r"的?呢$", "", rest_text)  # "取现手续费呢" completed: its 呢 has nothing left to mark
     if not rest_text:
         return Outcome(None, "nothing to complete")
+    if not ent.proper and _own_subject(rest):
+        return Outcome(None, f"names its own subject beside the common noun {ent.text}")
     slot = r._object_slot(rest)
     if slot is not None:  # "你吃过吗" → "你吃过大列巴吗": a clause-final verb is missing its object
         before = "".join(w for w, _ in rest[:slot])
