@@ -203,7 +203,8 @@ _EN_CLAUSE_BREAK_RE = re.compile(r"[,;:.?!]|\b(?:and|but|or|so|because|when|if|s
 _EN_PRONOUN_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
 
 
-_ZH_QUESTION_RE = re.compile(r"[？?]|吗|什么|怎么|哪|多少|几|是否|有没有|能不能|可不可以|" + lx.ZH_A_NOT_A)
+_ZH_QUESTION_RE = re.compile(r"[？?]|吗|呢\s*$|什么|怎么|哪|谁|多少|多久|多长|多大|多远|如何|几|是否|有没有|能不能|可不可以|"
+                             + lx.ZH_A_NOT_A)
 _ZH_PERSONAL = frozenset({"他", "她", "他们", "她们"})
 _ZH_CLAUSE_BREAK_RE = re.compile(r"[，,。；;！!？?]|但是|而且|所以|然后")
 
@@ -264,7 +265,20 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
     """
     # The pipeline asks first and the rewriter it calls asks again: remember the last answers (the language is
     # resolved first, so both calls share one cache key).
-    return _needs_rewrite(tuple(history), query, topic, lang or detect_lang(query))
+    lang = lang or detect_lang(query)
+    return _needs_rewrite(tuple(history), asked_form(query, lang), topic, lang)
+
+
+def asked_form(query: str, lang: str) -> str:
+    """An English follow-up that opens with and / what about / how about … is a question whether or not its
+    question mark was typed: the form the gate and the rules read.
+
+    >>> asked_form("and on Windows", "en"), asked_form("and on Windows?", "en"), asked_form("hard boiled", "en")
+    ('and on Windows?', 'and on Windows?', 'hard boiled')
+    """
+    if lang == "en" and query.rstrip()[-1:].isalnum() and _EN_ELLIPSIS_RE.match(query):
+        return query.rstrip() + "?"
+    return query
 
 
 @lru_cache(maxsize=1024)

@@ -676,3 +676,23 @@ def test_zh_interjection_reply_and_verb_object_compounds_are_not_completed():
 
 def test_en_punctuation_only_query_is_left_alone():
     assert rw([U("Tell me about Rome."), A("Rome is old.")], "?").rewritten == "?"
+
+
+# --- a follow-up typed without its question mark reads as the one typed with it ------------------------------
+
+@pytest.mark.parametrize("history,query", [
+    ([U("What is the battery life of the Sony WH-1000XM5?"), A("About 30 hours.")], "And its price"),
+    ([U("How do I install Node.js on Ubuntu?"), A("Use the NodeSource packages.")], "and on Windows"),
+    ([U("北京朝阳区两居室整租一般多少钱一个月？"), A("大致在 6000–12000 元/月。")], "离地铁站近一点的呢"),
+])
+def test_follow_up_without_question_mark_is_rewritten_like_the_asked_one(history, query):
+    mark = "？" if query[0] > "\u4e00" else "?"
+    typed, asked = rw(history, query), rw(history, query + mark)
+    assert asked.changed and typed.changed
+    assert typed.original == query  # what was typed is kept
+    assert typed.rewritten.rstrip("?？") == asked.rewritten.rstrip("?？")
+
+
+def test_bare_phrase_without_question_mark_is_left_alone():
+    # "hard boiled?" is a fragment question; "hard boiled" typed alone is not confidently one
+    assert not rw([U("How long do I boil an egg for soft boiled?"), A("About 6 minutes.")], "hard boiled").changed
