@@ -252,3 +252,11 @@ def test_a_condition_narrows_a_look_up_request() -> None:
     turns = [(U, "查一下明天南京南到杭州东的高铁"), (A, "明天上午有 G7601 和 G7355。")]
     out = _rewrite(turns, "有没有下午的")
     assert all(w in out for w in ("明天", "南京南", "杭州东", "下午"))
+
+
+def test_zh_verb_tagged_noun_before_a_predicate_joins_its_phrase():
+    from convsearch.rewrite.entities import mentions
+    # jieba tags 签证 'v': after 旅游 and before 一般要 it is the noun of the phrase
+    assert "旅游签证" in [m.text for m in mentions("去日本的单次旅游签证一般要准备哪些材料", "zh")]
+    # a person's verb is no noun of the person ("蔡徐坤学习…"), nor a verb with its object
+    assert all("学习" not in m.text for m in mentions("蔡徐坤学习打篮球", "zh"))

@@ -168,6 +168,8 @@ def _zh_clause_mentions(text: str) -> list[Mention]:
             nounish = True  # 新员工
         if not nounish and t == "m" and len(w) == 1 and i + 1 < n and toks[i + 1][1] in lx.ZH_NOUN_TAGS:
             nounish = True  # 年假 is tagged 年/m 假/n
+        if not nounish and run and _nominal_verb_inside(toks, i):
+            nounish = True  # 旅游/vn 签证/v 一般, 卫生间 防水/v 墙面: a noun jieba tagged as a verb
         if nounish:
             run.append((w, t))
             continue
@@ -191,6 +193,26 @@ def _zh_clause_mentions(text: str) -> list[Mention]:
             # ("北京那家医院" is not 北京医院)
             merged.append(Mention(f"{a.text}{' ' if not is_cjk(a.text[-1]) else ''}{b.text}", True, a.cls, b.head))
     return merged + out
+
+
+_ZH_AFTER_NOMINAL = frozenset({"一般", "要", "能", "可以", "需要", "大概", "通常", "的", "都", "一定", "得"})
+_PERSON_TAGS = frozenset({"nr", "nrt", "nrfg"})
+
+
+def _nominal_verb_inside(toks: Sequence[tuple[str, str]], i: int) -> bool:
+    """A two-character word tagged as a verb, right after a noun and right before what opens a predicate (an
+    adverb, a modal, 的), is a noun of the phrase: 旅游签证 一般要…, 公司审批 需要….
+
+    >>> _nominal_verb_inside([("旅游", "vn"), ("签证", "v"), ("一般", "a")], 1)
+    True
+    >>> _nominal_verb_inside([("北京", "ns"), ("下雨", "v"), ("了", "ul")], 1)
+    False
+    """
+    w, t = toks[i]
+    if t != "v" or len(w) != 2 or not is_cjk(w) or i + 1 >= len(toks) or toks[i - 1][1] not in lx.ZH_NOUN_TAGS \
+            or toks[i - 1][1] in _PERSON_TAGS:
+        return False  # (蔡徐坤 学习 …, 前男友 告诉 全世界: a subject and its verb; a verb before a noun is too)
+    return toks[i + 1][0] in _ZH_AFTER_NOMINAL
 
 
 _ZH_OWNERS = frozenset({"我家", "你家", "他家", "她家", "我们家", "咱家"})
