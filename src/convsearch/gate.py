@@ -270,15 +270,67 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
 
 
 def asked_form(query: str, lang: str) -> str:
-    """An English follow-up that opens with and / what about / how about … is a question whether or not its
-    question mark was typed: the form the gate and the rules read.
+    """The form of a query the gate and the rules read: a courtesy or discourse opener is set aside ("请问那广州呢？"
+    → "那广州呢？", "hey, what about DynamoDB?" → "what about DynamoDB?"; the rules put it back), and an English follow-up opening with
+    and / what about / how about … is a question whether or not its question mark was typed.
 
     >>> asked_form("and on Windows", "en"), asked_form("and on Windows?", "en"), asked_form("hard boiled", "en")
     ('and on Windows?', 'and on Windows?', 'hard boiled')
+    >>> asked_form("请问那广州呢？", "zh"), asked_form("嗯，有什么副作用", "zh"), asked_form("嗯嗯", "zh")
+    ('那广州呢？', '有什么副作用', '嗯嗯')
     """
+    query = split_opener(query, lang)[1]
     if lang == "en" and query.rstrip()[-1:].isalnum() and _EN_ELLIPSIS_RE.match(query):
         return query.rstrip() + "?"
     return query
+
+
+def split_opener(query: str, lang: str) -> tuple[str, str, str]:
+    """The query's courtesy or discourse opener, the rest, and a courtesy closer taken out of the rest before its
+    final mark (each empty when there is none, or when nothing else is left).
+
+    >>> split_opener("Ok, call her please?", "en"), split_opener("okay", "en")
+    (('Ok, ', 'call her?', ' please'), ('', 'okay', ''))
+    >>> split_opener("请问有什么副作用啊？", "zh")
+    ('请问', '有什么副作用？', '啊')
+    """
+    m = _OPENER_RE[lang].match(query)
+    opener, rest = ("", query) if m is None or m.end() >= len(query.rstrip()) else (query[:m.end()], query[m.end():])
+    c = _CLOSER_RE[lang].search(rest)
+    if c is None or not rest[:c.start()].strip() or is_social(rest) or (
+            lang == "zh" and not _ZH_QUESTION_RE.search(rest[:c.start()])):
+        return opener, rest, ""  # ("That is all. Thank you." is a sign-off; a Chinese reply's 啊 stays: "可以啊")
+    core = rest[:c.start()]
+    return opener, core if core.rstrip()[-1:] in _FINAL_MARKS else core + c.group(2), c.group(1)
+
+
+def with_courtesy(query: str, rewritten: str, lang: str) -> str:
+    """Put the courtesy words ``split_opener`` set aside back around a rewrite of the rest.
+
+    >>> with_courtesy("Ok, call her please?", "call Jen?", "en")
+    'Ok, call Jen please?'
+    """
+    opener, _, closer = split_opener(query, lang)
+    if closer:
+        core = rewritten.rstrip(_FINAL_MARKS)
+        rewritten = core + closer + rewritten[len(core):]
+    return opener + rewritten
+
+
+# Openers with nothing to search for in them: a courtesy (请问, 想问下) needs no separator; an interjection (嗯, ok,
+# hey) needs a comma or a space after it, so that "okay" / "Hiking boots" stay whole.
+_OPENER_RE = {
+    "zh": re.compile(r"^\s*(?:(?:那)?(?:请问一下|请问下|请问|想问一下|想问下|问一下|问下|麻烦问一下|麻烦问下)[，,\s]*|"
+                     r"(?:嗯嗯|嗯|哦|噢|额|呃|好的|好吧|ok|OK)\s*[，,！!。.~～]+\s*)"),
+    "en": re.compile(r"^\s*(?:(?:hey|hi|hello|ok|okay|oh|ah|hmm+|um+|uh+|alright)\b[\s,!.]+|"
+                     r"(?:well|great|cool|nice|thanks|thank you|got it|i see)\s*[,!.]+\s*)", re.IGNORECASE),
+}
+_FINAL_MARKS = "?？!！.。 "
+# A closer: "please" / "thanks" (en), a question's mood particle 啊 / 呀 (zh; not 呢 or 吗, which ask), before the final marks
+_CLOSER_RE = {
+    "zh": re.compile(r"([啊呀]+)(\s*[？?！!。.~～]*\s*)$"),
+    "en": re.compile(r"(,?\s+(?:please|pls|thanks|thank you))(\s*[?!.]*\s*)$", re.IGNORECASE),
+}
 
 
 @lru_cache(maxsize=1024)

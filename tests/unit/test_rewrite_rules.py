@@ -696,3 +696,30 @@ def test_follow_up_without_question_mark_is_rewritten_like_the_asked_one(history
 def test_bare_phrase_without_question_mark_is_left_alone():
     # "hard boiled?" is a fragment question; "hard boiled" typed alone is not confidently one
     assert not rw([U("How long do I boil an egg for soft boiled?"), A("About 6 minutes.")], "hard boiled").changed
+
+
+# --- courtesy words around a follow-up: read without them, put back around the rewrite -----------------------
+
+@pytest.mark.parametrize("history,plain,polite", [
+    ([U("北京故宫门票多少钱？"), A("旺季 60 元。")], "那颐和园呢？", "请问那颐和园呢？"),
+    ([U("北京故宫门票多少钱？"), A("旺季 60 元。")], "那颐和园呢？", "嗯，那颐和园呢？"),
+    ([U("阿莫西林怎么吃？"), A("一般一天三次。")], "有什么副作用？", "有什么副作用啊？"),
+    ([U("How do I install Node.js on Ubuntu?"), A("Use the NodeSource packages.")], "And on Windows?",
+     "hey, and on Windows?"),
+    ([U("I need a cheap restaurant in the centre."), A("Pizza Hut City Centre is cheap.")], "What is the address?",
+     "What is the address please?"),
+])
+def test_courtesy_words_do_not_hide_a_follow_up(history, plain, polite):
+    bare, kind = rw(history, plain), rw(history, polite)
+    assert bare.changed and kind.changed and kind.original == polite
+    core = bare.rewritten.rstrip("?？")
+    assert core.lower() in kind.rewritten.lower()  # the same rewrite, courtesy words around it
+    assert kind.rewritten != bare.rewritten  # and they stay: the rewrite keeps what the user typed
+
+
+def test_sign_off_and_chinese_reply_particle_are_not_courtesy_around_a_request():
+    h = [U("I need a cheap restaurant in the centre."), A("Pizza Hut City Centre is cheap. Anything else?")]
+    assert not rw(h, "That is all. Thank you.").changed  # a sign-off, not "That is all" + thanks
+    from convsearch.gate import split_opener
+    assert split_opener("可以啊", "zh") == ("", "可以啊", "")  # a reply's 啊 is no courtesy around a question
+    assert split_opener("请问", "zh") == ("", "请问", "")  # nothing after the opener: nothing set aside

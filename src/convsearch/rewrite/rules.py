@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from .. import lexicon as lx
-from ..gate import asked_form, en_info_question, needs_rewrite
+from ..gate import asked_form, en_info_question, needs_rewrite, with_courtesy
 from ..text import detect_lang, is_cjk
 from ..types import Decision, DecisionKind, Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, attribute_noun, zh_det_tokens, _word_at, en_feedback_pronoun, en_tokens,
@@ -146,9 +146,10 @@ class RuleRewriter:
                 decision: Decision | None = None) -> RewriteResult:
         lang = detect_lang(query)
         asked = asked_form(query, lang)
-        if asked != query:  # "and on Windows" is read as "and on Windows?"; the result keeps what was typed
+        if asked != query:  # "and on Windows" is read as "and on Windows?", "请问那广州呢" as "那广州呢"
             done = self.rewrite(history, asked, topic=topic, decision=decision)
-            return replace(done, original=query, rewritten=query if done.rewritten == asked else done.rewritten)
+            out = query if done.rewritten == asked else with_courtesy(query, done.rewritten, lang)
+            return replace(done, original=query, rewritten=out)
         decision = decision or needs_rewrite(history, query, topic=topic, lang=lang)
         if not decision.needed:
             carried = carry_constraints(query, query, history, lang) if decision.kind in _CARRY_KINDS else None
