@@ -317,12 +317,17 @@ def with_courtesy(query: str, rewritten: str, lang: str) -> str:
     return opener + rewritten
 
 
-# Openers with nothing to search for in them: a courtesy (请问, 想问下) needs no separator; an interjection (嗯, ok,
-# hey) needs a comma or a space after it, so that "okay" / "Hiking boots" stay whole.
+# Openers with nothing to search for in them: a courtesy (请问, 想问下, 我想知道; "can you tell me" before the question
+# it wraps) needs no separator; an interjection (嗯, ok, hey) needs a comma or a space after it, so that "okay" /
+# "Hiking boots" stay whole.
 _OPENER_RE = {
-    "zh": re.compile(r"^\s*(?:(?:那)?(?:请问一下|请问下|请问|想问一下|想问下|问一下|问下|麻烦问一下|麻烦问下)[，,\s]*|"
+    "zh": re.compile(r"^\s*(?:(?:那)?(?:请问一下|请问下|请问|想问一下|想问下|问一下|问下|麻烦问一下|麻烦问下|我?想知道|"
+                     r"我想问问|我想问下|我想问一下|请告诉我)[，,：:\s]*|"
                      r"(?:嗯嗯|嗯|哦|噢|额|呃|好的|好吧|ok|OK)\s*[，,！!。.~～]+\s*)"),
     "en": re.compile(r"^\s*(?:(?:hey|hi|hello|ok|okay|oh|ah|hmm+|um+|uh+|alright)\b[\s,!.]+|"
+                     r"(?:(?:can|could|would)\s+you\s+(?:please\s+)?tell\s+me|do\s+you\s+know|i\s+wonder|"
+                     r"i(?:'d|\s+would)\s+like\s+to\s+know|i\s+want(?:ed)?\s+to\s+know)\s+"
+                     r"(?=(?:what|who|when|where|why|how|which|if|whether)\b)|"
                      r"(?:well|great|cool|nice|thanks|thank you|got it|i see)\s*[,!.]+\s*)", re.IGNORECASE),
 }
 _FINAL_MARKS = "?？!！.。 "

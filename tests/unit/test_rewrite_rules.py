@@ -708,6 +708,9 @@ def test_bare_phrase_without_question_mark_is_left_alone():
      "hey, and on Windows?"),
     ([U("I need a cheap restaurant in the centre."), A("Pizza Hut City Centre is cheap.")], "What is the address?",
      "What is the address please?"),
+    ([U("阿莫西林怎么吃？"), A("一般一天三次。")], "有什么副作用？", "我想知道有什么副作用？"),
+    ([U("Is the Kindle Paperwhite waterproof?"), A("Yes, it is rated IPX8.")], "how long does the battery last?",
+     "can you tell me how long does the battery last?"),
 ])
 def test_courtesy_words_do_not_hide_a_follow_up(history, plain, polite):
     bare, kind = rw(history, plain), rw(history, polite)
