@@ -100,6 +100,23 @@ def followups_report(data: Path, rewriter: Any = "rules", limit: int | None = No
     return report
 
 
+def perturb_report(data: Path, rewriter: Any = "rules", limit: int | None = None, half: Any = "all",
+                   **_: Any) -> dict[str, Any]:
+    """Load a follow-ups file (of one ``half``) and run ``evaluate_perturbations``; adds ``rewriter``, ``data``,
+    ``half``."""
+    from .followups import followups_half, load_followups
+    from .perturb import evaluate_perturbations
+
+    cases = followups_half(load_followups(data, limit=limit), _name(half))
+    rw = load_rewriter(_name(rewriter))
+    try:
+        report = evaluate_perturbations(cases, rw)
+    finally:
+        _close(rw)
+    report.update(rewriter=getattr(rw, "name", _name(rewriter)), data=str(data), half=_name(half))
+    return report
+
+
 def retrieval_report(data: Path, rewriter: Any = "rules", limit: int | None = None, topic: bool = True,
                      backend: str = "local", **_: Any) -> dict[str, Any]:
     """Load all of ``data`` (the corpus) and run ``evaluate_retrieval`` on the first ``limit`` turns, the corpus
@@ -188,6 +205,16 @@ def format_followups_table(report: dict[str, Any]) -> str:
     return _table(header, rows) + "\n" + "\n".join(notes)
 
 
+def format_perturb_table(report: dict[str, Any]) -> str:
+    """Perturbation × cases it applies to, pass rate as typed and re-typed, passing cases it breaks."""
+    rows = [[name, str(p["n"]), _fmt(p["pass_as_typed"]), _fmt(p["pass"]), str(p["lost"])]
+            for name, p in report["perturbations"].items()]
+    notes = [f"rewriter={report['rewriter']} half={report.get('half', 'all')} records={report['n_records']} "
+             f"pass as typed={_fmt(report['pass_as_typed'])}"]
+    notes += [f"lost by {name}: {' '.join(p['lost_ids'])}" for name, p in report["perturbations"].items() if p["lost"]]
+    return _table(["perturbation", "n", "as typed", "re-typed", "lost"], rows) + "\n" + "\n".join(notes)
+
+
 def _emit(report: dict[str, Any], as_json: bool, fmt: Any) -> None:
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
@@ -236,6 +263,18 @@ def followups_cmd(data: Path = DataOpt, rewriter: RewriterName = RewriterOpt, li
     except ConvsearchError as exc:
         raise _fail(exc) from None
     _emit(report, as_json, format_followups_table)
+
+
+@eval_app.command("perturb")
+def perturb_cmd(data: Path = DataOpt, rewriter: RewriterName = RewriterOpt, limit: int | None = LimitOpt,
+                half: Half = HalfOpt, as_json: bool = JsonOpt) -> None:
+    """The follow-ups re-typed (no final mark, lower case, 请问 / hey, 嗯 / ok, 啊 / please, 我想知道 / can you tell
+    me): pass rate of each on the cases it applies to, and the passing cases it breaks."""
+    try:
+        report = perturb_report(data, rewriter, limit, half)
+    except ConvsearchError as exc:
+        raise _fail(exc) from None
+    _emit(report, as_json, format_perturb_table)
 
 
 @eval_app.command("retrieval")
@@ -305,7 +344,8 @@ def halves_cmd(
         raise _fail(exc) from None
 
 
-RUNNERS = {"rewrite": rewrite_report, "retrieval": retrieval_report, "followups": followups_report}
+RUNNERS = {"rewrite": rewrite_report, "retrieval": retrieval_report, "followups": followups_report,
+           "perturb": perturb_report}
 
 
 def main() -> None:  # pragma: no cover - for `python -m convsearch.eval.cli`

@@ -1,0 +1,100 @@
+"""``convsearch eval perturb``: does a follow-up still come out right when it is typed another way?
+
+The same follow-up cases (``followups.py``) with each question re-typed the way people type: without its final
+question mark, in lower case, with a courtesy opener (请问 / "hey,"), an interjection (嗯， / "ok"), a closer (啊 /
+"please") or a wrapper ("我想知道…" / "can you tell me …"). A perturbation applies only where it reads naturally
+(no 啊 after a 呢 or 吗, no wrapper around a bare fragment); a keep case must come back as re-typed. Reports, per
+perturbation, how many cases it applies to, the pass rate before and after, and how many passing cases it breaks.
+
+Example::
+
+    report = evaluate_perturbations(load_followups(path), get_rewriter("rules"))
+    report["perturbations"]["courtesy_opener"]["lost"]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..errors import ConvsearchError
+from ..rewrite.base import Rewriter
+from ..window import history_window
+from .followups import FollowupCase, passes
+
+_FINAL_RE = re.compile(r"[?？。.!！]+\s*$")
+_ASKING_END_RE = re.compile(r"[呢吗么嘛][?？]?\s*$")
+_EN_WH_RE = re.compile(r"^(?:what|who|when|where|why|how|which)\b", re.IGNORECASE)
+
+
+def _lower_first(q: str) -> str:
+    return q[:1].lower() + q[1:]
+
+
+def _no_final_mark(q: str, lang: str) -> str | None:
+    return _FINAL_RE.sub("", q) if _FINAL_RE.search(q) else None
+
+
+def _lower_case(q: str, lang: str) -> str | None:
+    return q.lower() if lang == "en" and q.lower() != q else None
+
+
+def _courtesy_opener(q: str, lang: str) -> str | None:
+    return "请问" + q if lang == "zh" else "hey, " + _lower_first(q)
+
+
+def _interjection(q: str, lang: str) -> str | None:
+    return "嗯，" + q if lang == "zh" else "ok " + _lower_first(q)
+
+
+def _courtesy_closer(q: str, lang: str) -> str | None:
+    core = _FINAL_RE.sub("", q)
+    if lang == "zh":
+        return None if _ASKING_END_RE.search(q) else core + "啊？"
+    return core + " please?"
+
+
+def _question_wrapper(q: str, lang: str) -> str | None:
+    if lang == "zh":
+        return None if _ASKING_END_RE.search(q) and q.rstrip("？? ").endswith("呢") else "我想知道" + q
+    return "can you tell me " + _lower_first(q) if _EN_WH_RE.match(q) else None
+
+
+PERTURBATIONS: dict[str, Callable[[str, str], str | None]] = {
+    "no_final_mark": _no_final_mark,
+    "lower_case": _lower_case,
+    "courtesy_opener": _courtesy_opener,
+    "interjection": _interjection,
+    "courtesy_closer": _courtesy_closer,
+    "question_wrapper": _question_wrapper,
+}
+
+
+def _passes(rewriter: Rewriter, case: FollowupCase, question: str, window: int) -> bool:
+    try:
+        out = rewriter.rewrite(history_window(case.messages(), window), question).rewritten
+    except ConvsearchError:
+        out = question
+    return passes(replace(case, exact=question) if case.exact is not None else case, out)
+
+
+def evaluate_perturbations(cases: Sequence[FollowupCase], rewriter: Rewriter, *,
+                           window: int = 8) -> dict[str, Any]:
+    """Pass rate of each perturbation on the cases it applies to, beside the pass rate as typed."""
+    base = {c.id: _passes(rewriter, c, c.question, window) for c in cases}
+    out: dict[str, Any] = {}
+    for name, perturb in PERTURBATIONS.items():
+        applied = [(c, q) for c in cases if (q := perturb(c.question, c.lang)) is not None and q != c.question]
+        ok = {c.id: _passes(rewriter, c, q, window) for c, q in applied}
+        n = len(applied)
+        out[name] = {
+            "n": n,
+            "pass_as_typed": sum(base[c.id] for c, _ in applied) / n if n else None,
+            "pass": sum(ok.values()) / n if n else None,
+            "lost": sum(base[c.id] and not ok[c.id] for c, _ in applied),
+            "lost_ids": [c.id for c, _ in applied if base[c.id] and not ok[c.id]],
+        }
+    return {"n_records": len(cases), "pass_as_typed": sum(base.values()) / len(cases) if cases else 0.0,
+            "perturbations": out}
