@@ -48,7 +48,7 @@ from .rewrite.entities import (Mention, closes_exchange, definite_expansion, en_
                                partial_name_span, topic_entity, zh_anaphor_at, zh_classifier_reference, zh_ellipsis,
                                zh_lead)
 from .rewrite.frame import compare_in_history, complete_fragment
-from .rewrite.introduced import introduced_work
+from .rewrite.introduced import introduced_work, kind_referent
 from .rewrite.offer import accepted_offer
 from .rewrite.ordinal import resolve_ordinal
 from .rewrite.reply import answer_echo, wh_answer
@@ -361,7 +361,8 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
         return Decision(True, "a fragment that fills a slot of the previous question", 0.85, DecisionKind.ELLIPSIS)
     if lang == "zh" and history and any(d in q for d in lx.ZH_CLASSIFIER_DETS) \
             and (((ent := find_focus(history).entity) is not None and zh_classifier_reference(q, ent.text) is not None)
-                 or (any(d in q for d in lx.ZH_WORK_DETS) and introduced_work(history) is not None)):
+                 or (any(d in q for d in lx.ZH_WORK_DETS) and introduced_work(history) is not None)
+                 or kind_referent(q, history) is not None):
         return Decision(True, "a classifier phrase naming the focus by its kind (这张卡)", 0.8, DecisionKind.PRONOUN)
     if lang == "zh" and history and answer_echo(q, history) is not None:
         return Decision(True, "a bare yes/no reply: it leaves out the predicate it answers (会 → 会游泳)", 0.7,

@@ -726,3 +726,16 @@ def test_sign_off_and_chinese_reply_particle_are_not_courtesy_around_a_request()
     from convsearch.gate import split_opener
     assert split_opener("可以啊", "zh") == ("", "可以啊", "")  # a reply's 啊 is no courtesy around a question
     assert split_opener("请问", "zh") == ("", "请问", "")  # nothing after the opener: nothing set aside
+
+
+# --- a thing named by its kind (这种鱼, 这款手机) that the focus is not ------------------------------------
+
+def test_zh_kind_phrase_takes_the_thing_of_that_kind_the_answer_named():
+    h = [U("新手适合养什么鱼"), A("可以考虑斑马鱼，皮实好养，水温 20 度以上就行。")]
+    r = rw(h, "这种鱼要加热棒吗")  # jieba glues 鱼要: the kind noun is still 鱼
+    assert r.rewritten == "斑马鱼要加热棒吗"
+    # the focus is only the kind (手机): the name the answer introduced is the thing
+    h = [U("推荐一款三千左右拍照好的手机"), A("可以看看荣耀 Magic6，拍照不错，三千出头。")]
+    assert "荣耀 Magic6" in rw(h, "这款手机续航怎么样").rewritten
+    # situational 这种时候 names no thing
+    assert "斑马鱼" not in rw([U("新手适合养什么鱼"), A("可以考虑斑马鱼。")], "这种时候要换水吗").rewritten

@@ -12,6 +12,7 @@ from ..rewrite import entities as e
 from ..rewrite import frame as f
 from ..rewrite import rules as r
 from ..rewrite import similar
+from ..rewrite.introduced import kind_referent
 from ..rewrite.reply import remark_topic
 from ..rewrite.rules import Outcome
 from ..text import is_cjk, tagged
@@ -115,7 +116,12 @@ def classifier_reference(t: Turn) -> Outcome | None:
     Outcome(out='经典白金卡在国外刷有手续费吗', reason='classifier reference 这张卡 → 经典白金卡')
     """
     ent, body = t.ent, t.body
-    if ent is not None and (cref := e.zh_classifier_reference(body, ent.text)) is not None:
+    cref = e.zh_classifier_reference(body, ent.text) if ent is not None else None
+    if ent is None or cref is None or ent.text == body[cref[0] + 2:cref[1]]:
+        # "这种鱼" after an answer that recommended 孔雀鱼: the thing of that kind the history named last (a focus
+        # that is only the kind, 手机 for 这款手机, names no thing)
+        ent, cref = kind_referent(body, t.history) or (None, None)
+    if ent is not None and cref is not None:
         return Outcome(r._join_zh(body[:cref[0]], ent.text, body[cref[1]:]),
                        f"classifier reference {body[cref[0]:cref[1]]} → {ent.text}")
     return None

@@ -730,7 +730,29 @@ def zh_classifier_reference(text: str, entity: str) -> tuple[int, int] | None:
         pos = start + len(w) if start >= 0 else pos
         if w in lx.ZH_CLASSIFIER_DETS and i + 1 < len(toks):
             noun = toks[i + 1][0]
+            if noun and not entity.endswith(noun) and len(noun) == 2 and entity.endswith(noun[:1]):
+                noun = noun[:1]  # 这种/鱼能/跟斗: jieba glued the kind noun to the next word
             if noun and entity.endswith(noun) and text.find(noun, pos) == pos:
+                return start, pos + len(noun)
+    return None
+
+
+def zh_kind_phrase(text: str) -> tuple[int, int] | None:
+    """The span of the first "这种 + noun" / "这台 + noun" in ``text`` (a thing named by its kind), not one pointing at
+    the situation (这种时候).
+
+    >>> zh_kind_phrase("这种药饭后吃吗"), zh_kind_phrase("这种时候要换水吗")
+    ((0, 3), None)
+    """
+    toks = zh_det_tokens(text)
+    pos = 0
+    for i, (w, _) in enumerate(toks):
+        start = text.find(w, pos)
+        pos = start + len(w) if start >= 0 else pos
+        if w in lx.ZH_CLASSIFIER_DETS and i + 1 < len(toks):
+            noun = toks[i + 1][0]
+            if is_cjk(noun[:1]) and len(noun) <= 2 and noun not in lx.ZH_DEICTIC_NOUNS and noun not in lx.STOP_ZH \
+                    and text.find(noun, pos) == pos:
                 return start, pos + len(noun)
     return None
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .. import lexicon as lx
 from ..text import tagged
 from ..types import Message
-from .entities import Mention, meaning_question, mentions
+from .entities import Mention, meaning_question, mentions, zh_classifier_reference, zh_kind_phrase
 from .frame import coordinated_pair
 
 _ASKS_FOR_ENTITY = {
@@ -69,6 +70,27 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
         if len(in_clause) == 1:
             return in_clause[0]
     return new[0] if len(new) == 1 else None
+
+
+def kind_referent(text: str, history: Sequence[Message]) -> tuple[Mention, tuple[int, int]] | None:
+    """What "这种鱼" / "这款手机" names by its kind, with the phrase's span: the newest mention in the history that
+    ends in the kind noun and is more than it ("孔雀鱼"), else the one name the latest answer introduced after a
+    question asking for one ("推荐一款手机" → "荣耀 Magic6 …" → "这款手机").
+
+    >>> h = [Message("user", "小缸养什么鱼"), Message("assistant", "可以养孔雀鱼。")]
+    >>> kind_referent("这种鱼能跟斗鱼混养吗", h)[0].text
+    '孔雀鱼'
+    """
+    if not any(d in text for d in lx.ZH_CLASSIFIER_DETS):
+        return None
+    for m in reversed(history):
+        for x in mentions(m.content, "zh"):
+            span = zh_classifier_reference(text, x.text)
+            if span is not None and not x.relational and len(x.text) > span[1] - span[0] - 2:
+                return x, span  # (the determiner is two characters: 这种, 那款)
+    span = zh_kind_phrase(text)
+    intro = introduced_entity(history, "zh") if span is not None else None
+    return (intro, span) if intro is not None and span is not None else None
 
 
 def _chosen_of_pair(question: str, first: str, lang: str) -> Mention | None:
