@@ -739,3 +739,9 @@ def test_zh_kind_phrase_takes_the_thing_of_that_kind_the_answer_named():
     assert "荣耀 Magic6" in rw(h, "这款手机续航怎么样").rewritten
     # situational 这种时候 names no thing
     assert "斑马鱼" not in rw([U("新手适合养什么鱼"), A("可以考虑斑马鱼。")], "这种时候要换水吗").rewritten
+
+
+def test_zh_which_after_alternatives_the_tagger_split():
+    # jieba splits 尤/克里/里 and tags 民谣吉他 an idiom: the words either side of 还是 are still the pair
+    r = rw([U("下个月想培养个爱好，在犹豫学尤克里里还是学架子鼓"), A("都可以。")], "那哪个更容易坚持")
+    assert "尤克里里" in r.rewritten and "架子鼓" in r.rewritten and not r.rewritten.startswith("那")

@@ -506,6 +506,8 @@ def _which_of(q: str, names: list[str], lang: str) -> tuple[str, str] | None:
     body = q.strip().rstrip(_TRAIL)
     i = _ZH_WHICH_RE.search(body).start()
     head = body[:i].rstrip("，, ")
+    if head in lx.ZH_LEADS:
+        head = ""  # "那哪个更适合…": the follow-up marker has nothing left to mark
     return f"{head}{'，' if head else ''}{a}{sep}和{sep}{b}{body[i:]}", f"comparison between {a} and {b}"
 
 
@@ -526,7 +528,31 @@ def coordinated_pair(text: str, lang: str) -> list[str]:
         j = text.find(b.text, i + len(a.text)) if i >= 0 else -1
         if j > i >= 0 and _PAIR_JOIN[lang].fullmatch(text[i + len(a.text):j]) and a.text.lower() != b.text.lower():
             return [a.text, b.text]
-    return []
+    return _zh_alternatives(text) if lang == "zh" and "还是" in text else []
+
+
+_ZH_CHUNK_STOP = frozenset({"v", "p", "x", "w", "uj", "ul", "uz", "c", "r", "y", "m", "q", "a"})
+
+
+def _zh_alternatives(text: str) -> list[str]:
+    """"纠结尤克里里还是民谣吉他": the two words either side of 还是, where the tagger found no mention of them (jieba
+    splits 尤/克里/里 and tags 民谣吉他 an idiom): from the verb before to the clause's end.
+
+    >>> _zh_alternatives("30岁了想学个乐器，在纠结尤克里里还是民谣吉他")
+    ['尤克里里', '民谣吉他']
+    """
+    toks = tagged(text)
+    k = next((i for i, (w, _) in enumerate(toks) if w == "还是"), None)
+    if k is None:
+        return []
+    i = k
+    while i > 0 and toks[i - 1][1] not in _ZH_CHUNK_STOP:
+        i -= 1
+    j = k + 1
+    while j < len(toks) and toks[j][1] not in _ZH_CHUNK_STOP:
+        j += 1
+    a, b = "".join(w for w, _ in toks[i:k]), "".join(w for w, _ in toks[k + 1:j])
+    return [a, b] if 2 <= len(a) <= 8 and 2 <= len(b) <= 8 and a != b else []
 
 
 def compared_names(frames: list[str], lang: str) -> list[str]:
