@@ -116,3 +116,12 @@ def test_long_capitalised_answers_parse_in_bounded_time():
     for text in ("WORD " * 1400, "Word " * 2500, "Tools such as " + "Word " * 3000 + "."):
         lists_in(text, "en")
     assert time.perf_counter() - t < 0.5  # was seconds with a backtracking pattern
+
+
+def test_bracketed_descriptions_are_no_part_of_the_series():
+    from convsearch.rewrite.ordinal import lists_in
+    zh = "可以试试这三种：白茶（清淡，适合夏天、下午喝）、红茶（温和，冬天喝暖胃）、普洱（耐泡、可以存放）。"
+    assert lists_in(zh, "zh")[0][0] == ("白茶", "红茶", "普洱")
+    en = ("Hotels near the Piazza Navona include the Hotel Navona (cheap, central), the Eitch Borromini Palazzo "
+          "(a rooftop bar, quiet rooms), and the Hotel Raphael.")
+    assert lists_in(en, "en")[0][0] == ("the Hotel Navona", "the Eitch Borromini Palazzo", "the Hotel Raphael")

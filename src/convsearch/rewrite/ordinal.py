@@ -194,10 +194,14 @@ def lists_in(text: str, lang: str) -> tuple[tuple[tuple[str, ...], str], ...]:
     if len(numbered) >= 2:
         return ((numbered, "numbered"),)
     out: list[tuple[tuple[str, ...], str]] = []
-    for sentence in _SENTENCE_RE.split(text):
+    # "卡坦岛（资源交易和修路，…）、璀璨宝石（…）": what a bracket says of an item is no part of the series
+    for sentence in _SENTENCE_RE.split(_ASIDE_RE.sub("", text)):
         for items, kind in (_zh_series(sentence) if lang == "zh" else _en_series(sentence)):
             out.append((items, kind))
     return tuple(out)
+
+
+_ASIDE_RE = re.compile(r"（[^（）]{0,80}）|\([^()]{0,80}\)")
 
 
 def _numbered_items(text: str, lang: str) -> tuple[str, ...]:
