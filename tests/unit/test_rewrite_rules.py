@@ -745,3 +745,8 @@ def test_zh_which_after_alternatives_the_tagger_split():
     # jieba splits 尤/克里/里 and tags 民谣吉他 an idiom: the words either side of 还是 are still the pair
     r = rw([U("下个月想培养个爱好，在犹豫学尤克里里还是学架子鼓"), A("都可以。")], "那哪个更容易坚持")
     assert "尤克里里" in r.rewritten and "架子鼓" in r.rewritten and not r.rewritten.startswith("那")
+
+
+def test_zh_sibling_name_swaps_the_frame_words_it_mirrors():
+    # 沪宁 mirrors 沪杭 (jieba splits 沪/杭): it replaces that, not the head noun 高铁; the 的 of "X的呢" goes
+    assert rw([U("沪杭高铁最快要多久"), A("最快 45 分钟左右。")], "沪宁的呢").rewritten == "沪宁高铁最快要多久"

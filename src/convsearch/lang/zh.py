@@ -83,10 +83,32 @@ def ellipsis(t: Turn) -> Outcome | None:
     return Outcome(body, "ellipsis without a focus")
 
 
+def _siblings(x: str, core: str, toks: Sequence[tuple[str, str]]) -> list[str]:
+    """The frame's words a sibling name stands in for: as long as the fragment, from word boundary to word
+    boundary, opening or ending with the same character (京沪 for 京广, 沪/杭 for 沪宁: the tagger's split does not
+    matter), decided before any meaning.
+
+    >>> _siblings("沪宁", "沪杭高铁最快要多久", tagged("沪杭高铁最快要多久"))
+    ['沪杭']
+    """
+    if len(x) < 2 or not all(is_cjk(ch) for ch in x):
+        return []
+    bounds, pos = {0}, 0
+    for w, _ in toks:
+        i = core.find(w, pos)
+        if i < 0:
+            return []
+        pos = i + len(w)
+        bounds.update((i, pos))
+    out = [core[b:b + len(x)] for b in sorted(bounds) if b + len(x) in bounds]
+    return [c for c in out if c != x and all(is_cjk(ch) for ch in c) and (c[0] == x[0] or c[-1] == x[-1])]
+
+
 def _stand_in(x: str, xm: Sequence[e.Mention], frame: str) -> Outcome | None:
     """A fragment that is no attribute stands in for the frame's phrase nearest it in meaning (the embedder's
     tie-break, ``rewrite.similar``): "香蕉呢？" after "猫可以吃葡萄吗？" → "猫可以吃香蕉吗"; a verb for a verb
     ("爬山呢？" after "跑步膝盖疼怎么办？")."""
+    x = x[:-1] if x.endswith("的") and len(x) > 2 else x  # "京广的呢": the 的 of an omitted head
     xt = tagged(x)
     verb = len(xt) == 1 and xt[0][1].startswith("v")
     noun = len(xm) == 1 and len(xm[0].text) >= len(x) - 1 and not xm[0].relational
@@ -97,11 +119,12 @@ def _stand_in(x: str, xm: Sequence[e.Mention], frame: str) -> Outcome | None:
     # the frame's nouns (names whole: "上海迪士尼", "苹果手机"), or its verbs for a verb
     cands = [m.text for m in e.mentions(core, "zh") if not m.relational and "的" not in m.text
              and tagged(m.text)[0][1].startswith(("n", "eng"))]
-    cands += [w for w, t in toks if (t.startswith("v") and t != "vn" if verb else t.startswith(("n", "eng")))
+    cands += [w for w, t in toks if (t.startswith("v") and t != "vn" if verb else t.startswith(("n", "eng", "j")))
               and len(w) > 1 and w not in lx.RELATIONAL_ZH]
     if verb:
         cands = [c for c in cands if tagged(c)[0][1].startswith("v")]
-    old = similar.nearest(x, cands, min_sim=similar.PEER)
+    siblings = _siblings(x, core, toks) if not verb else []
+    old = siblings[0] if len(siblings) == 1 else similar.nearest(x, cands, min_sim=similar.PEER)
     if old is None or old not in core:
         return None
     return Outcome(core.replace(old, x, 1), f"entity swap (nearest in meaning): {old} → {x}")
