@@ -53,7 +53,7 @@ from .rewrite.offer import accepted_offer
 from .rewrite.ordinal import resolve_ordinal
 from .rewrite.reply import answer_echo, wh_answer
 from .rewrite.timeref import is_time_phrase
-from .text import detect_lang, tagged, words
+from .text import detect_lang, is_cjk, tagged, words
 from .types import Decision, DecisionKind, Message
 
 _EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what about|how about|and|what of|(?:the\s+)?same(?:\s+question|\s+thing)?\s+for|what if)\b",
@@ -446,7 +446,13 @@ _TIME_UNITS = lx.EN_TIME_UNITS  # "this year": the mention is "year"
 def _things_asked(ms: Sequence[Mention]) -> int:
     """How many things a question names: its nouns, not counting relational ones (价格, types) or times ("this
     year", 今年: ``rewrite.timeref``)."""
-    return sum(not m.relational and not is_time_phrase(m.text) and m.text.lower() not in _TIME_UNITS for m in ms)
+    return sum(not m.relational and not is_time_phrase(m.text) and m.text.lower() not in _TIME_UNITS
+               and not _zh_person(m) for m in ms)
+
+
+def _zh_person(m: Mention) -> bool:
+    """A common noun naming a person (新手, 孩子, 老人): who the question is for, not a thing it asks about."""
+    return not m.proper and len(m.text) <= 3 and is_cjk(m.text[-1]) and m.text[-1] in lx.ZH_PERSON_FINALS
 
 
 # An information question (wh-word, auxiliary, "tell me about"), not a command to the assistant ("can you

@@ -181,3 +181,11 @@ def test_a_question_word_in_a_statement_is_filled_by_nothing():
 def test_the_answer_to_a_clarifying_question_keeps_the_request():
     history = [U("帮我订酒店"), A("你要住几晚？")]
     assert RuleRewriter().rewrite(history, "两晚").rewritten == "酒店 要住两晚"
+
+
+def test_zh_person_noun_is_who_the_question_is_for_not_a_thing_it_asks():
+    from convsearch import Message
+    from convsearch.gate import needs_rewrite
+    h = [Message("user", "想在院子里养几只柯尔鸭，好养吗"), Message("assistant", "柯尔鸭个头小，比较好养。")]
+    # 性格 is an aspect, 新手 the asker: the question asks about 柯尔鸭 without naming it
+    assert needs_rewrite(h, "脾气凶不凶 新手好养吗").needed and needs_rewrite(h, "性格凶吗 老人能养吗").needed
