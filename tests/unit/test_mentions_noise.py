@@ -260,3 +260,10 @@ def test_zh_verb_tagged_noun_before_a_predicate_joins_its_phrase():
     assert "旅游签证" in [m.text for m in mentions("去日本的单次旅游签证一般要准备哪些材料", "zh")]
     # a person's verb is no noun of the person ("蔡徐坤学习…"), nor a verb with its object
     assert all("学习" not in m.text for m in mentions("蔡徐坤学习打篮球", "zh"))
+
+
+def test_zh_number_with_a_lower_case_unit_is_a_size_not_a_name():
+    from convsearch.rewrite.entities import mentions
+    # "28c" (a tyre width), "16gb": no model name, and no brand glued onto them (换28c)
+    assert [m.text for m in mentions("能直接换28c的吗 会不会蹭车架", "zh")] == ["车架"]
+    assert "RTX 4090" in [m.text for m in mentions("RTX 4090 显存多大", "zh")]  # a model name stays one

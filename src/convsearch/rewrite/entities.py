@@ -89,6 +89,9 @@ _ZH_BRAND_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz"})
 _ZH_BRAND_MAX = 3
 
 
+_ZH_SPEC_RE = re.compile(r"\d+(?:\.\d+)?[a-z]{1,3}")
+
+
 def zh_name_tokens(text: str) -> list[tuple[str, str]]:
     """``tagged(text)`` with every mixed-script name as one token tagged 'eng', its spacing kept.
 
@@ -106,6 +109,11 @@ def zh_name_tokens(text: str) -> list[tuple[str, str]]:
             continue  # a plain number, or one Latin word: jieba's own tokens
         before = text[pos:m.start()]
         toks = tagged(before) if before.strip() else []
+        if _ZH_SPEC_RE.fullmatch(name):  # "28c", "16gb", "30cm": a number with its lower-case unit is a size
+            out.extend(toks)
+            out.append((name, "m"))
+            pos = m.start() + len(m.group(0).rstrip(".-"))
+            continue
         if toks and toks[-1][1] in _ZH_BRAND_TAGS and len(toks[-1][0]) <= _ZH_BRAND_MAX and is_cjk(toks[-1][0][-1]) \
                 and before.rstrip().endswith(toks[-1][0]) and before[len(before.rstrip()):] in ("", " "):
             brand = toks.pop()[0]
