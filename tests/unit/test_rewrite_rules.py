@@ -750,3 +750,9 @@ def test_zh_which_after_alternatives_the_tagger_split():
 def test_zh_sibling_name_swaps_the_frame_words_it_mirrors():
     # 沪宁 mirrors 沪杭 (jieba splits 沪/杭): it replaces that, not the head noun 高铁; the 的 of "X的呢" goes
     assert rw([U("沪杭高铁最快要多久"), A("最快 45 分钟左右。")], "沪宁的呢").rewritten == "沪宁高铁最快要多久"
+
+
+def test_zh_which_takes_the_pair_of_an_earlier_user_turn():
+    # "有 A 也有 B" joins a pair; the turn after it ("他两个都想学") names none, the "哪个" question still compares them
+    r = rw([U("孩子8岁，小区里有游泳课也有篮球课"), U("他两个都想学")], "哪个更适合长个子")
+    assert r.rewritten == "游泳课和篮球课哪个更适合长个子"

@@ -511,7 +511,7 @@ def _which_of(q: str, names: list[str], lang: str) -> tuple[str, str] | None:
     return f"{head}{'，' if head else ''}{a}{sep}和{sep}{b}{body[i:]}", f"comparison between {a} and {b}"
 
 
-_PAIR_JOIN = {"zh": re.compile(r"\s*(?:和|与|跟|还是|或者|或)\s*"),
+_PAIR_JOIN = {"zh": re.compile(r"\s*(?:和|与|跟|还是|或者|或|[，,]?也有)\s*"),
               "en": re.compile(r"\s+(?:and|or|vs\.?|versus)\s+(?:the\s+|a\s+|an\s+)?", re.IGNORECASE)}
 
 
@@ -556,10 +556,11 @@ def _zh_alternatives(text: str) -> list[str]:
 
 
 def compared_names(frames: list[str], lang: str) -> list[str]:
-    """The two nouns the user's last question joins, else the first proper name of each of the user's last two
-    questions, when they differ."""
-    if frames and (pair := coordinated_pair(frames[-1], lang)):
-        return pair
+    """The two nouns one of the user's last two questions joins (the later first), else the first proper name of
+    each of the user's last two questions, when they differ."""
+    for f in frames[-1:-3:-1]:  # "有围棋班也有国际象棋班" → "两个他都挺感兴趣的" → "哪个更容易入门"
+        if pair := coordinated_pair(f, lang):
+            return pair
     out: list[str] = []
     for f in frames[-2:]:
         m = next((x.text for x in mentions(f, lang) if x.proper and x.text in f and "的" not in x.text), None)
