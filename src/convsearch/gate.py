@@ -270,7 +270,8 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
 
 
 def asked_form(query: str, lang: str) -> str:
-    """The form of a query the gate and the rules read: a courtesy or discourse opener is set aside ("请问那广州呢？"
+    """The form of a query the gate and the rules read: a wh-word's 's typed without its apostrophe is spelt
+    out ("whats" → "what's"), a courtesy or discourse opener is set aside ("请问那广州呢？"
     → "那广州呢？", "hey, what about DynamoDB?" → "what about DynamoDB?"; the rules put it back), and an English follow-up opening with
     and / what about / how about … is a question whether or not its question mark was typed.
 
@@ -280,9 +281,14 @@ def asked_form(query: str, lang: str) -> str:
     ('那广州呢？', '有什么副作用', '嗯嗯')
     """
     query = split_opener(query, lang)[1]
-    if lang == "en" and query.rstrip()[-1:].isalnum() and _EN_ELLIPSIS_RE.match(query):
-        return query.rstrip() + "?"
+    if lang == "en":
+        query = _EN_WH_S_RE.sub(r"\1's", query)  # "whats the fee" is "what's the fee"
+        if query.rstrip()[-1:].isalnum() and _EN_ELLIPSIS_RE.match(query):
+            return query.rstrip() + "?"
     return query
+
+
+_EN_WH_S_RE = re.compile(r"\b(what|how|where|who|when|why)s\b(?=\s)", re.IGNORECASE)
 
 
 def split_opener(query: str, lang: str) -> tuple[str, str, str]:

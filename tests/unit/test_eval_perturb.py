@@ -46,6 +46,8 @@ def test_perturbations_apply_only_where_they_read_naturally() -> None:
     assert p["question_wrapper"]("And its price?", "en") is None  # nor around an English fragment
     assert p["question_wrapper"]("How long does it last?", "en") == "can you tell me how long does it last?"
     assert p["courtesy_opener"]("What about X?", "en") == "hey, what about X?"
+    assert p["no_apostrophe"]("What is the fee? I don't know", "en") == "Whats the fee? I dont know"
+    assert p["no_apostrophe"]("那广州呢？", "zh") is None
 
 
 def test_lost_counts_cases_that_pass_as_typed_and_fail_re_typed(data_file: Path) -> None:

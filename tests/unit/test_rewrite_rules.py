@@ -711,6 +711,8 @@ def test_bare_phrase_without_question_mark_is_left_alone():
     ([U("阿莫西林怎么吃？"), A("一般一天三次。")], "有什么副作用？", "我想知道有什么副作用？"),
     ([U("Is the Kindle Paperwhite waterproof?"), A("Yes, it is rated IPX8.")], "how long does the battery last?",
      "can you tell me how long does the battery last?"),
+    ([U("Which airline is the flag carrier of the Netherlands?"), A("KLM Royal Dutch Airlines.")],
+     "What's its baggage allowance?", "so, whats its baggage allowance?"),
 ])
 def test_courtesy_words_do_not_hide_a_follow_up(history, plain, polite):
     bare, kind = rw(history, plain), rw(history, polite)

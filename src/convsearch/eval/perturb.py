@@ -1,10 +1,11 @@
 """``convsearch eval perturb``: does a follow-up still come out right when it is typed another way?
 
 The same follow-up cases (``followups.py``) with each question re-typed the way people type: without its final
-question mark, in lower case, with a courtesy opener (请问 / "hey,"), an interjection (嗯， / "ok"), a closer (啊 /
-"please") or a wrapper ("我想知道…" / "can you tell me …"). A perturbation applies only where it reads naturally
-(no 啊 after a 呢 or 吗, no wrapper around a bare fragment); a keep case must come back as re-typed. Reports, per
-perturbation, how many cases it applies to, the pass rate before and after, and how many passing cases it breaks.
+question mark, in lower case, without apostrophes ("whats", "dont"), with a courtesy opener (请问 / "hey,"), an
+interjection (嗯， / "ok"), a closer (啊 / "please") or a wrapper ("我想知道…" / "can you tell me …"). A perturbation
+applies only where it reads naturally (no 啊 after a 呢 or 吗, no wrapper around a bare fragment); a keep case must
+come back as re-typed. Reports, per perturbation, how many cases it applies to, the pass rate before and after, and
+how many passing cases it breaks.
 
 Example::
 
@@ -41,6 +42,16 @@ def _lower_case(q: str, lang: str) -> str | None:
     return q.lower() if lang == "en" and q.lower() != q else None
 
 
+def _no_apostrophe(q: str, lang: str) -> str | None:
+    if lang != "en":
+        return None
+    out = re.sub(r"['’]", "", _EN_WH_IS_RE.sub(r"\1s", q))  # "what is the fee" / "what's the fee" → "whats the fee"
+    return out if out != q else None
+
+
+_EN_WH_IS_RE = re.compile(r"\b(what|how|where|who|when) is\b", re.IGNORECASE)
+
+
 def _courtesy_opener(q: str, lang: str) -> str | None:
     return "请问" + q if lang == "zh" else "hey, " + _lower_first(q)
 
@@ -65,6 +76,7 @@ def _question_wrapper(q: str, lang: str) -> str | None:
 PERTURBATIONS: dict[str, Callable[[str, str], str | None]] = {
     "no_final_mark": _no_final_mark,
     "lower_case": _lower_case,
+    "no_apostrophe": _no_apostrophe,
     "courtesy_opener": _courtesy_opener,
     "interjection": _interjection,
     "courtesy_closer": _courtesy_closer,
