@@ -203,7 +203,8 @@ _EN_CLAUSE_BREAK_RE = re.compile(r"[,;:.?!]|\b(?:and|but|or|so|because|when|if|s
 _EN_PRONOUN_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
 
 
-_ZH_QUESTION_RE = re.compile(r"[？?]|吗|呢\s*$|什么|怎么|哪|谁|多少|多久|多长|多大|多远|如何|几|是否|有没有|能不能|可不可以|"
+_ZH_QUESTION_RE = re.compile(r"[？?]|吗|呢\s*$|什么|怎么|哪|谁|多少|多久|(?<![许很好差])多[长大远]|如何|几|是否|有没有|"
+                             r"能不能|可不可以|"
                              + lx.ZH_A_NOT_A)
 _ZH_PERSONAL = frozenset({"他", "她", "他们", "她们"})
 _ZH_CLAUSE_BREAK_RE = re.compile(r"[，,。；;！!？?]|但是|而且|所以|然后")
@@ -283,8 +284,11 @@ def asked_form(query: str, lang: str) -> str:
     query = split_opener(query, lang)[1]
     if lang == "en":
         query = _EN_WH_S_RE.sub(r"\1's", query)  # "whats the fee" is "what's the fee"
-        if query.rstrip()[-1:].isalnum() and _EN_ELLIPSIS_RE.match(query):
-            return query.rstrip() + "?"
+        m = _EN_ELLIPSIS_RE.match(query)
+        rest = query[m.end():].split() if m else []
+        if m and query.rstrip()[-1:].isalnum() and len(rest) <= _EN_AND_FRAGMENT_MAX and not any(
+                w.lower().strip(",.") in _EN_CLAUSE_WORDS or "'" in w for w in rest):
+            return query.rstrip() + "?"  # not "And I need a taxi too", "and that's all": statements
     return query
 
 
@@ -292,55 +296,71 @@ _EN_WH_S_RE = re.compile(r"\b(what|how|where|who|when|why)s\b(?=\s)", re.IGNOREC
 
 
 def split_opener(query: str, lang: str) -> tuple[str, str, str]:
-    """The query's courtesy or discourse opener, the rest, and a courtesy closer taken out of the rest before its
-    final mark (each empty when there is none, or when nothing else is left).
+    """The query's courtesy or discourse openers, the rest, and a courtesy closer taken out of the rest (each
+    empty when there is none, or when nothing else is left). A closer before the final mark comes out of the
+    rest; one after a finished sentence ("… it? Thanks!") keeps its own marks.
 
     >>> split_opener("Ok, call her please?", "en"), split_opener("okay", "en")
     (('Ok, ', 'call her?', ' please'), ('', 'okay', ''))
-    >>> split_opener("请问有什么副作用啊？", "zh")
-    ('请问', '有什么副作用？', '啊')
+    >>> split_opener("请问有什么副作用啊？", "zh"), split_opener("How do I update it? Thanks!", "en")
+    (('请问', '有什么副作用？', '啊'), ('', 'How do I update it?', ' Thanks!'))
     """
-    m = _OPENER_RE[lang].match(query)
+    opener_re, closer_re = _OPENER_RE.get(lang), _CLOSER_RE.get(lang)
+    if opener_re is None or closer_re is None:
+        return "", query, ""
+    m = opener_re.match(query)
     opener, rest = ("", query) if m is None or m.end() >= len(query.rstrip()) else (query[:m.end()], query[m.end():])
-    c = _CLOSER_RE[lang].search(rest)
+    c = closer_re.search(rest)
     if c is None or not rest[:c.start()].strip() or is_social(rest) or (
             lang == "zh" and not _ZH_QUESTION_RE.search(rest[:c.start()])):
         return opener, rest, ""  # ("That is all. Thank you." is a sign-off; a Chinese reply's 啊 stays: "可以啊")
     core = rest[:c.start()]
-    return opener, core if core.rstrip()[-1:] in _FINAL_MARKS else core + c.group(2), c.group(1)
+    if core.rstrip()[-1:] in _FINAL_MARKS:
+        return opener, core, rest[c.start():].rstrip()
+    return opener, core + c.group(2), c.group(1)
 
 
 def with_courtesy(query: str, rewritten: str, lang: str) -> str:
     """Put the courtesy words ``split_opener`` set aside back around a rewrite of the rest.
 
-    >>> with_courtesy("Ok, call her please?", "call Jen?", "en")
-    'Ok, call Jen please?'
+    >>> with_courtesy("Ok, call her please?", "call Jen?", "en"), with_courtesy("Update it? Thanks!", "Update X?", "en")
+    ('Ok, call Jen please?', 'Update X? Thanks!')
     """
     opener, _, closer = split_opener(query, lang)
-    if closer:
+    first = rewritten.split(maxsplit=1)[0].lower() if rewritten.strip() else ""
+    if opener and lang == "en" and rewritten[:1].isupper() and (first in lx.EN_WH or first in lx.EN_AUX):
+        rewritten = rewritten[0].lower() + rewritten[1:]  # "hey, how do I …", not "hey, How do I …"
+    if closer and closer[-1] in _FINAL_MARKS:
+        rewritten += closer  # "… Thanks!" after a finished sentence
+    elif closer:
         core = rewritten.rstrip(_FINAL_MARKS)
         rewritten = core + closer + rewritten[len(core):]
     return opener + rewritten
 
 
-# Openers with nothing to search for in them: a courtesy (请问, 想问下, 我想知道; "can you tell me" before the question
-# it wraps) needs no separator; an interjection (嗯, ok, hey) needs a comma or a space after it, so that "okay" /
-# "Hiking boots" stay whole.
+# Openers with nothing to search for in them, one or several ("ok, so hey, …"): a courtesy (请问, 想问一下, 我想知道;
+# "can you tell me" before the question it wraps) needs no separator (请问下 / 问下 not before 午 / 面 / 雨: 下午);
+# an interjection (嗯, ok, hey) needs a comma, or a space before a question word, so that "okay", "Hello Kitty toys?"
+# and "Hi res audio?" stay whole.
+_EN_ASKS_NEXT = r"(?=(?:what|who|whom|whose|when|where|why|how|which|and|is|are|was|were|do|does|did|can|could|" \
+                r"will|would|should|any|tell|so|ok|okay|hey|oh)\b)"
 _OPENER_RE = {
-    "zh": re.compile(r"^\s*(?:(?:那)?(?:请问一下|请问下|请问|想问一下|想问下|问一下|问下|麻烦问一下|麻烦问下|我?想知道|"
-                     r"我想问问|我想问下|我想问一下|请告诉我)[，,：:\s]*|"
-                     r"(?:嗯嗯|嗯|哦|噢|额|呃|好的|好吧|ok|OK)\s*[，,！!。.~～]+\s*)"),
-    "en": re.compile(r"^\s*(?:(?:hey|hi|hello|ok|okay|oh|ah|hmm+|um+|uh+|alright)\b[\s,!.]+|"
-                     r"(?:(?:can|could|would)\s+you\s+(?:please\s+)?tell\s+me|do\s+you\s+know|i\s+wonder|"
+    "zh": re.compile(r"^(?:\s*(?:(?:那)?(?:请问一下|请问下(?![午面雨])|请问|想问一下|想问下(?![午面雨])|问一下|"
+                     r"问下(?![午面雨])|麻烦问一下|麻烦问下(?![午面雨])|我?想知道|我想问问|我想问一下|请告诉我)[，,：:\s]*|"
+                     r"\s*(?:嗯嗯|嗯|哦|噢|额|呃|好的|好吧|ok|OK)\s*[，,！!。.~～]+\s*))+"),
+    "en": re.compile(r"^(?:\s*(?:(?:hey|hi|hello|ok|okay|oh|ah|hmm+|um+|uh+|alright)\b(?:\s*[,!.]+\s*|\s+" + _EN_ASKS_NEXT
+                     + r")|(?:(?:can|could|would)\s+you\s+(?:please\s+)?tell\s+me|do\s+you\s+know|i\s+wonder|"
                      r"i(?:'d|\s+would)\s+like\s+to\s+know|i\s+want(?:ed)?\s+to\s+know)\s+"
                      r"(?=(?:what|who|when|where|why|how|which|if|whether)\b)|"
-                     r"(?:well|great|cool|nice|thanks|thank you|got it|i see)\s*[,!.]+\s*)", re.IGNORECASE),
+                     r"(?:well|great|cool|nice|thanks|thank you|got it|i see)\s*[,!.]+\s*))+", re.IGNORECASE),
 }
 _FINAL_MARKS = "?？!！.。 "
-# A closer: "please" / "thanks" (en), a question's mood particle 啊 / 呀 (zh; not 呢 or 吗, which ask), before the final marks
+# A closer: "please" (not after "say"), "thanks" after a comma or a finished sentence (not "the opposite of
+# thanks"); a Chinese question's mood particle 啊 / 呀 (not 呢 or 吗, which ask)
 _CLOSER_RE = {
     "zh": re.compile(r"([啊呀]+)(\s*[？?！!。.~～]*\s*)$"),
-    "en": re.compile(r"(,?\s+(?:please|pls|thanks|thank you))(\s*[?!.]*\s*)$", re.IGNORECASE),
+    "en": re.compile(r"((?:,\s*|(?<=[?!.])\s*|(?<!\bsay)\s+)(?:please|pls)|(?:,\s*|(?<=[?!.])\s*)(?:thanks|thank you))"
+                     r"(\s*[?!.]*\s*)$", re.IGNORECASE),
 }
 
 

@@ -22,8 +22,9 @@ CASES = [
      "history_roles": ["user", "assistant"], "question": "How long does the battery last?",
      "rewrite": "How long does the Kindle Paperwhite battery last?", "needs_rewrite": True, "must": ["Kindle"]},
     {"id": "e-keep-1", "lang": "en", "category": "keep", "history": ["How do I renew a passport?", "Form DS-82."],
-     "history_roles": ["user", "assistant"], "question": "How long should I boil an egg?",
-     "rewrite": "How long should I boil an egg?", "needs_rewrite": False, "exact": "How long should I boil an egg?"},
+     "history_roles": ["user", "assistant"], "question": "How long should I boil an egg for ramen?",
+     "rewrite": "How long should I boil an egg for ramen?", "needs_rewrite": False,
+     "exact": "How long should I boil an egg for ramen?"},
 ]
 
 
@@ -46,6 +47,8 @@ def test_perturbations_apply_only_where_they_read_naturally() -> None:
     assert p["question_wrapper"]("And its price?", "en") is None  # nor around an English fragment
     assert p["question_wrapper"]("How long does it last?", "en") == "can you tell me how long does it last?"
     assert p["courtesy_opener"]("What about X?", "en") == "hey, what about X?"
+    assert p["courtesy_opener"]("DynamoDB vs Redis?", "en") == "hey, DynamoDB vs Redis?"  # a name keeps its case
+    assert p["courtesy_closer"]("I'm done.", "en") is None  # a closer only on a question
     assert p["no_apostrophe"]("What is the fee? I don't know", "en") == "Whats the fee? I dont know"
     assert p["no_apostrophe"]("那广州呢？", "zh") is None
 
@@ -72,6 +75,7 @@ def test_keep_case_must_come_back_as_re_typed() -> None:
 def test_rules_read_courtesy_words(data_file: Path) -> None:
     from convsearch import RuleRewriter
     report = evaluate_perturbations(load_followups(data_file), RuleRewriter())
+    assert report["pass_as_typed"] == 1.0 and report["errors"] == 0  # so a lost case below could show
     for name in ("courtesy_opener", "interjection", "courtesy_closer"):
         assert report["perturbations"][name]["lost"] == 0, name
 

@@ -267,3 +267,12 @@ def test_zh_number_with_a_lower_case_unit_is_a_size_not_a_name():
     # "28c" (a tyre width), "16gb": no model name, and no brand glued onto them (换28c)
     assert [m.text for m in mentions("能直接换28c的吗 会不会蹭车架", "zh")] == ["车架"]
     assert "RTX 4090" in [m.text for m in mentions("RTX 4090 显存多大", "zh")]  # a model name stays one
+
+
+def test_zh_review_sizes_and_person_subjects():
+    from convsearch.gate import needs_rewrite
+    from convsearch.rewrite.entities import mentions
+    assert "4610mAh" not in " ".join(m.text for m in mentions("小米14电池4610mAh续航怎么样", "zh"))
+    assert all("5g" not in m.text or m.proper for m in mentions("支持5g吗", "zh"))  # 5G the network stays a name
+    assert all(m.text != "孩子学习" for m in mentions("孩子学习一般要多久", "zh"))  # a person and what they do
+    assert needs_rewrite([], "hello there", lang="EN").kind.value == "no_context"  # an unknown language code

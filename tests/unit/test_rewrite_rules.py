@@ -758,3 +758,35 @@ def test_zh_which_takes_the_pair_of_an_earlier_user_turn():
     # "有 A 也有 B" joins a pair; the turn after it ("他两个都想学") names none, the "哪个" question still compares them
     r = rw([U("孩子8岁，小区里有游泳课也有篮球课"), U("他两个都想学")], "哪个更适合长个子")
     assert r.rewritten == "游泳课和篮球课哪个更适合长个子"
+
+
+# --- review of the courtesy / kind / sibling rules: what they must leave alone --------------------------------
+
+def test_courtesy_reading_leaves_statements_names_and_objects_alone():
+    h = [U("How do I install Docker on Ubuntu?"), A("Use apt.")]
+    booking = [U("Is there a guest house in the north?"),
+               A("The Acorn Guest House is in the north. Would you like me to book it?")]
+    assert not rw(booking, "And I need a taxi too").changed  # a statement opening with And gets no '?'
+    assert not rw(h, "Hello Kitty toys?").rewritten.startswith("Hello How")  # "Hello" is part of a name here
+    assert rw(h, "How do I update it? Thanks!").rewritten.endswith("? Thanks!")  # the closer keeps its place
+    assert "thanks" in rw(h, "What is the opposite of thanks?").rewritten  # an object, not a closer
+    assert rw(h, "hey, and on Windows").rewritten.startswith("hey, how ")  # the opener, then the rewrite
+    long = "ok " * 1300 + "and on Windows?"
+    assert rw(h, long).original == long  # many openers: read once, no recursion
+
+
+def test_zh_courtesy_and_question_words_inside_words():
+    h = [U("北京故宫几点开门"), A("8:30。")]
+    assert "下午" in rw(h, "问下午几点关门").rewritten  # 问 + 下午, not the opener 问下
+    assert not rw(h, "许多长辈都去过").changed  # 许多 + 长辈: no 多长 question
+
+
+def test_zh_kind_rules_keep_other_words_of_the_kind_phrase():
+    fish = [U("小缸养什么鱼好"), A("可以养孔雀鱼。")]
+    for q in ("这种水草能放吗", "这种颜色正常吗", "这种鱼缸多少钱", "这种鱼饵能用吗"):
+        assert "孔雀鱼" not in rw(fish, q).rewritten, q  # not the asked kind, or a real two-character noun
+
+
+def test_zh_aspect_of_a_common_noun_still_takes_its_owner_and_siblings_are_names():
+    assert rw([U("酸奶怎么保存？"), A("冷藏。")], "保质期多长").rewritten == "酸奶保质期多长"
+    assert not rw([U("上班通勤一般要多久"), A("40 分钟。")], "上海呢").rewritten.startswith("上海通勤")

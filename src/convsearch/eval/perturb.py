@@ -26,12 +26,14 @@ from ..window import history_window
 from .followups import FollowupCase, passes
 
 _FINAL_RE = re.compile(r"[?？。.!！]+\s*$")
-_ASKING_END_RE = re.compile(r"[呢吗么嘛][?？]?\s*$")
+_ASKING_END_RE = re.compile(r"[呢吗么嘛][?？]?\s*$")  # a closer 啊 after these does not read naturally
 _EN_WH_RE = re.compile(r"^(?:what|who|when|where|why|how|which)\b", re.IGNORECASE)
 
 
 def _lower_first(q: str) -> str:
-    return q[:1].lower() + q[1:]
+    """The first letter in lower case when the first word is a common word ("What" → "what"; "DynamoDB" stays)."""
+    first = q.split(maxsplit=1)[0] if q.strip() else ""
+    return q[:1].lower() + q[1:] if first[1:].islower() else q
 
 
 def _no_final_mark(q: str, lang: str) -> str | None:
@@ -61,6 +63,8 @@ def _interjection(q: str, lang: str) -> str | None:
 
 
 def _courtesy_closer(q: str, lang: str) -> str | None:
+    if not re.search(r"[?？]\s*$", q):
+        return None  # a closer only on a question: not "我想知道。啊？", "I'm done please?"
     core = _FINAL_RE.sub("", q)
     if lang == "zh":
         return None if _ASKING_END_RE.search(q) else core + "啊？"
@@ -69,7 +73,7 @@ def _courtesy_closer(q: str, lang: str) -> str | None:
 
 def _question_wrapper(q: str, lang: str) -> str | None:
     if lang == "zh":
-        return None if _ASKING_END_RE.search(q) and q.rstrip("？? ").endswith("呢") else "我想知道" + q
+        return None if q.rstrip("？? ").endswith("呢") else "我想知道" + q
     return "can you tell me " + _lower_first(q) if _EN_WH_RE.match(q) else None
 
 
@@ -84,22 +88,25 @@ PERTURBATIONS: dict[str, Callable[[str, str], str | None]] = {
 }
 
 
-def _passes(rewriter: Rewriter, case: FollowupCase, question: str, window: int) -> bool:
+def _passes(rewriter: Rewriter, case: FollowupCase, question: str, window: int, errors: list[str]) -> bool:
     try:
         out = rewriter.rewrite(history_window(case.messages(), window), question).rewritten
     except ConvsearchError:
         out = question
-    return passes(replace(case, exact=question) if case.exact is not None else case, out)
+        errors.append(case.id)
+    # a case to be kept as typed is kept as re-typed; any other exact check stays as written
+    return passes(replace(case, exact=question) if case.exact == case.question else case, out)
 
 
 def evaluate_perturbations(cases: Sequence[FollowupCase], rewriter: Rewriter, *,
                            window: int = 8) -> dict[str, Any]:
     """Pass rate of each perturbation on the cases it applies to, beside the pass rate as typed."""
-    base = {c.id: _passes(rewriter, c, c.question, window) for c in cases}
+    errors: list[str] = []
+    base = {c.id: _passes(rewriter, c, c.question, window, errors) for c in cases}
     out: dict[str, Any] = {}
     for name, perturb in PERTURBATIONS.items():
         applied = [(c, q) for c in cases if (q := perturb(c.question, c.lang)) is not None and q != c.question]
-        ok = {c.id: _passes(rewriter, c, q, window) for c, q in applied}
+        ok = {c.id: _passes(rewriter, c, q, window, errors) for c, q in applied}
         n = len(applied)
         out[name] = {
             "n": n,
@@ -109,4 +116,4 @@ def evaluate_perturbations(cases: Sequence[FollowupCase], rewriter: Rewriter, *,
             "lost_ids": [c.id for c, _ in applied if base[c.id] and not ok[c.id]],
         }
     return {"n_records": len(cases), "pass_as_typed": sum(base.values()) / len(cases) if cases else 0.0,
-            "perturbations": out}
+            "errors": len(errors), "perturbations": out}

@@ -86,7 +86,7 @@ def ellipsis(t: Turn) -> Outcome | None:
 def _siblings(x: str, core: str, toks: Sequence[tuple[str, str]]) -> list[str]:
     """The frame's words a sibling name stands in for: as long as the fragment, from word boundary to word
     boundary, opening or ending with the same character (京沪 for 京广, 沪/杭 for 沪宁: the tagger's split does not
-    matter), decided before any meaning.
+    matter), all of it names or abbreviations, decided before any meaning.
 
     >>> _siblings("沪宁", "沪杭高铁最快要多久", tagged("沪杭高铁最快要多久"))
     ['沪杭']
@@ -100,8 +100,13 @@ def _siblings(x: str, core: str, toks: Sequence[tuple[str, str]]) -> list[str]:
             return []
         pos = i + len(w)
         bounds.update((i, pos))
+    names = [(core.find(w), w) for w, t in toks if t in _SIBLING_TAGS]
     out = [core[b:b + len(x)] for b in sorted(bounds) if b + len(x) in bounds]
-    return [c for c in out if c != x and all(is_cjk(ch) for ch in c) and (c[0] == x[0] or c[-1] == x[-1])]
+    return [c for c in out if c != x and all(is_cjk(ch) for ch in c) and (c[0] == x[0] or c[-1] == x[-1])
+            and all(any(i <= k < i + len(w) for i, w in names) for k in range(core.find(c), core.find(c) + len(c)))]
+
+
+_SIBLING_TAGS = frozenset({"ns", "nz", "nt", "nr", "nrt", "nrfg", "j"})  # names and abbreviations: not 上班 for 上海
 
 
 def _stand_in(x: str, xm: Sequence[e.Mention], frame: str) -> Outcome | None:
@@ -253,9 +258,14 @@ def _verb_subject(toks: list[tuple[str, str]]) -> bool:
 
 _ZH_MODALS = frozenset({"可以", "应该", "能", "会", "要", "想", "得", "该", "需要", "就是", "是"})
 
+def _verb_noun(text: str) -> bool:
+    """Whether a focus is an action used as a noun (审批, 报销: tagged as a verb), not a thing with aspects (酸奶)."""
+    return text in lx.ZH_NOMINAL_VERBS or tagged(text)[-1][1].startswith("v")
+
+
 def _own_subject(toks: list[tuple[str, str]]) -> bool:
     """Whether the query opens with a thing of its own, not an aspect that needs an owner ("试用期多长" after
-    "审批需要多久": a sibling of 审批, not a part of it; "价格多少" needs its owner).
+    "审批需要多久": a sibling of the action 审批, not a part of it; "价格多少" needs its owner).
 
     >>> _own_subject(tagged("试用期多长")), _own_subject(tagged("价格多少"))
     (True, False)
@@ -301,7 +311,7 @@ def frame_completion(t: Turn) -> Outcome:
         rest_text = re.sub(r"的?呢$", "", rest_text)  # "取现手续费呢" completed: its 呢 has nothing left to mark
     if not rest_text:
         return Outcome(None, "nothing to complete")
-    if not ent.proper and _own_subject(rest):
+    if not ent.proper and _verb_noun(ent.text) and _own_subject(rest):
         return Outcome(None, f"names its own subject beside the common noun {ent.text}")
     slot = r._object_slot(rest)
     if slot is not None:  # "你吃过吗" → "你吃过大列巴吗": a clause-final verb is missing its object

@@ -89,7 +89,9 @@ _ZH_BRAND_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz"})
 _ZH_BRAND_MAX = 3
 
 
-_ZH_SPEC_RE = re.compile(r"\d+(?:\.\d+)?[a-z]{1,3}")
+# a size: a number with its unit ("28c", "16GB", "4610mAh", "500g"; not the names 5G, 4K, 3D)
+_ZH_SPEC_RE = re.compile(r"\d+(?:\.\d+)?(?:gb|tb|mb|mah|kwh|wh|kw|w|ghz|mhz|khz|hz|cm|mm|km|kg|ml|c|l)|\d{2,}g",
+                         re.IGNORECASE)
 
 
 def zh_name_tokens(text: str) -> list[tuple[str, str]]:
@@ -109,7 +111,7 @@ def zh_name_tokens(text: str) -> list[tuple[str, str]]:
             continue  # a plain number, or one Latin word: jieba's own tokens
         before = text[pos:m.start()]
         toks = tagged(before) if before.strip() else []
-        if _ZH_SPEC_RE.fullmatch(name):  # "28c", "16gb", "30cm": a number with its lower-case unit is a size
+        if _ZH_SPEC_RE.fullmatch(name):  # "28c", "16GB", "30cm": a number with its unit is a size
             out.extend(toks)
             out.append((name, "m"))
             pos = m.start() + len(m.group(0).rstrip(".-"))
@@ -203,13 +205,13 @@ def _zh_clause_mentions(text: str) -> list[Mention]:
     return merged + out
 
 
-_ZH_AFTER_NOMINAL = frozenset({"一般", "要", "能", "可以", "需要", "大概", "通常", "的", "都", "一定", "得"})
+_ZH_AFTER_NOMINAL = frozenset({"一般", "要", "能", "可以", "需要", "大概", "通常", "一定", "得"})
 _PERSON_TAGS = frozenset({"nr", "nrt", "nrfg"})
 
 
 def _nominal_verb_inside(toks: Sequence[tuple[str, str]], i: int) -> bool:
     """A two-character word tagged as a verb, right after a noun and right before what opens a predicate (an
-    adverb, a modal, 的), is a noun of the phrase: 旅游签证 一般要…, 公司审批 需要….
+    adverb or a modal), is a noun of the phrase: 旅游签证 一般要…, 公司审批 需要….
 
     >>> _nominal_verb_inside([("旅游", "vn"), ("签证", "v"), ("一般", "a")], 1)
     True
@@ -218,8 +220,8 @@ def _nominal_verb_inside(toks: Sequence[tuple[str, str]], i: int) -> bool:
     """
     w, t = toks[i]
     if t != "v" or len(w) != 2 or not is_cjk(w) or i + 1 >= len(toks) or toks[i - 1][1] not in lx.ZH_NOUN_TAGS \
-            or toks[i - 1][1] in _PERSON_TAGS:
-        return False  # (蔡徐坤 学习 …, 前男友 告诉 全世界: a subject and its verb; a verb before a noun is too)
+            or toks[i - 1][1] in _PERSON_TAGS or any(ch in lx.ZH_PERSON_FINALS for ch in toks[i - 1][0][-2:]):
+        return False  # (蔡徐坤 学习 …, 孩子 学习 要…: a person and what they do)
     return toks[i + 1][0] in _ZH_AFTER_NOMINAL
 
 
@@ -722,6 +724,30 @@ def zh_det_tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
+@lru_cache(maxsize=1024)
+def zh_kind_nouns(text: str) -> tuple[tuple[int, int, str, str], ...]:
+    """Every "这张 + noun" / "那种 + noun" in ``text``: (start of the determiner, start of the noun, the noun as jieba
+    cut it, its tag).
+
+    >>> zh_kind_nouns("这张卡在国外刷有手续费吗")
+    ((0, 2, '卡', 'n'),)
+    """
+    if "这" not in text and "那" not in text:
+        return ()
+    toks = zh_det_tokens(text)
+    out = []
+    pos = 0
+    for i, (w, _) in enumerate(toks):
+        start = text.find(w, pos)
+        pos = start + len(w) if start >= 0 else pos
+        if w in lx.ZH_CLASSIFIER_DETS and i + 1 < len(toks) and text.find(toks[i + 1][0], pos) == pos:
+            out.append((start, pos, toks[i + 1][0], toks[i + 1][1]))
+    return tuple(out)
+
+
+_ZH_PREDICATE_STARTS = frozenset("能要会可该得都也还就不没是有在很太")
+
+
 def zh_classifier_reference(text: str, entity: str) -> tuple[int, int] | None:
     """The span of "这张卡" / "这辆车" in ``text`` when its noun ends ``entity`` (the focus "经典白金卡"): the phrase
     names that entity by its kind. A noun the entity does not end in ("这本书" after a card) is no reference.
@@ -729,39 +755,25 @@ def zh_classifier_reference(text: str, entity: str) -> tuple[int, int] | None:
     >>> zh_classifier_reference("这张卡在国外刷有手续费吗", "招商银行的经典白金卡")
     (0, 3)
     """
-    if "这" not in text and "那" not in text:
-        return None
-    toks = zh_det_tokens(text)
-    pos = 0
-    for i, (w, _) in enumerate(toks):
-        start = text.find(w, pos)
-        pos = start + len(w) if start >= 0 else pos
-        if w in lx.ZH_CLASSIFIER_DETS and i + 1 < len(toks):
-            noun = toks[i + 1][0]
-            if noun and not entity.endswith(noun) and len(noun) == 2 and entity.endswith(noun[:1]):
-                noun = noun[:1]  # 这种/鱼能/跟斗: jieba glued the kind noun to the next word
-            if noun and entity.endswith(noun) and text.find(noun, pos) == pos:
-                return start, pos + len(noun)
+    for start, at, noun, _ in zh_kind_nouns(text):
+        if not entity.endswith(noun) and len(noun) == 2 and noun[1] in _ZH_PREDICATE_STARTS \
+                and entity.endswith(noun[:1]):
+            noun = noun[:1]  # 这种/鱼能/跟斗: jieba glued the kind noun to the word after it (not 鱼缸, 鱼饵)
+        if entity.endswith(noun):
+            return start, at + len(noun)
     return None
 
 
-def zh_kind_phrase(text: str) -> tuple[int, int] | None:
-    """The span of the first "这种 + noun" / "这台 + noun" in ``text`` (a thing named by its kind), not one pointing at
-    the situation (这种时候).
+def zh_kind_phrase(text: str) -> tuple[int, int, str] | None:
+    """The span and noun of the first "这种 + noun" / "这台 + noun" in ``text`` (a thing named by its kind), not one
+    pointing at the situation (这种时候).
 
     >>> zh_kind_phrase("这种药饭后吃吗"), zh_kind_phrase("这种时候要换水吗")
-    ((0, 3), None)
+    ((0, 3, '药'), None)
     """
-    toks = zh_det_tokens(text)
-    pos = 0
-    for i, (w, _) in enumerate(toks):
-        start = text.find(w, pos)
-        pos = start + len(w) if start >= 0 else pos
-        if w in lx.ZH_CLASSIFIER_DETS and i + 1 < len(toks):
-            noun = toks[i + 1][0]
-            if is_cjk(noun[:1]) and len(noun) <= 2 and noun not in lx.ZH_DEICTIC_NOUNS and noun not in lx.STOP_ZH \
-                    and text.find(noun, pos) == pos:
-                return start, pos + len(noun)
+    for start, at, noun, _ in zh_kind_nouns(text):
+        if is_cjk(noun[:1]) and len(noun) <= 2 and noun not in lx.ZH_DEICTIC_NOUNS and noun not in lx.STOP_ZH:
+            return start, at + len(noun), noun
     return None
 
 

@@ -15,10 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .. import lexicon as lx
 from ..text import tagged
 from ..types import Message
-from .entities import Mention, meaning_question, mentions, zh_classifier_reference, zh_kind_phrase
+from .entities import Mention, meaning_question, mentions, zh_classifier_reference, zh_kind_nouns, zh_kind_phrase
 from .frame import coordinated_pair
 
 _ASKS_FOR_ENTITY = {
@@ -81,16 +80,19 @@ def kind_referent(text: str, history: Sequence[Message]) -> tuple[Mention, tuple
     >>> kind_referent("这种鱼能跟斗鱼混养吗", h)[0].text
     '孔雀鱼'
     """
-    if not any(d in text for d in lx.ZH_CLASSIFIER_DETS):
+    kinds = zh_kind_nouns(text)
+    if not kinds:
         return None
     for m in reversed(history):
         for x in mentions(m.content, "zh"):
             span = zh_classifier_reference(text, x.text)
             if span is not None and not x.relational and len(x.text) > span[1] - span[0] - 2:
                 return x, span  # (the determiner is two characters: 这种, 那款)
-    span = zh_kind_phrase(text)
-    intro = introduced_entity(history, "zh") if span is not None else None
-    return (intro, span) if intro is not None and span is not None else None
+    kind = zh_kind_phrase(text)
+    if kind is None or len(history) < 2 or kind[2] not in history[-2].content:
+        return None  # the kind must be what the question asked for ("推荐一款手机"): not "这种情况", "这种颜色"
+    intro = introduced_entity(history, "zh")
+    return (intro, kind[:2]) if intro is not None else None
 
 
 def _chosen_of_pair(question: str, first: str, lang: str) -> Mention | None:

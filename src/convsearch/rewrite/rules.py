@@ -146,10 +146,15 @@ class RuleRewriter:
                 decision: Decision | None = None) -> RewriteResult:
         lang = detect_lang(query)
         asked = asked_form(query, lang)
-        if asked != query:  # "and on Windows" is read as "and on Windows?", "请问那广州呢" as "那广州呢"
-            done = self.rewrite(history, asked, topic=topic, decision=decision)
-            out = query if done.rewritten == asked else with_courtesy(query, done.rewritten, lang)
-            return replace(done, original=query, rewritten=out)
+        if asked == query:
+            return self._rewrite(history, query, topic, decision, lang)
+        # "and on Windows" is read as "and on Windows?", "请问那广州呢" as "那广州呢"; the result keeps what was typed
+        done = self._rewrite(history, asked, topic, decision, lang)
+        out = query if done.rewritten == asked else with_courtesy(query, done.rewritten, lang)
+        return replace(done, original=query, rewritten=out)
+
+    def _rewrite(self, history: Sequence[Message], query: str, topic: str | None, decision: Decision | None,
+                 lang: str) -> RewriteResult:
         decision = decision or needs_rewrite(history, query, topic=topic, lang=lang)
         if not decision.needed:
             carried = carry_constraints(query, query, history, lang) if decision.kind in _CARRY_KINDS else None
