@@ -62,10 +62,16 @@ def content_hash(hit: Hit) -> str:
 
 @lru_cache(maxsize=16384)
 def _sha256_normalized(text: str) -> str:
+    return hashlib.sha256(_content_key(text).encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=16384)
+def _content_key(text: str) -> str:
+    """The normalised, lower-cased text the content hash is taken of: dedup compares these strings themselves
+    (equal exactly when their sha256 is), without hashing them."""
     # ASCII: NFKC changes nothing and lower() keeps the spacing, so normalize(text).lower() is the folded text
     # the SimHash pass reads next (computed once for both)
-    folded = _folded(text) if text.isascii() else normalize(text).lower()
-    return hashlib.sha256(folded.encode("utf-8")).hexdigest()
+    return _folded(text) if text.isascii() else normalize(text).lower()
 
 
 @lru_cache(maxsize=1024)  # dedup's content hash and SimHash read each head text within one call
@@ -174,8 +180,9 @@ class DedupStats:
 
 
 def dedup(hits: Sequence[Hit], *, max_bits: int = 12, min_jaccard: float = 0.8, near: bool = True,
-          keep: str = "best") -> tuple[list[Hit], DedupStats]:
-    """Remove duplicates from ranked ``hits``; returns the survivors (re-ranked 1..n) and counts."""
+          keep: str = "best", renumber: bool = True) -> tuple[list[Hit], DedupStats]:
+    """Remove duplicates from ranked ``hits``; returns the survivors (re-ranked 1..n) and counts.
+    ``renumber=False`` leaves each survivor's old rank (for a caller that reranks them anyway)."""
     seen_url: dict[str, int] = {}
     seen_hash: dict[str, int] = {}
     groups: list[list[Hit]] = []
@@ -194,7 +201,7 @@ def dedup(hits: Sequence[Hit], *, max_bits: int = 12, min_jaccard: float = 0.8, 
             by_url += 1
             continue
         text = f"{h.title} {h.text}"
-        ch = _sha256_normalized(text)  # content_hash(h)
+        ch = _content_key(text)  # what content_hash(h) hashes
         if ch in seen_hash:
             groups[seen_hash[ch]].append(h)
             by_hash += 1
@@ -226,8 +233,9 @@ def dedup(hits: Sequence[Hit], *, max_bits: int = 12, min_jaccard: float = 0.8, 
                 by_near += 1  # its url/hash duplicates were counted when they joined it
         groups = merged
     out = [_pick(g, keep) for g in groups]
-    out = [h if h.rank == r else Hit(h.id, h.title, h.text, h.score, h.url, h.date, h.source, r, h.metadata)
-           for r, h in enumerate(out, start=1)]  # (a hit already at its rank is kept: hits are immutable)
+    if renumber:
+        out = [h if h.rank == r else Hit(h.id, h.title, h.text, h.score, h.url, h.date, h.source, r, h.metadata)
+               for r, h in enumerate(out, start=1)]  # (a hit already at its rank is kept: hits are immutable)
     return out, DedupStats(len(hits), len(out), by_url, by_hash, by_near)
 
 
