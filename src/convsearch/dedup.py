@@ -90,12 +90,10 @@ def _bytes(text: str) -> bytes:
 
 def _window_hashes(buf: bytes, starts: np.ndarray) -> np.ndarray:
     """64-bit hashes of the 8-byte windows of ``buf`` starting at ``starts``."""
-    # every window's little-endian value: the windows starting at k, k + 8, ... are one uint64 view of the
-    # buffer from offset k (8 views interleaved; ~2x faster than fancy-indexing 8-byte rows of a strided view)
-    m = (len(buf) - _SHINGLE) // _SHINGLE + 1
-    padded = buf + bytes(_SHINGLE * (m + 1) - len(buf))
-    views = [np.frombuffer(padded, dtype="<u8", count=m, offset=k) for k in range(_SHINGLE)]
-    h = np.stack(views, axis=1).ravel()[starts]
+    # every window's little-endian value at once: a uint64 view of the buffer with a stride of one byte
+    # (unaligned items; the fancy index copies them out)
+    every = np.ndarray((len(buf) - _SHINGLE + 1,), dtype="<u8", buffer=buf, strides=(1,))
+    h = every[starts]
     h *= _M1  # (array arithmetic wraps modulo 2**64 without a warning; only numpy scalars warn on overflow)
     h ^= h >> np.uint64(31)
     h *= _M2
@@ -113,10 +111,13 @@ def simhashes(texts: Sequence[str]) -> list[int]:
     todo = [t for t in dict.fromkeys(texts) if t not in _SIMHASH_CACHE]
     if todo:
         raws = [_bytes(t) for t in todo]
-        counts = np.array([len(r) - _SHINGLE + 1 for r in raws])
-        offsets = np.concatenate(([0], np.cumsum([len(r) for r in raws])[:-1]))
-        seg = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        starts = np.repeat(offsets - seg, counts) + np.arange(counts.sum())
+        lens = np.array([len(r) for r in raws])
+        counts = lens - (_SHINGLE - 1)  # windows per text (each raw holds at least one)
+        seg_end = np.cumsum(counts)
+        seg = seg_end - counts
+        # window j of the joined windows, in text i, starts at byte offset_i + (j - seg_i); offset_i - seg_i is
+        # (cumsum(lens) - lens) - seg = cumsum(lens) - seg_end - (SHINGLE - 1)
+        starts = np.repeat(np.cumsum(lens) - seg_end - (_SHINGLE - 1), counts) + np.arange(seg_end[-1])
         h = _window_hashes(b"".join(raws), starts)
         # Broder's mod-p sampling: keep the shingles whose hash is 0 mod 4 (the same shingles in every
         # text, so fingerprints stay comparable); a short text keeps all of its shingles
@@ -125,7 +126,7 @@ def simhashes(texts: Sequence[str]) -> list[int]:
         short = np.repeat(kept < _MIN_SAMPLED, counts)
         h = h[keep | short]
         counts = np.where(kept < _MIN_SAMPLED, counts, kept)
-        seg = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        seg = np.cumsum(counts) - counts
         bits = np.unpackbits(h.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
         if counts.max() < 1 << 15:
             # per-text column sums as four 16-bit lanes per uint64 (neither a lane nor 2·sum below can overflow):
