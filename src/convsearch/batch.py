@@ -12,8 +12,12 @@ from .types import Message
 from .window import history_window
 
 
-def rewrite_batch(src: Path, dst: Path, rewriter_name: str = "rules", *, window: int = 8) -> tuple[int, float]:
-    """Read every record first (a bad line fails before anything is written), then rewrite in order."""
+def rewrite_batch(src: Path, dst: Path, rewriter_name: str = "rules", *, window: int = 8,
+                  warm: bool = False) -> tuple[int, float]:
+    """Read every record first (a bad line fails before anything is written), then rewrite in order.
+
+    ``warm=True`` (the CLI: a process of its own) warms the rule path and freezes the heap (``warmup``) once the
+    input is read, before the clock starts."""
     from .eval.data import parse_record, topic_text
 
     records = []
@@ -26,6 +30,12 @@ def rewrite_batch(src: Path, dst: Path, rewriter_name: str = "rules", *, window:
             obj.setdefault("history_roles", ["user" if i % 2 == 0 else "assistant" for i in range(len(obj["history"]))])
         records.append(parse_record(obj, path=str(src), line=n))
     rewriter = get_rewriter(rewriter_name)  # after the input is known good: an LLM client is opened here
+    if warm:
+        from .warmup import freeze_heap, warm_up
+
+        if rewriter_name != "passthrough":
+            warm_up()
+        freeze_heap()  # the records read are alive to the end: full collections need not walk them either
 
     def one(r):
         t = time.perf_counter()

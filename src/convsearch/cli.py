@@ -236,7 +236,7 @@ def rewrite(batch: Path = typer.Option(..., "--batch", help="Input JSONL (id, hi
     from .batch import rewrite_batch
 
     check_writable(out)
-    n, secs = rewrite_batch(batch, out, rewriter)
+    n, secs = rewrite_batch(batch, out, rewriter, warm=True)
     typer.echo(f"rewrote {n} turns in {secs:.2f}s ({n / secs if secs else 0:,.0f} turns/s) → {out}", err=True)
 
 

@@ -121,10 +121,11 @@ def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *
     fused = fuse(lists, settings.fusion, limit=max(4 * top_k, 20))
     if clock:
         clock.lap("fuse")
-    deduped, stats = dedup(fused, max_bits=settings.near_dup_bits, min_jaccard=settings.near_dup_jaccard)
+    deduped, stats = dedup(fused, max_bits=settings.near_dup_bits, min_jaccard=settings.near_dup_jaccard,
+                           renumber=False)  # rerank numbers them
     if clock:
         clock.lap("dedup")
-    ranked = rerank(deduped, query, rw.rewritten)[:top_k]
+    ranked = rerank(deduped, query, rw.rewritten, limit=top_k)
     if clock:
         clock.lap("rerank")
     cites = citations(ranked, snippet_tokens=settings.snippet_tokens, stale_days=settings.stale_days, today=today,

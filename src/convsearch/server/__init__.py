@@ -49,10 +49,14 @@ def serve(settings: Settings, *, workers: int = 1, log_level: str = "info") -> N
 def serve_mcp_stdio(settings: Settings) -> None:
     """The MCP tools over stdin/stdout (``convsearch mcp``)."""
     require()
+    from ..warmup import freeze_heap
     from .mcp import run_stdio
     from .service import Service
 
-    run_stdio(Service(settings))
+    service = Service(settings)
+    service.warm_up()
+    freeze_heap()
+    run_stdio(service)
 
 
 __all__ = ["require", "serve", "serve_mcp_stdio"]

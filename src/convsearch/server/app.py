@@ -15,7 +15,6 @@ open; errors are mapped in ``convsearch.server.errors``.
 
 
 import contextlib
-import gc
 import ipaddress
 import itertools
 import secrets
@@ -32,6 +31,7 @@ from fastapi.staticfiles import StaticFiles
 from .. import __version__
 from ..config import Settings
 from ..errors import BodyTooLarge, ConfigError, ConvsearchError
+from ..warmup import freeze_heap
 from . import errors as errmap
 from . import models as m
 from .auth import Tenant
@@ -170,8 +170,8 @@ def create_app(settings: Settings | None = None, *, service: Service | None = No
     ``service`` (or ``service_kw`` for a new one: ``backend``, ``store``, ``keys``, ``limiter``,
     ``rewriter_factory``, ``today``) lets tests inject doubles; ``mcp=False`` leaves out ``/mcp``.
     ``warm=True`` (``convsearch serve``) loads the dictionaries and the index at startup, then freezes the
-    garbage collector's view of them (``gc.freeze``), so full collections stop walking them: without it a
-    gen-2 collection costs ~25 ms, a p99 spike under load. Not for tests: frozen garbage is never freed.
+    garbage collector's view of them (``warmup.freeze_heap``: ``gc.freeze`` once per process), so full
+    collections stop walking them (see ``convsearch.warmup``). Not for tests: frozen cyclic garbage is never freed.
     """
     settings = settings or Settings.from_env()
     service = service or Service(settings, **service_kw)
@@ -184,7 +184,7 @@ def create_app(settings: Settings | None = None, *, service: Service | None = No
                 await stack.enter_async_context(mcp_server.session_manager.run())
             if warm:
                 await service.run(service.warm_up)
-                gc.freeze()
+                freeze_heap()
             try:
                 yield
             finally:

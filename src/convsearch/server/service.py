@@ -31,7 +31,7 @@ from ..errors import ConvsearchError, DeadlineExceeded, IndexMissingError, Input
 from ..infra.cache import MemoryCache, NullCache, TTLCache
 from ..infra.deadline import Deadline
 from ..infra.ratelimit import RateLimiter, TokenBucketLimiter
-from ..pipeline import Pipeline, plan_queries, validate_query
+from ..pipeline import Pipeline, validate_query
 from ..rewrite import get_rewriter, make_hyde, make_variant_maker
 from ..rewrite.base import Passthrough, Rewriter
 from ..rewrite.rules import RuleRewriter
@@ -268,12 +268,9 @@ class Service:
 
     def warm_up(self) -> None:
         """Load what the first turns would (dictionaries, stemmer, the index) before any request waits on it."""
-        from ..rewrite.rules import RuleRewriter
-        from ..types import Message
+        from ..warmup import warm_up
 
-        rules = RuleRewriter()
-        for query, before in (("价格呢？", "AnySearch 支持哪些检索方式？"), ("When did it launch?", "Who founded SpaceX?")):
-            plan_queries(query, (Message("user", before),), rewriter=rules, settings=self.settings)
+        warm_up(self.settings)
         try:
             self.backend().search("warm up", top_k=1)
         except ConvsearchError as exc:  # no index yet: /healthz says so
