@@ -311,9 +311,10 @@ def split_opener(query: str, lang: str) -> tuple[str, str, str]:
     m = opener_re.match(query)
     opener, rest = ("", query) if m is None or m.end() >= len(query.rstrip()) else (query[:m.end()], query[m.end():])
     c = closer_re.search(rest)
-    if c is None or not rest[:c.start()].strip() or is_social(rest) or (
+    if c is None or len(rest[:c.start()].split()) < (2 if lang == "en" else 1) or is_social(rest) or (
             lang == "zh" and not _ZH_QUESTION_RE.search(rest[:c.start()])):
-        return opener, rest, ""  # ("That is all. Thank you." is a sign-off; a Chinese reply's 啊 stays: "可以啊")
+        return opener, rest, ""  # ("That is all. Thank you." is a sign-off, "Yes please!" a reply; a Chinese reply's
+        # 啊 stays: "可以啊")
     core = rest[:c.start()]
     if core.rstrip()[-1:] in _FINAL_MARKS:
         return opener, core, rest[c.start():].rstrip()
