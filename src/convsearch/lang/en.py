@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from .. import lexicon as lx
 from ..gate import en_ellipsis
@@ -38,6 +39,33 @@ class Turn:
 def turn(query: str, history: Sequence[Message], topic: str | None = None) -> Turn:
     """The turn with the focus ``entities.find_focus`` gives (for examples and tests; the rewriter refines it)."""
     return Turn(query, e.find_focus(history, topic), history, e.topic_section(topic) if topic else "")
+
+
+def passage_subject(t: Turn) -> None:
+    """After an answer passage that never names the focus, what the passage names most often is what the follow-up
+    is about: the focus was left behind (annotates ``focus`` / ``ent``).
+
+    >>> from convsearch.types import Message as M
+    >>> p = ("By the age of 50, most men have some hair loss. For most of them, hair loss starts at the temples and "
+    ...      "spreads to the crown over the following years. Doctors say that hair loss can be slowed by treatment "
+    ...      "when it is caught early enough, and a diet rich in iron helps too.")
+    >>> t = turn("What treatments work for it?", [M("user", "Is my shampoo to blame?"), M("assistant", p)])
+    >>> passage_subject(t), t.ent.text
+    (None, 'hair loss')
+    """
+    last = t.history[-1] if t.history else None
+    if last is None or last.role != "assistant" or t.ent is None or _still_named(t.ent, last.content):
+        return
+    sal = e.en_salient_noun(last.content, e.mentions(last.content, "en"))
+    if sal is not None and sal.text.lower() not in t.q.lower():
+        t.focus = replace(t.focus, entity=sal, subject=sal)
+        t.ent = sal
+
+
+def _still_named(ent: e.Mention, text: str) -> bool:
+    """Does ``text`` use a content word of ``ent`` ("water" for "water resource management")?"""
+    low = set(re.findall(r"[a-z0-9][\w'’-]*", text.lower()))
+    return any(w in low for w in re.findall(r"[a-z0-9][\w'’-]*", ent.text.lower()) if w not in lx.STOP_EN)
 
 
 def section_reference(t: Turn) -> None:
@@ -252,8 +280,8 @@ def finish(t: Turn) -> Outcome:
     return Outcome(out, how if out is not None else "already names the focus")
 
 
-REWRITE_STEPS = (section_reference, ellipsis, class_reference, activity, pronoun, definite_reference, no_focus,
-                 frame_completion, exclusion, finish)
+REWRITE_STEPS = (passage_subject, section_reference, ellipsis, class_reference, activity, pronoun, definite_reference,
+                 no_focus, frame_completion, exclusion, finish)
 
 # --- frame completion of a fragment -------------------------------------------------------------------------
 
