@@ -78,3 +78,30 @@ def test_a_query_that_names_the_passage_subject_is_left_to_the_other_rules() -> 
     before = t.ent
     en.passage_subject(t)
     assert t.ent == before
+
+
+# --- a capitalised word opening a sentence on a common noun phrase ("Border collies are …") ------------------
+
+
+def texts(text: str) -> list[tuple[str, bool]]:
+    return [(m.text, m.proper) for m in mentions(text, "en")]
+
+
+def test_a_sentence_initial_capital_on_a_common_noun_is_one_common_phrase() -> None:
+    assert texts("Border collies learn new commands fast.")[0] == ("Border collies", False)
+    # "usually" is no noun of the phrase
+    assert texts("Most dogs nap. Diagonal cracks usually mean settling.")[1] == ("Diagonal cracks", False)
+
+
+def test_a_name_the_text_capitalises_inside_a_sentence_stays_a_name() -> None:
+    assert ("Google", True) in texts("Google search is down again today. I use Google daily.")
+    assert texts("Thyssen museum?")[0] == ("Thyssen", True)  # a bare phrase: a name as often as not
+    assert texts("Michael Jordan played basketball.")[0] == ("Michael Jordan", True)
+    assert texts("NASA budgets grew.")[0][1] is True  # an abbreviation is a name
+
+
+def test_no_half_name_is_written_for_a_pronoun() -> None:
+    h = [Message("user", "What do cracks in a basement wall mean?"),
+         Message("assistant", "Diagonal cracks usually mean the foundation has settled.")]
+    out = rewrite(h, "Can they be repaired?")
+    assert "Diagonal be" not in out and out != "Can they be repaired?"

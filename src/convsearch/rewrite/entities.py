@@ -366,6 +366,17 @@ def en_mentions(text: str) -> list[Mention]:
                 sentence_start = False
                 prev_lower = ""
                 continue
+            if len(span) == 1 and sentence_start and not det and en_initial_common(toks, i, text):
+                # "Border collies are …", "Diagonal cracks mean …": a sentence-initial capital on a common noun
+                k = i + 1
+                while k < n and k - i < 3 and _plain_noun(toks[k]) and not toks[k].lower().endswith("ly"):
+                    k += 1
+                words_ = [tok, *(t.lower() for t in toks[i + 1:k])]
+                out.append(Mention(" ".join(words_), False, "noun", words_[-1]))
+                i = k
+                sentence_start = False
+                prev_lower = ""
+                continue
             if len(span) == 1 and tok.isupper() and low in lx.RELATIONAL_EN:
                 out.append(Mention(low, False, "noun", low, det))  # "the CEO": a role of something, no name
             elif not (len(span) == 1 and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
@@ -414,6 +425,33 @@ def en_mentions(text: str) -> list[Mention]:
         prev_lower = low
         i += 1
     return out
+
+
+def en_initial_common(toks: Sequence[str], i: int, text: str) -> bool:
+    """Is the capitalised word opening a sentence at ``toks[i]`` the modifier of a common noun phrase ("Border
+    collies are very smart", "Diagonal cracks mean …") rather than a name? It is followed by a plain lower-case
+    noun and a clause of at least three more words (a bare phrase, "California state?", is a name as often as not),
+    is no all-capitals abbreviation, and the text never writes it capitalised inside a sentence ("Google search is
+    down again today. I use Google daily." keeps Google a name).
+
+    >>> en_initial_common(en_tokens("Border collies are very smart."), 0, "Border collies are very smart.")
+    True
+    >>> t = "Google search is down again today. I use Google daily."
+    >>> en_initial_common(en_tokens(t), 0, t)
+    False
+    """
+    tok = toks[i]
+    if tok.isupper() or i + 1 >= len(toks) or not _plain_noun(toks[i + 1]):
+        return False
+    k = i + 2
+    while k < len(toks) and toks[k] not in (".", "?", "!", ";", ":"):
+        k += 1
+    if sum(1 for t in toks[i + 2:k] if t[0].isalnum()) < _EN_CLAUSE_AFTER_WORDS:
+        return False  # a bare phrase ("Thyssen museum", "California state?") is most often a name
+    return re.search(r"(?<![.!?:;]\s)(?<=\s)" + re.escape(tok) + r"\b", text) is None
+
+
+_EN_CLAUSE_AFTER_WORDS = 3
 
 
 _EN_OBJECT_AFTER_VERB = frozenset({"them", "it", "him", "her", "us", "me", "the", "a", "an", "your", "my", "this",
@@ -1124,6 +1162,9 @@ def en_salient_noun(answer: str, nouns: Sequence[Mention]) -> Mention | None:
     total: dict[str, int] = {}
     for k, n in counts.items():
         total[group[k]] = total.get(group[k], 0) + n
+        for o in counts:  # "magnesium deficiency" is about magnesium too
+            if group[o] == o and o != group[k] and k.startswith(o + " "):
+                total[o] = total.get(o, 0) + n
     best = max(total.values(), default=0)
     if best < _EN_SALIENT_MIN:
         return None
