@@ -105,3 +105,25 @@ def test_no_half_name_is_written_for_a_pronoun() -> None:
          Message("assistant", "Diagonal cracks usually mean the foundation has settled.")]
     out = rewrite(h, "Can they be repaired?")
     assert "Diagonal be" not in out and out != "Can they be repaired?"
+
+
+# --- a name's possessive pronoun as "the <noun phrase> of <name>" ------------------------------------------
+
+
+def test_a_names_possessive_becomes_the_noun_phrase_of_the_name() -> None:
+    h = [Message("user", "Tell me about Golden Wok."), Message("assistant", "A Chinese restaurant in the north.")]
+    want = "What is the address and phone number of Golden Wok?"
+    assert rewrite(h, "What is their address and phone number?") == want
+    assert rewrite(h, "Can I have their postcode, please?") == "Can I have the postcode of Golden Wok, please?"
+
+
+def test_a_common_noun_owner_keeps_the_possessive() -> None:
+    h = [Message("user", "What is a virtual machine?"),
+         Message("assistant", "It is software that emulates a computer.")]
+    assert rewrite(h, "What are its advantages?") == "What are virtual machine's advantages?"
+
+
+def test_a_noun_phrase_that_goes_on_keeps_the_possessive() -> None:
+    assert en.possessive_of("Did their album sell well?", 4, 9, "Fleet Foxes") is None
+    assert en.possessive_of("Is their food good?", 3, 8, "Cote") is None
+    assert en.possessive_of("Their menu?", 0, 5, "Cote") == "The menu of Cote?"

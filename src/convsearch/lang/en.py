@@ -197,6 +197,32 @@ def pronoun(t: Turn) -> None:
                                       r._things_named(focus, history), said) if ent is not None else (None, "no focus")
 
 
+_OF_NP_RE = re.compile(r"\s*((?:[A-Za-z][\w'’-]*)(?:\s+(?:and\s+)?[A-Za-z][\w'’-]*){0,4})")
+
+
+def possessive_of(q: str, start: int, end: int, owner: str) -> str | None:
+    """A possessive pronoun at ``q[start:end]`` whose noun phrase closes its clause becomes "the <noun phrase> of
+    <owner>", as search queries put it ("their address and phone number" → "the address and phone number of Cote");
+    None when no plain noun phrase follows.
+
+    >>> possessive_of("What is their address and phone number?", 8, 13, "Cote")
+    'What is the address and phone number of Cote?'
+    >>> possessive_of("Did their album sell well in Japan?", 4, 9, "Fleet Foxes") is None
+    True
+    """
+    m = _OF_NP_RE.match(q, end)
+    if m is None:
+        return None
+    words_ = m.group(1).split()
+    if any(w.lower() in lx.STOP_EN and w.lower() != "and" or w.lower() in lx.EN_VERBS for w in words_):
+        return None
+    rest = q[m.end():]
+    if rest.strip() and not re.match(r"\s*(?:[?.!,;]|please\b|as well\b|too\b)", rest, re.IGNORECASE):
+        return None  # the phrase goes on ("their album sell well"): the possessive reads better
+    the = "The" if not q[:start].strip() or q[:start].rstrip()[-1] in ".!?" else "the"
+    return f"{q[:start]}{the} {m.group(1)} of {owner}{rest}"
+
+
 def definite_reference(t: Turn) -> Outcome | None:
     """With no pronoun and no class phrase, a definite phrase takes the fuller name the history gave it.
 
