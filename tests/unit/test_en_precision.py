@@ -127,3 +127,25 @@ def test_a_noun_phrase_that_goes_on_keeps_the_possessive() -> None:
     assert en.possessive_of("Did their album sell well?", 4, 9, "Fleet Foxes") is None
     assert en.possessive_of("Is their food good?", 3, 8, "Cote") is None
     assert en.possessive_of("Their menu?", 0, 5, "Cote") == "The menu of Cote?"
+
+
+# --- "their" after an answer that opens on a name it brought in ------------------------------------------
+
+
+def test_their_after_an_answer_opening_on_a_new_name_is_that_names() -> None:
+    h = [Message("user", "How about a Korean restaurant?"),
+         Message("assistant", "Little Seoul is an expensive Korean restaurant in the centre.")]
+    assert rewrite(h, "What is their phone number?") == "What is the phone number of Little Seoul?"
+
+
+def test_a_name_the_user_gave_or_a_sentence_opener_is_no_new_subject() -> None:
+    h = [Message("user", "Is Little Seoul any good?"), Message("assistant", "Little Seoul is popular.")]
+    t = en.turn("What is their phone number?", h)
+    before = t.ent
+    en.answer_subject(t)
+    assert t.ent == before
+    h2 = [Message("user", "Any Korean places?"), Message("assistant", "There is one in the centre.")]
+    t2 = en.turn("What are their hours?", h2)
+    before2 = t2.ent
+    en.answer_subject(t2)
+    assert t2.ent == before2

@@ -182,6 +182,33 @@ def activity(t: Turn) -> Outcome | None:
     return Outcome(t.q[:it.start(1)] + doing + t.q[it.end(1):], f"activity it → {doing}")
 
 
+_ANSWER_SUBJECT_RE = re.compile(r"^\W*(?:the\s+)?((?:[A-Z][\w'’&-]*\s+){0,3}[A-Z][\w'’&-]*)\s+"
+                                r"(?:is|serves|offers|has|meets|was|are|provides|sells)\b")
+
+
+def answer_subject(t: Turn) -> None:
+    """"their" after an answer that opens on a name the user did not give ("Cote is a French restaurant …") is that
+    name's: the answer brought it in as its subject (annotates ``ent``).
+
+    >>> from convsearch.types import Message as M
+    >>> h = [M("user", "How about a French restaurant?"), M("assistant", "Cote is a French restaurant in the centre.")]
+    >>> t = turn("What is their phone number?", h); answer_subject(t); t.ent.text
+    'Cote'
+    """
+    m = re.search(r"\btheir\b", t.q, re.IGNORECASE)
+    if m is None or len(t.history) < 2 or t.history[-1].role != "assistant" or t.history[-2].role != "user":
+        return
+    sm = _ANSWER_SUBJECT_RE.match(t.history[-1].content)
+    if sm is None:
+        return
+    name = sm.group(1)
+    low = name.lower()
+    if low in t.history[-2].content.lower() or low in t.q.lower() or low.split()[0] in lx.STOP_EN:
+        return  # the user's own name, or "This is …", "There are …"
+    t.ent = e.Mention(name, True, "proper", name.split()[-1].lower())
+    t.focus = replace(t.focus, entity=t.ent)
+
+
 def pronoun(t: Turn) -> None:
     """The first pronoun standing for the focus (or the person, or what the answer said) is replaced (annotates
     ``out`` / ``how``).
@@ -306,8 +333,8 @@ def finish(t: Turn) -> Outcome:
     return Outcome(out, how if out is not None else "already names the focus")
 
 
-REWRITE_STEPS = (passage_subject, section_reference, ellipsis, class_reference, activity, pronoun, definite_reference,
-                 no_focus, frame_completion, exclusion, finish)
+REWRITE_STEPS = (passage_subject, section_reference, ellipsis, class_reference, activity, answer_subject, pronoun,
+                 definite_reference, no_focus, frame_completion, exclusion, finish)
 
 # --- frame completion of a fragment -------------------------------------------------------------------------
 
