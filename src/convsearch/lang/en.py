@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 from .. import lexicon as lx
 from ..gate import en_ellipsis
@@ -64,8 +65,14 @@ def passage_subject(t: Turn) -> None:
 
 def _still_named(ent: e.Mention, text: str) -> bool:
     """Does ``text`` use a content word of ``ent`` ("water" for "water resource management")?"""
-    low = set(re.findall(r"[a-z0-9][\w'’-]*", text.lower()))
+    low = _word_set(text)
     return any(w in low for w in re.findall(r"[a-z0-9][\w'’-]*", ent.text.lower()) if w not in lx.STOP_EN)
+
+
+@lru_cache(maxsize=1024)
+def _word_set(text: str) -> frozenset[str]:
+    """The lower-case words of a text (an answer is asked about on every turn that follows it)."""
+    return frozenset(re.findall(r"[a-z0-9][\w'’-]*", text.lower()))
 
 
 def section_reference(t: Turn) -> None:

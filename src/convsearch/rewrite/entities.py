@@ -366,7 +366,7 @@ def en_mentions(text: str) -> list[Mention]:
                 sentence_start = False
                 prev_lower = ""
                 continue
-            if len(span) == 1 and sentence_start and not det and en_initial_common(toks, i, text):
+            if len(span) == 1 and sentence_start and not det and en_initial_common(toks, i):
                 # "Border collies are …", "Diagonal cracks mean …": a sentence-initial capital on a common noun
                 k = i + 1
                 while k < n and k - i < 3 and _plain_noun(toks[k]) and not toks[k].lower().endswith("ly"):
@@ -427,17 +427,16 @@ def en_mentions(text: str) -> list[Mention]:
     return out
 
 
-def en_initial_common(toks: Sequence[str], i: int, text: str) -> bool:
-    """Is the capitalised word opening a sentence at ``toks[i]`` the modifier of a common noun phrase ("Border
-    collies are very smart", "Diagonal cracks mean …") rather than a name? It is followed by a plain lower-case
-    noun and a clause of at least three more words (a bare phrase, "California state?", is a name as often as not),
-    is no all-capitals abbreviation, and the text never writes it capitalised inside a sentence ("Google search is
-    down again today. I use Google daily." keeps Google a name).
+def en_initial_common(toks: Sequence[str], i: int) -> bool:
+    """Is the capitalised word opening a sentence at ``toks[i]`` (of ``en_tokens(text)``) the modifier of a common
+    noun phrase ("Border collies are very smart", "Diagonal cracks mean …") rather than a name? It is followed by a
+    plain lower-case noun and a clause of at least three more words (a bare phrase, "California state?", is a name
+    as often as not), is no all-capitals abbreviation, and the text never writes it capitalised inside a sentence
+    ("Google search is down again today. I use Google daily." keeps Google a name).
 
-    >>> en_initial_common(en_tokens("Border collies are very smart."), 0, "Border collies are very smart.")
+    >>> en_initial_common(en_tokens("Border collies are very smart."), 0)
     True
-    >>> t = "Google search is down again today. I use Google daily."
-    >>> en_initial_common(en_tokens(t), 0, t)
+    >>> en_initial_common(en_tokens("Google search is down again today. I use Google daily."), 0)
     False
     """
     tok = toks[i]
@@ -448,7 +447,14 @@ def en_initial_common(toks: Sequence[str], i: int, text: str) -> bool:
         k += 1
     if sum(1 for t in toks[i + 2:k] if t[0].isalnum()) < _EN_CLAUSE_AFTER_WORDS:
         return False  # a bare phrase ("Thyssen museum", "California state?") is most often a name
-    return re.search(r"(?<![.!?:;]\s)(?<=\s)" + re.escape(tok) + r"\b", text) is None
+    return tok not in _caps_inside(tuple(toks))
+
+
+@lru_cache(maxsize=1024)
+def _caps_inside(toks: tuple[str, ...]) -> frozenset[str]:
+    """The capitalised tokens a text writes inside a sentence (not right after its start or . ? ! : ;)."""
+    return frozenset(t for j, t in enumerate(toks) if j > 0 and toks[j - 1] not in (".", "?", "!", ";", ":")
+                     and t[:1].isupper())
 
 
 _EN_CLAUSE_AFTER_WORDS = 3
@@ -1138,7 +1144,8 @@ _EN_SALIENT_MIN = 3  # times a passage names its subject
 _EN_PASSAGE_WORDS = 40  # an answer longer than this is a passage (CANARD answers: median 13 words; CAsT 2021 / iKAT: 76-171)
 
 
-def en_salient_noun(answer: str, nouns: Sequence[Mention]) -> Mention | None:
+@lru_cache(maxsize=1024)
+def en_salient_noun(answer: str, nouns: tuple[Mention, ...]) -> Mention | None:
     """What an English passage is about: of its noun phrases (``nouns``, its mentions), the one it names most often
     (at least three times; the first such on a tie), as it is most often written. None for a short answer or a
     passage that names nothing that often.
@@ -1157,12 +1164,18 @@ def en_salient_noun(answer: str, nouns: Sequence[Mention]) -> Mention | None:
     counts: dict[str, int] = {}
     for x in cands:
         counts[_singular_text(x.text)] = counts.get(_singular_text(x.text), 0) + 1
+    by_last: dict[str, list[str]] = {}
+    by_first: dict[str, list[str]] = {}
+    for k in counts:
+        by_last.setdefault(k.rsplit(" ", 1)[-1], []).append(k)
+        by_first.setdefault(k.split(" ", 1)[0], []).append(k)
     # "Sanders" counts for "Bernie Sanders": one thing, written in full or not
-    group = {k: max((o for o in counts if o.endswith(" " + k)), key=len, default=k) for k in counts}
+    group = {k: max((o for o in by_last[k.rsplit(" ", 1)[-1]] if o.endswith(" " + k)), key=len, default=k)
+             for k in counts}
     total: dict[str, int] = {}
     for k, n in counts.items():
         total[group[k]] = total.get(group[k], 0) + n
-        for o in counts:  # "magnesium deficiency" is about magnesium too
+        for o in by_first[k.split(" ", 1)[0]]:  # "magnesium deficiency" is about magnesium too
             if group[o] == o and o != group[k] and k.startswith(o + " "):
                 total[o] = total.get(o, 0) + n
     best = max(total.values(), default=0)
