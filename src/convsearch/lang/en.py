@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
+from functools import lru_cache
 
 from .. import lexicon as lx
 from ..gate import en_ellipsis
@@ -38,6 +40,39 @@ class Turn:
 def turn(query: str, history: Sequence[Message], topic: str | None = None) -> Turn:
     """The turn with the focus ``entities.find_focus`` gives (for examples and tests; the rewriter refines it)."""
     return Turn(query, e.find_focus(history, topic), history, e.topic_section(topic) if topic else "")
+
+
+def passage_subject(t: Turn) -> None:
+    """After an answer passage that never names the focus, what the passage names most often is what the follow-up
+    is about: the focus was left behind (annotates ``focus`` / ``ent``).
+
+    >>> from convsearch.types import Message as M
+    >>> p = ("By the age of 50, most men have some hair loss. For most of them, hair loss starts at the temples and "
+    ...      "spreads to the crown over the following years. Doctors say that hair loss can be slowed by treatment "
+    ...      "when it is caught early enough, and a diet rich in iron helps too.")
+    >>> t = turn("What treatments work for it?", [M("user", "Is my shampoo to blame?"), M("assistant", p)])
+    >>> passage_subject(t), t.ent.text
+    (None, 'hair loss')
+    """
+    last = t.history[-1] if t.history else None
+    if last is None or last.role != "assistant" or t.ent is None or _still_named(t.ent, last.content):
+        return
+    sal = e.en_salient_noun(last.content, e.mentions(last.content, "en"))
+    if sal is not None and sal.text.lower() not in t.q.lower():
+        t.focus = replace(t.focus, entity=sal, subject=sal)
+        t.ent = sal
+
+
+def _still_named(ent: e.Mention, text: str) -> bool:
+    """Does ``text`` use a content word of ``ent`` ("water" for "water resource management")?"""
+    low = _word_set(text)
+    return any(w in low for w in re.findall(r"[a-z0-9][\w'’-]*", ent.text.lower()) if w not in lx.STOP_EN)
+
+
+@lru_cache(maxsize=1024)
+def _word_set(text: str) -> frozenset[str]:
+    """The lower-case words of a text (an answer is asked about on every turn that follows it)."""
+    return frozenset(re.findall(r"[a-z0-9][\w'’-]*", text.lower()))
 
 
 def section_reference(t: Turn) -> None:
@@ -154,6 +189,33 @@ def activity(t: Turn) -> Outcome | None:
     return Outcome(t.q[:it.start(1)] + doing + t.q[it.end(1):], f"activity it → {doing}")
 
 
+_ANSWER_SUBJECT_RE = re.compile(r"^\W*(?:the\s+)?((?:[A-Z][\w'’&-]*\s+){0,3}[A-Z][\w'’&-]*)\s+"
+                                r"(?:is|serves|offers|has|meets|was|are|provides|sells)\b")
+
+
+def answer_subject(t: Turn) -> None:
+    """"their" after an answer that opens on a name the user did not give ("Cote is a French restaurant …") is that
+    name's: the answer brought it in as its subject (annotates ``ent``).
+
+    >>> from convsearch.types import Message as M
+    >>> h = [M("user", "How about a French restaurant?"), M("assistant", "Cote is a French restaurant in the centre.")]
+    >>> t = turn("What is their phone number?", h); answer_subject(t); t.ent.text
+    'Cote'
+    """
+    m = re.search(r"\btheir\b", t.q, re.IGNORECASE)
+    if m is None or len(t.history) < 2 or t.history[-1].role != "assistant" or t.history[-2].role != "user":
+        return
+    sm = _ANSWER_SUBJECT_RE.match(t.history[-1].content)
+    if sm is None:
+        return
+    name = sm.group(1)
+    low = name.lower()
+    if low in t.history[-2].content.lower() or low in t.q.lower() or low.split()[0] in lx.STOP_EN:
+        return  # the user's own name, or "This is …", "There are …"
+    t.ent = e.Mention(name, True, "proper", name.split()[-1].lower())
+    t.focus = replace(t.focus, entity=t.ent)
+
+
 def pronoun(t: Turn) -> None:
     """The first pronoun standing for the focus (or the person, or what the answer said) is replaced (annotates
     ``out`` / ``how``).
@@ -167,6 +229,32 @@ def pronoun(t: Turn) -> None:
     said = r._answer_said(history) if ent is not None else None
     t.out, t.how = r._replace_pronoun(t.q, ent, focus.person, r._candidates(focus, history),
                                       r._things_named(focus, history), said) if ent is not None else (None, "no focus")
+
+
+_OF_NP_RE = re.compile(r"\s*((?:[A-Za-z][\w'’-]*)(?:\s+(?:and\s+)?[A-Za-z][\w'’-]*){0,4})")
+
+
+def possessive_of(q: str, start: int, end: int, owner: str) -> str | None:
+    """A possessive pronoun at ``q[start:end]`` whose noun phrase closes its clause becomes "the <noun phrase> of
+    <owner>", as search queries put it ("their address and phone number" → "the address and phone number of Cote");
+    None when no plain noun phrase follows.
+
+    >>> possessive_of("What is their address and phone number?", 8, 13, "Cote")
+    'What is the address and phone number of Cote?'
+    >>> possessive_of("Did their album sell well in Japan?", 4, 9, "Fleet Foxes") is None
+    True
+    """
+    m = _OF_NP_RE.match(q, end)
+    if m is None:
+        return None
+    words_ = m.group(1).split()
+    if any(w.lower() in lx.STOP_EN and w.lower() != "and" or w.lower() in lx.EN_VERBS for w in words_):
+        return None
+    rest = q[m.end():]
+    if rest.strip() and not re.match(r"\s*(?:[?.!,;]|please\b|as well\b|too\b)", rest, re.IGNORECASE):
+        return None  # the phrase goes on ("their album sell well"): the possessive reads better
+    the = "The" if not q[:start].strip() or q[:start].rstrip()[-1] in ".!?" else "the"
+    return f"{q[:start]}{the} {m.group(1)} of {owner}{rest}"
 
 
 def definite_reference(t: Turn) -> Outcome | None:
@@ -252,8 +340,8 @@ def finish(t: Turn) -> Outcome:
     return Outcome(out, how if out is not None else "already names the focus")
 
 
-REWRITE_STEPS = (section_reference, ellipsis, class_reference, activity, pronoun, definite_reference, no_focus,
-                 frame_completion, exclusion, finish)
+REWRITE_STEPS = (passage_subject, section_reference, ellipsis, class_reference, activity, answer_subject, pronoun,
+                 definite_reference, no_focus, frame_completion, exclusion, finish)
 
 # --- frame completion of a fragment -------------------------------------------------------------------------
 

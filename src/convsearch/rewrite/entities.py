@@ -398,6 +398,17 @@ def en_mentions(text: str) -> list[Mention]:
                 sentence_start = False
                 prev_lower = ""
                 continue
+            if len(span) == 1 and sentence_start and not det and en_initial_common(toks, i):
+                # "Border collies are …", "Diagonal cracks mean …": a sentence-initial capital on a common noun
+                k = i + 1
+                while k < n and k - i < 3 and _plain_noun(toks[k]) and not toks[k].lower().endswith("ly"):
+                    k += 1
+                words_ = [tok, *(t.lower() for t in toks[i + 1:k])]
+                out.append(Mention(" ".join(words_), False, "noun", words_[-1]))
+                i = k
+                sentence_start = False
+                prev_lower = ""
+                continue
             if len(span) == 1 and tok.isupper() and low in lx.RELATIONAL_EN:
                 out.append(Mention(low, False, "noun", low, det))  # "the CEO": a role of something, no name
             elif not (len(span) == 1 and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
@@ -446,6 +457,39 @@ def en_mentions(text: str) -> list[Mention]:
         prev_lower = low
         i += 1
     return out
+
+
+def en_initial_common(toks: Sequence[str], i: int) -> bool:
+    """Is the capitalised word opening a sentence at ``toks[i]`` (of ``en_tokens(text)``) the modifier of a common
+    noun phrase ("Border collies are very smart", "Diagonal cracks mean …") rather than a name? It is followed by a
+    plain lower-case noun and a clause of at least three more words (a bare phrase, "California state?", is a name
+    as often as not), is no all-capitals abbreviation, and the text never writes it capitalised inside a sentence
+    ("Google search is down again today. I use Google daily." keeps Google a name).
+
+    >>> en_initial_common(en_tokens("Border collies are very smart."), 0)
+    True
+    >>> en_initial_common(en_tokens("Google search is down again today. I use Google daily."), 0)
+    False
+    """
+    tok = toks[i]
+    if tok.isupper() or i + 1 >= len(toks) or not _plain_noun(toks[i + 1]):
+        return False
+    k = i + 2
+    while k < len(toks) and toks[k] not in (".", "?", "!", ";", ":"):
+        k += 1
+    if sum(1 for t in toks[i + 2:k] if t[0].isalnum()) < _EN_CLAUSE_AFTER_WORDS:
+        return False  # a bare phrase ("Thyssen museum", "California state?") is most often a name
+    return tok not in _caps_inside(tuple(toks))
+
+
+@lru_cache(maxsize=1024)
+def _caps_inside(toks: tuple[str, ...]) -> frozenset[str]:
+    """The capitalised tokens a text writes inside a sentence (not right after its start or . ? ! : ;)."""
+    return frozenset(t for j, t in enumerate(toks) if j > 0 and toks[j - 1] not in (".", "?", "!", ";", ":")
+                     and t[:1].isupper())
+
+
+_EN_CLAUSE_AFTER_WORDS = 3
 
 
 _EN_OBJECT_AFTER_VERB = frozenset({"them", "it", "him", "her", "us", "me", "the", "a", "an", "your", "my", "this",
@@ -1158,6 +1202,70 @@ def _en_topic_in_use(name: str, history: Sequence[Message]) -> Mention | None:
                     return Mention(text, x.proper, x.cls, text.split()[-1].lower(), x.det)
                 return x
     return None
+
+
+_EN_SALIENT_MIN = 3  # times a passage names its subject
+_EN_PASSAGE_WORDS = 40  # an answer longer than this is a passage (CANARD answers: median 13 words; CAsT 2021 / iKAT: 76-171)
+
+
+@lru_cache(maxsize=1024)
+def en_salient_noun(answer: str, nouns: tuple[Mention, ...]) -> Mention | None:
+    """What an English passage is about: of its noun phrases (``nouns``, its mentions), the one it names most often
+    (at least three times; the first such on a tie), as it is most often written. None for a short answer or a
+    passage that names nothing that often.
+
+    >>> p = ("By the age of 50, most men have some hair loss. For most of them, hair loss starts at the temples and "
+    ...      "spreads to the crown over the following years. Doctors say that hair loss can be slowed by treatment "
+    ...      "when it is caught early enough, and a diet rich in iron helps too.")
+    >>> en_salient_noun(p, mentions(p, "en")).text
+    'hair loss'
+    >>> en_salient_noun("Hair loss, hair loss, hair loss.", mentions("Hair loss, hair loss, hair loss.", "en")) is None
+    True
+    """
+    if len(answer.split()) <= _EN_PASSAGE_WORDS:
+        return None
+    cands = [x for x in nouns if _salient_candidate(x)]
+    counts: dict[str, int] = {}
+    for x in cands:
+        counts[_singular_text(x.text)] = counts.get(_singular_text(x.text), 0) + 1
+    by_last: dict[str, list[str]] = {}
+    by_first: dict[str, list[str]] = {}
+    for k in counts:
+        by_last.setdefault(k.rsplit(" ", 1)[-1], []).append(k)
+        by_first.setdefault(k.split(" ", 1)[0], []).append(k)
+    # "Sanders" counts for "Bernie Sanders": one thing, written in full or not
+    group = {k: max((o for o in by_last[k.rsplit(" ", 1)[-1]] if o.endswith(" " + k)), key=len, default=k)
+             for k in counts}
+    total: dict[str, int] = {}
+    for k, n in counts.items():
+        total[group[k]] = total.get(group[k], 0) + n
+        for o in by_first[k.split(" ", 1)[0]]:  # "magnesium deficiency" is about magnesium too
+            if group[o] == o and o != group[k] and k.startswith(o + " "):
+                total[o] = total.get(o, 0) + n
+    best = max(total.values(), default=0)
+    if best < _EN_SALIENT_MIN:
+        return None
+    top = next(group[k] for k in map(_singular_text, (x.text for x in cands)) if total[group[k]] == best)
+    form = max((k for k in counts if group[k] == top), key=lambda k: (counts[k], len(k)))
+    return next(x for x in cands if _singular_text(x.text) == form)
+
+
+_EN_PLAIN_PHRASE_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]*(?: [A-Za-z0-9][A-Za-z0-9-]*){0,2}")
+
+
+def _salient_candidate(x: Mention) -> bool:
+    """A noun phrase a passage's subject can be: up to three plain words, no time, unit, function word or short
+    abbreviation ("GB")."""
+    low = x.text.lower()
+    return (not x.relational and not weak_anchor(x) and len(low) > 2 and low not in lx.STOP_EN
+            and low not in lx.EN_TIME_UNITS and not is_time_phrase(x.text)
+            and _EN_PLAIN_PHRASE_RE.fullmatch(x.text) is not None and not (x.text.isupper() and len(x.text) <= 3))
+
+
+def _singular_text(text: str) -> str:
+    """Lower case, without the plural s of the last word ("Red Cats" → "red cat")."""
+    w = text.lower()
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
 
 
 def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:

@@ -411,9 +411,9 @@ def _join_zh(before: str, entity: str, after: str) -> str:
 # --- English ---------------------------------------------------------------------------------------
 
 # Function words the English rules write themselves to attach an entity ("features of X", "trails in X",
-# "happened to X", "Besides X, ...", the possessive 's). The guard lets any stop word through; the unit tests
-# check that these are the only ones the rules add.
-EN_GLUE = frozenset({"of", "in", "to", "besides", "s"})
+# "happened to X", "Besides X, ...", the possessive 's, "the address of X"). The guard lets any stop word through;
+# the unit tests check that these are the only ones the rules add.
+EN_GLUE = frozenset({"of", "in", "to", "besides", "s", "the"})
 
 _EN_PRON_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|these|those)\b", re.IGNORECASE)
 
@@ -614,6 +614,7 @@ def _possessive_suffix(name: str) -> str:
 
 
 _EN_PERSON = frozenset({"he", "him", "his", "she", "her"})
+_OF_POSSESSIVES = frozenset({"their", "its"})
 
 
 _EN_SINGULAR_S = ("ss", "us", "is", "ics", "ous", "sis")
@@ -706,6 +707,10 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
         if w == "her":
             nxt_word = re.match(r"[A-Za-z]+", q[mt.end():].lstrip())
             possessive = bool(nxt_word) and nxt_word.group(0).lower() not in lx.EN_FUNCTION
+        if possessive and w in _OF_POSSESSIVES and target.proper:
+            from ..lang import en  # "their address and phone number" → "the address and phone number of Cote"
+            if (of := en.possessive_of(q, mt.start(), mt.end(), target.phrase)) is not None:
+                return of, f"pronoun {mt.group(1)} → {target.text}"
         rep = phrase + (_possessive_suffix(target.text) if possessive else "")
         return q[: mt.start()] + rep + q[mt.end():], f"pronoun {mt.group(1)} → {target.text}"
     return None, "no pronoun"
