@@ -149,3 +149,14 @@ def test_a_name_the_user_gave_or_a_sentence_opener_is_no_new_subject() -> None:
     before2 = t2.ent
     en.answer_subject(t2)
     assert t2.ent == before2
+
+
+def test_what_about_swaps_the_noun_inside_a_compound_nearest_in_meaning():
+    from convsearch import Message, RuleRewriter
+    rw = RuleRewriter()
+    h = [Message("user", "How long should I roast a whole duck?"), Message("assistant", "About 2 hours at 180°C.")]
+    assert rw.rewrite(h, "what about a goose").rewritten == "How long should I roast a whole goose?"
+    # the fragment's own head noun is no candidate: "Chinese food" does not replace the food of "international food"
+    h = [Message("user", "I am looking for a restaurant in the north that serves international food."),
+         Message("assistant", "There are none.")]
+    assert "international Chinese" not in rw.rewrite(h, "How about Chinese food?").rewritten

@@ -121,6 +121,10 @@ def ellipsis(t: Turn) -> Outcome | None:
             # "what about blueberries?" after "Can dogs eat grapes?", "for a powerlifter?" after "… should a
             # runner eat …": the frame's phrase nearest in meaning gives way
             cands = [m.text for m in focus.frame_mentions if not m.relational and m.text in frame]
+            # and the nouns inside a compound ("baguette" of "a beginner baguette dough"), as in Chinese
+            cands += [w for c in cands if not c[:1].isupper() and " " in c for w in c.split()
+                      if w.lower() not in lx.STOP_EN and w.lower() not in lx.RELATIONAL_EN and w not in cands
+                      and w.lower() not in x.lower().split()]  # ("Chinese food" for the food of "international food")
             old = similar.nearest(x, cands, min_sim=similar.PEER)
             if old is not None:
                 return Outcome(frame.replace(old, x, 1), f"entity swap (nearest in meaning): {old} → {x}")
