@@ -160,3 +160,11 @@ def test_what_about_swaps_the_noun_inside_a_compound_nearest_in_meaning():
     h = [Message("user", "I am looking for a restaurant in the north that serves international food."),
          Message("assistant", "There are none.")]
     assert "international Chinese" not in rw.rewrite(h, "How about Chinese food?").rewritten
+
+
+def test_they_is_no_one_definite_thing():
+    from convsearch import Message, RuleRewriter
+    h = [Message("user", "what temperature should the cool side be for a corn snake"),
+         Message("assistant", "Keep the cool side around 24°C and the warm end near 30°C.")]
+    out = RuleRewriter().rewrite(h, "how long do they usually live").rewritten
+    assert "corn snake" in out and "cool side" not in out

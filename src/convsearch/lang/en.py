@@ -230,9 +230,29 @@ def pronoun(t: Turn) -> None:
     (None, 'How much does AnySearch cost?', 'pronoun it → AnySearch')
     """
     focus, ent, history = t.focus, t.ent, t.history
+    ent = _plural_referent(t.q, ent, focus.frame_mentions)
     said = r._answer_said(history) if ent is not None else None
     t.out, t.how = r._replace_pronoun(t.q, ent, focus.person, r._candidates(focus, history),
                                       r._things_named(focus, history), said) if ent is not None else (None, "no focus")
+
+
+_EN_PLURAL_PRONOUN_RE = re.compile(r"\b(?:they|them|their)\b", re.IGNORECASE)
+
+
+def _plural_referent(q: str, ent: e.Mention | None, frame_mentions: Sequence[e.Mention]) -> e.Mention | None:
+    """"they" does not stand for one definite thing ("the warm side"): the frame's generic or plural common noun
+    does ("a leopard gecko" → "how long do they live").
+
+    >>> side = e.Mention("warm side", False, "noun", "side", "the ")
+    >>> gecko = e.Mention("leopard gecko", False, "noun", "gecko")
+    >>> _plural_referent("how long do they live", side, [side, gecko]).text
+    'leopard gecko'
+    """
+    if ent is None or ent.proper or ent.det.strip().lower() != "the" or ent.head.lower().endswith("s") \
+            or not _EN_PLURAL_PRONOUN_RE.search(q):
+        return ent
+    return next((m for m in frame_mentions if m is not ent and not m.proper and not m.relational
+                 and m.det.strip().lower() != "the"), ent)
 
 
 _OF_NP_RE = re.compile(r"\s*((?:[A-Za-z][\w'’-]*)(?:\s+(?:and\s+)?[A-Za-z][\w'’-]*){0,4})")
