@@ -164,7 +164,32 @@ def test_what_about_swaps_the_noun_inside_a_compound_nearest_in_meaning():
 
 def test_they_is_no_one_definite_thing():
     from convsearch import Message, RuleRewriter
-    h = [Message("user", "what temperature should the cool side be for a corn snake"),
-         Message("assistant", "Keep the cool side around 24°C and the warm end near 30°C.")]
+    h = [Message("user", "how warm should the basking spot be for a leopard tortoise"),
+         Message("assistant", "Keep the basking spot around 35 degrees, with a cooler end near 24 degrees.")]
     out = RuleRewriter().rewrite(h, "how long do they usually live").rewritten
-    assert "corn snake" in out and "cool side" not in out
+    assert "leopard tortoise" in out and "basking spot" not in out
+
+
+# --- review of this session's English rules ---------------------------------------------------------------
+
+def test_review_possessive_of_only_where_the_noun_phrase_ends_the_clause():
+    from convsearch import Message, RuleRewriter
+    rw = RuleRewriter()
+    h = [Message("user", "How about a French restaurant?"), Message("assistant", "Cote is a French restaurant.")]
+    assert rw.rewrite(h, "Is their food tasty?").rewritten == "Is Cote's food tasty?"  # a yes/no subject goes on
+    assert rw.rewrite(h, "What is their address too?").rewritten == "What is the address of Cote too?"
+    assert rw.rewrite(h, "Can you give me their address").rewritten == "Can you give me the address of Cote"
+
+
+def test_review_answer_subject_is_a_name_and_a_brand_keeps_its_verb_out():
+    from convsearch import Message, RuleRewriter
+    rw = RuleRewriter()
+    north = Message("user", "I want a restaurant in the north.")
+    out = rw.rewrite([north, Message("assistant", "The Golden Wok is a Chinese restaurant in the north.")],
+                     "What is their phone number?").rewritten
+    assert "Golden Wok" in out
+    out = rw.rewrite([north, Message("assistant", "Parking is free at the Acorn Guest House.")],
+                     "What is their phone number?").rewritten
+    assert "of Parking" not in out and "Parking's" not in out
+    h = [Message("user", "Any business news?"), Message("assistant", "Coca-Cola sales rose 4% last year.")]
+    assert "rose" not in rw.rewrite(h, "Who is its CEO?").rewritten

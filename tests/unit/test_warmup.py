@@ -93,7 +93,7 @@ def test_cli_rewrite_batch_asks_for_the_warm_start(tmp_path, monkeypatch):
     assert seen == {"rewriter": "rules", "warm": True}
 
 
-def test_mcp_stdio_warms_up_then_freezes_before_serving(monkeypatch):
+def test_mcp_stdio_warms_the_rule_path_not_the_backend_then_freezes_before_serving(monkeypatch):
     pytest.importorskip("mcp")
     import convsearch.server.mcp as mcp_mod
     import convsearch.server.service as service_mod
@@ -106,14 +106,15 @@ def test_mcp_stdio_warms_up_then_freezes_before_serving(monkeypatch):
         def __init__(self, settings):
             order.append("service")
 
-        def warm_up(self):
-            order.append("warm_up")
+        def warm_up(self):  # searches the backend: a paid web query per MCP launch with a web backend
+            order.append("backend search")
 
     monkeypatch.setattr(service_mod, "Service", FakeService)
+    monkeypatch.setattr(warmup, "warm_up", lambda settings=None: order.append("rule path") or [])
     monkeypatch.setattr(warmup, "freeze_heap", lambda: order.append("freeze") or True)
     monkeypatch.setattr(mcp_mod, "run_stdio", lambda service: order.append("serve"))
     serve_mcp_stdio(Settings.from_env({}, dense="off"))
-    assert order == ["service", "warm_up", "freeze", "serve"]
+    assert order == ["service", "rule path", "freeze", "serve"]
 
 
 def test_server_lifespan_freezes_only_when_warm(monkeypatch, tmp_path):

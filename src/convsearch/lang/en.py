@@ -193,7 +193,7 @@ def activity(t: Turn) -> Outcome | None:
     return Outcome(t.q[:it.start(1)] + doing + t.q[it.end(1):], f"activity it → {doing}")
 
 
-_ANSWER_SUBJECT_RE = re.compile(r"^\W*(?:the\s+)?((?:[A-Z][\w'’&-]*\s+){0,3}[A-Z][\w'’&-]*)\s+"
+_ANSWER_SUBJECT_RE = re.compile(r"^\W*(?:[Tt]he\s+)?((?:[A-Z][\w'’&-]*\s+){0,3}[A-Z][\w'’&-]*)\s+"
                                 r"(?:is|serves|offers|has|meets|was|are|provides|sells)\b")
 
 
@@ -214,8 +214,9 @@ def answer_subject(t: Turn) -> None:
         return
     name = sm.group(1)
     low = name.lower()
-    if low in t.history[-2].content.lower() or low in t.q.lower() or low.split()[0] in lx.STOP_EN:
-        return  # the user's own name, or "This is …", "There are …"
+    if low in t.history[-2].content.lower() or low in t.q.lower() or low.split()[0] in lx.STOP_EN \
+            or not any(x.proper and x.text.lower() == low for x in e.mentions(t.history[-1].content, "en")):
+        return  # the user's own name, "This is …", "There are …"; not a name ("Parking is free …", "Monday is …")
     t.ent = e.Mention(name, True, "proper", name.split()[-1].lower())
     t.focus = replace(t.focus, entity=t.ent)
 
@@ -268,17 +269,31 @@ def possessive_of(q: str, start: int, end: int, owner: str) -> str | None:
     >>> possessive_of("Did their album sell well in Japan?", 4, 9, "Fleet Foxes") is None
     True
     """
+    if _EN_AUX_OPENER_RE.fullmatch(q[:start].strip()):
+        return None  # "Is their food tasty?": the subject of a yes/no question goes on past its noun (not "the
+        # food tasty of Cote"); "Can you give me their address" ends on it
     m = _OF_NP_RE.match(q, end)
     if m is None:
         return None
-    words_ = m.group(1).split()
+    spans = [(w.start(), w.end()) for w in re.finditer(r"\S+", q[:m.end(1)]) if w.start() >= m.start(1)]
+    while spans and q[spans[-1][0]:spans[-1][1]].lower() in _NP_TRAILERS:
+        spans.pop()  # "their address and", "their address too": the noun phrase ends before them
+    if not spans:
+        return None
+    np_end = spans[-1][1]
+    words_ = [q[a:b] for a, b in spans]
     if any(w.lower() in lx.STOP_EN and w.lower() != "and" or w.lower() in lx.EN_VERBS for w in words_):
         return None
-    rest = q[m.end():]
+    rest = q[np_end:]
     if rest.strip() and not re.match(r"\s*(?:[?.!,;]|please\b|as well\b|too\b)", rest, re.IGNORECASE):
         return None  # the phrase goes on ("their album sell well"): the possessive reads better
     the = "The" if not q[:start].strip() or q[:start].rstrip()[-1] in ".!?" else "the"
-    return f"{q[:start]}{the} {m.group(1)} of {owner}{rest}"
+    return f"{q[:start]}{the} {' '.join(words_)} of {owner}{rest}"
+
+
+_NP_TRAILERS = lx.STOP_EN | {"please", "too"}
+_EN_AUX_OPENER_RE = re.compile(r"\W*(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had)",
+                               re.IGNORECASE)
 
 
 def definite_reference(t: Turn) -> Outcome | None:

@@ -401,7 +401,8 @@ def en_mentions(text: str) -> list[Mention]:
             if len(span) == 1 and sentence_start and not det and en_initial_common(toks, i):
                 # "Border collies are …", "Diagonal cracks mean …": a sentence-initial capital on a common noun
                 k = i + 1
-                while k < n and k - i < 3 and _plain_noun(toks[k]) and not toks[k].lower().endswith("ly"):
+                while k < n and k - i < 3 and _plain_noun(toks[k]) and not toks[k].lower().endswith("ly") \
+                        and not _verb_form(toks[k]):  # "… sales rose …": the phrase ends before its verb
                     k += 1
                 words_ = [tok, *(t.lower() for t in toks[i + 1:k])]
                 out.append(Mention(" ".join(words_), False, "noun", words_[-1]))
@@ -472,14 +473,25 @@ def en_initial_common(toks: Sequence[str], i: int) -> bool:
     False
     """
     tok = toks[i]
-    if tok.isupper() or i + 1 >= len(toks) or not _plain_noun(toks[i + 1]):
-        return False
+    if tok.isupper() or not tok.isalpha() or any(c.isupper() for c in tok[1:]) or i + 1 >= len(toks) \
+            or not _plain_noun(toks[i + 1]) or _verb_form(toks[i + 1]):
+        return False  # (McDonald's, Coca-Cola, iPhone-like inner capitals, "Netflix grew …" are names)
     k = i + 2
     while k < len(toks) and toks[k] not in (".", "?", "!", ";", ":"):
         k += 1
     if sum(1 for t in toks[i + 2:k] if t[0].isalnum()) < _EN_CLAUSE_AFTER_WORDS:
         return False  # a bare phrase ("Thyssen museum", "California state?") is most often a name
     return tok not in _caps_inside(tuple(toks))
+
+
+def _verb_form(tok: str) -> bool:
+    """A verb by its form or the verb lexicon: "grew", "rose", "fell", "dropped" (not "sales", "collies")."""
+    low = tok.lower()
+    return low in lx.EN_VERBS or low in _EN_IRREGULAR_PAST or (low.endswith("ed") and len(low) > 4)
+
+
+_EN_IRREGULAR_PAST = frozenset({"grew", "rose", "fell", "fall", "rise", "grow", "went", "came", "took", "made",
+                                "became", "began", "won", "lost", "sold", "bought", "left", "got", "saw", "said"})
 
 
 @lru_cache(maxsize=1024)

@@ -49,12 +49,14 @@ def serve(settings: Settings, *, workers: int = 1, log_level: str = "info") -> N
 def serve_mcp_stdio(settings: Settings) -> None:
     """The MCP tools over stdin/stdout (``convsearch mcp``)."""
     require()
-    from ..warmup import freeze_heap
+    from ..warmup import freeze_heap, warm_up
     from .mcp import run_stdio
     from .service import Service
 
     service = Service(settings)
-    service.warm_up()
+    # the rule path only: a client starts this process per session and waits for the handshake, and a search of
+    # the backend here could be a paid web query on every launch
+    warm_up(settings)
     freeze_heap()
     run_stdio(service)
 
