@@ -329,7 +329,8 @@ def with_courtesy(query: str, rewritten: str, lang: str) -> str:
     """
     opener, _, closer = split_opener(query, lang)
     first = rewritten.split(maxsplit=1)[0].lower() if rewritten.strip() else ""
-    if opener and lang == "en" and rewritten[:1].isupper() and (first in lx.EN_WH or first in lx.EN_AUX):
+    if opener and lang == "en" and rewritten[:1].isupper() and (first in lx.EN_WH or first in lx.EN_AUX) \
+            and opener.rstrip()[-1:] not in ".!?":  # ("Okay. Did …" keeps its capital: a sentence of its own)
         rewritten = rewritten[0].lower() + rewritten[1:]  # "hey, how do I …", not "hey, How do I …"
     if closer and closer[-1] in _FINAL_MARKS:
         rewritten += closer  # "… Thanks!" after a finished sentence

@@ -791,3 +791,9 @@ def test_zh_kind_rules_keep_other_words_of_the_kind_phrase():
 def test_zh_aspect_of_a_common_noun_still_takes_its_owner_and_siblings_are_names():
     assert rw([U("酸奶怎么保存？"), A("冷藏。")], "保质期多长").rewritten == "酸奶保质期多长"
     assert not rw([U("上班通勤一般要多久"), A("40 分钟。")], "上海呢").rewritten.startswith("上海通勤")
+
+
+def test_opener_that_is_a_sentence_keeps_the_next_capital():
+    h = [U("How do I install Docker on Ubuntu?"), A("Use apt.")]
+    out = rw(h, "Okay. How do I update it?").rewritten
+    assert out.startswith("Okay. How ") and out != "Okay. How do I update it?"
