@@ -57,12 +57,9 @@ def canonical_url(url: str) -> str:
 
 
 def content_hash(hit: Hit) -> str:
-    return _sha256_normalized(f"{hit.title} {hit.text}")
-
-
-@lru_cache(maxsize=16384)
-def _sha256_normalized(text: str) -> str:
-    return hashlib.sha256(_content_key(text).encode("utf-8")).hexdigest()
+    """The sha256 of the hit's normalised title and text (dedup itself compares the normalised strings, cached
+    once in ``_content_key``)."""
+    return hashlib.sha256(_content_key(f"{hit.title} {hit.text}").encode("utf-8")).hexdigest()
 
 
 @lru_cache(maxsize=16384)

@@ -135,3 +135,24 @@ def test_server_lifespan_freezes_only_when_warm(monkeypatch, tmp_path):
             assert c.get("/healthz").status_code == 200
         calls.append(f"closed warm={warm}")
     assert calls == ["closed warm=False", "freeze", "closed warm=True"]
+
+
+@pytest.mark.parametrize("backends, searched", [("local", True), ("memory", True), ("tavily", False),
+                                                ("local,brave", False)])
+def test_service_warm_up_searches_only_embedded_backends(monkeypatch, tmp_path, backends, searched):
+    pytest.importorskip("fastapi")
+    from convsearch.config import Settings
+    from convsearch.server.service import Service
+
+    calls = []
+
+    class Probe:
+        def search(self, query, top_k=10):
+            calls.append(query)
+            return []
+
+    service = Service(Settings.from_env({}, dense="off", backends=backends, data_dir=str(tmp_path)))
+    monkeypatch.setattr(service, "backend", lambda: Probe())
+    monkeypatch.setattr(warmup, "warm_up", lambda settings=None: [])
+    service.warm_up()
+    assert bool(calls) is searched  # a web backend would be a paid query at every start

@@ -41,6 +41,7 @@ from .errors import InvalidField
 from .metrics import Metrics
 
 log = logging.getLogger("convsearch.server")
+_EMBEDDED_BACKENDS = frozenset({"local", "memory", "milvus"})  # what a warm-up search may touch
 T = TypeVar("T")
 
 # The fan-out stops waiting for late backends this long before the request's deadline, so that the others'
@@ -268,9 +269,12 @@ class Service:
 
     def warm_up(self) -> None:
         """Load what the first turns would (dictionaries, stemmer, the index) before any request waits on it."""
+        from ..backends.registry import parse_names
         from ..warmup import warm_up
 
         warm_up(self.settings)
+        if not set(parse_names(self.settings.backends)) <= _EMBEDDED_BACKENDS:
+            return  # a web backend: a warm-up search would be a paid query at every start
         try:
             self.backend().search("warm up", top_k=1)
         except ConvsearchError as exc:  # no index yet: /healthz says so
