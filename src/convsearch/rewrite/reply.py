@@ -19,8 +19,8 @@ the words the echo and the wh fill add are the human's 50-60% of the time (the r
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from functools import lru_cache
+from collections.abc import Callable, Sequence
+from functools import lru_cache, wraps
 
 from .. import lexicon as lx
 from ..text import tagged
@@ -146,15 +146,18 @@ def echoed_predicate(turn: str, polar: str) -> str | None:
     return pred
 
 
-def answer_echo(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
-    """See ``_answer_echo``: it reads only the latest turn, and the gate and the rewriter ask on the same turn, so the
-    answer is remembered."""
-    return _answer_echo(query, history[-1]) if history else None
+_Completion = Callable[[str, Sequence[Message]], "tuple[str, str] | None"]
 
 
-@lru_cache(maxsize=1024)
-def _answer_echo(query: str, last: Message) -> tuple[str, str] | None:
-    return _answer_echo_of(query, (last,))
+def _of_latest_turn(fn: _Completion) -> _Completion:
+    """``fn`` reads only the latest turn, and the gate and the rewriter ask it on the same turn: its answer is
+    remembered on (query, latest message)."""
+    cached = lru_cache(maxsize=1024)(lambda query, last: fn(query, (last,)))
+
+    @wraps(fn)
+    def on_latest(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
+        return cached(query, history[-1]) if history else None
+    return on_latest
 
 
 def _answer_echo_of(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
@@ -222,17 +225,6 @@ _OPEN_RE = re.compile(r"^(?:(?:哈|呵|嘿|嗯|恩|哦|噢|啊|哇|哟|咦|好�
 _SPEAKER_RE = re.compile(r"^(?:你们|你|您)(?:家)?")
 
 
-def wh_answer(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
-    """See ``_wh_answer``: it reads only the latest turn, and the gate and the rewriter ask on the same turn, so the
-    answer is remembered."""
-    return _wh_answer(query, history[-1]) if history else None
-
-
-@lru_cache(maxsize=1024)
-def _wh_answer(query: str, last: Message) -> tuple[str, str] | None:
-    return _wh_answer_of(query, (last,))
-
-
 def _wh_answer_of(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
     """A fragment that answers the other speaker's short wh-question takes the question's place around it:
     "你在哪里上班？" + "二环" → "在二环上班" (the asker's 你 is not the answerer's). Only a verbless fragment
@@ -277,3 +269,7 @@ _INDEFINITE_RE = re.compile(r"(?:[没有不]|去过|过)(?:什么|啥|几|哪)|(
 _NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "t", "m", "eng"})
 _PLACE_TIME_TAGS = frozenset({"ns", "t", "m"})
 _TRAIL_RE = re.compile(r"(?:吗|么|呢|呀|啊|吖|啦|吧|哦|的|[？?！!。.~～=\s])+$")
+
+# the gate's and the rewriter's entry points (module-level names the rules import)
+answer_echo = _of_latest_turn(_answer_echo_of)
+wh_answer = _of_latest_turn(_wh_answer_of)
