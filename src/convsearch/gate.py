@@ -45,7 +45,7 @@ from collections.abc import Sequence
 
 from . import lexicon as lx
 from .rewrite.entities import (Mention, closes_exchange, definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
-                               partial_name_span, topic_entity, zh_anaphor_at, zh_classifier_reference, zh_ellipsis,
+                               partial_name_span, topic_entity, zh_anaphor_at, zh_person_word, zh_classifier_reference, zh_ellipsis,
                                zh_lead)
 from .rewrite.frame import compare_in_history, complete_fragment
 from .rewrite.introduced import introduced_work, kind_referent
@@ -53,7 +53,7 @@ from .rewrite.offer import accepted_offer
 from .rewrite.ordinal import resolve_ordinal
 from .rewrite.reply import answer_echo, wh_answer
 from .rewrite.timeref import is_time_phrase
-from .text import detect_lang, is_cjk, tagged, words
+from .text import detect_lang, tagged, words
 from .types import Decision, DecisionKind, Message
 
 _EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what about|how about|and|what of|(?:the\s+)?same(?:\s+question|\s+thing)?\s+for|what if)\b",
@@ -270,6 +270,7 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
     return _needs_rewrite(tuple(history), asked_form(query, lang), topic, lang)
 
 
+@lru_cache(maxsize=4096)  # the gate, the rules and the gate they call read the same query
 def asked_form(query: str, lang: str) -> str:
     """The form of a query the gate and the rules read: a wh-word's 's typed without its apostrophe is spelt
     out ("whats" → "what's"), a courtesy or discourse opener is set aside ("请问那广州呢？"
@@ -295,6 +296,7 @@ def asked_form(query: str, lang: str) -> str:
 _EN_WH_S_RE = re.compile(r"\b(what|how|where|who|when|why)s\b(?=\s)", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def split_opener(query: str, lang: str) -> tuple[str, str, str]:
     """The query's courtesy or discourse openers, the rest, and a courtesy closer taken out of the rest (each
     empty when there is none, or when nothing else is left). A closer before the final mark comes out of the
@@ -480,7 +482,7 @@ def _things_asked(ms: Sequence[Mention]) -> int:
 
 def _zh_person(m: Mention) -> bool:
     """A common noun naming a person (新手, 孩子, 老人): who the question is for, not a thing it asks about."""
-    return not m.proper and len(m.text) <= 3 and is_cjk(m.text[-1]) and m.text[-1] in lx.ZH_PERSON_FINALS
+    return not m.proper and zh_person_word(m.text)
 
 
 # An information question (wh-word, auxiliary, "tell me about"), not a command to the assistant ("can you

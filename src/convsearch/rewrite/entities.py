@@ -205,6 +205,15 @@ def _zh_clause_mentions(text: str) -> list[Mention]:
     return merged + out
 
 
+def zh_person_word(word: str) -> bool:
+    """A short common noun naming a person by one of its last two characters (新手, 孩子, 老人, 员工).
+
+    >>> zh_person_word("孩子"), zh_person_word("新手"), zh_person_word("签证")
+    (True, True, False)
+    """
+    return 1 < len(word) <= 3 and is_cjk(word[-1]) and any(ch in lx.ZH_PERSON_FINALS for ch in word[-2:])
+
+
 _ZH_AFTER_NOMINAL = frozenset({"一般", "要", "能", "可以", "需要", "大概", "通常", "一定", "得"})
 _PERSON_TAGS = frozenset({"nr", "nrt", "nrfg"})
 
@@ -220,7 +229,7 @@ def _nominal_verb_inside(toks: Sequence[tuple[str, str]], i: int) -> bool:
     """
     w, t = toks[i]
     if t != "v" or len(w) != 2 or not is_cjk(w) or i + 1 >= len(toks) or toks[i - 1][1] not in lx.ZH_NOUN_TAGS \
-            or toks[i - 1][1] in _PERSON_TAGS or any(ch in lx.ZH_PERSON_FINALS for ch in toks[i - 1][0][-2:]):
+            or toks[i - 1][1] in _PERSON_TAGS or zh_person_word(toks[i - 1][0]):
         return False  # (蔡徐坤 学习 …, 孩子 学习 要…: a person and what they do)
     return toks[i + 1][0] in _ZH_AFTER_NOMINAL
 
