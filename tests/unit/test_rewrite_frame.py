@@ -106,6 +106,12 @@ def test_pronoun_after_a_which_question_takes_the_entity_the_answer_introduced()
     assert "Finnair" in rw.rewrite(h, "What is its baggage allowance?").rewritten
     hz = [_u("报销差旅费要用哪个系统？"), _a("差旅报销统一走「易报销」系统。")]
     assert rw.rewrite(hz, "它的审批一般几天能走完？").rewritten.startswith("易报销")
+    # a name that is one of the kind the question asked for is new ("双子座流星雨" after "…的流星雨"); a name
+    # the question gave is not ("位于中国" after a question about 中国)
+    hk = [_u("今年年底有没有值得看的流星雨"), _a("推荐12月中旬的双子座流星雨，它的流量最大。")]
+    assert introduced_entity(hk, "zh").text == "双子座流星雨"
+    assert rw.rewrite(hk, "它的极大期是哪天？").rewritten.startswith("双子座流星雨")
+    assert introduced_entity([_u("哪座山是中国最高的"), _a("珠穆朗玛峰，位于中国和尼泊尔边境。")], "zh").text == "珠穆朗玛峰"
     # the user's own entity stays the referent when the question did not ask for one
     h2 = [_u("Who makes the Kindle?"), _a("Amazon makes it.")]
     assert introduced_entity([_u("Is the Kindle waterproof?"), _a("Yes, Amazon rates it IPX8.")], "en") is None

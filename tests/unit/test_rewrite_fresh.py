@@ -349,6 +349,15 @@ def test_a_common_noun_with_a_capital_letter_is_one_name() -> None:
     assert [m.text for m in mentions("Do I need the hepatitis B vaccine?", "en")][0] == "hepatitis B"
 
 
+def test_a_temperature_unit_is_no_name() -> None:
+    from convsearch.rewrite.entities import mentions
+
+    assert [m.text for m in mentions("It drops to -6°C at night, 25 °C by day and 180°F in an oven.", "en")] == [
+        "night", "day", "oven"]
+    turns = [(U, "weather in tromso on december 20"), (A, "Expect roughly -3 to -6°C, and it's polar night.")]
+    assert " C" not in _rewrite(turns, "any northern lights tours that night")
+
+
 @pytest.mark.parametrize("turns, query, must", [
     # the tool the answer recommended is what "it" is (the question asked what to use)
     ([(U, "what can I use to back up my Linux laptop for free?"),

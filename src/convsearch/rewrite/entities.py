@@ -366,6 +366,9 @@ def en_mentions(text: str) -> list[Mention]:
             prev_lower = ""
             i += 1
             continue
+        if i and toks[i - 1] == "°" and len(tok) == 1:
+            i += 1  # a temperature's unit ("-6°C", "180 °F"), not a name
+            continue
         if _is_cap(tok) and not (sentence_start and (low in lx.STOP_EN or low in lx.RELATIONAL_EN or low in lx.EN_OPENERS)) \
                 and low not in lx.EN_PRONOUNS and low != "i" and not low.startswith(("i'", "i’")):
             j = i + 1

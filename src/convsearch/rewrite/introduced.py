@@ -55,7 +55,8 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
     for m in mentions(first, lang):
         if not m.proper or m.text.lower() in low_q or any(w in q_names for w in m.text.lower().split()):
             continue
-        if lang == "zh" and any(m.text[k:k + 2] in question for k in range(len(m.text) - 1)):
+        if lang == "zh" and any(m.text[k:k + 2] in question for k in range(len(m.text) - 1)) \
+                and not _instance_of(m, question):
             continue  # "位于中国" after a question about 中国: not new
         if person and (m.det or not person_shaped(m)):
             continue
@@ -69,6 +70,12 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
         if len(in_clause) == 1:
             return in_clause[0]
     return new[0] if len(new) == 1 else None
+
+
+def _instance_of(m: Mention, question: str) -> bool:
+    """Is ``m`` one of a kind the question asked for, named in full ("双子座流星雨" after "有没有值得看的流星雨")?
+    Its name ends in a common noun of the question and says more."""
+    return any(not x.proper and len(m.text) > len(x.text) and m.text.endswith(x.text) for x in mentions(question, "zh"))
 
 
 def kind_referent(text: str, history: Sequence[Message]) -> tuple[Mention, tuple[int, int]] | None:
