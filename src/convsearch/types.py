@@ -60,6 +60,7 @@ class DecisionKind(str, enum.Enum):
     SHORT = "short"                  # very short, or only relational nouns (价格, types)
     TOPIC = "topic"                  # names nothing of the session topic
     SUBJECT = "subject"              # an information question naming nothing of the conversation's subject
+    OPENING = "opening"              # an aspect question going on about what the conversation opened on
     STANDALONE = "standalone"        # none of the above
     ANTECEDENT_INSIDE = "antecedent_inside"  # a pronoun whose antecedent is in the query itself
 

@@ -68,7 +68,9 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-_ZH_CLAUSE_RE = re.compile(r"(?:[，。、！？；：,!?;:()（）\[\]【】“”\"'‘’~～…]|(?<!\d)\.|\.(?!\d))+")
+# (a space between two Chinese characters parts clauses as a comma does: "第一次跑全马 目标是破5")
+_ZH_CLAUSE_RE = re.compile(r"(?:[，。、！？；：,!?;:()（）\[\]【】“”\"'‘’~～…]|(?<!\d)\.|\.(?!\d)|"
+                           r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff]))+")
 
 
 def zh_mentions(text: str) -> list[Mention]:
@@ -1290,6 +1292,23 @@ def _singular_text(text: str) -> str:
     """Lower case, without the plural s of the last word ("Red Cats" → "red cat")."""
     w = text.lower()
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+def opening_subject(history: Sequence[Message]) -> Mention | None:
+    """What the conversation opened on: the thing the first user turn of the window asks about (a name before
+    common nouns; not an aspect such as 价格 or a time).
+
+    >>> opening_subject([Message("user", "武功山两天一夜徒步 经典路线是哪条")]).text
+    '武功山'
+    """
+    first = next((m.content for m in history if m.role == "user"), None)
+    return _opening_subject(first, detect_lang(first)) if first else None
+
+
+@lru_cache(maxsize=1024)
+def _opening_subject(text: str, lang: str) -> Mention | None:
+    ms = [x for x in mentions(text, lang) if not x.relational and not is_time_phrase(x.text)]
+    return next((x for x in ms if x.proper), ms[0] if ms else None)
 
 
 def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:

@@ -1,0 +1,39 @@
+"""A Chinese aspect question going on about what an information-seeking conversation opened on ("山顶扎营…" after
+a talk on a hike on 武功山) gets that subject; a chat, a new question and a question with nothing in common with the
+conversation do not."""
+
+from __future__ import annotations
+
+from convsearch.gate import needs_rewrite
+from convsearch.rewrite.entities import opening_subject
+from convsearch.rewrite.rules import RuleRewriter
+from convsearch.types import DecisionKind, Message
+
+U, A = "user", "assistant"
+HIKE = [Message(U, "武功山两天一夜徒步 经典路线是哪条"),
+        Message(A, "经典路线是沈子村上、龙山村下：第一天从沈子村爬到金顶附近扎营看日落，第二天沿高山草甸走到发云界。"),
+        Message(U, "帐篷睡袋要自己带吗"),
+        Message(A, "可以自己背，也可以在山上租帐篷和睡袋，旺季最好提前订好，山顶风大要带保暖衣物。")]
+
+
+def test_the_opening_subject_is_the_first_questions_name() -> None:
+    assert opening_subject(HIKE).text == "武功山"
+    # a space between Chinese words parts clauses: "全马 目标" is two phrases, not one
+    assert opening_subject([Message(U, "第一次跑全马 目标是破5 赛前一周该咋安排")]).text == "全马"
+    assert opening_subject([Message(A, "你好")]) is None
+
+
+def test_an_aspect_question_goes_on_about_the_opening_subject() -> None:
+    d = needs_rewrite(HIKE, "山顶扎营要提前预约吗")
+    assert d.needed and d.kind is DecisionKind.OPENING
+    assert RuleRewriter().rewrite(HIKE, "山顶扎营要提前预约吗").rewritten == "武功山山顶扎营要提前预约吗"
+
+
+def test_a_question_of_its_own_a_chat_or_an_unrelated_question_is_left_alone() -> None:
+    # nothing in common with the conversation: a new question
+    assert needs_rewrite(HIKE, "红烧肉的糖色怎么炒").kind is not DecisionKind.OPENING
+    # it names the opening subject itself
+    assert not needs_rewrite(HIKE, "武功山山顶扎营要提前预约吗").needed
+    # a chat: the reply informs nothing, so there is no subject to go on about
+    chat = [Message(U, "武功山徒步好累"), Message(A, "扎营了吗")]
+    assert needs_rewrite(chat, "扎营要提前预约吗").kind is not DecisionKind.OPENING
