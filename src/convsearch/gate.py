@@ -409,6 +409,9 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
     ms = mentions(q, lang)
     if any(m.proper for m in ms):
         return Decision(False, "names its own entity", 0.8, DecisionKind.NAMED)
+    if not topic and lang == "zh" and _ZH_QUESTION_RE.search(q) and (opening := _opening_left_out(q, history, ms)) is not None:
+        return Decision(True, f"goes on about what the conversation opened on ({opening.text}) without naming it", 0.5,
+                        DecisionKind.OPENING)
     if n_words <= short:
         return Decision(True, "very short query", 0.6, DecisionKind.SHORT)
     if not ms:
@@ -429,9 +432,6 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
         if focus.entity is not None and focus.entity.proper and focus.source == "user" and focus.entity.text not in q \
                 and not _own_thing_over_passage(history, ms, lang):
             return Decision(True, "a question that does not name the product or place the user asked about", 0.5, DecisionKind.SUBJECT)
-    if lang == "zh" and _ZH_QUESTION_RE.search(q) and (opening := _opening_left_out(q, history, ms)) is not None:
-        return Decision(True, f"goes on about what the conversation opened on ({opening.text}) without naming it", 0.5,
-                        DecisionKind.OPENING)
     if lang == "en" and en_info_question(q) and _things_asked(ms) <= 1:
         subject = find_focus(history).subject
         if subject is not None and not _names(q, subject.text) and not _own_thing_over_passage(history, ms, lang):

@@ -37,3 +37,12 @@ def test_a_question_of_its_own_a_chat_or_an_unrelated_question_is_left_alone() -
     # a chat: the reply informs nothing, so there is no subject to go on about
     chat = [Message(U, "武功山徒步好累"), Message(A, "扎营了吗")]
     assert needs_rewrite(chat, "扎营要提前预约吗").kind is not DecisionKind.OPENING
+
+
+def test_the_subject_loses_the_word_the_question_says_itself() -> None:
+    h = [Message(U, "上海浦东幼儿园小班报名要满足什么条件"),
+         Message(A, "主要看年龄和居住证：小班需要在当年8月31日前年满3周岁，非沪籍一般需要父母一方持有效的居住证。"),
+         Message(U, "居住证积分不到120分的话还能上公办吗"),
+         Message(A, "有机会，但顺位靠后，公办名额紧张的片区可能会被统筹到民办园或者离家较远的园所。")]
+    out = RuleRewriter().rewrite(h, "网上报名一般是几月开始").rewritten
+    assert out.startswith("上海浦东幼儿园小班") and out.count("报名") == 1 and "机会" not in out

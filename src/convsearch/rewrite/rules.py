@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from .. import lexicon as lx
 from ..gate import asked_form, en_info_question, needs_rewrite, with_courtesy
-from ..text import detect_lang, is_cjk
+from ..text import detect_lang, is_cjk, tagged
 from ..types import Decision, DecisionKind, Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, attribute_noun, zh_det_tokens, _word_at, en_feedback_pronoun, en_tokens,
                        en_request_part, find_focus, leans_on_focus, meaning_question, mentions, name_like, named_in, partial_name_span, topic_entity, topic_section,
@@ -197,6 +197,7 @@ class RuleRewriter:
         if decision.kind is DecisionKind.OPENING and (opening := opening_subject(history)) is not None:
             # "山顶扎营…" → "武功山山顶扎营…": the opening's subject, kept however far back (as after a digression)
             first = next(m.content for m in history if m.role == "user")
+            opening = _restated_head_cut(opening, query)
             focus = replace(focus, entity=opening, subject=opening, frame=first, frame_mentions=mentions(first),
                             resumed=True)
         if focus.frame and decision.is_frame:
@@ -288,6 +289,19 @@ _ZH_RECENT_PRONOUNS = frozenset({"这个", "那个", "这些", "那些", "他", 
 # Interjections that are also adverbs of degree or copulas: "好的" / "好想吃", "是啊" / "是真的"
 _ZH_ADVERB_TOO = frozenset({"好", "是", "对"})
 _ZH_PREDICATE_TAGS = frozenset({"v", "vd", "vi", "a", "ad", "d", "l"})
+
+
+def _restated_head_cut(m: Mention, query: str) -> Mention:
+    """The subject without its last word when the query says that word itself: "网上报名…" goes on about the
+    报名 of "上海浦东幼儿园小班报名", so "上海浦东幼儿园小班" is what it leaves out.
+
+    >>> _restated_head_cut(Mention("幼儿园小班报名", True, "nr", "报名"), "网上报名几月开始").text
+    '幼儿园小班'
+    """
+    if m.head == m.text or m.head not in query or not m.text.endswith(m.head):
+        return m
+    text = m.text[:-len(m.head)].rstrip()
+    return replace(m, text=text, head=tagged(text)[-1][0])
 
 
 def _work_reference(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
