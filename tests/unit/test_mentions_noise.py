@@ -276,3 +276,18 @@ def test_zh_review_sizes_and_person_subjects():
     assert all("5g" not in m.text or m.proper for m in mentions("支持5g吗", "zh"))  # 5G the network stays a name
     assert all(m.text != "孩子学习" for m in mentions("孩子学习一般要多久", "zh"))  # a person and what they do
     assert needs_rewrite([], "hello there", lang="EN").kind.value == "no_context"  # an unknown language code
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # the focus is a thing (长牙, which the tagger even takes for a place): 他 is the person the user named
+    ([(U, "我家宝宝 8 个月了，最近开始长牙"), (A, "8 个月长牙很常见，可以准备牙胶。")],
+     "他老流口水正常吗", "宝宝老流口水正常吗"),
+    ([(U, "我老公最近总失眠"), (A, "可以先调整作息，睡前别喝咖啡。")], "他需要去医院看看吗", "老公需要去医院看看吗"),
+])
+def test_he_or_she_stands_for_the_person_the_user_named_not_a_thing(turns, query, want) -> None:
+    assert _rewrite(turns, query) == want
+
+
+def test_he_or_she_keeps_a_person_focus() -> None:
+    turns = [(U, "周杰伦的新专辑什么时候出"), (A, "官方还没公布日期。")]
+    assert _rewrite(turns, "他的演唱会门票多少钱").startswith("周杰伦")

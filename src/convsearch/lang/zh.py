@@ -172,6 +172,8 @@ def pronoun(t: Turn) -> Outcome | None:
             rep = fm[0 if w == "前者" else -1].text
         elif w in ("他", "她") and focus.person is not None and focus.person is not ent and "谁" in (focus.frame or ""):
             rep = focus.person.text  # "赵州桥是谁设计的" → "…工匠李春…" → "他还造过别的桥吗": the person
+        elif w in ("他", "她") and (ent is None or not _person(ent)) and (who := _person_named(t.history)) is not None:
+            rep = who.text  # "我家宝宝 8 个月了，最近开始长牙" → "他老流口水正常吗": 他 is the baby, not 长牙
         elif ent is not None:
             near = r._recent_focus(ent, t.history, focus.resumed) if w in r._ZH_RECENT_PRONOUNS else ent
             if near is None:
@@ -191,6 +193,27 @@ def pronoun(t: Turn) -> Outcome | None:
             is_cjk(after[0]) or after[0].isalnum()) else ""
         out = re.sub(r"呢[\s？?！!。.~～]*$", "", f"{before}{sep_l}{rep}{sep_r}{after}")  # "它的充电时间呢": 呢 is done
         return Outcome(out, f"pronoun {w} → {rep}")
+    return None
+
+
+def _person(m: e.Mention) -> bool:
+    """A person's name (tagged nr) or a common noun naming a person (宝宝, 同事, 老板)."""
+    return m.cls == "nr" and m.proper and len(m.text) > 1 or (not m.proper and e.zh_person_word(m.text))
+
+
+def _person_named(history: Sequence[Message]) -> e.Mention | None:
+    """The person the latest user turn that named one named (宝宝 in "我家宝宝 8 个月了"): what 他 / 她 stand for
+    when the focus is a thing.
+
+    >>> from convsearch.types import Message as M
+    >>> _person_named([M("user", "我家宝宝 8 个月了，最近开始长牙"), M("assistant", "很常见。")]).text
+    '宝宝'
+    """
+    for m in reversed(history):
+        if m.role == "user":
+            who = next((x for x in e.mentions(m.content, "zh") if _person(x)), None)
+            if who is not None:
+                return who
     return None
 
 
