@@ -46,3 +46,16 @@ def test_the_subject_loses_the_word_the_question_says_itself() -> None:
          Message(A, "有机会，但顺位靠后，公办名额紧张的片区可能会被统筹到民办园或者离家较远的园所。")]
     out = RuleRewriter().rewrite(h, "网上报名一般是几月开始").rewritten
     assert out.startswith("上海浦东幼儿园小班") and out.count("报名") == 1 and "机会" not in out
+
+
+def test_after_answers_that_inform_the_users_subject_stays_the_subject() -> None:
+    # the answer's first noun (工作) is what a chat reply leaves out, not what an answer on leave rules does
+    h = [Message(U, "公司的年假是怎么规定的？"),
+         Message(A, "入职满一年享 5 天年假，满 10 年 10 天，未休完的可以顺延到次年 3 月 31 日。"),
+         Message(U, "顺延的过期了会折现吗？"),
+         Message(A, "按政策过期不折现，除非因工作安排无法休假并经 HR 审批，审批通过后可以折算工资。")]
+    out = RuleRewriter().rewrite(h, "那新员工试用期内能休吗？").rewritten
+    assert "年假" in out and "工作" not in out
+    # a chat reply: its own noun is what the next turn leans on (as on Restoration-200K)
+    chat = [Message(U, "周末去爬山了"), Message(A, "香山人多吗")]
+    assert "香山" in RuleRewriter().rewrite(chat, "挺多的").rewritten

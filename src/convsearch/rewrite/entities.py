@@ -1104,6 +1104,11 @@ _DIGRESSION_RE = re.compile(r"^\W*(?:对了|另外(?![一两那这个款种家�
 _CLOSING_RE = re.compile(r"^\W*(?:(?:好的?|嗯|行|明白了?|懂了|知道了|了解了?|谢谢(?:你|您)?|多谢|ok|okay|got\s+it|makes\s+sense|"
                          r"i\s+see|thanks|thank\s+you|cool|great|alright|good\s+to\s+know|sounds\s+good)"
                          r"[\s，,。.!！~～]*)+$", re.IGNORECASE)
+def informs_zh(m: Message) -> bool:
+    """A Chinese answer long enough to inform (25 characters or more), not a chat reply."""
+    return m.role == "assistant" and len(m.content) >= 25 and detect_lang(m.content) == "zh"
+
+
 def closes_exchange(text: str) -> bool:
     """ "好的谢谢", "got it, thanks": a turn that only acknowledges (it may close a digression)."""
     return bool(_CLOSING_RE.match(text))
@@ -1500,7 +1505,8 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     recent_proper = user_focus is not None and user_focus.proper and (user_named_last or (topic_m is None and user_fresh))
     # In chit-chat (the user made a statement, not a question) the reply's own noun is what a follow-up
     # most often leaves out: on su2019 and restoration-200k the last turn supplies most restored words.
-    chat_noun = last_turn if (last_turn is not None and (not user_asked or (not user_fresh and not topic))) else None
+    chat_noun = last_turn if (last_turn is not None and (not user_asked or (not user_fresh and not topic))
+                              and not informs_zh(history[-1])) else None
 
     def ranked(user: Mention | None) -> list[tuple[Mention | None, str]]:
         return [(user, "user") if recent_proper else (None, ""),

@@ -31,7 +31,7 @@ from ..text import detect_lang, is_cjk, tagged
 from ..types import Decision, DecisionKind, Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, attribute_noun, zh_det_tokens, _word_at, en_feedback_pronoun, en_tokens,
                        en_request_part, find_focus, leans_on_focus, meaning_question, mentions, name_like, named_in, partial_name_span, topic_entity, topic_section,
-                       opening_subject, weak_anchor,
+                       informs_zh, opening_subject, weak_anchor,
                        _ZH_NE_RE)
 from .frame import ATTRIBUTE_RES, compare_in_history, complete_fragment, locative_there
 from .introduced import introduced_entity, introduced_work, person_shaped
@@ -392,6 +392,8 @@ def _recent_focus(ent: Mention | None, history: Sequence[Message], resumed: bool
     last = history[-1]
     if last.role != "assistant":
         return None
+    if informs_zh(last):
+        return ent  # an answer that informs, not a chat reply: the user's subject is still the subject
     return next((x for x in mentions(last.content, "zh") if not x.relational), None)
 
 
