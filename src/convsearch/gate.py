@@ -44,7 +44,7 @@ from functools import lru_cache
 from collections.abc import Sequence
 
 from . import lexicon as lx
-from .rewrite.entities import (Mention, closes_exchange, opening_subject, definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
+from .rewrite.entities import (Mention, closes_exchange, informs_zh, opening_subject, definite_expansion, en_tokens, find_focus, has_pronoun, mentions, name_like,
                                partial_name_span, topic_entity, zh_anaphor_at, zh_person_word, zh_classifier_reference, zh_ellipsis,
                                zh_lead)
 from .rewrite.frame import compare_in_history, complete_fragment
@@ -444,17 +444,14 @@ def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, 
     return Decision(False, "standalone", 0.7, DecisionKind.STANDALONE)
 
 
-_INFORMATIVE_CHARS = 25  # a Chinese answer that informs (dialog answers that do: 27-122 characters; chat replies: 2-20)
-
-
 def _opening_left_out(q: str, history: Sequence[Message], ms: Sequence[Mention]) -> Mention | None:
     """In an information-seeking Chinese conversation (the latest answer informs), the subject the conversation
     opened on, when ``q`` goes on with the conversation (shares a content word with it: "山顶扎营要提前预约吗" after
     an answer on camping by the summit) and does not name it: "武功山两天一夜徒步 经典路线是哪条" … → "武功山山顶扎营…".
     (The same test in English changes questions that needed nothing on CAsT 2021: keep −0.16, and costs a
     held-out follow-up set a case.)"""
-    answer = next((m.content for m in reversed(history) if m.role == "assistant"), "")
-    if len(answer) < _INFORMATIVE_CHARS or any(_compound(m, "zh") and m.text in answer for m in ms):
+    last = next((m for m in reversed(history) if m.role == "assistant"), None)
+    if last is None or not informs_zh(last) or any(_compound(m, "zh") and m.text in last.content for m in ms):
         return None  # (a thing the answer named, asked about by name: "关系图谱怎么打开", as after a passage)
     opening = opening_subject(history)
     if opening is None or opening.text in q:

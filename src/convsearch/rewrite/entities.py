@@ -1104,9 +1104,12 @@ _DIGRESSION_RE = re.compile(r"^\W*(?:对了|另外(?![一两那这个款种家�
 _CLOSING_RE = re.compile(r"^\W*(?:(?:好的?|嗯|行|明白了?|懂了|知道了|了解了?|谢谢(?:你|您)?|多谢|ok|okay|got\s+it|makes\s+sense|"
                          r"i\s+see|thanks|thank\s+you|cool|great|alright|good\s+to\s+know|sounds\s+good)"
                          r"[\s，,。.!！~～]*)+$", re.IGNORECASE)
+INFORMATIVE_CHARS = 25  # Chinese answers that inform run 27-122 characters in the follow-up sets; chat replies 2-20
+
+
 def informs_zh(m: Message) -> bool:
-    """A Chinese answer long enough to inform (25 characters or more), not a chat reply."""
-    return m.role == "assistant" and len(m.content) >= 25 and detect_lang(m.content) == "zh"
+    """A Chinese answer long enough to inform, not a chat reply ("香山人多吗")."""
+    return m.role == "assistant" and len(m.content) >= INFORMATIVE_CHARS and detect_lang(m.content) == "zh"
 
 
 def closes_exchange(text: str) -> bool:
