@@ -457,7 +457,7 @@ def _opening_left_out(q: str, history: Sequence[Message], ms: Sequence[Mention])
     if opening is None or opening.text in q:
         return None
     said = frozenset().union(*(_content_words(m.content) for m in history))
-    return opening if _content_words(q) & said else None
+    return opening if _things_asked(ms) == 0 or _content_words(q) & said else None
 
 
 @lru_cache(maxsize=4096)

@@ -59,3 +59,10 @@ def test_after_answers_that_inform_the_users_subject_stays_the_subject() -> None
     # a chat reply: its own noun is what the next turn leans on (as on Restoration-200K)
     chat = [Message(U, "周末去爬山了"), Message(A, "香山人多吗")]
     assert "香山" in RuleRewriter().rewrite(chat, "挺多的").rewritten
+
+
+def test_a_question_about_a_person_only_goes_on_about_the_opening_subject() -> None:
+    # it names no thing of its own (老人 is who goes), so it shares no word with the talk and still continues it
+    d = needs_rewrite(HIKE, "老人能爬上去吗")
+    assert d.kind is DecisionKind.OPENING
+    assert RuleRewriter().rewrite(HIKE, "老人能爬上去吗").rewritten.startswith("武功山")
