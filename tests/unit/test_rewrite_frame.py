@@ -29,6 +29,10 @@ def _a(text: str) -> Message:
     ("去泰国呢？", "中国护照去日本需要签证吗？", "zh", "中国护照去泰国需要签证吗"),
     ("那南京呢？", "苏州周末天气怎么样？", "zh", "南京周末天气怎么样"),
     ("What about Vienna?", "How much is a museum pass in Prague?", "en", "How much is a museum pass in Vienna?"),
+    # states, regions and more cities, typed in lower case too
+    ("What about Ohio?", "What is the minimum age for a learner permit in California?", "en",
+     "What is the minimum age for a learner permit in Ohio?"),
+    ("and leeds?", "is the 14 bus running late in manchester", "en", "is the 14 bus running late in leeds"),
     # platforms / languages / tools
     ("Linux 呢？", "Mac 上怎么查看端口占用？", "zh", "Linux 上怎么查看端口占用"),
     ("In Rust?", "How do I read a file line by line in Go?", "en", "How do I read a file line by line in Rust?"),
