@@ -480,9 +480,17 @@ def test_an_aspect_is_no_peer_of_its_entity() -> None:
      "how do I install OBS Studio?", "how do I install OBS Studio Ubuntu"),
     ([(U, "预算 3000 左右，想买个投影仪"), (A, "可以看极米 Play 5 或当贝 D5X。")], "有没有带自动对焦的推荐？",
      "有没有带自动对焦的推荐 3000 左右"),
+    # ... and who the requests are for: a child's age, an allergy
+    ([(U, "孩子 5 岁，对花生过敏，早餐吃点啥好"), (A, "可以吃燕麦粥、鸡蛋和水果。")], "零食也推荐点",
+     "零食也推荐点 5 岁 花生过敏"),
 ])
 def test_what_the_user_stated_about_themselves_is_carried(turns, query, want) -> None:
     assert _rewrite(turns, query) == want
+
+
+def test_an_age_and_an_allergy_the_user_stated_go_with_a_request_for_that_child() -> None:
+    turns = [(U, "my 7 year old is allergic to eggs, what should she have for breakfast"), (A, "Try fruit.")]
+    assert _rewrite(turns, "what snacks can I buy for school?").endswith("7 year old allergic to eggs")
 
 
 @pytest.mark.parametrize("turns, query", [
@@ -493,6 +501,8 @@ def test_what_the_user_stated_about_themselves_is_carried(turns, query, want) ->
     ([(U, "我用的是 Mac"), (A, "好的。")], "北京明天天气怎么样？"),  # no how-to request: the machine is no matter
     ([(U, "Should I use Mac or Windows for coding?"), (A, "Either works.")], "How do I install Python?"),  # asked
     ([(U, "预算 3000 左右，想买耳机"), (A, "看看 AirPods。")], "2000 以内的耳机推荐？"),  # an amount of its own
+    ([(U, "孩子 5 岁，早餐吃点啥好"), (A, "燕麦粥和水果。")], "3 岁的孩子能吃坚果吗"),  # an age of its own
+    ([(U, "孩子 5 岁，早餐吃点啥好"), (A, "燕麦粥和水果。")], "北京明天天气怎么样？"),  # not a request for the child
 ])
 def test_a_stated_constraint_is_not_forced_on_other_turns(turns, query) -> None:
     assert _rewrite(turns, query) == query

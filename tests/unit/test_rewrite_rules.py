@@ -758,7 +758,7 @@ def test_zh_sibling_name_swaps_the_frame_words_it_mirrors():
 def test_zh_which_takes_the_pair_of_an_earlier_user_turn():
     # "有 A 也有 B" joins a pair; the turn after it ("他两个都想学") names none, the "哪个" question still compares them
     r = rw([U("孩子8岁，小区里有游泳课也有篮球课"), U("他两个都想学")], "哪个更适合长个子")
-    assert r.rewritten == "游泳课和篮球课哪个更适合长个子"
+    assert r.rewritten == "游泳课和篮球课哪个更适合长个子 8岁"  # (the child's age goes with a request for the child)
 
 
 # --- review of the courtesy / kind / sibling rules: what they must leave alone --------------------------------
