@@ -289,5 +289,6 @@ def test_he_or_she_stands_for_the_person_the_user_named_not_a_thing(turns, query
 
 
 def test_he_or_she_keeps_a_person_focus() -> None:
-    turns = [(U, "周杰伦的新专辑什么时候出"), (A, "官方还没公布日期。")]
+    # the focus is a person (周杰伦), so 他 is he, not the other person the user named (老公)
+    turns = [(U, "我老公是周杰伦的粉丝，周杰伦的新专辑什么时候出"), (A, "官方还没公布日期。")]
     assert _rewrite(turns, "他的演唱会门票多少钱").startswith("周杰伦")

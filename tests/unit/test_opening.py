@@ -66,3 +66,24 @@ def test_a_question_about_a_person_only_goes_on_about_the_opening_subject() -> N
     d = needs_rewrite(HIKE, "老人能爬上去吗")
     assert d.kind is DecisionKind.OPENING
     assert RuleRewriter().rewrite(HIKE, "老人能爬上去吗").rewritten.startswith("武功山")
+
+
+def test_a_subject_the_user_moved_to_by_name_is_the_subject() -> None:
+    h = [Message(U, "小米 14 Ultra 值得买吗"),
+         Message(A, "小米 14 Ultra 影像很强，徕卡四摄，屏幕和续航也都不错，就是价格偏高，适合看重拍照的人。"),
+         Message(U, "那华为 Pura 70 Pro 呢"),
+         Message(A, "华为 Pura 70 Pro 的影像同样出色，鸿蒙系统流畅，信号好，但是价格也不便宜，外观比较有辨识度。")]
+    assert needs_rewrite(h, "续航能撑一天吗").kind is not DecisionKind.OPENING
+    assert RuleRewriter().rewrite(h, "续航能撑一天吗").rewritten.startswith("华为 Pura 70 Pro")
+
+
+def test_the_opening_is_the_first_turn_an_informing_answer_answered() -> None:
+    h = [Message(U, "我想咨询个问题"), Message(A, "好的，请说。"), *HIKE]
+    assert opening_subject(h).text == "武功山"
+    assert RuleRewriter().rewrite(h, "老人能爬上去吗").rewritten.startswith("武功山")
+
+
+def test_spaces_between_words_are_no_clause_breaks() -> None:
+    from convsearch.rewrite.entities import mentions
+
+    assert [m.text for m in mentions("上海 迪士尼 乐园 门票 多少钱", "zh")] == ["上海迪士尼乐园门票"]

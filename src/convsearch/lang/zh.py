@@ -172,7 +172,8 @@ def pronoun(t: Turn) -> Outcome | None:
             rep = fm[0 if w == "前者" else -1].text
         elif w in ("他", "她") and focus.person is not None and focus.person is not ent and "谁" in (focus.frame or ""):
             rep = focus.person.text  # "赵州桥是谁设计的" → "…工匠李春…" → "他还造过别的桥吗": the person
-        elif w in ("他", "她") and (ent is None or not _person(ent)) and (who := _person_named(t.history)) is not None:
+        elif w in ("他", "她") and (ent is None or _person(ent) is None) \
+                and (who := _person_named(t.history)) is not None:
             rep = who.text  # "我家宝宝 8 个月了，最近开始长牙" → "他老流口水正常吗": 他 is the baby, not 长牙
         elif ent is not None:
             near = r._recent_focus(ent, t.history, focus.resumed) if w in r._ZH_RECENT_PRONOUNS else ent
@@ -196,9 +197,13 @@ def pronoun(t: Turn) -> Outcome | None:
     return None
 
 
-def _person(m: e.Mention) -> bool:
-    """A person's name (tagged nr) or a common noun naming a person (宝宝, 同事, 老板)."""
-    return m.cls == "nr" and m.proper and len(m.text) > 1 or (not m.proper and e.zh_person_word(m.text))
+def _person(m: e.Mention) -> e.Mention | None:
+    """The person ``m`` names: a name tagged nr ("小明的成绩" names 小明) or a common noun naming a person (宝宝, 老板);
+    None for a thing."""
+    if m.cls == "nr" and m.proper:
+        name = m.text.partition("的")[0].strip()
+        return replace(m, text=name, head=name) if len(name) > 1 else None
+    return m if e.zh_common_person(m) else None
 
 
 def _person_named(history: Sequence[Message]) -> e.Mention | None:
@@ -211,7 +216,7 @@ def _person_named(history: Sequence[Message]) -> e.Mention | None:
     """
     for m in reversed(history):
         if m.role == "user":
-            who = next((x for x in e.mentions(m.content, "zh") if _person(x)), None)
+            who = next((p for x in e.mentions(m.content, "zh") if (p := _person(x)) is not None), None)
             if who is not None:
                 return who
     return None

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import lexicon as lx
-from ..text import detect_lang, is_cjk, tagged
+from ..text import CJK_RE, detect_lang, is_cjk, tagged
 from ..types import Message
 from .timeref import is_time_phrase
 
@@ -68,16 +68,34 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-# (a space between two Chinese characters parts clauses as a comma does: "第一次跑全马 目标是破5")
-_ZH_CLAUSE_RE = re.compile(r"(?:[，。、！？；：,!?;:()（）\[\]【】“”\"'‘’~～…]|(?<!\d)\.|\.(?!\d)|"
-                           r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff]))+")
+_ZH_CLAUSE_RE = re.compile(r"(?:[，。、！？；：,!?;:()（）\[\]【】“”\"'‘’~～…]|(?<!\d)\.|\.(?!\d))+")
+_ZH_SPACE_RE = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
+_ZH_CLAUSE_CHARS = 4  # Chinese runs between spaces shorter than this on average: words, not clauses
+
+
+def zh_clauses(text: str) -> list[str]:
+    """The clauses of a Chinese text: split at punctuation, and at a space between two Chinese characters when the
+    spaces part clauses ("第一次跑全马 目标是破5 赛前一周该咋安排"), not words ("上海 迪士尼 乐园 门票", text
+    segmented word by word).
+
+    >>> zh_clauses("第一次跑全马 目标是破5"), zh_clauses("上海 迪士尼 乐园 门票")
+    (['第一次跑全马', '目标是破5'], ['上海 迪士尼 乐园 门票'])
+    """
+    out = []
+    for clause in _ZH_CLAUSE_RE.split(text):
+        gaps = len(_ZH_SPACE_RE.findall(clause))
+        if gaps and len(CJK_RE.findall(clause)) >= _ZH_CLAUSE_CHARS * (gaps + 1):
+            out.extend(_ZH_SPACE_RE.split(clause))
+        else:
+            out.append(clause)
+    return out
 
 
 def zh_mentions(text: str) -> list[Mention]:
     """Noun phrases of a Chinese (or mixed) text, in order of appearance; phrases never cross punctuation.
     "A 的 B" (both nouns, B not relational) also yields the whole phrase, before its parts."""
     out: list[Mention] = []
-    for clause in _ZH_CLAUSE_RE.split(text):
+    for clause in zh_clauses(text):
         if clause.strip():
             out.extend(_zh_clause_mentions(clause))
     return out
@@ -214,6 +232,11 @@ def zh_person_word(word: str) -> bool:
     (True, True, False)
     """
     return 1 < len(word) <= 3 and is_cjk(word[-1]) and any(ch in lx.ZH_PERSON_FINALS for ch in word[-2:])
+
+
+def zh_common_person(m: Mention) -> bool:
+    """A common noun naming a person (新手, 孩子, 老人): who a question is for."""
+    return not m.proper and zh_person_word(m.text)
 
 
 _ZH_AFTER_NOMINAL = frozenset({"一般", "要", "能", "可以", "需要", "大概", "通常", "一定", "得"})
@@ -1304,13 +1327,23 @@ def _singular_text(text: str) -> str:
 
 def opening_subject(history: Sequence[Message]) -> Mention | None:
     """What the conversation opened on: the thing the first user turn of the window asks about (a name before
-    common nouns; not an aspect such as 价格 or a time).
+    common nouns; not an aspect such as 价格 or a time), the first that got an answer which informs when one did
+    ("我想咨询个问题" → "好的，请说。" opens nothing).
 
     >>> opening_subject([Message("user", "武功山两天一夜徒步 经典路线是哪条")]).text
     '武功山'
     """
-    first = next((m.content for m in history if m.role == "user"), None)
+    first = opening_turn(history)
     return _opening_subject(first, detect_lang(first)) if first else None
+
+
+def opening_turn(history: Sequence[Message]) -> str | None:
+    """The user turn ``opening_subject`` reads."""
+    users = [i for i, m in enumerate(history) if m.role == "user"]
+    if not users:
+        return None
+    answered = next((i for i in users if i + 1 < len(history) and informs_zh(history[i + 1])), users[0])
+    return history[answered].content
 
 
 @lru_cache(maxsize=1024)

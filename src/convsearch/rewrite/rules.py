@@ -31,7 +31,7 @@ from ..text import detect_lang, is_cjk, tagged
 from ..types import Decision, DecisionKind, Message, RewriteResult
 from .entities import (Focus, Mention, _demonstrative_det, attribute_noun, zh_det_tokens, _word_at, en_feedback_pronoun, en_tokens,
                        en_request_part, find_focus, leans_on_focus, meaning_question, mentions, name_like, named_in, partial_name_span, topic_entity, topic_section,
-                       informs_zh, opening_subject, weak_anchor,
+                       informs_zh, opening_subject, opening_turn, weak_anchor,
                        _ZH_NE_RE)
 from .frame import ATTRIBUTE_RES, compare_in_history, complete_fragment, locative_there
 from .introduced import introduced_entity, introduced_work, person_shaped
@@ -195,11 +195,10 @@ class RuleRewriter:
             focus = replace(focus, entity=focus.root, subject=focus.root, frame=focus.root_frame,
                             frame_mentions=focus.root_mentions)
         if decision.kind is DecisionKind.OPENING and (opening := opening_subject(history)) is not None:
-            # "山顶扎营…" → "武功山山顶扎营…": the opening's subject, kept however far back (as after a digression)
-            first = next(m.content for m in history if m.role == "user")
+            # "山顶扎营…" → "武功山山顶扎营…": the subject the conversation opened on (the gate checked it still is)
+            first = opening_turn(history) or ""
             opening = _restated_head_cut(opening, query)
-            focus = replace(focus, entity=opening, subject=opening, frame=first, frame_mentions=mentions(first),
-                            resumed=True)
+            focus = replace(focus, entity=opening, subject=opening, frame=first, frame_mentions=mentions(first))
         if focus.frame and decision.is_frame:
             focus = self._resolve_frame(history, focus, topic)
         if decision.kind is DecisionKind.PRONOUN:
