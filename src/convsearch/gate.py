@@ -17,6 +17,9 @@ Checked in order, first match wins (each returns a Decision with its reason and 
    (``rewrite/reply.py``) → rewrite; so does a fragment answering the other speaker's short wh-question
    ("你在哪里上班？" → "二环": 在二环上班);
 5. the query names its own entity (a proper noun) → standalone, typed exactly as is;
+5b. Chinese, no topic, the latest answer informs: a question that goes on with the conversation (names no
+   thing, or shares a word with it) and does not name the subject the conversation opened on → rewrite with
+   that subject (``DecisionKind.OPENING``, ``_opening_left_out``); fresh-f +2 cases, two held-out sets +3;
 6. very short (≤ 3 zh words / ≤ 2 en words), without any content noun, or whose only nouns are
    relational (价格, 区别, types, benefits: an aspect of something unnamed) → rewrite;
 7. a session topic exists and the query names nothing of it → rewrite (low confidence): the topic is
