@@ -149,6 +149,7 @@ def test_a_comparison_typed_in_lower_case_keeps_both_models() -> None:
     ("Expect roughly -3 to -6°C, and it is polar night.", ["polar night"]),  # a verb with an adverb after it; °C a unit
     ("Paris usually has mild winters.", ["Paris", "mild winters"]),  # ... not a name before any -ly word
     ("The delay is 12 minutes.", ["delay"]),  # a number and a time unit: a measurement
+    ("The bus is about 12 minutes late.", ["bus"]),  # ... with the word it measures after it
     ("plan a 3 day trip to kyoto", ["plan", "3 day trip"]),  # ... but a modifier of the noun after it
     ("It is maybe 30cm long.", ["long"]),
     ("Is the price increase a surprise?", ["price increase", "surprise"]),  # a compound after "is the"

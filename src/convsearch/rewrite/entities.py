@@ -481,7 +481,8 @@ def en_mentions(text: str) -> list[Mention]:
             if len(span) > 1 and _EN_UNIT_RE.fullmatch(span[0]):
                 span = span[1:]  # "the 12gb card": the card
             measure = span[0].isdigit() and (all(len(t) <= 3 for t in span[1:]) or (
-                len(span) == 2 and span[1] in _EN_TIME_UNITS))  # "12 minutes (late)"; "a 3 day trip" is a trip
+                len(span) >= 2 and span[1] in _EN_TIME_UNITS and (len(span) == 2 or span[1].endswith("s"))))
+            # ("12 minutes", "12 minutes late": a measurement; "a 3 day trip" is a trip)
             if model or not measure and not (len(span) == 1 and (len(span[0]) < 3 or span[0] in _EN_QUANTITY_WORDS)):
                 det = "the " if i > 0 and toks[i - 1].lower() == "the" else ""
                 out.append(Mention(" ".join(span), model, "proper" if model else "noun", span[-1].lower(), det))
