@@ -12,8 +12,8 @@ from .. import lexicon as lx
 from ..gate import en_ellipsis
 from ..rewrite import entities as e
 from ..rewrite import frame as f
+from ..rewrite import introduced, similar
 from ..rewrite import rules as r
-from ..rewrite import similar
 from ..rewrite.rules import Outcome
 from ..types import Message
 
@@ -206,8 +206,11 @@ def answer_subject(t: Turn) -> None:
     >>> t = turn("What is their phone number?", h); answer_subject(t); t.ent.text
     'Cote'
     """
+    if len(t.history) < 2 or t.history[-1].role != "assistant" or t.history[-2].role != "user":
+        return
     m = re.search(r"\btheir\b", t.q, re.IGNORECASE)
-    if m is None or len(t.history) < 2 or t.history[-1].role != "assistant" or t.history[-2].role != "user":
+    if m is None:
+        opened_subject(t)
         return
     sm = _ANSWER_SUBJECT_RE.match(t.history[-1].content)
     if sm is None:
@@ -219,6 +222,30 @@ def answer_subject(t: Turn) -> None:
         return  # the user's own name, "This is …", "There are …"; not a name ("Parking is free …", "Monday is …")
     t.ent = e.Mention(name, True, "proper", name.split()[-1].lower())
     t.focus = replace(t.focus, entity=t.ent)
+
+
+_EN_IT_THEY_RE = re.compile(r"\b(?:(it|its)|they|them)\b", re.IGNORECASE)
+
+
+def opened_subject(t: Turn) -> None:
+    """"it" / "they" after an answer whose first sentence brought in a subject of its own is that subject: what the
+    answer identified ("That's almost certainly a European robin." → "do they migrate?" → European robins) or
+    the name it opened on ("The Ellis Island Foundation has …" → "does it have …"); not what the user named
+    (annotates ``ent``).
+
+    >>> from convsearch.types import Message as M
+    >>> h = [M("user", "small brown bird with an orange chest in my garden, UK"),
+    ...      M("assistant", "That's almost certainly a European robin. They sing all winter.")]
+    >>> t = turn("do they migrate", h); opened_subject(t); t.ent.text
+    'European robins'
+    """
+    m = _EN_IT_THEY_RE.search(t.q)
+    if m is None:
+        return
+    intro = introduced.answer_opening(t.history, plural=m.group(1) is None)
+    if intro is not None and intro.text.lower() not in t.q.lower():
+        t.ent = intro
+        t.focus = replace(t.focus, entity=intro, subject=intro)
 
 
 def pronoun(t: Turn) -> None:

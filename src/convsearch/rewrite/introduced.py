@@ -15,9 +15,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .. import lexicon as lx
 from ..text import tagged
 from ..types import Message
-from .entities import Mention, meaning_question, mentions, zh_classifier_reference, zh_kind_nouns, zh_kind_phrase
+from .entities import (
+    Mention,
+    en_tokens,
+    meaning_question,
+    mentions,
+    zh_classifier_reference,
+    zh_kind_nouns,
+    zh_kind_phrase,
+)
 from .frame import coordinated_pair
 
 _ASKS_FOR_ENTITY = {
@@ -175,3 +184,114 @@ def person_shaped(m: Mention) -> bool:
 _PERSON_WORD_RE = re.compile(r"[^\W\d_a-z](?=[^\W\d_]*[^\W\d_A-Z])[^\W\d_]+(?:[-'][^\W\d_][^\W\d_A-Z]*)?")
 _PARTICLE_RE = re.compile(r"[a-z]{1,3}")  # van, de, von, da, bin: lower-case inside a name
 _SENTENCE_END_RE = re.compile(r"[.;!?。；！？:：]\s*")
+
+
+def answer_opening(history: Sequence[Message], *, plural: bool = False) -> Mention | None:
+    """What the latest English answer's first sentence brought in as its subject, when the question it answers did
+    not name it: the thing an identification names ("That's almost certainly a European robin."; for ``plural``,
+    the "they" of a kind, in the plural: European robins), or a name opening the sentence before its verb ("The
+    Statue of Liberty–Ellis Island Foundation has a free database …"): what a following it / they stands for. A
+    name of one capitalised word opening a sentence may be any word ("Cattle were …", "Research shows …") and a
+    person's name is no it / they: both are left out.
+
+    >>> answer_opening([Message("user", "small brown bird with an orange chest in my garden"),
+    ...                 Message("assistant", "That's almost certainly a European robin.")], plural=True).text
+    'European robins'
+    >>> answer_opening([Message("user", "where can I find old passenger lists?"),
+    ...                 Message("assistant", "The Ellis Island Foundation has a free passenger database.")]).text
+    'Ellis Island Foundation'
+    """
+    if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
+        return None
+    first = _SENTENCE_END_RE.split(history[-1].content.strip(), maxsplit=1)[0]
+    return _identified_kind(first, history[-2].content, plural) or _opening_name(first, history[-2].content)
+
+
+_IDENTIFIED_RE = re.compile(
+    r"^\W*(?:(?:yes|yeah|so)\W+)?(?:that|this|it)(?:['’]s|\s+is|\s+looks\s+like|\s+sounds\s+like|\s+would\s+be)\s+"
+    r"(?:(?:almost\s+certainly|most\s+likely|very\s+likely|probably|likely|definitely|certainly|clearly)\s+)?"
+    r"(?:(a|an|the)\s+)?((?:[A-Za-z][\w'’-]*\s+){0,3}[A-Za-z][\w'’-]*)\s*(?=[,;:()–—]|$)", re.IGNORECASE)
+
+
+def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
+    """The kind an identification names, a phrase of content words ending its clause ("a European robin", not
+    "a sign of …", "a great question" or a word of the question)."""
+    m = _IDENTIFIED_RE.match(first)
+    if m is None:
+        return None
+    words_ = m.group(2).split()
+    low_q = question.lower()
+    if any(w.lower() in lx.STOP_EN or w.lower() in lx.EN_EVALUATIVE or w.lower().endswith("ly") for w in words_) \
+            or words_[-1].lower() in lx.RELATIONAL_EN or any(w.lower() in low_q for w in words_):
+        return None
+    text = " ".join(words_)
+    if plural and not (m.group(1) or "").lower() == "the":
+        text = " ".join([*words_[:-1], _plural_of(words_[-1])])
+        return Mention(text, False, "noun", words_[-1].lower())
+    det = f"{m.group(1).lower()} " if m.group(1) else ""
+    return Mention(text, all(w[:1].isupper() for w in words_), "noun", words_[-1].lower(), det)
+
+
+def _plural_of(word: str) -> str:
+    """robin → robins, berry → berries, finch → finches; a word already plural, or the same in both, stays."""
+    low = word.lower()
+    if low.endswith(("s", "sh", "ch", "x", "z")):
+        return word + ("es" if not low.endswith("s") else "")
+    if low.endswith("y") and low[-2:-1] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+def _opening_name(first: str, question: str) -> Mention | None:
+    """A name the question did not give that opens ``first`` before its verb: two or more capitalised words, or
+    one with a capital inside ("KLM", "GlobalProtect"), with "the" before it kept; no person's name."""
+    toks = en_tokens(first)
+    i = 1 if toks and toks[0].lower() == "the" else 0
+    j = i
+    while j < len(toks) and (_is_capitalised(toks[j]) or (j > i and toks[j] in _NAME_INNER)):
+        j += 1
+    while j > i and not _is_capitalised(toks[j - 1]):
+        j -= 1
+    span = toks[i:j]
+    if not span or j >= len(toks) or not _finite_verb(toks[j]):
+        return None
+    words_ = [w for w in span if w[:1].isalnum()]
+    if len(words_) < 2 and not any(c.isupper() for c in span[0][1:]):
+        return None
+    if span[0].lower() in lx.STOP_EN or span[0].lower() in lx.EN_OPENERS or span[0].lower().endswith("ly"):
+        return None  # "Unfortunately Teavana is …", "This Sunday …"
+    text = _joined(span)
+    low_q = question.lower()
+    name = Mention(text, True, "proper", span[-1].lower(), "the " if i else "")
+    if text.lower() in low_q or any(w.lower() in low_q for w in words_ if w.lower() not in lx.STOP_EN) \
+            or (not i and person_shaped(name)):
+        return None  # ("the" before a name says it is no person's: "The Ellis Island Foundation")
+    return name
+
+
+_NAME_INNER = frozenset({"of", "the", "and", "&", "for", "de", "–", "-"})
+_FINITE_VERB_RE = re.compile(r"(?:is|are|was|were|has|have|had|offers|provides|runs|keeps|lets|makes|sells|serves|"
+                             r"covers|holds|includes|maintains|publishes|hosts|operates|gives|lists|[a-z]+ed)")
+
+
+def _is_capitalised(tok: str) -> bool:
+    return tok[:1].isupper() or (tok[:1].isdigit() and any(c.isalpha() for c in tok))
+
+
+def _finite_verb(tok: str) -> bool:
+    """A verb a sentence goes on with after its subject: "has", "offers", "was", "designed"; not one that reports
+    ("The Detroit Free Press reported …": a source, not what the answer is about)."""
+    return bool(_FINITE_VERB_RE.fullmatch(tok)) and tok not in _REPORTING_VERBS
+
+
+_REPORTING_VERBS = frozenset({"reported", "noted", "stated", "claimed", "announced", "confirmed", "described",
+                              "called", "quoted", "wrote", "said", "added", "explained", "argued", "suggested"})
+
+
+def _joined(span: Sequence[str]) -> str:
+    """Tokens as written: a dash joins its neighbours without spaces ("Liberty–Ellis")."""
+    out = ""
+    for k, t in enumerate(span):
+        glue = "" if k == 0 or t in ("–", "-") or span[k - 1] in ("–", "-") else " "
+        out += glue + t
+    return out

@@ -1,0 +1,47 @@
+"""English pronouns after an answer: what the answer brought in, and pronoun agreement (issue 15)."""
+
+from convsearch.rewrite.introduced import answer_opening
+from convsearch.rewrite.rules import RuleRewriter
+from convsearch.types import Message
+
+
+def _u(text: str) -> Message:
+    return Message("user", text)
+
+
+def _a(text: str) -> Message:
+    return Message("assistant", text)
+
+
+def _rw(history: list[Message], query: str) -> str:
+    return RuleRewriter().rewrite(history, query).rewritten
+
+
+# --- the subject an answer's first sentence brought in --------------------------------------------------------
+
+def test_they_after_an_identification_is_the_kind_it_named_in_the_plural() -> None:
+    h = [_u("small brown bird with an orange red chest in my garden, UK, it's december"),
+         _a("That's almost certainly a European robin. They're one of the few garden birds that sing in winter.")]
+    out = _rw(h, "do they migrate or stay all year")
+    assert "European robins" in out and "UK migrate" not in out
+    assert "a European robin" in _rw(h, "what does it eat in winter")
+
+
+def test_it_after_an_answer_opening_on_a_new_name_is_that_name() -> None:
+    h = [_u("where can I look up old passenger lists for my great-grandparents who came to New York around 1905"),
+         _a("The Statue of Liberty–Ellis Island Foundation has a free online passenger database covering arrivals "
+            "through the Port of New York from 1892 to 1957. You can search by name.")]
+    out = _rw(h, "does it also have arrivals before 1892")
+    assert "Ellis Island Foundation" in out and "New York also" not in out
+
+
+def test_no_opening_subject_from_a_sentence_initial_word_a_person_or_a_word_of_the_question() -> None:
+    def opening(q: str, a: str) -> object:
+        return answer_opening([_u(q), _a(a)])
+    assert opening("what do cows eat in winter", "Cattle are fed hay.") is None  # any word opens a sentence capitalised
+    assert opening("who sang Hey Jude", "Paul McCartney wrote it for Julian.") is None  # a person is no "it"
+    assert opening("is the Ellis Island Foundation free", "The Ellis Island Foundation has free records.") is None
+    assert opening("what is it", "That's a great question.") is None  # feedback, not an identification
+    assert opening("why are my leaves yellow", "That's a sign of overwatering.") is None  # "a sign of": no kind
+    assert answer_opening([_u("what bird is this"), _a("It's a song thrush.")], plural=True).text == "song thrushes"
+    assert answer_opening([_u("what happened in 1999"), _a("The Detroit Free Press reported a divorce.")]) is None
