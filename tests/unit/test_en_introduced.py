@@ -44,4 +44,14 @@ def test_no_opening_subject_from_a_sentence_initial_word_a_person_or_a_word_of_t
     assert opening("what is it", "That's a great question.") is None  # feedback, not an identification
     assert opening("why are my leaves yellow", "That's a sign of overwatering.") is None  # "a sign of": no kind
     assert answer_opening([_u("what bird is this"), _a("It's a song thrush.")], plural=True).text == "song thrushes"
-    assert answer_opening([_u("what happened in 1999"), _a("The Detroit Free Press reported a divorce.")]) is None
+    assert answer_opening([_u("what happened in 1999"), _a("The Detroit Free Press produced a license.")]) is None
+    assert answer_opening([_u("Is he a solid pick this week?"), _a("Yes, it is predicted that he will do well.")],
+                          plural=True) is None
+    assert answer_opening([_u("What's the range of the Kia EV6?"), _a("About 310 miles, EPA-rated."),
+                           _u("What does EPA-rated mean exactly?"), _a("It's the figure from the EPA's test.")]) is None
+
+
+def test_a_name_a_recommending_answer_opens_with_is_what_it_stands_for() -> None:
+    h = [_u("I need a tool to convert HEIC photos to JPG on Windows"),
+         _a("You can use the free app iMazing HEIC Converter.")]
+    assert _rw(h, "does it work offline") == "does iMazing HEIC Converter work offline"

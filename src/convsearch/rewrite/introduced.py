@@ -204,32 +204,70 @@ def answer_opening(history: Sequence[Message], *, plural: bool = False) -> Menti
     if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
         return None
     first = _SENTENCE_END_RE.split(history[-1].content.strip(), maxsplit=1)[0]
-    return _identified_kind(first, history[-2].content, plural) or _opening_name(first, history[-2].content)
+    question = history[-2].content
+    if meaning_question(question, history[-3] if len(history) > 2 else None, "en"):
+        return None  # "What does EPA-rated mean?" → "It's the figure from …": a word explained, no new subject
+    return _identified_kind(first, question, plural) or _recommended_name(first, question) \
+        or _opening_name(first, question)
+
+
+_RECOMMEND_RE = re.compile(r"^\W*(?:(?:yes|yeah|sure|ok|okay)\W+)?"
+                           r"(?:(?:you\s+(?:can|could|might|should)|i['’]d|i\s+would)\s+)?(?:try|use|recommend|suggest|check\s+out|look\s+(?:at|into)|consider|go\s+with)\b",
+                           re.IGNORECASE)
+
+
+def _recommended_name(first: str, question: str) -> Mention | None:
+    """The name a recommending answer opens with ("You can use the free app iMazing HEIC Converter.", "Try
+    Hardcore History by Dan Carlin"): the first name of its first clause, unless the question gave it whole."""
+    m = _RECOMMEND_RE.match(first)
+    if m is None:
+        return None
+    clause = re.split(r"[,;(–—]", first[m.end():], maxsplit=1)[0]
+    name = next((x for x in mentions(clause, "en") if x.proper), None)
+    if name is None or name.text.lower() in question.lower() or person_shaped(name) and not name.det:
+        return None
+    return name
 
 
 _IDENTIFIED_RE = re.compile(
     r"^\W*(?:(?:yes|yeah|so)\W+)?(?:that|this|it)(?:['’]s|\s+is|\s+looks\s+like|\s+sounds\s+like|\s+would\s+be)\s+"
     r"(?:(?:almost\s+certainly|most\s+likely|very\s+likely|probably|likely|definitely|certainly|clearly)\s+)?"
-    r"(?:(a|an|the)\s+)?((?:[A-Za-z][\w'’-]*\s+){0,3}[A-Za-z][\w'’-]*)\s*(?=[,;:()–—]|$)", re.IGNORECASE)
+    r"(?:(a|an|the)\s+)?", re.IGNORECASE)
+_WORD_RE = re.compile(r"\s*([A-Za-z][\w'’-]*)")
+_KIND_MAX_WORDS = 4
 
 
 def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
-    """The kind an identification names, a phrase of content words ending its clause ("a European robin", not
-    "a sign of …", "a great question" or a word of the question)."""
+    """The kind an identification names: the content words after it, up to a clause mark or a function word ("a
+    yellow garden spider, …", "Bohemian Rhapsody by Queen"); not "a sign of …", "a great question" or what the
+    question said ("Yes, that's a spider" after "is this a spider?")."""
     m = _IDENTIFIED_RE.match(first)
     if m is None:
         return None
-    words_ = m.group(2).split()
-    low_q = question.lower()
-    if any(w.lower() in lx.STOP_EN or w.lower() in lx.EN_EVALUATIVE or w.lower().endswith("ly") for w in words_) \
-            or words_[-1].lower() in lx.RELATIONAL_EN or any(w.lower() in low_q for w in words_):
+    words_: list[str] = []
+    k = m.end()
+    while (w := _WORD_RE.match(first, k)) is not None and len(words_) <= _KIND_MAX_WORDS:
+        low = w.group(1).lower()
+        nxt = _WORD_RE.match(first, w.end())
+        if low in lx.STOP_EN and not (words_ and words_[-1][:1].isupper() and low in ("of", "the", "and")
+                                      and nxt is not None and nxt.group(1)[:1].isupper()):
+            if low == "of":
+                return None  # "a sign of …", "a type of …": what it is comes after
+            break  # ("Bohemian Rhapsody by Queen"; "the Treaty of Versailles" goes on)
+        words_.append(w.group(1))
+        k = w.end()
+    if not words_ or len(words_) > _KIND_MAX_WORDS or words_[-1].lower() in lx.RELATIONAL_EN or any(
+            w.lower() in lx.EN_EVALUATIVE or w.lower().endswith(("ly", "ed")) or w.lower() in lx.EN_VERBS
+            or w.lower() in lx.EN_PARTICIPLES for w in words_):  # "it is predicted that …": no kind
         return None
     text = " ".join(words_)
-    if plural and not (m.group(1) or "").lower() == "the":
-        text = " ".join([*words_[:-1], _plural_of(words_[-1])])
-        return Mention(text, False, "noun", words_[-1].lower())
+    if text.lower() in question.lower():
+        return None
+    if plural and not (m.group(1) or "").lower() == "the" and not words_[-1][:1].isupper():
+        return Mention(" ".join([*words_[:-1], _plural_of(words_[-1])]), False, "noun", words_[-1].lower())
     det = f"{m.group(1).lower()} " if m.group(1) else ""
-    return Mention(text, all(w[:1].isupper() for w in words_), "noun", words_[-1].lower(), det)
+    return Mention(text, words_[-1][:1].isupper(), "proper" if words_[-1][:1].isupper() else "noun",
+                   words_[-1].lower(), det)
 
 
 def _plural_of(word: str) -> str:
@@ -270,8 +308,10 @@ def _opening_name(first: str, question: str) -> Mention | None:
 
 
 _NAME_INNER = frozenset({"of", "the", "and", "&", "for", "de", "–", "-"})
-_FINITE_VERB_RE = re.compile(r"(?:is|are|was|were|has|have|had|offers|provides|runs|keeps|lets|makes|sells|serves|"
-                             r"covers|holds|includes|maintains|publishes|hosts|operates|gives|lists|[a-z]+ed)")
+# present-tense verbs that describe what a thing is or does: an answer bringing in a resource or a product ("The
+# Foundation has …"); a past-tense narrative ("The Detroit Free Press produced …") tells of what the user asked about
+_FINITE_VERB_RE = re.compile(r"(?:is|are|has|have|offers|provides|runs|keeps|lets|makes|sells|serves|covers|holds|"
+                             r"includes|maintains|publishes|hosts|operates|gives|lists|tracks|shows|supports|works)")
 
 
 def _is_capitalised(tok: str) -> bool:
@@ -279,13 +319,8 @@ def _is_capitalised(tok: str) -> bool:
 
 
 def _finite_verb(tok: str) -> bool:
-    """A verb a sentence goes on with after its subject: "has", "offers", "was", "designed"; not one that reports
-    ("The Detroit Free Press reported …": a source, not what the answer is about)."""
-    return bool(_FINITE_VERB_RE.fullmatch(tok)) and tok not in _REPORTING_VERBS
-
-
-_REPORTING_VERBS = frozenset({"reported", "noted", "stated", "claimed", "announced", "confirmed", "described",
-                              "called", "quoted", "wrote", "said", "added", "explained", "argued", "suggested"})
+    """A verb that describes its subject: "has", "offers", "is"."""
+    return bool(_FINITE_VERB_RE.fullmatch(tok))
 
 
 def _joined(span: Sequence[str]) -> str:
