@@ -55,3 +55,9 @@ def test_a_name_a_recommending_answer_opens_with_is_what_it_stands_for() -> None
     h = [_u("I need a tool to convert HEIC photos to JPG on Windows"),
          _a("You can use the free app iMazing HEIC Converter.")]
     assert _rw(h, "does it work offline") == "does iMazing HEIC Converter work offline"
+
+
+def test_an_answer_defining_what_the_question_named_introduces_nothing() -> None:
+    assert answer_opening([_u("What is a virtual machine?"), _a("It is software that emulates a computer.")]) is None
+    assert answer_opening([_u("what's this bird with a red chest"), _a("That's a European robin.")]).text \
+        == "European robin"

@@ -20,6 +20,7 @@ from ..text import tagged
 from ..types import Message
 from .entities import (
     Mention,
+    _en_topic_setting,
     en_tokens,
     meaning_question,
     mentions,
@@ -233,6 +234,7 @@ _IDENTIFIED_RE = re.compile(
     r"^\W*(?:(?:yes|yeah|so)\W+)?(?:that|this|it)(?:['’]s|\s+is|\s+looks\s+like|\s+sounds\s+like|\s+would\s+be)\s+"
     r"(?:(?:almost\s+certainly|most\s+likely|very\s+likely|probably|likely|definitely|certainly|clearly)\s+)?"
     r"(?:(a|an|the)\s+)?", re.IGNORECASE)
+_THIS_RE = re.compile(r"\b(?:this|that|these|those)\b", re.IGNORECASE)  # "what's this bird": asks what it is
 _WORD_RE = re.compile(r"\s*([A-Za-z][\w'’-]*)")
 _KIND_MAX_WORDS = 4
 
@@ -242,8 +244,8 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
     yellow garden spider, …", "Bohemian Rhapsody by Queen"); not "a sign of …", "a great question" or what the
     question said ("Yes, that's a spider" after "is this a spider?")."""
     m = _IDENTIFIED_RE.match(first)
-    if m is None:
-        return None
+    if m is None or (_en_topic_setting(question) and not _THIS_RE.search(question)):
+        return None  # "What is a virtual machine?" → "It is software that …": the answer defines what was named
     words_: list[str] = []
     k = m.end()
     while (w := _WORD_RE.match(first, k)) is not None and len(words_) <= _KIND_MAX_WORDS:
