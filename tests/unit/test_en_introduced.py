@@ -61,3 +61,37 @@ def test_an_answer_defining_what_the_question_named_introduces_nothing() -> None
     assert answer_opening([_u("What is a virtual machine?"), _a("It is software that emulates a computer.")]) is None
     assert answer_opening([_u("what's this bird with a red chest"), _a("That's a European robin.")]).text \
         == "European robin"
+
+
+# --- agreement: he / she / they take a person the question named by role, not a place -----------------------
+
+def test_they_after_a_role_and_a_place_is_the_role() -> None:
+    h = [_u("my apartment in NYC is rent stabilized. can my landlord raise the rent 10% when I renew?"),
+         _a("No. For rent-stabilized apartments, increases on renewal are capped by the Rent Guidelines Board.")]
+    out = _rw(h, "can they just refuse to renew my lease")
+    assert "my landlord" in out and "NYC just" not in out
+    h2 = [_u("can my employer make me work on a public holiday in Ontario"),
+          _a("Yes, but you must get public holiday pay or a substitute day off.")]
+    assert _rw(h2, "do they have to pay me extra") == "does my employer have to pay me extra"
+
+
+def test_he_or_she_after_a_role_and_a_place_is_the_role() -> None:
+    h = [_u("my son wants to learn piano in Seattle"), _a("Seattle has many teachers.")]
+    assert _rw(h, "how old should he be to start") == "how old should my son be to start"
+    h2 = [_u("my doctor in Toronto prescribed amoxicillin"), _a("Amoxicillin is a common antibiotic.")]
+    assert "my doctor" in _rw(h2, "can she prescribe it for longer")
+
+
+def test_a_singular_they_is_no_gendered_kin_and_a_plural_thing_stays() -> None:
+    h = [_u("my brother and I want to visit Paris"), _a("Paris is lovely in May.")]
+    assert "my brother" not in _rw(h, "do they need visas")
+    h2 = [_u("my kids love dinosaurs"), _a("Dinosaurs fascinate children.")]
+    assert "my kids" not in _rw(h2, "were they warm blooded")
+
+
+def test_her_before_an_adverb_is_an_object() -> None:
+    h = [_u("my friend Jill is sick"), _a("Sorry to hear that.")]
+    assert _rw(h, "can you please call her back now") == "can you please call Jill back now"
+    h2 = [_u("Tell me about Patsy Mink"), _a("She was a US congresswoman.")]
+    assert _rw(h2, "does her back hurt") == "does Patsy Mink's back hurt"
+    assert _rw(h2, "how was her return handled") == "how was Patsy Mink's return handled"

@@ -248,6 +248,52 @@ def opened_subject(t: Turn) -> None:
         t.focus = replace(t.focus, entity=intro, subject=intro)
 
 
+_EN_PERSONAL_RE = re.compile(r"\b(?:(he|him|his|she|her)|they|them|their)\b", re.IGNORECASE)
+_EN_ROLE_RE = re.compile(r"\b(my|our|your|the)\s+(" + "|".join(sorted(lx.EN_PERSON_NOUNS)) + r")(s?)\b", re.IGNORECASE)
+_EN_PLACE_PREPS = ("in ", "at ", "from ", "near ")
+
+
+def person_agreement(t: Turn) -> None:
+    """he / she / they stand for the person the latest question named by role ("my landlord", "my son"), not for a
+    place or a thing it also named: "can my landlord in NYC raise the rent?" → "can they refuse to renew?" is about
+    the landlord (annotates ``ent`` for they, the focus's ``person`` for he / she).
+
+    >>> from convsearch.types import Message as M
+    >>> t = turn("how old should he be to start", [M("user", "my son wants to learn piano in Seattle"),
+    ...                                            M("assistant", "Seattle has many teachers.")])
+    >>> person_agreement(t); t.focus.person.phrase
+    'my son'
+    """
+    m = _EN_PERSONAL_RE.search(t.q)
+    role = _role_named(t.focus.frame or "")
+    if m is None or role is None or role[1].text.lower() in t.q.lower():
+        return
+    frame = t.focus.frame or ""
+    if m.group(1) is not None:  # he / she: one person
+        target = t.focus.person or t.ent
+        if not role[0] and (target is None or _place_in(target, frame) or not target.proper):
+            t.focus = replace(t.focus, person=role[1])
+    elif r._agrees(role[1], "they") and (t.ent is None or _place_in(t.ent, frame)
+                                        or (not t.ent.proper and not r._plural(t.ent))):
+        t.ent = role[1]  # they: the landlord, not NYC; one person or several ("my kids")
+        t.focus = replace(t.focus, entity=role[1])
+
+
+def _role_named(text: str) -> tuple[bool, e.Mention] | None:
+    """The one person a text names by role with a possessive or "the" before it ("my landlord"), and whether in the
+    plural; None for none or several."""
+    found = _EN_ROLE_RE.findall(text) if text else []
+    if len(found) != 1:
+        return None
+    det, noun, s = found[0]
+    return bool(s), e.Mention(noun + s, False, "noun", (noun + s).lower(), f"{det.lower()} ")
+
+
+def _place_in(m: e.Mention, text: str) -> bool:
+    """Is ``m`` a place: of the place lexicon, or written after in / at / from / near ("my apartment in NYC")?"""
+    return f.slot_kind(m.text) == "place" or any(p + m.text in text for p in _EN_PLACE_PREPS)
+
+
 def pronoun(t: Turn) -> None:
     """The first pronoun standing for the focus (or the person, or what the answer said) is replaced (annotates
     ``out`` / ``how``).
@@ -262,6 +308,39 @@ def pronoun(t: Turn) -> None:
     said = r._answer_said(history) if ent is not None else None
     t.out, t.how = r._replace_pronoun(t.q, ent, focus.person, r._candidates(focus, history),
                                       r._things_named(focus, history), said) if ent is not None else (None, "no focus")
+    if t.out is not None and ent is not None and t.how.startswith(("pronoun they → ", "pronoun They → ")) \
+            and r._person_noun(ent) and not r._plural(ent):
+        t.out = singular_verb(t.out, ent.phrase)
+
+
+_EN_VERB_BEFORE = {"do": "does", "are": "is", "were": "was", "have": "has"}
+_EN_VERB_AFTER = {"are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't", "aren't": "isn't"}
+
+
+def singular_verb(out: str, phrase: str) -> str:
+    """The verb a singular they was written with, made to agree with the one person it became.
+
+    >>> singular_verb("do my employer have to pay me extra", "my employer")
+    'does my employer have to pay me extra'
+    >>> singular_verb("what if my landlord are late", "my landlord")
+    'what if my landlord is late'
+    """
+    i = out.lower().find(phrase.lower())
+    if i < 0:
+        return out
+    before, after = out[:i], out[i + len(phrase):]
+    m = re.search(r"(\w+)\s+$", before)
+    if m is not None and m.group(1).lower() in _EN_VERB_BEFORE:
+        before = before[:m.start(1)] + _match_case(_EN_VERB_BEFORE[m.group(1).lower()], m.group(1)) + before[m.end(1):]
+    else:
+        m = re.match(r"\s+([\w']+)", after)
+        if m is not None and m.group(1).lower() in _EN_VERB_AFTER:
+            after = after[:m.start(1)] + _EN_VERB_AFTER[m.group(1).lower()] + after[m.end(1):]
+    return before + out[i:i + len(phrase)] + after
+
+
+def _match_case(word: str, like: str) -> str:
+    return word[:1].upper() + word[1:] if like[:1].isupper() else word
 
 
 _EN_PLURAL_PRONOUN_RE = re.compile(r"\b(?:they|them|their)\b", re.IGNORECASE)
@@ -406,7 +485,8 @@ def finish(t: Turn) -> Outcome:
     return Outcome(out, how if out is not None else "already names the focus")
 
 
-REWRITE_STEPS = (passage_subject, section_reference, ellipsis, class_reference, activity, answer_subject, pronoun,
+REWRITE_STEPS = (passage_subject, section_reference, ellipsis, class_reference, activity, answer_subject,
+                 person_agreement, pronoun,
                  definite_reference, no_focus, frame_completion, exclusion, finish)
 
 # --- frame completion of a fragment -------------------------------------------------------------------------
