@@ -95,3 +95,27 @@ def test_her_before_an_adverb_is_an_object() -> None:
     h2 = [_u("Tell me about Patsy Mink"), _a("She was a US congresswoman.")]
     assert _rw(h2, "does her back hurt") == "does Patsy Mink's back hurt"
     assert _rw(h2, "how was her return handled") == "how was Patsy Mink's return handled"
+
+
+def test_more_answer_openings_yes_a_name_a_longer_name_a_name_and_its_noun_sounds_like() -> None:
+    def opening(q: str, a: str, plural: bool = False) -> str | None:
+        got = answer_opening([_u(q), _a(a)], plural=plural)
+        return got.text if got is not None else None
+    assert opening("is there a free tool that manages citations for Word?",
+                   "Yes, Zotero does that, with a plugin for Word.") == "Zotero"
+    assert opening("how do I get from Heathrow to central London fast",
+                   "The Heathrow Express runs every 15 minutes.") == "Heathrow Express"
+    assert opening("can I use AWS Lambda with Python 3.12?", "Yes, Lambda has a managed runtime.") is None
+    assert opening("where can I recycle old batteries in Toronto",
+                   "Most Canadian Tire stores have a free drop-off bin.", True) == "Canadian Tire stores"
+    assert opening("my tomato leaves have brown spots", "Sounds like early blight, a fungal disease.") == "early blight"
+    assert opening("my laptop fan is loud", "That's usually dust buildup.") is None
+    assert opening("what type of food do they serve", "Restaurant Alimentum phone number is 01223.") is None
+
+
+def test_a_name_the_answer_gave_for_a_which_question_stays_and_it_takes_no_plural() -> None:
+    h = [_u("What's the name of our company's VPN client?"),
+         _a("The IT-approved VPN client is GlobalProtect; you can install it from the Self Service portal.")]
+    assert "GlobalProtect" in _rw(h, "How do I reset it when it won't connect?")
+    h2 = [_u("why did Biblical poetry not rhyme"), _a("The Arabs have a long tradition of rhyme.")]
+    assert "Arabs" not in _rw(h2, "Why didn't it use rhymes as much?")

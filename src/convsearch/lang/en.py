@@ -240,10 +240,10 @@ def opened_subject(t: Turn) -> None:
     'European robins'
     """
     m = _EN_IT_THEY_RE.search(t.q)
-    if m is None:
-        return
+    if m is None or (t.ent is not None and _brought_in(t.ent, t.history)):
+        return  # the focus is a name the answer brought in already ("Which VPN client …?" → "… is GlobalProtect")
     intro = introduced.answer_opening(t.history, plural=m.group(1) is None)
-    if intro is not None and intro.text.lower() not in t.q.lower():
+    if intro is not None and intro.text.lower() not in t.q.lower() and (m.group(1) is None or not r._plural(intro)):
         t.ent = intro
         t.focus = replace(t.focus, entity=intro, subject=intro)
 
@@ -292,6 +292,11 @@ def _role_named(text: str) -> tuple[bool, e.Mention] | None:
 def _place_in(m: e.Mention, text: str) -> bool:
     """Is ``m`` a place: of the place lexicon, or written after in / at / from / near ("my apartment in NYC")?"""
     return f.slot_kind(m.text) == "place" or any(p + m.text in text for p in _EN_PLACE_PREPS)
+
+
+def _brought_in(ent: e.Mention, history: Sequence[Message]) -> bool:
+    """Is ``ent`` named by the latest answer and not by the question it answers?"""
+    return ent.text in history[-1].content and ent.text.lower() not in history[-2].content.lower()
 
 
 def pronoun(t: Turn) -> None:

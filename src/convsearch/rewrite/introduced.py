@@ -231,7 +231,8 @@ def _recommended_name(first: str, question: str) -> Mention | None:
 
 
 _IDENTIFIED_RE = re.compile(
-    r"^\W*(?:(?:yes|yeah|so)\W+)?(?:that|this|it)(?:['’]s|\s+is|\s+looks\s+like|\s+sounds\s+like|\s+would\s+be)\s+"
+    r"^\W*(?:(?:yes|yeah|so)\W+)?(?:(?:that|this|it)(?:['’]s|\s+is|\s+looks\s+like|\s+sounds\s+like|\s+would\s+be)|"
+    r"(?:sounds|looks)\s+like)\s+"
     r"(?:(?:almost\s+certainly|most\s+likely|very\s+likely|probably|likely|definitely|certainly|clearly)\s+)?"
     r"(?:(a|an|the)\s+)?", re.IGNORECASE)
 _THIS_RE = re.compile(r"\b(?:this|that|these|those)\b", re.IGNORECASE)  # "what's this bird": asks what it is
@@ -259,7 +260,7 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
         words_.append(w.group(1))
         k = w.end()
     if not words_ or len(words_) > _KIND_MAX_WORDS or words_[-1].lower() in lx.RELATIONAL_EN or any(
-            w.lower() in lx.EN_EVALUATIVE or w.lower().endswith(("ly", "ed")) or w.lower() in lx.EN_VERBS
+            w.lower() in lx.EN_EVALUATIVE or _adverb(w) or w.lower().endswith("ed") or w.lower() in lx.EN_VERBS
             or w.lower() in lx.EN_PARTICIPLES for w in words_):  # "it is predicted that …": no kind
         return None
     text = " ".join(words_)
@@ -270,6 +271,16 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
     det = f"{m.group(1).lower()} " if m.group(1) else ""
     return Mention(text, words_[-1][:1].isupper(), "proper" if words_[-1][:1].isupper() else "noun",
                    words_[-1].lower(), det)
+
+
+def _adverb(word: str) -> bool:
+    """A word in -ly that is an adverb ("usually", "really"), not "early blight", "daily planner", "family"."""
+    low = word.lower()
+    return low.endswith("ly") and low not in _LY_NOT_ADVERBS
+
+
+_LY_NOT_ADVERBS = frozenset({"early", "daily", "weekly", "monthly", "yearly", "family", "holy", "lily", "belly",
+                             "jelly", "ugly", "friendly", "elderly", "curly", "woolly", "silly", "italy", "july"})
 
 
 def _plural_of(word: str) -> str:
@@ -283,37 +294,58 @@ def _plural_of(word: str) -> str:
 
 
 def _opening_name(first: str, question: str) -> Mention | None:
-    """A name the question did not give that opens ``first`` before its verb: two or more capitalised words, or
-    one with a capital inside ("KLM", "GlobalProtect"), with "the" before it kept; no person's name."""
+    """A name the question did not give that opens ``first`` before its verb, with "the" before it kept and a
+    common noun after it ("Most Canadian Tire stores have …"): two or more capitalised words, one with a capital
+    inside ("KLM"), or one after "Yes," ("Yes, Zotero does that"), "the" or "most" (not a sentence's first word);
+    no person's name. A name saying more than the question's is new ("Heathrow Express" after "Heathrow")."""
     toks = en_tokens(first)
-    i = 1 if toks and toks[0].lower() == "the" else 0
+    i = 2 if len(toks) > 2 and toks[0].lower() in _ANSWER_LEADS and toks[1] == "," else 0
+    led = i > 0
+    if i < len(toks) and toks[i].lower() in _SUBJECT_QUANTIFIERS:
+        i, led = i + 1, True
+    the = i < len(toks) and toks[i].lower() == "the"
+    i += the
     j = i
     while j < len(toks) and (_is_capitalised(toks[j]) or (j > i and toks[j] in _NAME_INNER)):
         j += 1
     while j > i and not _is_capitalised(toks[j - 1]):
         j -= 1
     span = toks[i:j]
-    if not span or j >= len(toks) or not _finite_verb(toks[j]):
-        return None
+    k = j
+    while k < len(toks) and k - j < 2 and _plain_noun(toks[k]) and not _finite_verb(toks[k]):
+        k += 1  # "Canadian Tire stores"
+    if not span or k >= len(toks) or not _finite_verb(toks[k]) or (k > j and toks[k].lower() in ("is", "are")):
+        return None  # "The IT-approved VPN client is GlobalProtect": a description, the name comes after
     words_ = [w for w in span if w[:1].isalnum()]
-    if len(words_) < 2 and not any(c.isupper() for c in span[0][1:]):
+    if len(words_) < 2 and not (led or the or any(c.isupper() for c in span[0][1:])):
         return None
     if span[0].lower() in lx.STOP_EN or span[0].lower() in lx.EN_OPENERS or span[0].lower().endswith("ly"):
         return None  # "Unfortunately Teavana is …", "This Sunday …"
-    text = _joined(span)
-    low_q = question.lower()
-    name = Mention(text, True, "proper", span[-1].lower(), "the " if i else "")
-    if text.lower() in low_q or any(w.lower() in low_q for w in words_ if w.lower() not in lx.STOP_EN) \
-            or (not i and person_shaped(name)):
+    q_words = set(re.findall(r"[a-z0-9][\w'’-]*", question.lower()))
+    text = " ".join([_joined(span), *toks[j:k]])
+    name = Mention(text, j == k, "proper" if j == k else "noun", toks[k - 1].lower(), "the " if the else "")
+    if all(w.lower() in q_words for w in words_ if w.lower() not in lx.STOP_EN) or (not the and person_shaped(name)):
         return None  # ("the" before a name says it is no person's: "The Ellis Island Foundation")
     return name
+
+
+_ANSWER_LEADS = frozenset({"yes", "yeah", "yep", "sure", "no", "nope"})
+_SUBJECT_QUANTIFIERS = frozenset({"most", "many", "all", "some"})
+
+
+def _plain_noun(tok: str) -> bool:
+    """A lower-case word that can end a noun phrase: no function word, verb or adverb."""
+    low = tok.lower()
+    return tok.isalpha() and tok.islower() and low not in lx.STOP_EN and low not in lx.EN_VERBS \
+        and not low.endswith("ly")
 
 
 _NAME_INNER = frozenset({"of", "the", "and", "&", "for", "de", "–", "-"})
 # present-tense verbs that describe what a thing is or does: an answer bringing in a resource or a product ("The
 # Foundation has …"); a past-tense narrative ("The Detroit Free Press produced …") tells of what the user asked about
 _FINITE_VERB_RE = re.compile(r"(?:is|are|has|have|offers|provides|runs|keeps|lets|makes|sells|serves|covers|holds|"
-                             r"includes|maintains|publishes|hosts|operates|gives|lists|tracks|shows|supports|works)")
+                             r"includes|maintains|publishes|hosts|operates|gives|lists|tracks|shows|supports|works|"
+                             r"does|can|will|accepts|takes|charges)")
 
 
 def _is_capitalised(tok: str) -> bool:
