@@ -119,3 +119,18 @@ def test_a_name_the_answer_gave_for_a_which_question_stays_and_it_takes_no_plura
     assert "GlobalProtect" in _rw(h, "How do I reset it when it won't connect?")
     h2 = [_u("why did Biblical poetry not rhyme"), _a("The Arabs have a long tradition of rhyme.")]
     assert "Arabs" not in _rw(h2, "Why didn't it use rhymes as much?")
+
+
+def test_they_after_a_who_question_answered_with_two_people_is_both() -> None:
+    h = [_u("who designed the forth bridge in scotland"),
+         _a("The Forth Bridge was designed by engineers Sir John Fowler and Sir Benjamin Baker and opened in 1890.")]
+    out = _rw(h, "what else did they design")
+    assert "Sir John Fowler and Sir Benjamin Baker design" in out and "scotland design" not in out
+
+
+def test_a_name_a_description_is_said_to_be_is_introduced() -> None:
+    h = [_u("how can I stream the Champions League final in the US"),
+         _a("The best option is Paramount+, which has the US rights.")]
+    assert _rw(h, "is it available on Roku") == "is Paramount+ available on Roku"
+    assert answer_opening([_u("who is the best option"), _a("The best option is Paramount+.")]) is not None
+    assert answer_opening([_u("is Paramount+ the best option"), _a("The best option is Paramount+.")]) is None

@@ -208,8 +208,41 @@ def answer_opening(history: Sequence[Message], *, plural: bool = False) -> Menti
     question = history[-2].content
     if meaning_question(question, history[-3] if len(history) > 2 else None, "en"):
         return None  # "What does EPA-rated mean?" → "It's the figure from …": a word explained, no new subject
-    return _identified_kind(first, question, plural) or _recommended_name(first, question) \
-        or _opening_name(first, question)
+    return (plural and _people_named(first, question)) or _identified_kind(first, question, plural) \
+        or _recommended_name(first, question) or _described_name(first, question) or _opening_name(first, question)
+
+
+_WHO_ASKED_RE = re.compile(r"^\W*(?:(?:so|and|ok|okay)\W+)?who\b", re.IGNORECASE)
+
+
+def _people_named(first: str, question: str) -> Mention | None:
+    """The people a who-question's answer names together ("Who designed the Forth Bridge?" → "… by Sir John Fowler
+    and Sir Benjamin Baker …"): what a following "they" stands for."""
+    if not _WHO_ASKED_RE.match(question):
+        return None
+    for m in mentions(first, "en"):
+        parts = m.text.split(" and ")
+        if len(parts) == 2 and m.text.lower() not in question.lower() and all(
+                person_shaped(Mention(p, True, "proper", p.split()[-1].lower())) for p in parts):
+            return Mention(m.text, True, "proper", m.head)
+    return None
+
+
+_DESCRIBED_RE = re.compile(r"^\W*(?:[Tt]he|[Aa]n?|[Yy]our|[Oo]ne)\s+(?:[a-z][\w'’+-]*\s+){1,5}(?:is|would\s+be)\s+")
+
+
+def _described_name(first: str, question: str) -> Mention | None:
+    """The name a description is said to be ("The best option is Paramount+, which …", "A good place to start is
+    freeCodeCamp"): the name right after the verb, unless the question gave it."""
+    m = _DESCRIBED_RE.match(first)
+    if m is None:
+        return None
+    rest = re.split(r"[,;(–—]", first[m.end():], maxsplit=1)[0]
+    name = next(iter(mentions(rest, "en")), None)
+    if name is None or not name.proper or not rest.lower().startswith((name.det + name.text).lower()) \
+            or name.text.lower() in question.lower() or (not name.det and person_shaped(name)):
+        return None
+    return name
 
 
 _RECOMMEND_RE = re.compile(r"^\W*(?:(?:yes|yeah|sure|ok|okay)\W+)?"
