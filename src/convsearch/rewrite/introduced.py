@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from .. import lexicon as lx
 from ..text import tagged
@@ -204,10 +205,16 @@ def answer_opening(history: Sequence[Message], *, plural: bool = False) -> Menti
     """
     if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
         return None
-    first = _SENTENCE_END_RE.split(history[-1].content.strip(), maxsplit=1)[0]
-    question = history[-2].content
-    if meaning_question(question, history[-3] if len(history) > 2 else None, "en"):
+    return _answer_opening(history[-2].content, history[-1].content, history[-3] if len(history) > 2 else None,
+                           plural)
+
+
+@lru_cache(maxsize=1024)
+def _answer_opening(question: str, answer: str, before: Message | None, plural: bool) -> Mention | None:
+    """``answer_opening`` on the latest exchange (remembered: every pronoun turn after an answer asks again)."""
+    if meaning_question(question, before, "en"):
         return None  # "What does EPA-rated mean?" → "It's the figure from …": a word explained, no new subject
+    first = _SENTENCE_END_RE.split(answer.strip(), maxsplit=1)[0]
     return (plural and _people_named(first, question)) or _identified_kind(first, question, plural) \
         or _recommended_name(first, question) or _described_name(first, question) or _opening_name(first, question)
 
