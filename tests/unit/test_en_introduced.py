@@ -134,3 +134,24 @@ def test_a_name_a_description_is_said_to_be_is_introduced() -> None:
     assert _rw(h, "is it available on Roku") == "is Paramount+ available on Roku"
     assert answer_opening([_u("who is the best option"), _a("The best option is Paramount+.")]) is not None
     assert answer_opening([_u("is Paramount+ the best option"), _a("The best option is Paramount+.")]) is None
+
+
+def test_a_superlative_question_or_a_stated_need_asks_for_an_entity() -> None:
+    h = [_u("what's the oldest university in the world still operating"),
+         _a("The University of al-Qarawiyyin in Fez, Morocco, founded in 859, is generally considered the oldest.")]
+    assert "al-Qarawiyyin" in _rw(h, "who founded it")
+    h2 = [_u("I want a lightweight Linux distro for an old laptop"),
+          _a("Lubuntu is a good fit: it uses the LXQt desktop and runs well on 2 GB of RAM.")]
+    assert _rw(h2, "how much disk space does it need") == "how much disk space does Lubuntu need"
+
+
+def test_more_identifications_thinking_of_a_title_a_participle_with_its_article() -> None:
+    h = [_u("what's that Korean show about the deadly children's games"),
+         _a("You're thinking of Squid Game, the 2021 Netflix series.")]
+    assert _rw(h, "is there a second season of it") == "is there a second season of Squid Game"
+    h2 = [_u("what's that board game with trains and routes across the US"),
+          _a("That's Ticket to Ride, by Days of Wonder.")]
+    assert _rw(h2, "how many players can play it") == "how many players can play Ticket to Ride"
+    h3 = [_u("a bug with a shield shaped body is on my window, brownish"),
+          _a("That's most likely a brown marmorated stink bug.")]
+    assert _rw(h3, "are they harmful to houseplants") == "are brown marmorated stink bugs harmful to houseplants"

@@ -295,8 +295,8 @@ def _place_in(m: e.Mention, text: str) -> bool:
 
 
 def _brought_in(ent: e.Mention, history: Sequence[Message]) -> bool:
-    """Is ``ent`` named by the latest answer and not by the question it answers?"""
-    return ent.text in history[-1].content and ent.text.lower() not in history[-2].content.lower()
+    """Is ``ent`` a name the latest answer gave and the question it answers did not?"""
+    return ent.proper and ent.text in history[-1].content and ent.text.lower() not in history[-2].content.lower()
 
 
 def pronoun(t: Turn) -> None:

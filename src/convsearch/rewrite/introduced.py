@@ -34,7 +34,10 @@ from .frame import coordinated_pair
 _ASKS_FOR_ENTITY = {
     "en": re.compile(r"^\W*(?:which|recommend|suggest|name)\b|\b(?:alternative|alternatives)\b|"
                      r"^\W*what\s+(?:can|could|should|would)\s+(?:i|we)\s+(?:use|try|get|buy|install|read|watch)\b|"
-                     r"^\W*what(?:'s| is| are)?\s+(?:a|an|some|the best|the name)\b", re.IGNORECASE),
+                     r"^\W*what(?:'s| is| are)?\s+(?:a|an|some|the best|the name)\b|"
+                     # "what's the oldest university …", "I need a …"
+                     r"^\W*(?:what|which|who)(?:['’]s|\s+is|\s+are|\s+was|\s+were)\s+the\s+(?:[a-z]+est|most|least)\b|"
+                     r"^\W*i(?:['’]m|\s+am)?\s+(?:want|need|looking\s+for)\s+(?:a|an|some)\b", re.IGNORECASE),
     "zh": re.compile(r"哪|谁|什么|推荐|有没有|有哪些"),
 }
 _ZH_QUOTED_RE = re.compile(r"[「《“『]([^」》”』]{1,20})[」》”』]")
@@ -80,7 +83,15 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
         in_clause = [m for m in new if m.text in clause]
         if len(in_clause) == 1:
             return in_clause[0]
+        if lang == "en" and _opens_with(first, new[0].text):
+            return new[0]  # "The University of al-Qarawiyyin in Fez, Morocco, …": the subject it opens on
     return new[0] if len(new) == 1 else None
+
+
+def _opens_with(sentence: str, name: str) -> bool:
+    """Does an English sentence open on ``name`` (after "the")?"""
+    low = sentence.lstrip(" \t\n\"'“*-").lower()
+    return low.removeprefix("the ").startswith(name.lower())
 
 
 def _instance_of(m: Mention, question: str) -> bool:
@@ -271,13 +282,15 @@ def _recommended_name(first: str, question: str) -> Mention | None:
 
 
 _IDENTIFIED_RE = re.compile(
-    r"^\W*(?:(?:yes|yeah|so)\W+)?(?:(?:that|this|it)(?:['’]s|\s+is|\s+looks\s+like|\s+sounds\s+like|\s+would\s+be)|"
-    r"(?:sounds|looks)\s+like)\s+"
+    r"^\W*(?:(?:yes|yeah|so)\W+)?(?:(?:that|this|it)(?:['’]s|\s+is|\s+looks\s+like|\s+sounds\s+like|\s+would\s+be)"
+    r"(?:\s+called)?|(?:sounds|looks)\s+like|you['’]re\s+thinking\s+of|you\s+mean)\s+"
     r"(?:(?:almost\s+certainly|most\s+likely|very\s+likely|probably|likely|definitely|certainly|clearly)\s+)?"
     r"(?:(a|an|the)\s+)?", re.IGNORECASE)
 _THIS_RE = re.compile(r"\b(?:this|that|these|those)\b", re.IGNORECASE)  # "what's this bird": asks what it is
 _WORD_RE = re.compile(r"\s*([A-Za-z][\w'’-]*)")
 _KIND_MAX_WORDS = 4
+# small words inside a title: "the Treaty of Versailles", "Ticket to Ride"
+_TITLE_INNER = frozenset({"of", "the", "and", "to", "in", "on", "for", "a"})
 
 
 def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
@@ -292,7 +305,7 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
     while (w := _WORD_RE.match(first, k)) is not None and len(words_) <= _KIND_MAX_WORDS:
         low = w.group(1).lower()
         nxt = _WORD_RE.match(first, w.end())
-        if low in lx.STOP_EN and not (words_ and words_[-1][:1].isupper() and low in ("of", "the", "and")
+        if low in lx.STOP_EN and not (words_ and words_[-1][:1].isupper() and low in _TITLE_INNER
                                       and nxt is not None and nxt.group(1)[:1].isupper()):
             if low == "of":
                 return None  # "a sign of …", "a type of …": what it is comes after
@@ -300,9 +313,9 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
         words_.append(w.group(1))
         k = w.end()
     if not words_ or len(words_) > _KIND_MAX_WORDS or words_[-1].lower() in lx.RELATIONAL_EN or any(
-            w.lower() in lx.EN_EVALUATIVE or _adverb(w) or w.lower().endswith("ed") or w.lower() in lx.EN_VERBS
-            or w.lower() in lx.EN_PARTICIPLES for w in words_):  # "it is predicted that …": no kind
-        return None
+            w.lower() in lx.EN_EVALUATIVE or _adverb(w) or (w.lower().endswith("ed") and not m.group(1))
+            or w.lower() in lx.EN_VERBS or w.lower() in lx.EN_PARTICIPLES for w in words_):
+        return None  # "it is predicted that …": no kind ("a brown marmorated stink bug" is one)
     text = " ".join(words_)
     if text.lower() in question.lower():
         return None
