@@ -155,3 +155,12 @@ def test_more_identifications_thinking_of_a_title_a_participle_with_its_article(
     h3 = [_u("a bug with a shield shaped body is on my window, brownish"),
           _a("That's most likely a brown marmorated stink bug.")]
     assert _rw(h3, "are they harmful to houseplants") == "are brown marmorated stink bugs harmful to houseplants"
+
+
+def test_they_or_their_after_a_which_question_is_the_company_the_answer_named() -> None:
+    h = [_u("Which airline is the flag carrier of the Netherlands?"),
+         _a("KLM Royal Dutch Airlines, founded in 1919, is the flag carrier of the Netherlands.")]
+    assert _rw(h, "do they fly to Lima") == "do KLM Royal Dutch Airlines fly to Lima"
+    assert "KLM" in _rw(h, "what are their baggage fees")
+    h2 = [_u("Which team won the 2023 NBA Finals?"), _a("Nikola Jokić was named Finals MVP.")]
+    assert "Jokić" not in _rw(h2, "do they play in Europe")  # one person is no "they"

@@ -214,17 +214,19 @@ def answer_subject(t: Turn) -> None:
         return
     sm = _ANSWER_SUBJECT_RE.match(t.history[-1].content)
     if sm is None:
+        opened_subject(t)
         return
     name = sm.group(1)
     low = name.lower()
     if low in t.history[-2].content.lower() or low in t.q.lower() or low.split()[0] in lx.STOP_EN \
             or not any(x.proper and x.text.lower() == low for x in e.mentions(t.history[-1].content, "en")):
+        opened_subject(t)
         return  # the user's own name, "This is …", "There are …"; not a name ("Parking is free …", "Monday is …")
     t.ent = e.Mention(name, True, "proper", name.split()[-1].lower())
     t.focus = replace(t.focus, entity=t.ent)
 
 
-_EN_IT_THEY_RE = re.compile(r"\b(?:(it|its)|they|them)\b", re.IGNORECASE)
+_EN_IT_THEY_RE = re.compile(r"\b(?:(it|its)|they|them|their)\b", re.IGNORECASE)
 
 
 def opened_subject(t: Turn) -> None:
@@ -243,6 +245,11 @@ def opened_subject(t: Turn) -> None:
     if m is None or (t.ent is not None and _brought_in(t.ent, t.history)):
         return  # the focus is a name the answer brought in already ("Which VPN client …?" → "… is GlobalProtect")
     intro = introduced.answer_opening(t.history, plural=m.group(1) is None)
+    if intro is None and m.group(1) is None:
+        # "they" / "their" for a company or a team a which-question's answer named ("I'm looking for a budget airline"
+        # → "Vueling flies that route …" → "what's their baggage allowance"); one person is no "they"
+        named = introduced.introduced_entity(t.history, "en")
+        intro = named if named is not None and named.proper and not introduced.person_shaped(named) else None
     if intro is not None and intro.text.lower() not in t.q.lower() and (m.group(1) is None or not r._plural(intro)):
         t.ent = intro
         t.focus = replace(t.focus, entity=intro, subject=intro)
