@@ -164,3 +164,9 @@ def test_they_or_their_after_a_which_question_is_the_company_the_answer_named() 
     assert "KLM" in _rw(h, "what are their baggage fees")
     h2 = [_u("Which team won the 2023 NBA Finals?"), _a("Nikola Jokić was named Finals MVP.")]
     assert "Jokić" not in _rw(h2, "do they play in Europe")  # one person is no "they"
+
+
+def test_a_yes_no_question_about_a_name_keeps_it_after_an_answer_opening_on_another() -> None:
+    h = [_u("Does the Kindle Paperwhite support audiobooks?"),
+         _a("Yes, Amazon has supported Audible on it since 2019.")]
+    assert "Amazon" not in _rw(h, "does it have bluetooth")

@@ -351,6 +351,8 @@ def _opening_name(first: str, question: str) -> Mention | None:
     common noun after it ("Most Canadian Tire stores have …"): two or more capitalised words, one with a capital
     inside ("KLM"), or one after "Yes," ("Yes, Zotero does that"), "the" or "most" (not a sentence's first word);
     no person's name. A name saying more than the question's is new ("Heathrow Express" after "Heathrow")."""
+    if _YES_NO_ABOUT_RE.match(question) and any(x.proper for x in mentions(question, "en")):
+        return None  # "Does the Kindle Paperwhite support audiobooks?" → "Yes, Amazon has …": still the Kindle
     toks = en_tokens(first)
     i = 2 if len(toks) > 2 and toks[0].lower() in _ANSWER_LEADS and toks[1] == "," else 0
     led = i > 0
@@ -382,6 +384,9 @@ def _opening_name(first: str, question: str) -> Mention | None:
     return name
 
 
+# a yes/no question about something it names (not "is there a tool that …?")
+_YES_NO_ABOUT_RE = re.compile(r"^\W*(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)\s+"
+                              r"(?!there\b|any\b)", re.IGNORECASE)
 _ANSWER_LEADS = frozenset({"yes", "yeah", "yep", "sure", "no", "nope"})
 _SUBJECT_QUANTIFIERS = frozenset({"most", "many", "all", "some"})
 
