@@ -170,3 +170,11 @@ def test_a_yes_no_question_about_a_name_keeps_it_after_an_answer_opening_on_anot
     h = [_u("Does the Kindle Paperwhite support audiobooks?"),
          _a("Yes, Amazon has supported Audible on it since 2019.")]
     assert "Amazon" not in _rw(h, "does it have bluetooth")
+
+
+def test_it_after_an_answer_going_on_with_a_short_form_is_the_users_full_name() -> None:
+    h = [_u("im doing my PPL training in a Piper PA-28-161 Warrior"),
+         _a("Nice, the Warrior is a forgiving trainer. Anything specific you want to know about it?")]
+    assert "Piper PA-28-161 Warrior" in _rw(h, "whats its stall speed w full flaps")
+    h2 = [_u("Did Bill Robinson dance with Shirley Temple?"), _a("Yes, Temple and Robinson danced in four films.")]
+    assert "Shirley Temple perform" not in _rw(h2, "What did they perform in?")

@@ -250,9 +250,38 @@ def opened_subject(t: Turn) -> None:
         # → "Vueling flies that route …" → "what's their baggage allowance"); one person is no "they"
         named = introduced.introduced_entity(t.history, "en")
         intro = named if named is not None and named.proper and not introduced.person_shaped(named) else None
+    if intro is None:
+        intro = shortened_name(t.history)
+        if intro is not None and m.group(1) is None and introduced.person_shaped(intro):
+            intro = None  # one person is no "they"
     if intro is not None and intro.text.lower() not in t.q.lower() and (m.group(1) is None or not r._plural(intro)):
         t.ent = intro
         t.focus = replace(t.focus, entity=intro, subject=intro)
+
+
+def shortened_name(history: Sequence[Message]) -> e.Mention | None:
+    """The user's name the latest answer goes on with in short ("… in a Piper PA-28-161 Warrior" → "Nice, the
+    Warrior is a forgiving trainer." → "whats its stall speed": the Piper PA-28-161 Warrior, not the PPL the question
+    named first): the one name of the question holding the first name of the answer's first sentence.
+
+    >>> shortened_name([Message("user", "im doing my PPL training in a Piper PA-28-161 Warrior"),
+    ...                 Message("assistant", "Nice, the Warrior is a forgiving trainer.")]).text
+    'Piper PA-28-161 Warrior'
+    """
+    if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
+        return None
+    first = _EN_FIRST_SENTENCE_RE.match(history[-1].content)
+    short = next((x for x in e.mentions(first.group(0), "en") if x.proper), None) if first is not None else None
+    if short is None:
+        return None
+    q_ms = e.mentions(history[-2].content, "en")
+    if any(x.text == short.text for x in q_ms):
+        return None  # the user wrote the short form too ("the Invesco QQQ Trust (QQQ)"): the alias it is
+    full = [x for x in q_ms if x.proper and e._alias_of(short, x)]
+    return full[0] if len(full) == 1 else None
+
+
+_EN_FIRST_SENTENCE_RE = re.compile(r"[^.!?]*")
 
 
 _EN_PERSONAL_RE = re.compile(r"\b(?:(he|him|his|she|her)|they|them|their)\b", re.IGNORECASE)
