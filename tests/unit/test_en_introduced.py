@@ -178,3 +178,13 @@ def test_it_after_an_answer_going_on_with_a_short_form_is_the_users_full_name() 
     assert "Piper PA-28-161 Warrior" in _rw(h, "whats its stall speed w full flaps")
     h2 = [_u("Did Bill Robinson dance with Shirley Temple?"), _a("Yes, Temple and Robinson danced in four films.")]
     assert "Shirley Temple perform" not in _rw(h2, "What did they perform in?")
+
+
+def test_a_hedged_identification_and_an_extraposed_it() -> None:
+    h = [_u("sharp pain in my heel in the morning, I run in Denver"),
+         _a("That could be plantar fasciitis, an inflamed band of tissue under the foot. See a doctor if it lasts.")]
+    assert _rw(h, "how long does it take to heal") == "how long does plantar fasciitis take to heal"
+    h2 = [_u("my car makes a grinding noise when I brake"),
+          _a("That's usually worn brake pads; the metal backing plate is scraping the rotor.")]
+    assert _rw(h2, "how much does it cost to replace them") == \
+        "how much does it cost to replace worn brake pads"

@@ -254,7 +254,8 @@ def opened_subject(t: Turn) -> None:
         intro = shortened_name(t.history)
         if intro is not None and m.group(1) is None and introduced.person_shaped(intro):
             intro = None  # one person is no "they"
-    if intro is not None and intro.text.lower() not in t.q.lower() and (m.group(1) is None or not r._plural(intro)):
+    if intro is not None and intro.text.lower() not in t.q.lower() and (
+            m.group(1) is None or intro.det != "the " or not r._plural(intro)):  # "The Arabs …" is no "it"
         t.ent = intro
         t.focus = replace(t.focus, entity=intro, subject=intro)
 

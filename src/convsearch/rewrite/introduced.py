@@ -282,7 +282,7 @@ def _recommended_name(first: str, question: str) -> Mention | None:
 
 
 _IDENTIFIED_RE = re.compile(
-    r"^\W*(?:(?:yes|yeah|so)\W+)?(?:(?:that|this|it)(?:['’]s|\s+is|\s+looks\s+like|\s+sounds\s+like|\s+would\s+be)"
+    r"^\W*(?:(?:yes|yeah|so)\W+)?(?:(?:that|this|it)(?:['’]s|\s+is|\s+looks\s+like|\s+sounds\s+like|\s+(?:would|could|may|might|must)\s+be)"
     r"(?:\s+called)?|(?:sounds|looks)\s+like|you['’]re\s+thinking\s+of|you\s+mean)\s+"
     r"(?:(?:almost\s+certainly|most\s+likely|very\s+likely|probably|likely|definitely|certainly|clearly)\s+)?"
     r"(?:(a|an|the)\s+)?", re.IGNORECASE)

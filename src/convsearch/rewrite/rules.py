@@ -614,6 +614,8 @@ def _possessive_suffix(name: str) -> str:
 
 
 _EN_PERSON = frozenset({"he", "him", "his", "she", "her"})
+_EN_EXTRAPOSED_IT_RE = re.compile(r"it\s+(?:usually\s+|typically\s+)?(?:cost|costs|take|takes|took)\b[^.?!]{0,30}?\bto\s+[a-z]+",
+                                  re.IGNORECASE)
 _EN_AFTER_OBJECT_RE = re.compile(r"\s*(?:(?:later|today|tonight|tomorrow|again|soon)\b|back(?:\s*(?:[.,!?]|$)|\s+(?:now|"
                                  r"later|today|tonight|tomorrow|soon|please|when|after|at|on|in)\b))", re.IGNORECASE)
 
@@ -704,6 +706,8 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
         k = next((i for i, t in enumerate(words_lower) if t == w), None)
         if k is not None and en_feedback_pronoun(toks, k):
             continue  # "That's very helpful": the answer, not an entity
+        if w == "it" and len(personal) > 1 and _EN_EXTRAPOSED_IT_RE.match(q, mt.start()):
+            continue  # "how much does it cost to replace them": the "it" of "to replace them", whose them is meant
         if w in lx.EN_DEMONSTRATIVES:
             if k is not None and _demonstrative_det(toks, k):
                 continue  # "that album": a determiner
