@@ -12,8 +12,8 @@ from .. import lexicon as lx
 from ..gate import en_ellipsis
 from ..rewrite import entities as e
 from ..rewrite import frame as f
+from ..rewrite import introduced, similar
 from ..rewrite import rules as r
-from ..rewrite import similar
 from ..rewrite.rules import Outcome
 from ..types import Message
 
@@ -206,19 +206,134 @@ def answer_subject(t: Turn) -> None:
     >>> t = turn("What is their phone number?", h); answer_subject(t); t.ent.text
     'Cote'
     """
+    if len(t.history) < 2 or t.history[-1].role != "assistant" or t.history[-2].role != "user":
+        return
     m = re.search(r"\btheir\b", t.q, re.IGNORECASE)
-    if m is None or len(t.history) < 2 or t.history[-1].role != "assistant" or t.history[-2].role != "user":
+    if m is None:
+        opened_subject(t)
         return
     sm = _ANSWER_SUBJECT_RE.match(t.history[-1].content)
     if sm is None:
+        opened_subject(t)
         return
     name = sm.group(1)
     low = name.lower()
     if low in t.history[-2].content.lower() or low in t.q.lower() or low.split()[0] in lx.STOP_EN \
             or not any(x.proper and x.text.lower() == low for x in e.mentions(t.history[-1].content, "en")):
+        opened_subject(t)
         return  # the user's own name, "This is …", "There are …"; not a name ("Parking is free …", "Monday is …")
     t.ent = e.Mention(name, True, "proper", name.split()[-1].lower())
     t.focus = replace(t.focus, entity=t.ent)
+
+
+_EN_IT_THEY_RE = re.compile(r"\b(?:(it|its)|they|them|their)\b", re.IGNORECASE)
+
+
+def opened_subject(t: Turn) -> None:
+    """"it" / "they" after an answer whose first sentence brought in a subject of its own is that subject: what the
+    answer identified ("That's almost certainly a European robin." → "do they migrate?" → European robins) or
+    the name it opened on ("The Ellis Island Foundation has …" → "does it have …"); not what the user named
+    (annotates ``ent``).
+
+    >>> from convsearch.types import Message as M
+    >>> h = [M("user", "small brown bird with an orange chest in my garden, UK"),
+    ...      M("assistant", "That's almost certainly a European robin. They sing all winter.")]
+    >>> t = turn("do they migrate", h); opened_subject(t); t.ent.text
+    'European robins'
+    """
+    m = _EN_IT_THEY_RE.search(t.q)
+    if m is None or (t.ent is not None and _brought_in(t.ent, t.history)):
+        return  # the focus is a name the answer brought in already ("Which VPN client …?" → "… is GlobalProtect")
+    intro = introduced.answer_opening(t.history, plural=m.group(1) is None)
+    if intro is None and m.group(1) is None:
+        # "they" / "their" for a company or a team a which-question's answer named ("I'm looking for a budget airline"
+        # → "Vueling flies that route …" → "what's their baggage allowance"); one person is no "they"
+        named = introduced.introduced_entity(t.history, "en")
+        intro = named if named is not None and named.proper and not introduced.person_shaped(named) else None
+    if intro is None:
+        intro = shortened_name(t.history)
+        if intro is not None and m.group(1) is None and introduced.person_shaped(intro):
+            intro = None  # one person is no "they"
+    if intro is not None and intro.text.lower() not in t.q.lower() and (
+            m.group(1) is None or intro.det != "the " or not r._plural(intro)):  # "The Arabs …" is no "it"
+        t.ent = intro
+        t.focus = replace(t.focus, entity=intro, subject=intro)
+
+
+def shortened_name(history: Sequence[Message]) -> e.Mention | None:
+    """The user's name the latest answer goes on with in short ("… in a Piper PA-28-161 Warrior" → "Nice, the
+    Warrior is a forgiving trainer." → "whats its stall speed": the Piper PA-28-161 Warrior, not the PPL the question
+    named first): the one name of the question holding the first name of the answer's first sentence.
+
+    >>> shortened_name([Message("user", "im doing my PPL training in a Piper PA-28-161 Warrior"),
+    ...                 Message("assistant", "Nice, the Warrior is a forgiving trainer.")]).text
+    'Piper PA-28-161 Warrior'
+    """
+    if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
+        return None
+    first = _EN_FIRST_SENTENCE_RE.match(history[-1].content)
+    short = next((x for x in e.mentions(first.group(0), "en") if x.proper), None) if first is not None else None
+    if short is None:
+        return None
+    q_ms = e.mentions(history[-2].content, "en")
+    if any(x.text == short.text for x in q_ms):
+        return None  # the user wrote the short form too ("the Invesco QQQ Trust (QQQ)"): the alias it is
+    full = [x for x in q_ms if x.proper and e._alias_of(short, x)]
+    return full[0] if len(full) == 1 else None
+
+
+_EN_FIRST_SENTENCE_RE = re.compile(r"[^.!?]*")
+
+
+_EN_PERSONAL_RE = re.compile(r"\b(?:(he|him|his|she|her)|they|them|their)\b", re.IGNORECASE)
+_EN_ROLE_RE = re.compile(r"\b(my|our|your|the)\s+(" + "|".join(sorted(lx.EN_PERSON_NOUNS)) + r")(s?)\b", re.IGNORECASE)
+_EN_PLACE_PREPS = ("in ", "at ", "from ", "near ")
+
+
+def person_agreement(t: Turn) -> None:
+    """he / she / they stand for the person the latest question named by role ("my landlord", "my son"), not for a
+    place or a thing it also named: "can my landlord in NYC raise the rent?" → "can they refuse to renew?" is about
+    the landlord (annotates ``ent`` for they, the focus's ``person`` for he / she).
+
+    >>> from convsearch.types import Message as M
+    >>> t = turn("how old should he be to start", [M("user", "my son wants to learn piano in Seattle"),
+    ...                                            M("assistant", "Seattle has many teachers.")])
+    >>> person_agreement(t); t.focus.person.phrase
+    'my son'
+    """
+    m = _EN_PERSONAL_RE.search(t.q)
+    role = _role_named(t.focus.frame or "")
+    if m is None or role is None or role[1].text.lower() in t.q.lower():
+        return
+    frame = t.focus.frame or ""
+    if m.group(1) is not None:  # he / she: one person
+        target = t.focus.person or t.ent
+        if not role[0] and (target is None or _place_in(target, frame) or not target.proper):
+            t.focus = replace(t.focus, person=role[1])
+    elif r._agrees(role[1], "they") and (t.ent is None or _place_in(t.ent, frame)
+                                        or (not t.ent.proper and not r._plural(t.ent))):
+        t.ent = role[1]  # they: the landlord, not NYC; one person or several ("my kids")
+        t.focus = replace(t.focus, entity=role[1])
+
+
+def _role_named(text: str) -> tuple[bool, e.Mention] | None:
+    """The one person a text names by role with a possessive or "the" before it ("my landlord"), and whether in the
+    plural; None for none or several."""
+    found = _EN_ROLE_RE.findall(text) if text else []
+    if len(found) != 1:
+        return None
+    det, noun, s = found[0]
+    return bool(s), e.Mention(noun + s, False, "noun", (noun + s).lower(), f"{det.lower()} ")
+
+
+def _place_in(m: e.Mention, text: str) -> bool:
+    """Is ``m`` a place: of the place lexicon, or written after in / at / from / near ("my apartment in NYC")?"""
+    return f.slot_kind(m.text) == "place" or any(p + m.text in text for p in _EN_PLACE_PREPS)
+
+
+def _brought_in(ent: e.Mention, history: Sequence[Message]) -> bool:
+    """Is ``ent`` a name the latest answer gave and the question it answers did not?"""
+    return ent.proper and ent.text in history[-1].content and ent.text.lower() not in history[-2].content.lower()
 
 
 def pronoun(t: Turn) -> None:
@@ -235,6 +350,39 @@ def pronoun(t: Turn) -> None:
     said = r._answer_said(history) if ent is not None else None
     t.out, t.how = r._replace_pronoun(t.q, ent, focus.person, r._candidates(focus, history),
                                       r._things_named(focus, history), said) if ent is not None else (None, "no focus")
+    if t.out is not None and ent is not None and t.how.startswith(("pronoun they → ", "pronoun They → ")) \
+            and r._person_noun(ent) and not r._plural(ent):
+        t.out = singular_verb(t.out, ent.phrase)
+
+
+_EN_VERB_BEFORE = {"do": "does", "are": "is", "were": "was", "have": "has"}
+_EN_VERB_AFTER = {"are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't", "aren't": "isn't"}
+
+
+def singular_verb(out: str, phrase: str) -> str:
+    """The verb a singular they was written with, made to agree with the one person it became.
+
+    >>> singular_verb("do my employer have to pay me extra", "my employer")
+    'does my employer have to pay me extra'
+    >>> singular_verb("what if my landlord are late", "my landlord")
+    'what if my landlord is late'
+    """
+    i = out.lower().find(phrase.lower())
+    if i < 0:
+        return out
+    before, after = out[:i], out[i + len(phrase):]
+    m = re.search(r"(\w+)\s+$", before)
+    if m is not None and m.group(1).lower() in _EN_VERB_BEFORE:
+        before = before[:m.start(1)] + _match_case(_EN_VERB_BEFORE[m.group(1).lower()], m.group(1)) + before[m.end(1):]
+    else:
+        m = re.match(r"\s+([\w']+)", after)
+        if m is not None and m.group(1).lower() in _EN_VERB_AFTER:
+            after = after[:m.start(1)] + _EN_VERB_AFTER[m.group(1).lower()] + after[m.end(1):]
+    return before + out[i:i + len(phrase)] + after
+
+
+def _match_case(word: str, like: str) -> str:
+    return word[:1].upper() + word[1:] if like[:1].isupper() else word
 
 
 _EN_PLURAL_PRONOUN_RE = re.compile(r"\b(?:they|them|their)\b", re.IGNORECASE)
@@ -379,7 +527,8 @@ def finish(t: Turn) -> Outcome:
     return Outcome(out, how if out is not None else "already names the focus")
 
 
-REWRITE_STEPS = (passage_subject, section_reference, ellipsis, class_reference, activity, answer_subject, pronoun,
+REWRITE_STEPS = (passage_subject, section_reference, ellipsis, class_reference, activity, answer_subject,
+                 person_agreement, pronoun,
                  definite_reference, no_focus, frame_completion, exclusion, finish)
 
 # --- frame completion of a fragment -------------------------------------------------------------------------

@@ -14,16 +14,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
+from .. import lexicon as lx
 from ..text import tagged
 from ..types import Message
-from .entities import Mention, meaning_question, mentions, zh_classifier_reference, zh_kind_nouns, zh_kind_phrase
+from .entities import (
+    Mention,
+    _en_topic_setting,
+    en_tokens,
+    meaning_question,
+    mentions,
+    zh_classifier_reference,
+    zh_kind_nouns,
+    zh_kind_phrase,
+)
 from .frame import coordinated_pair
 
 _ASKS_FOR_ENTITY = {
     "en": re.compile(r"^\W*(?:which|recommend|suggest|name)\b|\b(?:alternative|alternatives)\b|"
                      r"^\W*what\s+(?:can|could|should|would)\s+(?:i|we)\s+(?:use|try|get|buy|install|read|watch)\b|"
-                     r"^\W*what(?:'s| is| are)?\s+(?:a|an|some|the best|the name)\b", re.IGNORECASE),
+                     r"^\W*what(?:'s| is| are)?\s+(?:a|an|some|the best|the name)\b|"
+                     # "what's the oldest university …", "I need a …"
+                     r"^\W*(?:what|which|who)(?:['’]s|\s+is|\s+are|\s+was|\s+were)\s+the\s+(?:[a-z]+est|most|least)\b|"
+                     r"^\W*i(?:['’]m|\s+am)?\s+(?:want|need|looking\s+for)\s+(?:a|an|some)\b", re.IGNORECASE),
     "zh": re.compile(r"哪|谁|什么|推荐|有没有|有哪些"),
 }
 _ZH_QUOTED_RE = re.compile(r"[「《“『]([^」》”』]{1,20})[」》”』]")
@@ -69,7 +83,15 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
         in_clause = [m for m in new if m.text in clause]
         if len(in_clause) == 1:
             return in_clause[0]
+        if lang == "en" and _opens_with(first, new[0].text):
+            return new[0]  # "The University of al-Qarawiyyin in Fez, Morocco, …": the subject it opens on
     return new[0] if len(new) == 1 else None
+
+
+def _opens_with(sentence: str, name: str) -> bool:
+    """Does an English sentence open on ``name`` (after "the")?"""
+    low = sentence.lstrip(" \t\n\"'“*-").lower()
+    return low.removeprefix("the ").startswith(name.lower())
 
 
 def _instance_of(m: Mention, question: str) -> bool:
@@ -175,3 +197,228 @@ def person_shaped(m: Mention) -> bool:
 _PERSON_WORD_RE = re.compile(r"[^\W\d_a-z](?=[^\W\d_]*[^\W\d_A-Z])[^\W\d_]+(?:[-'][^\W\d_][^\W\d_A-Z]*)?")
 _PARTICLE_RE = re.compile(r"[a-z]{1,3}")  # van, de, von, da, bin: lower-case inside a name
 _SENTENCE_END_RE = re.compile(r"[.;!?。；！？:：]\s*")
+
+
+def answer_opening(history: Sequence[Message], *, plural: bool = False) -> Mention | None:
+    """What the latest English answer's first sentence brought in as its subject, when the question it answers did
+    not name it: the thing an identification names ("That's almost certainly a European robin."; for ``plural``,
+    the "they" of a kind, in the plural: European robins), or a name opening the sentence before its verb ("The
+    Statue of Liberty–Ellis Island Foundation has a free database …"): what a following it / they stands for. A
+    name of one capitalised word opening a sentence may be any word ("Cattle were …", "Research shows …") and a
+    person's name is no it / they: both are left out.
+
+    >>> answer_opening([Message("user", "small brown bird with an orange chest in my garden"),
+    ...                 Message("assistant", "That's almost certainly a European robin.")], plural=True).text
+    'European robins'
+    >>> answer_opening([Message("user", "where can I find old passenger lists?"),
+    ...                 Message("assistant", "The Ellis Island Foundation has a free passenger database.")]).text
+    'Ellis Island Foundation'
+    """
+    if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
+        return None
+    return _answer_opening(history[-2].content, history[-1].content, history[-3] if len(history) > 2 else None,
+                           plural)
+
+
+@lru_cache(maxsize=1024)
+def _answer_opening(question: str, answer: str, before: Message | None, plural: bool) -> Mention | None:
+    """``answer_opening`` on the latest exchange (remembered: every pronoun turn after an answer asks again)."""
+    if meaning_question(question, before, "en"):
+        return None  # "What does EPA-rated mean?" → "It's the figure from …": a word explained, no new subject
+    first = _SENTENCE_END_RE.split(answer.strip(), maxsplit=1)[0]
+    return (plural and _people_named(first, question)) or _identified_kind(first, question, plural) \
+        or _recommended_name(first, question) or _described_name(first, question) or _opening_name(first, question)
+
+
+_WHO_ASKED_RE = re.compile(r"^\W*(?:(?:so|and|ok|okay)\W+)?who\b", re.IGNORECASE)
+
+
+def _people_named(first: str, question: str) -> Mention | None:
+    """The people a who-question's answer names together ("Who designed the Forth Bridge?" → "… by Sir John Fowler
+    and Sir Benjamin Baker …"): what a following "they" stands for."""
+    if not _WHO_ASKED_RE.match(question):
+        return None
+    for m in mentions(first, "en"):
+        parts = m.text.split(" and ")
+        if len(parts) == 2 and m.text.lower() not in question.lower() and all(
+                person_shaped(Mention(p, True, "proper", p.split()[-1].lower())) for p in parts):
+            return Mention(m.text, True, "proper", m.head)
+    return None
+
+
+_DESCRIBED_RE = re.compile(r"^\W*(?:[Tt]he|[Aa]n?|[Yy]our|[Oo]ne)\s+(?:[a-z][\w'’+-]*\s+){1,5}(?:is|would\s+be)\s+")
+
+
+def _described_name(first: str, question: str) -> Mention | None:
+    """The name a description is said to be ("The best option is Paramount+, which …", "A good place to start is
+    freeCodeCamp"): the name right after the verb, unless the question gave it."""
+    m = _DESCRIBED_RE.match(first)
+    if m is None:
+        return None
+    rest = re.split(r"[,;(–—]", first[m.end():], maxsplit=1)[0]
+    name = next(iter(mentions(rest, "en")), None)
+    if name is None or not name.proper or not rest.lower().startswith((name.det + name.text).lower()) \
+            or name.text.lower() in question.lower() or (not name.det and person_shaped(name)):
+        return None
+    return name
+
+
+_RECOMMEND_RE = re.compile(r"^\W*(?:(?:yes|yeah|sure|ok|okay)\W+)?"
+                           r"(?:(?:you\s+(?:can|could|might|should)|i['’]d|i\s+would)\s+)?(?:try|use|recommend|suggest|check\s+out|look\s+(?:at|into)|consider|go\s+with)\b",
+                           re.IGNORECASE)
+
+
+def _recommended_name(first: str, question: str) -> Mention | None:
+    """The name a recommending answer opens with ("You can use the free app iMazing HEIC Converter.", "Try
+    Hardcore History by Dan Carlin"): the first name of its first clause, unless the question gave it whole."""
+    m = _RECOMMEND_RE.match(first)
+    if m is None:
+        return None
+    clause = re.split(r"[,;(–—]", first[m.end():], maxsplit=1)[0]
+    name = next((x for x in mentions(clause, "en") if x.proper), None)
+    if name is None or name.text.lower() in question.lower() or person_shaped(name) and not name.det:
+        return None
+    return name
+
+
+_IDENTIFIED_RE = re.compile(
+    r"^\W*(?:(?:yes|yeah|so)\W+)?(?:(?:that|this|it)(?:['’]s|\s+is|\s+looks\s+like|\s+sounds\s+like|\s+(?:would|could|may|might|must)\s+be)"
+    r"(?:\s+called)?|(?:sounds|looks)\s+like|you['’]re\s+thinking\s+of|you\s+mean)\s+"
+    r"(?:(?:almost\s+certainly|most\s+likely|very\s+likely|probably|likely|definitely|certainly|clearly)\s+)?"
+    r"(?:(a|an|the)\s+)?", re.IGNORECASE)
+_THIS_RE = re.compile(r"\b(?:this|that|these|those)\b", re.IGNORECASE)  # "what's this bird": asks what it is
+_WORD_RE = re.compile(r"\s*([A-Za-z][\w'’-]*)")
+_KIND_MAX_WORDS = 4
+# small words inside a title: "the Treaty of Versailles", "Ticket to Ride"
+_TITLE_INNER = frozenset({"of", "the", "and", "to", "in", "on", "for", "a"})
+
+
+def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
+    """The kind an identification names: the content words after it, up to a clause mark or a function word ("a
+    yellow garden spider, …", "Bohemian Rhapsody by Queen"); not "a sign of …", "a great question" or what the
+    question said ("Yes, that's a spider" after "is this a spider?")."""
+    m = _IDENTIFIED_RE.match(first)
+    if m is None or (_en_topic_setting(question) and not _THIS_RE.search(question)):
+        return None  # "What is a virtual machine?" → "It is software that …": the answer defines what was named
+    words_: list[str] = []
+    k = m.end()
+    while (w := _WORD_RE.match(first, k)) is not None and len(words_) <= _KIND_MAX_WORDS:
+        low = w.group(1).lower()
+        nxt = _WORD_RE.match(first, w.end())
+        if low in lx.STOP_EN and not (words_ and words_[-1][:1].isupper() and low in _TITLE_INNER
+                                      and nxt is not None and nxt.group(1)[:1].isupper()):
+            if low == "of":
+                return None  # "a sign of …", "a type of …": what it is comes after
+            break  # ("Bohemian Rhapsody by Queen"; "the Treaty of Versailles" goes on)
+        words_.append(w.group(1))
+        k = w.end()
+    if not words_ or len(words_) > _KIND_MAX_WORDS or words_[-1].lower() in lx.RELATIONAL_EN or any(
+            w.lower() in lx.EN_EVALUATIVE or _adverb(w) or (w.lower().endswith("ed") and not m.group(1))
+            or w.lower() in lx.EN_VERBS or w.lower() in lx.EN_PARTICIPLES for w in words_):
+        return None  # "it is predicted that …": no kind ("a brown marmorated stink bug" is one)
+    text = " ".join(words_)
+    if text.lower() in question.lower():
+        return None
+    if plural and not (m.group(1) or "").lower() == "the" and not words_[-1][:1].isupper():
+        return Mention(" ".join([*words_[:-1], _plural_of(words_[-1])]), False, "noun", words_[-1].lower())
+    det = f"{m.group(1).lower()} " if m.group(1) else ""
+    return Mention(text, words_[-1][:1].isupper(), "proper" if words_[-1][:1].isupper() else "noun",
+                   words_[-1].lower(), det)
+
+
+def _adverb(word: str) -> bool:
+    """A word in -ly that is an adverb ("usually", "really"), not "early blight", "daily planner", "family"."""
+    low = word.lower()
+    return low.endswith("ly") and low not in _LY_NOT_ADVERBS
+
+
+_LY_NOT_ADVERBS = frozenset({"early", "daily", "weekly", "monthly", "yearly", "family", "holy", "lily", "belly",
+                             "jelly", "ugly", "friendly", "elderly", "curly", "woolly", "silly", "italy", "july"})
+
+
+def _plural_of(word: str) -> str:
+    """robin → robins, berry → berries, finch → finches; a word already plural, or the same in both, stays."""
+    low = word.lower()
+    if low.endswith(("s", "sh", "ch", "x", "z")):
+        return word + ("es" if not low.endswith("s") else "")
+    if low.endswith("y") and low[-2:-1] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+def _opening_name(first: str, question: str) -> Mention | None:
+    """A name the question did not give that opens ``first`` before its verb, with "the" before it kept and a
+    common noun after it ("Most Canadian Tire stores have …"): two or more capitalised words, one with a capital
+    inside ("KLM"), or one after "Yes," ("Yes, Zotero does that"), "the" or "most" (not a sentence's first word);
+    no person's name. A name saying more than the question's is new ("Heathrow Express" after "Heathrow")."""
+    if _YES_NO_ABOUT_RE.match(question) and any(x.proper for x in mentions(question, "en")):
+        return None  # "Does the Kindle Paperwhite support audiobooks?" → "Yes, Amazon has …": still the Kindle
+    toks = en_tokens(first)
+    i = 2 if len(toks) > 2 and toks[0].lower() in _ANSWER_LEADS and toks[1] == "," else 0
+    led = i > 0
+    if i < len(toks) and toks[i].lower() in _SUBJECT_QUANTIFIERS:
+        i, led = i + 1, True
+    the = i < len(toks) and toks[i].lower() == "the"
+    i += the
+    j = i
+    while j < len(toks) and (_is_capitalised(toks[j]) or (j > i and toks[j] in _NAME_INNER)):
+        j += 1
+    while j > i and not _is_capitalised(toks[j - 1]):
+        j -= 1
+    span = toks[i:j]
+    k = j
+    while k < len(toks) and k - j < 2 and _plain_noun(toks[k]) and not _finite_verb(toks[k]):
+        k += 1  # "Canadian Tire stores"
+    if not span or k >= len(toks) or not _finite_verb(toks[k]) or (k > j and toks[k].lower() in ("is", "are")):
+        return None  # "The IT-approved VPN client is GlobalProtect": a description, the name comes after
+    words_ = [w for w in span if w[:1].isalnum()]
+    if len(words_) < 2 and not (led or the or any(c.isupper() for c in span[0][1:])):
+        return None
+    if span[0].lower() in lx.STOP_EN or span[0].lower() in lx.EN_OPENERS or span[0].lower().endswith("ly"):
+        return None  # "Unfortunately Teavana is …", "This Sunday …"
+    q_words = set(re.findall(r"[a-z0-9][\w'’-]*", question.lower()))
+    text = " ".join([_joined(span), *toks[j:k]])
+    name = Mention(text, j == k, "proper" if j == k else "noun", toks[k - 1].lower(), "the " if the else "")
+    if all(w.lower() in q_words for w in words_ if w.lower() not in lx.STOP_EN) or (not the and person_shaped(name)):
+        return None  # ("the" before a name says it is no person's: "The Ellis Island Foundation")
+    return name
+
+
+# a yes/no question about something it names (not "is there a tool that …?")
+_YES_NO_ABOUT_RE = re.compile(r"^\W*(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)\s+"
+                              r"(?!there\b|any\b)", re.IGNORECASE)
+_ANSWER_LEADS = frozenset({"yes", "yeah", "yep", "sure", "no", "nope"})
+_SUBJECT_QUANTIFIERS = frozenset({"most", "many", "all", "some"})
+
+
+def _plain_noun(tok: str) -> bool:
+    """A lower-case word that can end a noun phrase: no function word, verb or adverb."""
+    low = tok.lower()
+    return tok.isalpha() and tok.islower() and low not in lx.STOP_EN and low not in lx.EN_VERBS \
+        and not low.endswith("ly")
+
+
+_NAME_INNER = frozenset({"of", "the", "and", "&", "for", "de", "–", "-"})
+# present-tense verbs that describe what a thing is or does: an answer bringing in a resource or a product ("The
+# Foundation has …"); a past-tense narrative ("The Detroit Free Press produced …") tells of what the user asked about
+_FINITE_VERB_RE = re.compile(r"(?:is|are|has|have|offers|provides|runs|keeps|lets|makes|sells|serves|covers|holds|"
+                             r"includes|maintains|publishes|hosts|operates|gives|lists|tracks|shows|supports|works|"
+                             r"does|can|will|accepts|takes|charges)")
+
+
+def _is_capitalised(tok: str) -> bool:
+    return tok[:1].isupper() or (tok[:1].isdigit() and any(c.isalpha() for c in tok))
+
+
+def _finite_verb(tok: str) -> bool:
+    """A verb that describes its subject: "has", "offers", "is"."""
+    return bool(_FINITE_VERB_RE.fullmatch(tok))
+
+
+def _joined(span: Sequence[str]) -> str:
+    """Tokens as written: a dash joins its neighbours without spaces ("Liberty–Ellis")."""
+    out = ""
+    for k, t in enumerate(span):
+        glue = "" if k == 0 or t in ("–", "-") or span[k - 1] in ("–", "-") else " "
+        out += glue + t
+    return out

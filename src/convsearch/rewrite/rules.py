@@ -634,6 +634,16 @@ def _possessive_suffix(name: str) -> str:
 
 
 _EN_PERSON = frozenset({"he", "him", "his", "she", "her"})
+_EN_EXTRAPOSED_IT_RE = re.compile(r"it\s+(?:usually\s+|typically\s+)?(?:cost|costs|take|takes|took)\b[^.?!]{0,30}?\bto\s+[a-z]+",
+                                  re.IGNORECASE)
+_EN_AFTER_OBJECT_RE = re.compile(r"\s*(?:(?:later|today|tonight|tomorrow|again|soon)\b|back(?:\s*(?:[.,!?]|$)|\s+(?:now|"
+                                 r"later|today|tonight|tomorrow|soon|please|when|after|at|on|in)\b))", re.IGNORECASE)
+
+
+def _adverb_after_object(rest: str) -> bool:
+    """Does an object "her" come before an adverb, not a noun it owns ("call her back now", "see her tomorrow"; but
+    "her back pain", "her first job")?"""
+    return bool(_EN_AFTER_OBJECT_RE.match(rest))
 _OF_POSSESSIVES = frozenset({"their", "its"})
 
 
@@ -651,8 +661,19 @@ def _agrees(m: Mention, pronoun: str) -> bool:
     if pronoun in ("it", "its"):
         return not _plural(m) or m.proper  # "Fleet Foxes", "A-Teens": names of one band, one album
     if pronoun in ("they", "them", "their", "these", "those"):
-        return _plural(m) or m.proper
+        # "my landlord … can they refuse": a singular they stands for a role, not for "my brother"
+        return _plural(m) or m.proper or (_person_noun(m) and _singular(m.head) not in _EN_GENDERED)
     return True
+
+
+def _person_noun(m: Mention) -> bool:
+    """A common noun naming a person by role or kin ("my landlord", "my kids")."""
+    return not m.proper and _singular(m.head) in lx.EN_PERSON_NOUNS
+
+
+_EN_GENDERED = frozenset({"sister", "brother", "mother", "father", "mom", "mum", "dad", "wife", "husband", "son",
+                          "daughter", "girlfriend", "boyfriend", "grandma", "grandmother", "grandpa", "grandfather",
+                          "aunt", "uncle", "niece", "nephew", "landlady"})
 
 
 def _candidates(focus: Focus, history: Sequence[Message]) -> list[Mention]:
@@ -705,6 +726,8 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
         k = next((i for i, t in enumerate(words_lower) if t == w), None)
         if k is not None and en_feedback_pronoun(toks, k):
             continue  # "That's very helpful": the answer, not an entity
+        if w == "it" and len(personal) > 1 and _EN_EXTRAPOSED_IT_RE.match(q, mt.start()):
+            continue  # "how much does it cost to replace them": the "it" of "to replace them", whose them is meant
         if w in lx.EN_DEMONSTRATIVES:
             if k is not None and _demonstrative_det(toks, k):
                 continue  # "that album": a determiner
@@ -715,7 +738,7 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
             target = said  # a standalone "that" points at what the last answer named ("Who was that by?")
         if w in ("it", "its") and things and person is not None and target.text == person.text:
             target = next((x for x in things if x.text.lower() not in q.lower()), target)  # a person is no "it"
-        if w in _EN_PERSON and not target.proper:
+        if w in _EN_PERSON and not target.proper and not _person_noun(target):
             continue  # he/she name a person: "market research" is no antecedent of "She is a business major"
         if not _agrees(target, w) or weak_anchor(target):  # "Tell me about its invention" after "What are the types of networks?"
             target = next((x for x in others if _agrees(x, w) and not weak_anchor(x) and x.text.lower() not in q.lower()),
@@ -726,7 +749,8 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
         possessive = w in lx.EN_POSSESSIVE
         if w == "her":
             nxt_word = re.match(r"[A-Za-z]+", q[mt.end():].lstrip())
-            possessive = bool(nxt_word) and nxt_word.group(0).lower() not in lx.EN_FUNCTION
+            possessive = bool(nxt_word) and nxt_word.group(0).lower() not in lx.EN_FUNCTION \
+                and not _adverb_after_object(q[mt.end():])
         if possessive and w in _OF_POSSESSIVES and target.proper:
             from ..lang import en  # "their address and phone number" → "the address and phone number of Cote"
             if (of := en.possessive_of(q, mt.start(), mt.end(), target.phrase)) is not None:
