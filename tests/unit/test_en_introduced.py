@@ -1,5 +1,7 @@
 """English pronouns after an answer: what the answer brought in, and pronoun agreement (issue 15)."""
 
+import pytest
+
 from convsearch.rewrite.introduced import answer_opening
 from convsearch.rewrite.rules import RuleRewriter
 from convsearch.types import Message
@@ -188,3 +190,33 @@ def test_a_hedged_identification_and_an_extraposed_it() -> None:
           _a("That's usually worn brake pads; the metal backing plate is scraping the rotor.")]
     assert _rw(h2, "how much does it cost to replace them") == \
         "how much does it cost to replace worn brake pads"
+
+
+@pytest.mark.parametrize("turns, query, want", [
+    # "It's free": said of the question's thing, no new one
+    ([("user", "how much does the British Museum cost?"),
+      ("assistant", "It's free, though special exhibitions charge.")],
+     "is it open on Mondays", "is the British Museum open on Mondays"),
+    # a source or an authority opening the answer is no new subject of a question about a name
+    ([("user", "what is Ozempic used for?"), ("assistant", "The FDA has approved it for type 2 diabetes.")],
+     "what are its side effects", "Ozempic"),
+    ([("user", "when is the best time to visit Yellowstone?"),
+      ("assistant", "The National Park Service has crowd data showing July is busiest.")],
+     "is it open in winter", "is Yellowstone open in winter"),
+    # a company after "at" is no place: "they" stays the company
+    ([("user", "my doctor at Kaiser Permanente wants me to see a specialist"),
+      ("assistant", "Kaiser usually requires a referral from your primary doctor.")],
+     "do they cover out of network specialists", "Kaiser"),
+    # a possessive before "later years"
+    ([("user", "tell me about Queen Victoria"), ("assistant", "She reigned from 1837 to 1901.")],
+     "what happened in her later years", "Queen Victoria's later years"),
+])
+def test_what_a_pronoun_keeps_after_an_answer_that_brings_in_nothing_new(turns, query, want) -> None:
+    out = RuleRewriter().rewrite([Message(r, c) for r, c in turns], query).rewritten
+    assert want in out
+
+
+def test_they_after_an_answer_naming_several_is_not_the_first_alone() -> None:
+    h = [Message("user", "what are some good budget airlines in Europe?"),
+         Message("assistant", "Ryanair is the biggest, followed by easyJet and Wizz Air.")]
+    assert "Ryanair" not in RuleRewriter().rewrite(h, "do they charge for carry-on bags").rewritten

@@ -249,7 +249,8 @@ def opened_subject(t: Turn) -> None:
         # "they" / "their" for a company or a team a which-question's answer named ("I'm looking for a budget airline"
         # → "Vueling flies that route …" → "what's their baggage allowance"); one person is no "they"
         named = introduced.introduced_entity(t.history, "en")
-        intro = named if named is not None and named.proper and not introduced.person_shaped(named) else None
+        intro = named if named is not None and named.proper and not introduced.person_shaped(named) \
+            and not _names_several(t.history) else None  # ("Ryanair …, followed by easyJet and Wizz Air": they all)
     if intro is None:
         intro = shortened_name(t.history)
         if intro is not None and m.group(1) is None and introduced.person_shaped(intro):
@@ -287,7 +288,7 @@ _EN_FIRST_SENTENCE_RE = re.compile(r"[^.!?]*")
 
 _EN_PERSONAL_RE = re.compile(r"\b(?:(he|him|his|she|her)|they|them|their)\b", re.IGNORECASE)
 _EN_ROLE_RE = re.compile(r"\b(my|our|your|the)\s+(" + "|".join(sorted(lx.EN_PERSON_NOUNS)) + r")(s?)\b", re.IGNORECASE)
-_EN_PLACE_PREPS = ("in ", "at ", "from ", "near ")
+_EN_PLACE_PREPS = ("in ", "near ")  # ("my doctor at Kaiser Permanente": at / from a name is as often a company)
 
 
 def person_agreement(t: Turn) -> None:
@@ -327,8 +328,16 @@ def _role_named(text: str) -> tuple[bool, e.Mention] | None:
 
 
 def _place_in(m: e.Mention, text: str) -> bool:
-    """Is ``m`` a place: of the place lexicon, or written after in / at / from / near ("my apartment in NYC")?"""
+    """Is ``m`` a place: of the place lexicon, or written after in / near ("my apartment in NYC")?"""
     return f.slot_kind(m.text) == "place" or any(p + m.text in text for p in _EN_PLACE_PREPS)
+
+
+def _names_several(history: Sequence[Message]) -> bool:
+    """Does the latest answer's first sentence name more than one name the question did not?"""
+    question, answer = history[-2].content.lower(), history[-1].content
+    m = _EN_FIRST_SENTENCE_RE.match(answer.strip())
+    first = m.group(0) if m is not None else answer
+    return sum(1 for x in e.mentions(first, "en") if x.proper and x.text.lower() not in question) > 1
 
 
 def _brought_in(ent: e.Mention, history: Sequence[Message]) -> bool:

@@ -287,6 +287,7 @@ _IDENTIFIED_RE = re.compile(
     r"(?:(?:almost\s+certainly|most\s+likely|very\s+likely|probably|likely|definitely|certainly|clearly)\s+)?"
     r"(?:(a|an|the)\s+)?", re.IGNORECASE)
 _THIS_RE = re.compile(r"\b(?:this|that|these|those)\b", re.IGNORECASE)  # "what's this bird": asks what it is
+_IT_OPENS_RE = re.compile(r"^\W*(?:(?:yes|yeah|so|no)\W+)?it\b", re.IGNORECASE)
 _WORD_RE = re.compile(r"\s*([A-Za-z][\w'’-]*)")
 _KIND_MAX_WORDS = 4
 # small words inside a title: "the Treaty of Versailles", "Ticket to Ride"
@@ -300,6 +301,10 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
     m = _IDENTIFIED_RE.match(first)
     if m is None or (_en_topic_setting(question) and not _THIS_RE.search(question)):
         return None  # "What is a virtual machine?" → "It is software that …": the answer defines what was named
+    if _IT_OPENS_RE.match(first) and (any(x.proper for x in mentions(question, "en"))
+                                      or (m.group(1) is None and not first[m.end():m.end() + 1].isupper())):
+        return None  # "It's free, though …" / "It's a four-day hike" after a question on the British Museum / the
+        # Inca Trail: what is said of the question's thing, no new one
     words_: list[str] = []
     k = m.end()
     while (w := _WORD_RE.match(first, k)) is not None and len(words_) <= _KIND_MAX_WORDS:
@@ -351,8 +356,11 @@ def _opening_name(first: str, question: str) -> Mention | None:
     common noun after it ("Most Canadian Tire stores have …"): two or more capitalised words, one with a capital
     inside ("KLM"), or one after "Yes," ("Yes, Zotero does that"), "the" or "most" (not a sentence's first word);
     no person's name. A name saying more than the question's is new ("Heathrow Express" after "Heathrow")."""
-    if _YES_NO_ABOUT_RE.match(question) and any(x.proper for x in mentions(question, "en")):
-        return None  # "Does the Kindle Paperwhite support audiobooks?" → "Yes, Amazon has …": still the Kindle
+    if any(x.proper for x in mentions(question, "en")) and not (
+            _ASKS_FOR_ENTITY["en"].search(question) or _ASKS_WHERE_TO_RE.search(question)):
+        return None  # "Does the Kindle Paperwhite support audiobooks?" → "Yes, Amazon has …", "What is Ozempic used
+        # for?" → "The FDA has approved it …": still the Kindle, still Ozempic ("where can I look up … New York"
+        # asks for a place to look: the answer's Foundation is new)
     toks = en_tokens(first)
     i = 2 if len(toks) > 2 and toks[0].lower() in _ANSWER_LEADS and toks[1] == "," else 0
     led = i > 0
@@ -387,6 +395,8 @@ def _opening_name(first: str, question: str) -> Mention | None:
 # a yes/no question about something it names (not "is there a tool that …?")
 _YES_NO_ABOUT_RE = re.compile(r"^\W*(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)\s+"
                               r"(?!there\b|any\b)", re.IGNORECASE)
+_ASKS_WHERE_TO_RE = re.compile(r"^\W*(?:where|how)\s+(?:can|could|do|should)\s+(?:i|we|you)\b|"
+                               r"\bis\s+there\s+(?:a|an|any)\b", re.IGNORECASE)
 _ANSWER_LEADS = frozenset({"yes", "yeah", "yep", "sure", "no", "nope"})
 _SUBJECT_QUANTIFIERS = frozenset({"most", "many", "all", "some"})
 
@@ -400,9 +410,10 @@ def _plain_noun(tok: str) -> bool:
 
 _NAME_INNER = frozenset({"of", "the", "and", "&", "for", "de", "–", "-"})
 # present-tense verbs that describe what a thing is or does: an answer bringing in a resource or a product ("The
-# Foundation has …"); a past-tense narrative ("The Detroit Free Press produced …") tells of what the user asked about
+# Foundation has …"; not a source reporting: "The GoodRx site lists it …");
+# a past-tense narrative ("The Detroit Free Press produced …") tells of what the user asked about
 _FINITE_VERB_RE = re.compile(r"(?:is|are|has|have|offers|provides|runs|keeps|lets|makes|sells|serves|covers|holds|"
-                             r"includes|maintains|publishes|hosts|operates|gives|lists|tracks|shows|supports|works|"
+                             r"includes|maintains|publishes|hosts|operates|gives|tracks|supports|works|"
                              r"does|can|will|accepts|takes|charges)")
 
 

@@ -636,7 +636,9 @@ def _possessive_suffix(name: str) -> str:
 _EN_PERSON = frozenset({"he", "him", "his", "she", "her"})
 _EN_EXTRAPOSED_IT_RE = re.compile(r"it\s+(?:usually\s+|typically\s+)?(?:cost|costs|take|takes|took)\b[^.?!]{0,30}?\bto\s+[a-z]+",
                                   re.IGNORECASE)
-_EN_AFTER_OBJECT_RE = re.compile(r"\s*(?:(?:later|today|tonight|tomorrow|again|soon)\b|back(?:\s*(?:[.,!?]|$)|\s+(?:now|"
+# ("call her later", "email her again?"; but "her later years": a possessive before a noun)
+_EN_AFTER_OBJECT_RE = re.compile(r"\s*(?:(?:later|today|tonight|tomorrow|again|soon)(?:\s*(?:[.,!?]|$)|\s+(?:please|when|"
+                                 r"after|at|on|in|to|for|with|about|and|or)\b)|back(?:\s*(?:[.,!?]|$)|\s+(?:now|"
                                  r"later|today|tonight|tomorrow|soon|please|when|after|at|on|in)\b))", re.IGNORECASE)
 
 
