@@ -220,3 +220,14 @@ def test_they_after_an_answer_naming_several_is_not_the_first_alone() -> None:
     h = [Message("user", "what are some good budget airlines in Europe?"),
          Message("assistant", "Ryanair is the biggest, followed by easyJet and Wizz Air.")]
     assert "Ryanair" not in RuleRewriter().rewrite(h, "do they charge for carry-on bags").rewritten
+
+
+
+def test_they_takes_an_irregular_plural_of_the_kind() -> None:
+    from convsearch.rewrite.introduced import _plural_of
+
+    assert [_plural_of(w) for w in ("robin", "berry", "deer", "mouse", "Goose", "wolf")] == [
+        "robins", "berries", "deer", "mice", "Geese", "wolves"]
+    h = [Message("user", "a small grey animal keeps getting into my pantry at night"),
+         Message("assistant", "That's almost certainly a house mouse.")]
+    assert answer_opening(h, plural=True).text == "house mice"

@@ -20,6 +20,7 @@ from .. import lexicon as lx
 from ..text import tagged
 from ..types import Message
 from .entities import (
+    EN_NOT_ADVERBS,
     Mention,
     _en_topic_setting,
     en_tokens,
@@ -334,21 +335,30 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
 def _adverb(word: str) -> bool:
     """A word in -ly that is an adverb ("usually", "really"), not "early blight", "daily planner", "family"."""
     low = word.lower()
-    return low.endswith("ly") and low not in _LY_NOT_ADVERBS
-
-
-_LY_NOT_ADVERBS = frozenset({"early", "daily", "weekly", "monthly", "yearly", "family", "holy", "lily", "belly",
-                             "jelly", "ugly", "friendly", "elderly", "curly", "woolly", "silly", "italy", "july"})
+    return low.endswith("ly") and low not in EN_NOT_ADVERBS
 
 
 def _plural_of(word: str) -> str:
-    """robin → robins, berry → berries, finch → finches; a word already plural, or the same in both, stays."""
+    """robin → robins, berry → berries, finch → finches, goose → geese; a word already plural, or the same in both
+    (deer, sheep), stays."""
     low = word.lower()
+    if low in _SAME_PLURAL:
+        return word
+    if low in _IRREGULAR_PLURALS:
+        return word[:1] + _IRREGULAR_PLURALS[low][1:]
     if low.endswith(("s", "sh", "ch", "x", "z")):
         return word + ("es" if not low.endswith("s") else "")
     if low.endswith("y") and low[-2:-1] not in "aeiou":
         return word[:-1] + "ies"
     return word + "s"
+
+
+_SAME_PLURAL = frozenset({"deer", "sheep", "fish", "moose", "salmon", "trout", "bison", "series", "species",
+                          "aircraft"})
+_IRREGULAR_PLURALS = {"mouse": "mice", "goose": "geese", "louse": "lice", "ox": "oxen", "tooth": "teeth",
+                      "foot": "feet", "child": "children", "person": "people", "man": "men", "woman": "women",
+                      "wolf": "wolves", "leaf": "leaves", "knife": "knives", "calf": "calves", "cactus": "cacti",
+                      "fungus": "fungi"}
 
 
 def _opening_name(first: str, question: str) -> Mention | None:

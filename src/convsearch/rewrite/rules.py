@@ -646,6 +646,8 @@ def _adverb_after_object(rest: str) -> bool:
     """Does an object "her" come before an adverb, not a noun it owns ("call her back now", "see her tomorrow"; but
     "her back pain", "her first job")?"""
     return bool(_EN_AFTER_OBJECT_RE.match(rest))
+
+
 _OF_POSSESSIVES = frozenset({"their", "its"})
 
 
