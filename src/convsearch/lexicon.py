@@ -47,6 +47,12 @@ EN_CLASS_NOUNS = _read_words("relational.txt", "en_class")
 # Common English verbs (base and -s forms) and irregular past participles: they end a subject noun phrase
 EN_VERBS = _read_words("verbs_en.txt", "base")
 EN_PARTICIPLES = _read_words("verbs_en.txt", "participles")
+# nouns whose plural takes no -s (a "they" for "a house mouse" is house mice; the guard knows mice for mouse)
+EN_IRREGULAR_PLURALS = {"mouse": "mice", "goose": "geese", "louse": "lice", "ox": "oxen", "tooth": "teeth",
+                        "foot": "feet", "child": "children", "person": "people", "man": "men", "woman": "women",
+                        "cactus": "cacti", "fungus": "fungi", "wolf": "wolves", "leaf": "leaves", "knife": "knives",
+                        "calf": "calves"}
+EN_SINGULAR_OF = {v: k for k, v in EN_IRREGULAR_PLURALS.items()}
 # Feedback on an answer ("That's very helpful", "It sounds wonderful"): the pronoun is no reference
 EN_EVALUATIVE = _read_words("feedback_en.txt", "evaluative")
 EN_PERCEPTION = _read_words("feedback_en.txt", "perception")

@@ -231,3 +231,5 @@ def test_they_takes_an_irregular_plural_of_the_kind() -> None:
     h = [Message("user", "a small grey animal keeps getting into my pantry at night"),
          Message("assistant", "That's almost certainly a house mouse.")]
     assert answer_opening(h, plural=True).text == "house mice"
+    # the plural agrees with they, and the guard knows mice for the answer's mouse
+    assert RuleRewriter().rewrite(h, "do they carry diseases").rewritten == "do house mice carry diseases"

@@ -56,7 +56,7 @@ def unfaithful_words(rewritten: str, query: str, history: Sequence[Message], top
     bad = {w for w in added if w not in known and not (is_cjk(w) and _known_cjk(w, lowered))}
     if any(not is_cjk(w) for w in bad):  # "renewing" for "renew": another form of a word that is there
         stems = {stem(k) for k in words(lowered) if not is_cjk(k)}  # every word: "get" is no content word
-        bad = {w for w in bad if is_cjk(w) or stem(w) not in stems}
+        bad = {w for w in bad if is_cjk(w) or stem(lx.EN_SINGULAR_OF.get(w, w)) not in stems}  # (mice: mouse)
     return bad
 
 

@@ -344,8 +344,8 @@ def _plural_of(word: str) -> str:
     low = word.lower()
     if low in _SAME_PLURAL:
         return word
-    if low in _IRREGULAR_PLURALS:
-        return word[:1] + _IRREGULAR_PLURALS[low][1:]
+    if low in lx.EN_IRREGULAR_PLURALS:
+        return word[:1] + lx.EN_IRREGULAR_PLURALS[low][1:]
     if low.endswith(("s", "sh", "ch", "x", "z")):
         return word + ("es" if not low.endswith("s") else "")
     if low.endswith("y") and low[-2:-1] not in "aeiou":
@@ -355,10 +355,6 @@ def _plural_of(word: str) -> str:
 
 _SAME_PLURAL = frozenset({"deer", "sheep", "fish", "moose", "salmon", "trout", "bison", "series", "species",
                           "aircraft"})
-_IRREGULAR_PLURALS = {"mouse": "mice", "goose": "geese", "louse": "lice", "ox": "oxen", "tooth": "teeth",
-                      "foot": "feet", "child": "children", "person": "people", "man": "men", "woman": "women",
-                      "wolf": "wolves", "leaf": "leaves", "knife": "knives", "calf": "calves", "cactus": "cacti",
-                      "fungus": "fungi"}
 
 
 def _opening_name(first: str, question: str) -> Mention | None:

@@ -657,7 +657,8 @@ _EN_SINGULAR_S = ("ss", "us", "is", "ics", "ous", "sis")
 def _plural(m: Mention) -> bool:
     """A plural noun phrase: "lavender plants", "red blood cells", "The Avengers", "Cubesats"."""
     head = m.text.split()[-1].lower()
-    return len(head) > 3 and head.endswith("s") and not head.endswith(_EN_SINGULAR_S) and head[-2:] != "'s"
+    return (len(head) > 3 and head.endswith("s") and not head.endswith(_EN_SINGULAR_S) and head[-2:] != "'s") \
+        or head in lx.EN_SINGULAR_OF
 
 
 def _agrees(m: Mention, pronoun: str) -> bool:
