@@ -210,17 +210,14 @@ def answer_subject(t: Turn) -> None:
         return
     m = re.search(r"\btheir\b", t.q, re.IGNORECASE)
     if m is None:
-        opened_subject(t)
         return
     sm = _ANSWER_SUBJECT_RE.match(t.history[-1].content)
     if sm is None:
-        opened_subject(t)
         return
     name = sm.group(1)
     low = name.lower()
     if low in t.history[-2].content.lower() or low in t.q.lower() or low.split()[0] in lx.STOP_EN \
             or not any(x.proper and x.text.lower() == low for x in e.mentions(t.history[-1].content, "en")):
-        opened_subject(t)
         return  # the user's own name, "This is …", "There are …"; not a name ("Parking is free …", "Monday is …")
     t.ent = e.Mention(name, True, "proper", name.split()[-1].lower())
     t.focus = replace(t.focus, entity=t.ent)
@@ -232,8 +229,8 @@ _EN_IT_THEY_RE = re.compile(r"\b(?:(it|its)|they|them|their)\b", re.IGNORECASE)
 def opened_subject(t: Turn) -> None:
     """"it" / "they" after an answer whose first sentence brought in a subject of its own is that subject: what the
     answer identified ("That's almost certainly a European robin." → "do they migrate?" → European robins) or
-    the name it opened on ("The Ellis Island Foundation has …" → "does it have …"); not what the user named
-    (annotates ``ent``).
+    the name it opened on ("The Ellis Island Foundation has …" → "does it have …"); not what the user named, nor a
+    name the answer brought in that ``answer_subject`` took already (annotates ``ent``).
 
     >>> from convsearch.types import Message as M
     >>> h = [M("user", "small brown bird with an orange chest in my garden, UK"),
@@ -241,6 +238,8 @@ def opened_subject(t: Turn) -> None:
     >>> t = turn("do they migrate", h); opened_subject(t); t.ent.text
     'European robins'
     """
+    if len(t.history) < 2 or t.history[-1].role != "assistant" or t.history[-2].role != "user":
+        return
     m = _EN_IT_THEY_RE.search(t.q)
     if m is None or (t.ent is not None and _brought_in(t.ent, t.history)):
         return  # the focus is a name the answer brought in already ("Which VPN client …?" → "… is GlobalProtect")
@@ -272,8 +271,7 @@ def shortened_name(history: Sequence[Message]) -> e.Mention | None:
     """
     if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
         return None
-    first = _EN_FIRST_SENTENCE_RE.match(history[-1].content)
-    short = next((x for x in e.mentions(first.group(0), "en") if x.proper), None) if first is not None else None
+    short = next((x for x in e.mentions(introduced.first_sentence(history[-1].content), "en") if x.proper), None)
     if short is None:
         return None
     q_ms = e.mentions(history[-2].content, "en")
@@ -281,9 +279,6 @@ def shortened_name(history: Sequence[Message]) -> e.Mention | None:
         return None  # the user wrote the short form too ("the Invesco QQQ Trust (QQQ)"): the alias it is
     full = [x for x in q_ms if x.proper and e._alias_of(short, x)]
     return full[0] if len(full) == 1 else None
-
-
-_EN_FIRST_SENTENCE_RE = re.compile(r"[^.!?]*")
 
 
 _EN_PERSONAL_RE = re.compile(r"\b(?:(he|him|his|she|her)|they|them|their)\b", re.IGNORECASE)
@@ -334,9 +329,7 @@ def _place_in(m: e.Mention, text: str) -> bool:
 
 def _names_several(history: Sequence[Message]) -> bool:
     """Does the latest answer's first sentence name more than one name the question did not?"""
-    question, answer = history[-2].content.lower(), history[-1].content
-    m = _EN_FIRST_SENTENCE_RE.match(answer.strip())
-    first = m.group(0) if m is not None else answer
+    question, first = history[-2].content.lower(), introduced.first_sentence(history[-1].content)
     return sum(1 for x in e.mentions(first, "en") if x.proper and x.text.lower() not in question) > 1
 
 
@@ -537,7 +530,7 @@ def finish(t: Turn) -> Outcome:
 
 
 REWRITE_STEPS = (passage_subject, section_reference, ellipsis, class_reference, activity, answer_subject,
-                 person_agreement, pronoun,
+                 opened_subject, person_agreement, pronoun,
                  definite_reference, no_focus, frame_completion, exclusion, finish)
 
 # --- frame completion of a fragment -------------------------------------------------------------------------

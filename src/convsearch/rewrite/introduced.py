@@ -52,12 +52,12 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
     if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
         return None
     question, answer = history[-2].content, history[-1].content
-    if (chosen := _chosen_of_pair(question, _SENTENCE_END_RE.split(answer.strip(), maxsplit=1)[0], lang)) is not None:
+    first = first_sentence(answer)
+    if (chosen := _chosen_of_pair(question, first, lang)) is not None:
         return chosen  # "Is Notion or Obsidian better …?" → "Obsidian, since …": the pick
     if not _ASKS_FOR_ENTITY[lang].search(question) or meaning_question(
             question, history[-3] if len(history) > 2 else None):
         return None  # an answer saying what a word means introduces no new subject ("CLTC 是中国…工况")
-    first = _SENTENCE_END_RE.split(answer.strip(), maxsplit=1)[0]
     low_q = question.lower()
     if lang == "zh" and not person:
         quoted = [m.group(1).strip() for m in _ZH_QUOTED_RE.finditer(first) if m.group(1).strip() not in question]
@@ -200,6 +200,15 @@ _PARTICLE_RE = re.compile(r"[a-z]{1,3}")  # van, de, von, da, bin: lower-case in
 _SENTENCE_END_RE = re.compile(r"[.;!?。；！？:：]\s*")
 
 
+def first_sentence(text: str) -> str:
+    """An answer's first sentence (up to . ; ! ? : in either script): where it brings in what it is about.
+
+    >>> first_sentence("Try Timeshift: it takes snapshots. Or Back In Time.")
+    'Try Timeshift'
+    """
+    return _SENTENCE_END_RE.split(text.strip(), maxsplit=1)[0]
+
+
 def answer_opening(history: Sequence[Message], *, plural: bool = False) -> Mention | None:
     """What the latest English answer's first sentence brought in as its subject, when the question it answers did
     not name it: the thing an identification names ("That's almost certainly a European robin."; for ``plural``,
@@ -226,7 +235,7 @@ def _answer_opening(question: str, answer: str, before: Message | None, plural: 
     """``answer_opening`` on the latest exchange (remembered: every pronoun turn after an answer asks again)."""
     if meaning_question(question, before, "en"):
         return None  # "What does EPA-rated mean?" → "It's the figure from …": a word explained, no new subject
-    first = _SENTENCE_END_RE.split(answer.strip(), maxsplit=1)[0]
+    first = first_sentence(answer)
     return (plural and _people_named(first, question)) or _identified_kind(first, question, plural) \
         or _recommended_name(first, question) or _described_name(first, question) or _opening_name(first, question)
 

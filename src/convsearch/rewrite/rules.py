@@ -667,18 +667,13 @@ def _agrees(m: Mention, pronoun: str) -> bool:
         return not _plural(m) or m.proper  # "Fleet Foxes", "A-Teens": names of one band, one album
     if pronoun in ("they", "them", "their", "these", "those"):
         # "my landlord … can they refuse": a singular they stands for a role, not for "my brother"
-        return _plural(m) or m.proper or (_person_noun(m) and _singular(m.head) not in _EN_GENDERED)
+        return _plural(m) or m.proper or (_person_noun(m) and _singular(m.head) not in lx.EN_GENDERED_PERSON_NOUNS)
     return True
 
 
 def _person_noun(m: Mention) -> bool:
     """A common noun naming a person by role or kin ("my landlord", "my kids")."""
     return not m.proper and _singular(m.head) in lx.EN_PERSON_NOUNS
-
-
-_EN_GENDERED = frozenset({"sister", "brother", "mother", "father", "mom", "mum", "dad", "wife", "husband", "son",
-                          "daughter", "girlfriend", "boyfriend", "grandma", "grandmother", "grandpa", "grandfather",
-                          "aunt", "uncle", "niece", "nephew", "landlady"})
 
 
 def _candidates(focus: Focus, history: Sequence[Message]) -> list[Mention]:
