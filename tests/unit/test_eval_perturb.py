@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from convsearch.eval.cli import eval_app
 from convsearch.eval.followups import load_followups, parse_case
-from convsearch.eval.perturb import PERTURBATIONS, evaluate_perturbations
+from convsearch.eval.perturb import CASE_PERTURBATIONS, PERTURBATIONS, evaluate_perturbations
 from convsearch.eval.regress import run_regress
 from convsearch.rewrite.base import Passthrough, Scripted
 
@@ -53,6 +53,37 @@ def test_perturbations_apply_only_where_they_read_naturally() -> None:
     assert p["no_apostrophe"]("那广州呢？", "zh") is None
 
 
+def test_lower_case_conversation_retypes_the_user_turns_and_the_question_only() -> None:
+    retype = CASE_PERTURBATIONS["lower_case_conversation"]
+    swap, attr, keep = (parse_case(c) for c in CASES)
+    low = retype(attr)
+    assert low is not None and low.question == "how long does the battery last?"
+    assert low.history == ("is the kindle paperwhite waterproof?", "Yes.")  # the answer keeps its case
+    assert low.must == attr.must  # the checks are the case's own (case-insensitive)
+    assert retype(swap) is None  # Chinese
+    lowered = parse_case({**CASES[1], "history": ["is the kindle waterproof?", "Yes, the Kindle is."]})
+    assert retype(lowered) is None  # no user turn changes: that is `lower_case` of the question alone
+    assert retype(keep) is not None
+
+
+def test_a_case_perturbation_is_scored_on_its_retyped_history() -> None:
+    attr = parse_case(CASES[1])
+    # knows the question only after the history it was asked in as typed: lower-case history loses the case
+    class ByHistory:
+        name = "by-history"
+
+        def rewrite(self, history, query, **kw):  # type: ignore[no-untyped-def]
+            from convsearch.types import RewriteResult
+            named = "Kindle" in history[0].content
+            out = "How long does the Kindle battery last?" if named else query
+            return RewriteResult(query, out, self.name, "scripted", False)
+
+    report = evaluate_perturbations([attr], ByHistory())  # type: ignore[arg-type]
+    conv = report["perturbations"]["lower_case_conversation"]
+    assert report["pass_as_typed"] == 1.0 and conv["n"] == 1 and conv["lost"] == 1 and conv["pass"] == 0.0
+    assert report["perturbations"]["lower_case"]["lost"] == 0  # the question alone in lower case: history intact
+
+
 def test_lost_counts_cases_that_pass_as_typed_and_fail_re_typed(data_file: Path) -> None:
     cases = load_followups(data_file)
     # a rewriter that only knows the questions as typed: every re-typed needs-rewrite case fails
@@ -86,7 +117,8 @@ def test_cli_table_json_errors_and_regress_row(data_file: Path, tmp_path: Path) 
     assert res.exit_code == 0, res.output
     assert "courtesy_opener" in res.output and "pass as typed=" in res.output
     res = runner.invoke(eval_app, ["perturb", "--data", str(data_file), "--json"])
-    assert res.exit_code == 0 and set(json.loads(res.output)["perturbations"]) == set(PERTURBATIONS)
+    assert res.exit_code == 0 and set(json.loads(res.output)["perturbations"]) == {
+        *PERTURBATIONS, *CASE_PERTURBATIONS}
     res = runner.invoke(eval_app, ["perturb", "--data", str(tmp_path / "none.jsonl")])
     assert res.exit_code != 0 and "no such file" in res.output and "Traceback" not in res.output
     (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")

@@ -4,8 +4,9 @@ The same follow-up cases (``followups.py``) with each question re-typed the way 
 question mark, in lower case, without apostrophes ("whats", "dont"), with a courtesy opener (请问 / "hey,"), an
 interjection (嗯， / "ok"), a closer (啊 / "please") or a wrapper ("我想知道…" / "can you tell me …"). A perturbation
 applies only where it reads naturally (no 啊 after a 呢 or 吗, no wrapper around a bare fragment); a keep case must
-come back as re-typed. Reports, per perturbation, how many cases it applies to, the pass rate before and after, and
-how many passing cases it breaks.
+come back as re-typed. One perturbation re-types the whole conversation: an English one typed in lower case, the
+user's earlier turns as well as the question (``lower_case_conversation``; the answers keep their case). Reports,
+per perturbation, how many cases it applies to, the pass rate before and after, and how many passing cases it breaks.
 
 Example::
 
@@ -88,25 +89,50 @@ PERTURBATIONS: dict[str, Callable[[str, str], str | None]] = {
 }
 
 
-def _passes(rewriter: Rewriter, case: FollowupCase, question: str, window: int, errors: list[str]) -> bool:
+def _lower_case_conversation(case: FollowupCase) -> FollowupCase | None:
+    """The whole English conversation typed in lower case: the user's earlier turns as well as the question (the
+    answers keep their case). Only where an earlier user turn changes (else it is ``lower_case``)."""
+    if case.lang != "en":
+        return None
+    history = tuple(t.lower() if r == "user" else t for r, t in zip(case.history_roles, case.history))
+    return replace(case, history=history, question=case.question.lower()) if history != case.history else None
+
+
+# Perturbations of the whole case (its history too), beside those of the question alone
+CASE_PERTURBATIONS: dict[str, Callable[[FollowupCase], FollowupCase | None]] = {
+    "lower_case_conversation": _lower_case_conversation,
+}
+
+
+def _passes(rewriter: Rewriter, case: FollowupCase, typed: FollowupCase, window: int, errors: list[str]) -> bool:
+    """Does the rewrite of ``typed`` (``case`` re-typed) pass ``case``'s checks?"""
     try:
-        out = rewriter.rewrite(history_window(case.messages(), window), question).rewritten
+        out = rewriter.rewrite(history_window(typed.messages(), window), typed.question).rewritten
     except ConvsearchError:
-        out = question
+        out = typed.question
         errors.append(case.id)
     # a case to be kept as typed is kept as re-typed; any other exact check stays as written
-    return passes(replace(case, exact=question) if case.exact == case.question else case, out)
+    return passes(replace(case, exact=typed.question) if case.exact == case.question else case, out)
+
+
+def _retyped(cases: Sequence[FollowupCase], name: str) -> list[tuple[FollowupCase, FollowupCase]]:
+    """(case, re-typed case) for each case the perturbation ``name`` applies to and changes."""
+    if name in CASE_PERTURBATIONS:
+        return [(c, t) for c in cases if (t := CASE_PERTURBATIONS[name](c)) is not None]
+    perturb = PERTURBATIONS[name]
+    return [(c, replace(c, question=q)) for c in cases
+            if (q := perturb(c.question, c.lang)) is not None and q != c.question]
 
 
 def evaluate_perturbations(cases: Sequence[FollowupCase], rewriter: Rewriter, *,
                            window: int = 8) -> dict[str, Any]:
     """Pass rate of each perturbation on the cases it applies to, beside the pass rate as typed."""
     errors: list[str] = []
-    base = {c.id: _passes(rewriter, c, c.question, window, errors) for c in cases}
+    base = {c.id: _passes(rewriter, c, c, window, errors) for c in cases}
     out: dict[str, Any] = {}
-    for name, perturb in PERTURBATIONS.items():
-        applied = [(c, q) for c in cases if (q := perturb(c.question, c.lang)) is not None and q != c.question]
-        ok = {c.id: _passes(rewriter, c, q, window, errors) for c, q in applied}
+    for name in [*PERTURBATIONS, *CASE_PERTURBATIONS]:
+        applied = _retyped(cases, name)
+        ok = {c.id: _passes(rewriter, c, t, window, errors) for c, t in applied}
         n = len(applied)
         out[name] = {
             "n": n,
