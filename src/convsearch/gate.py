@@ -518,12 +518,7 @@ def _things_asked(ms: Sequence[Mention]) -> int:
     """How many things a question names: its nouns, not counting relational ones (价格, types) or times ("this
     year", 今年: ``rewrite.timeref``)."""
     return sum(not m.relational and not is_time_phrase(m.text) and m.text.lower() not in _TIME_UNITS
-               and not _zh_person(m) for m in ms)
-
-
-def _zh_person(m: Mention) -> bool:
-    """A common noun naming a person (新手, 孩子, 老人): who the question is for, not a thing it asks about."""
-    return zh_common_person(m)
+               and not zh_common_person(m) for m in ms)
 
 
 # An information question (wh-word, auxiliary, "tell me about"), not a command to the assistant ("can you

@@ -576,16 +576,22 @@ def _manner_adverb(toks: Sequence[str], k: int) -> bool:
     """ "Expect roughly -3°C", "Allow approximately 20 minutes": an adverb and then a number, a sign or an object
     after a capitalised first word make it a verb ("Paris usually has mild winters" keeps its name)."""
     low = toks[k].lower()
-    if not (len(low) > 4 and low.endswith("ly") and low not in EN_NOT_ADVERBS) or k + 1 >= len(toks):
+    if not (len(low) > 4 and en_adverb(low)) or k + 1 >= len(toks):
         return False
     nxt = toks[k + 1]
     return nxt[:1].isdigit() or nxt in ("-", "−", "–", "~") or nxt.lower() in _EN_OBJECT_AFTER_VERB
 
 
-# words in -ly that are no adverbs ("early blight", "a daily planner", "family"); read by introduced.py too
+# words in -ly that are no adverbs ("early blight", "a daily planner", "family")
 EN_NOT_ADVERBS = frozenset({"family", "italy", "sally", "early", "daily", "weekly", "monthly", "yearly", "supply",
                             "reply", "apply", "belly", "jelly", "rally", "holy", "lily", "ugly", "friendly", "elderly",
                             "curly", "woolly", "silly", "july"})
+
+
+def en_adverb(word: str) -> bool:
+    """A word in -ly that is an adverb ("usually", "really"), not "early blight", "daily planner", "family"."""
+    low = word.lower()
+    return low.endswith("ly") and low not in EN_NOT_ADVERBS
 
 
 def _no_noun(low: str) -> bool:

@@ -20,9 +20,9 @@ from .. import lexicon as lx
 from ..text import tagged
 from ..types import Message
 from .entities import (
-    EN_NOT_ADVERBS,
     Mention,
     _en_topic_setting,
+    en_adverb,
     en_tokens,
     meaning_question,
     mentions,
@@ -328,7 +328,7 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
         words_.append(w.group(1))
         k = w.end()
     if not words_ or len(words_) > _KIND_MAX_WORDS or words_[-1].lower() in lx.RELATIONAL_EN or any(
-            w.lower() in lx.EN_EVALUATIVE or _adverb(w) or (w.lower().endswith("ed") and not m.group(1))
+            w.lower() in lx.EN_EVALUATIVE or en_adverb(w) or (w.lower().endswith("ed") and not m.group(1))
             or w.lower() in lx.EN_VERBS or w.lower() in lx.EN_PARTICIPLES for w in words_):
         return None  # "it is predicted that …": no kind ("a brown marmorated stink bug" is one)
     text = " ".join(words_)
@@ -340,11 +340,6 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
     return Mention(text, words_[-1][:1].isupper(), "proper" if words_[-1][:1].isupper() else "noun",
                    words_[-1].lower(), det)
 
-
-def _adverb(word: str) -> bool:
-    """A word in -ly that is an adverb ("usually", "really"), not "early blight", "daily planner", "family"."""
-    low = word.lower()
-    return low.endswith("ly") and low not in EN_NOT_ADVERBS
 
 
 def _plural_of(word: str) -> str:
@@ -407,9 +402,6 @@ def _opening_name(first: str, question: str) -> Mention | None:
     return name
 
 
-# a yes/no question about something it names (not "is there a tool that …?")
-_YES_NO_ABOUT_RE = re.compile(r"^\W*(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)\s+"
-                              r"(?!there\b|any\b)", re.IGNORECASE)
 _ASKS_WHERE_TO_RE = re.compile(r"^\W*(?:where|how)\s+(?:can|could|do|should)\s+(?:i|we|you)\b|"
                                r"\bis\s+there\s+(?:a|an|any)\b", re.IGNORECASE)
 _ANSWER_LEADS = frozenset({"yes", "yeah", "yep", "sure", "no", "nope"})
