@@ -438,7 +438,7 @@ def en_mentions(text: str) -> list[Mention]:
             if len(span) == 1 and sentence_start and not det and en_initial_common(toks, i):
                 # "Border collies are …", "Diagonal cracks mean …": a sentence-initial capital on a common noun
                 k = i + 1
-                while k < n and k - i < 3 and _plain_noun(toks[k]) and not toks[k].lower().endswith("ly") \
+                while k < n and k - i < 3 and _plain_noun(toks[k]) and not en_adverb(toks[k]) \
                         and not _verb_form(toks[k]):  # "… sales rose …": the phrase ends before its verb
                     k += 1
                 words_ = [tok, *(t.lower() for t in toks[i + 1:k])]

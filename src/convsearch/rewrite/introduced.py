@@ -392,7 +392,7 @@ def _opening_name(first: str, question: str) -> Mention | None:
     words_ = [w for w in span if w[:1].isalnum()]
     if len(words_) < 2 and not (led or the or any(c.isupper() for c in span[0][1:])):
         return None
-    if span[0].lower() in lx.STOP_EN or span[0].lower() in lx.EN_OPENERS or span[0].lower().endswith("ly"):
+    if span[0].lower() in lx.STOP_EN or span[0].lower() in lx.EN_OPENERS or en_adverb(span[0]):
         return None  # "Unfortunately Teavana is …", "This Sunday …"
     q_words = set(re.findall(r"[a-z0-9][\w'’-]*", question.lower()))
     text = " ".join([_joined(span), *toks[j:k]])
@@ -412,7 +412,7 @@ def _plain_noun(tok: str) -> bool:
     """A lower-case word that can end a noun phrase: no function word, verb or adverb."""
     low = tok.lower()
     return tok.isalpha() and tok.islower() and low not in lx.STOP_EN and low not in lx.EN_VERBS \
-        and not low.endswith("ly")
+        and not en_adverb(low)
 
 
 _NAME_INNER = frozenset({"of", "the", "and", "&", "for", "de", "–", "-"})
