@@ -22,6 +22,8 @@ from ..types import Message
 from .entities import (
     Mention,
     _en_topic_setting,
+    _is_cap,
+    _plain_noun,
     en_adverb,
     en_tokens,
     meaning_question,
@@ -379,13 +381,13 @@ def _opening_name(first: str, question: str) -> Mention | None:
     the = i < len(toks) and toks[i].lower() == "the"
     i += the
     j = i
-    while j < len(toks) and (_is_capitalised(toks[j]) or (j > i and toks[j] in _NAME_INNER)):
+    while j < len(toks) and (_is_cap(toks[j]) or (j > i and toks[j] in _NAME_INNER)):
         j += 1
-    while j > i and not _is_capitalised(toks[j - 1]):
+    while j > i and not _is_cap(toks[j - 1]):
         j -= 1
     span = toks[i:j]
     k = j
-    while k < len(toks) and k - j < 2 and _plain_noun(toks[k]) and not _finite_verb(toks[k]):
+    while k < len(toks) and k - j < 2 and _lower_noun(toks[k]) and not _finite_verb(toks[k]):
         k += 1  # "Canadian Tire stores"
     if not span or k >= len(toks) or not _finite_verb(toks[k]) or (k > j and toks[k].lower() in ("is", "are")):
         return None  # "The IT-approved VPN client is GlobalProtect": a description, the name comes after
@@ -408,11 +410,9 @@ _ANSWER_LEADS = frozenset({"yes", "yeah", "yep", "sure", "no", "nope"})
 _SUBJECT_QUANTIFIERS = frozenset({"most", "many", "all", "some"})
 
 
-def _plain_noun(tok: str) -> bool:
+def _lower_noun(tok: str) -> bool:
     """A lower-case word that can end a noun phrase: no function word, verb or adverb."""
-    low = tok.lower()
-    return tok.isalpha() and tok.islower() and low not in lx.STOP_EN and low not in lx.EN_VERBS \
-        and not en_adverb(low)
+    return tok.isalpha() and tok.islower() and _plain_noun(tok) and not en_adverb(tok)
 
 
 _NAME_INNER = frozenset({"of", "the", "and", "&", "for", "de", "–", "-"})
@@ -422,10 +422,6 @@ _NAME_INNER = frozenset({"of", "the", "and", "&", "for", "de", "–", "-"})
 _FINITE_VERB_RE = re.compile(r"(?:is|are|has|have|offers|provides|runs|keeps|lets|makes|sells|serves|covers|holds|"
                              r"includes|maintains|publishes|hosts|operates|gives|tracks|supports|works|"
                              r"does|can|will|accepts|takes|charges)")
-
-
-def _is_capitalised(tok: str) -> bool:
-    return tok[:1].isupper() or (tok[:1].isdigit() and any(c.isalpha() for c in tok))
 
 
 def _finite_verb(tok: str) -> bool:
