@@ -50,50 +50,17 @@ from . import lexicon as lx
 from .rewrite.entities import (_ZH_NE_RE, Mention, closes_exchange, definite_expansion, en_tokens, find_focus, has_pronoun,
                                informs_zh, mentions, name_like, opening_subject, partial_name_span, topic_entity,
                                zh_anaphor_at, zh_common_person, zh_classifier_reference, zh_ellipsis, zh_lead)
-from .rewrite.frame import compare_in_history, complete_fragment
+from .rewrite.frame import compare_in_history
+from .rewrite.steps import complete_fragment
 from .rewrite.introduced import introduced_work, kind_referent
+from .lang.en.markers import EN_AND_FRAGMENT_MAX, EN_CLAUSE_WORDS, EN_ELLIPSIS_RE, EN_REQUEST_RE, en_ellipsis, en_info_question
 from .rewrite.offer import accepted_offer
+from .rewrite.passage_name import passage_history
 from .rewrite.ordinal import resolve_ordinal
 from .rewrite.reply import answer_echo, wh_answer
 from .rewrite.timeref import is_time_phrase
 from .text import detect_lang, tagged, words
 from .types import Decision, DecisionKind, Message
-
-_EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what about|how about|and|what of|(?:the\s+)?same(?:\s+question|\s+thing)?\s+for|what if)\b",
-                             re.IGNORECASE)
-def en_ellipsis(query: str) -> re.Match[str] | None:
-    """'what about X', 'how about X', or 'and X?' — a bare 'And …' opens an ellipsis only when what follows is
-    short (≤ 4 words): "And let's call mom back." is a whole request."""
-    m = _EN_ELLIPSIS_RE.match(query) or _EN_PREP_FRAGMENT_RE.match(query) or _bare_fragment(query)
-    if m and m.group(1).lower() == "and" and len(rest := query[m.end():].split()) > 4 and (
-            len(rest) > _EN_AND_FRAGMENT_MAX or not query.rstrip().endswith("?")
-            or any(w.lower().strip(",.?!") in _EN_CLAUSE_WORDS or "'" in w for w in rest)):
-        return None  # a longer "And …?" is an ellipsis only while it has no verb ("And the net income that year?")
-    return m
-
-
-_EN_AND_FRAGMENT_MAX = 8
-# "for a powerlifter?", "in winter?": a bare prepositional phrase asked as a question (its lead is empty)
-_EN_PREP_FRAGMENT_RE = re.compile(r"^\s*()(?=(?:for|in|on|at|with|without|during|from|near|under|over)\s+"
-                                  r"[\w'’.$-]+(?:\s+[\w'’.$-]+){0,3}\s*\?\s*$)", re.IGNORECASE)
-_EN_CLAUSE_WORDS = lx.EN_AUX | lx.EN_VERBS | lx.EN_SUBJECT_PRONOUNS | lx.EN_WH
-# "California state?", "Hard boiled?": a bare phrase of up to three words asked as a question
-_EN_BARE_FRAGMENT_RE = re.compile(r"^\s*()(?=[\w'’.$-]+(?:\s+[\w'’.$-]+){0,2}\s*\?\s*$)")
-# reactions asked as a question ("Sorry?", "Seriously?", "Details?"); openers (hmm, nice, cool), stop words and wh-words
-# are left out by their own lists
-_EN_NOT_FRAGMENT = frozenset({"huh", "right", "seriously", "sorry", "pardon", "lol", "done", "details", "example",
-                              "examples", "source", "sources"})
-
-
-def _bare_fragment(query: str) -> re.Match[str] | None:
-    """A phrase with no verb, pronoun or wh-word, asked as a question: it leans on the previous question."""
-    m = _EN_BARE_FRAGMENT_RE.match(query)
-    if m is None:
-        return None
-    ws = [w.lower().strip(",.?!") for w in query.split()]
-    return None if any(w in _EN_CLAUSE_WORDS or w in _EN_NOT_FRAGMENT or w in lx.STOP_EN or w in lx.EN_OPENERS
-                       for w in ws) else m
-
 
 _SOCIAL_RE = re.compile(r"\b(thank(s| you)|goodbye|bye|that'?s all|have a (good|nice|great) (day|one|night))\b|"
                         r"谢谢|多谢|再见|拜拜|辛苦了", re.IGNORECASE)
@@ -135,7 +102,7 @@ def is_remark(query: str, lang: str) -> bool:
     if "?" in query or not any(w in lx.EN_DEMONSTRATIVES for w in _WORD_RE.findall(query.lower())):
         return False
     sents = [x.strip() for x in _EN_SENTENCE_RE.findall(query) if x.strip()]
-    if not sents or any(en_info_question(x) or _EN_REQUEST_RE.match(x) for x in sents):
+    if not sents or any(en_info_question(x) or EN_REQUEST_RE.match(x) for x in sents):
         return False
     if _EN_PRONOUN_RE.search(query):
         return False  # "I'll ask her", "I'll buy it": a person or a thing, not the answer
@@ -288,10 +255,10 @@ def asked_form(query: str, lang: str) -> str:
     query = split_opener(query, lang)[1]
     if lang == "en":
         query = _EN_WH_S_RE.sub(r"\1's", query)  # "whats the fee" is "what's the fee"
-        m = _EN_ELLIPSIS_RE.match(query)
+        m = EN_ELLIPSIS_RE.match(query)
         rest = query[m.end():].split() if m else []
-        if m and query.rstrip()[-1:].isalnum() and len(rest) <= _EN_AND_FRAGMENT_MAX and not any(
-                w.lower().strip(",.") in _EN_CLAUSE_WORDS or "'" in w for w in rest):
+        if m and query.rstrip()[-1:].isalnum() and len(rest) <= EN_AND_FRAGMENT_MAX and not any(
+                w.lower().strip(",.") in EN_CLAUSE_WORDS or "'" in w for w in rest):
             return query.rstrip() + "?"  # not "And I need a taxi too", "and that's all": statements
     return query
 
@@ -482,20 +449,6 @@ def _content_words(text: str) -> frozenset[str]:
     return frozenset(w for w, t in tagged(text) if len(w) >= 2 and t[:1] in "nva" and w not in lx.STOP_ZH)
 
 
-PASSAGE_WORDS = 40  # dialog answers run up to ~33 words (CANARD, MuDoCo, CamRest, Alexa), CAsT 2021 / iKAT passages 76-378
-
-
-def passage_history(history: Sequence[Message]) -> bool:
-    """Does the latest answer read as a passage (a retrieved or generated paragraph) rather than a reply?
-
-    >>> passage_history([Message("user", "What is AnySearch?"), Message("assistant", "A search service.")])
-    False
-    """
-    last = next((m.content for m in reversed(history) if m.role == "assistant"), "")
-    size = len(last) / 2 if detect_lang(last) == "zh" else len(last.split())  # a Chinese word: ~2 characters
-    return size > PASSAGE_WORDS
-
-
 def _own_thing_over_passage(history: Sequence[Message], ms: Sequence[Mention], lang: str) -> bool:
     """After a passage, does the question name a specific thing of its own (a compound noun phrase, most often one
     the passage brought up: "What does the slow blink mean?" after a paragraph on cat behaviour)? Then it asks
@@ -519,23 +472,6 @@ def _things_asked(ms: Sequence[Mention]) -> int:
     year", 今年: ``rewrite.timeref``)."""
     return sum(not m.relational and not is_time_phrase(m.text) and m.text.lower() not in _TIME_UNITS
                and not zh_common_person(m) for m in ms)
-
-
-# An information question (wh-word, auxiliary, "tell me about"), not a command to the assistant ("can you
-# cancel that reminder?"): only such a question is about the conversation's subject when it names nothing.
-_EN_INFO_Q_RE = re.compile(r"^\W*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?(?:what|who|whom|whose|when|where|why|how|which|"
-                           r"is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|may|might|must|"
-                           r"tell me|describe|explain|list|give me|any|anything|anyone|anybody|anywhere|else)\b", re.IGNORECASE)
-_EN_REQUEST_RE = re.compile(r"^\W*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?(?:can|could|will|would)\s+you\s+(?:please\s+)?"
-                            r"(?!tell|give me|provide|explain|describe|list)", re.IGNORECASE)
-
-
-def en_info_question(q: str) -> bool:
-    """An English question asking for information ("What are popular trails?", "Tell me about X"), not a
-    command to the assistant ("Can you cancel that reminder?", "Answer that.") nor a reply ("Yes.")."""
-    if not any(c.isalpha() for c in q):
-        return False  # "?" alone asks nothing
-    return bool(_EN_INFO_Q_RE.match(q) or q.rstrip().endswith("?")) and not _EN_REQUEST_RE.match(q)
 
 
 def _names(q: str, phrase: str) -> bool:

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from convsearch.lang import en
+from convsearch.lang.en import steps as en
+from convsearch.rewrite import compose
 from convsearch.rewrite.entities import en_salient_noun, mentions
 from convsearch.rewrite.rules import RuleRewriter
 from convsearch.types import Message
@@ -124,9 +125,9 @@ def test_a_common_noun_owner_keeps_the_possessive() -> None:
 
 
 def test_a_noun_phrase_that_goes_on_keeps_the_possessive() -> None:
-    assert en.possessive_of("Did their album sell well?", 4, 9, "Fleet Foxes") is None
-    assert en.possessive_of("Is their food good?", 3, 8, "Cote") is None
-    assert en.possessive_of("Their menu?", 0, 5, "Cote") == "The menu of Cote?"
+    assert compose.possessive_of("Did their album sell well?", 4, 9, "Fleet Foxes") is None
+    assert compose.possessive_of("Is their food good?", 3, 8, "Cote") is None
+    assert compose.possessive_of("Their menu?", 0, 5, "Cote") == "The menu of Cote?"
 
 
 # --- "their" after an answer that opens on a name it brought in ------------------------------------------

@@ -1,13 +1,14 @@
-"""The rule layer as ordered lists of small named steps (lang/zh.py, lang/en.py): order, stops, and the extension
-point (adding a rule = one function + one list entry + a test)."""
+"""The rule layer as ordered lists of small named steps (lang/zh/steps.py, lang/en/steps.py): order, stops, and
+the extension point (adding a rule = one function + one list entry + a test)."""
 
 from __future__ import annotations
 
 import pytest
 
-from convsearch import lang
-from convsearch.lang import en, zh
+from convsearch.lang.en import steps as en
+from convsearch.lang.zh import steps as zh
 from convsearch.rewrite import rules
+from convsearch.rewrite import steps as registry
 from convsearch.rewrite.entities import find_focus
 from convsearch.rewrite.rules import Outcome, RuleRewriter
 from convsearch.types import Message
@@ -22,7 +23,7 @@ WORD = {"zh": "中文", "en": "Chinese"}  # a word of the history: the guard let
 @pytest.mark.parametrize("module", [zh, en], ids=["zh", "en"])
 def test_every_step_is_a_named_function_with_an_example(module) -> None:
     assert len(module.REWRITE_STEPS) >= 5
-    assert lang.REWRITE_STEPS[module.__name__.rsplit(".", 1)[1]] is module.REWRITE_STEPS
+    assert registry.REWRITE_STEPS[module.__name__.rsplit(".", 2)[1]] is module.REWRITE_STEPS
     for step in module.REWRITE_STEPS:
         assert step.__name__ != "<lambda>" and ">>>" in (step.__doc__ or ""), step
 
@@ -65,7 +66,7 @@ def test_the_rewriter_runs_the_languages_list(monkeypatch, name, module, history
     def toy(t):
         return Outcome(f"{t.q.rstrip('?？')} {WORD[name]}", "toy rule")
 
-    monkeypatch.setattr(module, "REWRITE_STEPS", (toy, *module.REWRITE_STEPS))
+    monkeypatch.setitem(registry.REWRITE_STEPS, name, (toy, *module.REWRITE_STEPS))
     r = RuleRewriter().rewrite(history, query)
     assert r.reason.endswith("; toy rule") and r.rewritten == f"{query.rstrip('?？')} {WORD[name]}", r
 

@@ -86,7 +86,7 @@ def test_a_part_written_as_an_acronym_is_no_entity_of_its_own() -> None:
     ("Really?", False), ("Any others?", False), ("Why not?", False), ("Is it?", False), ("The price?", False),
 ])
 def test_a_bare_phrase_asked_as_a_question_is_an_ellipsis(query, want) -> None:
-    from convsearch.gate import en_ellipsis
+    from convsearch.lang.en.markers import en_ellipsis
 
     assert (en_ellipsis(query) is not None) is want
 
@@ -183,7 +183,7 @@ def test_a_lower_case_model_name_leaves_the_rest_of_the_phrase_whole(text, want)
 
 
 def test_reactions_asked_as_questions_are_no_fragments() -> None:
-    from convsearch.gate import en_ellipsis
+    from convsearch.lang.en.markers import en_ellipsis
 
     assert not any(en_ellipsis(q) for q in ("Sorry?", "Hmm?", "Pardon?", "Seriously?", "Details?"))
 
@@ -243,7 +243,7 @@ def test_a_chinese_comparative_without_bi_compares_with_the_frames_entity(turns,
 
 @pytest.mark.parametrize("query", ["他们俩谁更好", "那哪个层次高一点", "零钱通好吗"])
 def test_no_comparison_without_a_compared_name_or_a_comparative(query) -> None:
-    from convsearch.rewrite.frame import complete_fragment
+    from convsearch.rewrite.steps import complete_fragment
 
     done = complete_fragment(query, "余额宝现在七日年化多少", "zh")
     assert done is None or "哪个" not in done[0]

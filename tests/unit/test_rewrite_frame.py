@@ -6,9 +6,10 @@ import pytest
 
 from convsearch.gate import needs_rewrite
 from convsearch.rewrite.entities import mentions, zh_name_tokens
-from convsearch.rewrite.frame import complete_fragment, slot_kind, slot_spans
+from convsearch.rewrite.frame import slot_kind, slot_spans
 from convsearch.rewrite.introduced import introduced_entity
 from convsearch.rewrite.rules import RuleRewriter
+from convsearch.rewrite.steps import complete_fragment
 from convsearch.types import Message
 
 

@@ -286,7 +286,7 @@ def test_a_digression_or_an_aspect_question_keeps_the_subject(turns, query, must
 
 
 def test_a_verbless_and_fragment_is_an_ellipsis_but_a_clause_is_not() -> None:
-    from convsearch.gate import en_ellipsis
+    from convsearch.lang.en.markers import en_ellipsis
 
     assert en_ellipsis("And the net profit margin that quarter?")
     assert not en_ellipsis("And what does the warranty cover there?")
@@ -528,7 +528,7 @@ def test_questions_of_their_own_and_list_edges(turns, query, want) -> None:
 
 
 def test_that_year_is_the_year_closing_a_sentence() -> None:
-    from convsearch.rewrite.rules import _year_reference
+    from convsearch.rewrite.compose import _year_reference
 
     history = [Message("user", "In 2012 I lived in Paris."), Message("assistant", "OK."),
                Message("user", "I moved to Berlin in 2015."), Message("assistant", "Nice.")]

@@ -10,7 +10,7 @@ import pytest
 from convsearch import (ConfigError, Message, Passthrough, RewriteResult, Rewriter, RuleRewriter, get_rewriter)
 from convsearch.rewrite import Scripted
 from convsearch.rewrite.guard import unfaithful_words
-from convsearch.rewrite.rules import EN_GLUE
+from convsearch.rewrite.compose import EN_GLUE
 
 
 def U(s: str) -> Message:

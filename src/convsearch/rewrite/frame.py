@@ -11,10 +11,8 @@ comparison ("和 Y 比呢？", "How does Y compare?") keeps the frame's entity a
 Precision first: when the fragment has no type the frame also holds, the completer answers None and the other
 rules (or nothing) take over.
 
->>> complete_fragment("后天呢？", "杭州今天会下雨吗？", "zh")[0]
-'杭州后天会下雨吗'
->>> complete_fragment("And on Saturday?", "What time does the store open on Sundays?", "en")[0]
-'What time does the store open on Saturday?'
+The steps that do it are each language's (``lang.zh.steps.FRAME_STEPS``, ``lang.en.steps.FRAME_STEPS``), run by
+``rewrite.steps.complete_fragment``; this module holds the slot primitives they are built on.
 """
 
 from __future__ import annotations
@@ -571,39 +569,6 @@ def compared_names(frames: list[str], lang: str) -> list[str]:
 
 
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_MAX_EN_WORDS = 14  # every fragment, comparison and condition form is shorter: a cheap exit on the hot path
-_MAX_ZH_CHARS = 24
-
-
-def complete_fragment(query: str, frame: str, lang: str) -> tuple[str, str] | None:
-    """(rewrite, how) when ``query`` is a fragment whose phrase has a slot type the ``frame`` holds, else None."""
-    if not frame or not query.strip():
-        return None
-    if _CJK_RE.search(query):
-        lang = "zh"  # "Windows 呢？" is a Chinese fragment, whatever its letters say
-        if len(query) > _MAX_ZH_CHARS:
-            return None
-    elif len(query.split()) > _MAX_EN_WORDS:
-        return None
-    return _complete(query, frame, lang)
-
-
-@lru_cache(maxsize=2048)
-def _complete(query: str, frame: str, lang: str) -> tuple[str, str] | None:
-    """The first answer of the language's ordered steps (``lang.zh`` / ``lang.en`` FRAME_STEPS); the gate and
-    the rewriter ask the same question per turn, so it is answered once."""
-    from ..lang import FRAME_STEPS  # the steps are built on this module's primitives
-
-    frame_core = frame.strip()
-    if lang == "zh":
-        frame_core = frame_core.rstrip(_TRAIL)
-    for step in FRAME_STEPS[lang]:
-        done = step(query, frame_core)
-        if done is not None:
-            return done
-    return None
-
-
 def compare_in_history(query: str, history: Sequence[Message], lang: str) -> tuple[str, str] | None:
     """``_which_of`` over the proper names of the user's last two questions in ``history``."""
     if _CJK_RE.search(query):

@@ -15,9 +15,23 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..gate import PASSAGE_WORDS
+from ..text import detect_lang
 from ..types import Message
 from .entities import Focus, Mention
+
+# dialog answers run up to ~33 words (CANARD, MuDoCo, CamRest, Alexa), CAsT 2021 / iKAT passages 76-378
+PASSAGE_WORDS = 40
+
+
+def passage_history(history: Sequence[Message]) -> bool:
+    """Does the latest answer read as a passage (a retrieved or generated paragraph) rather than a reply?
+
+    >>> passage_history([Message("user", "What is AnySearch?"), Message("assistant", "A search service.")])
+    False
+    """
+    last = next((m.content for m in reversed(history) if m.role == "assistant"), "")
+    size = len(last) / 2 if detect_lang(last) == "zh" else len(last.split())  # a Chinese word: ~2 characters
+    return size > PASSAGE_WORDS
 
 _MIN_WORDS = 3  # a two-word name is a name ("Johnny Bench", "Tesla Roadster")
 

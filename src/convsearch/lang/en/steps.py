@@ -1,5 +1,5 @@
 """English rule steps, in the order they are tried: the rewrite (``REWRITE_STEPS``, run by
-``rewrite.rules._rewrite_en``) and frame completion (``FRAME_STEPS``, run by ``rewrite.frame.complete_fragment``)."""
+``rewrite.rules._rewrite_en``) and frame completion (``FRAME_STEPS``, run by ``rewrite.steps.complete_fragment``)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 
-from .. import lexicon as lx
-from ..gate import en_ellipsis
-from ..rewrite import entities as e
-from ..rewrite import frame as f
-from ..rewrite import introduced, similar
-from ..rewrite import rules as r
-from ..rewrite.rules import Outcome
-from ..types import Message
+from ... import lexicon as lx
+from ...rewrite import compose as r
+from ...rewrite import entities as e
+from ...rewrite import frame as f
+from ...rewrite import introduced, similar
+from ...rewrite.compose import Outcome
+from ...types import Message
+from .markers import en_ellipsis
 
 # --- the rewrite: section / class reference, ellipsis, pronoun, frame completion, exclusion -----------------
 
@@ -404,46 +404,6 @@ def _plural_referent(q: str, ent: e.Mention | None, frame_mentions: Sequence[e.M
         return ent
     return next((m for m in frame_mentions if m is not ent and not m.proper and not m.relational
                  and m.det.strip().lower() != "the"), ent)
-
-
-_OF_NP_RE = re.compile(r"\s*((?:[A-Za-z][\w'’-]*)(?:\s+(?:and\s+)?[A-Za-z][\w'’-]*){0,4})")
-
-
-def possessive_of(q: str, start: int, end: int, owner: str) -> str | None:
-    """A possessive pronoun at ``q[start:end]`` whose noun phrase closes its clause becomes "the <noun phrase> of
-    <owner>", as search queries put it ("their address and phone number" → "the address and phone number of Cote");
-    None when no plain noun phrase follows.
-
-    >>> possessive_of("What is their address and phone number?", 8, 13, "Cote")
-    'What is the address and phone number of Cote?'
-    >>> possessive_of("Did their album sell well in Japan?", 4, 9, "Fleet Foxes") is None
-    True
-    """
-    if _EN_AUX_OPENER_RE.fullmatch(q[:start].strip()):
-        return None  # "Is their food tasty?": the subject of a yes/no question goes on past its noun (not "the
-        # food tasty of Cote"); "Can you give me their address" ends on it
-    m = _OF_NP_RE.match(q, end)
-    if m is None:
-        return None
-    spans = [(w.start(), w.end()) for w in re.finditer(r"\S+", q[:m.end(1)]) if w.start() >= m.start(1)]
-    while spans and q[spans[-1][0]:spans[-1][1]].lower() in _NP_TRAILERS:
-        spans.pop()  # "their address and", "their address too": the noun phrase ends before them
-    if not spans:
-        return None
-    np_end = spans[-1][1]
-    words_ = [q[a:b] for a, b in spans]
-    if any(w.lower() in lx.STOP_EN and w.lower() != "and" or w.lower() in lx.EN_VERBS for w in words_):
-        return None
-    rest = q[np_end:]
-    if rest.strip() and not re.match(r"\s*(?:[?.!,;]|please\b|as well\b|too\b)", rest, re.IGNORECASE):
-        return None  # the phrase goes on ("their album sell well"): the possessive reads better
-    the = "The" if not q[:start].strip() or q[:start].rstrip()[-1] in ".!?" else "the"
-    return f"{q[:start]}{the} {' '.join(words_)} of {owner}{rest}"
-
-
-_NP_TRAILERS = lx.STOP_EN | {"please", "too"}
-_EN_AUX_OPENER_RE = re.compile(r"\W*(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had)",
-                               re.IGNORECASE)
 
 
 def definite_reference(t: Turn) -> Outcome | None:

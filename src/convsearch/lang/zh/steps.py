@@ -1,5 +1,5 @@
 """Chinese rule steps, in the order they are tried: the rewrite (``REWRITE_STEPS``, run by
-``rewrite.rules._rewrite_zh``) and frame completion (``FRAME_STEPS``, run by ``rewrite.frame.complete_fragment``)."""
+``rewrite.rules._rewrite_zh``) and frame completion (``FRAME_STEPS``, run by ``rewrite.steps.complete_fragment``)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .. import lexicon as lx
-from ..rewrite import entities as e
-from ..rewrite import frame as f
-from ..rewrite import rules as r
-from ..rewrite import similar
-from ..rewrite.introduced import kind_referent
-from ..rewrite.reply import remark_topic
-from ..rewrite.rules import Outcome
-from ..text import is_cjk, tagged
-from ..types import Message
+from ... import lexicon as lx
+from ...rewrite import compose as r
+from ...rewrite import entities as e
+from ...rewrite import frame as f
+from ...rewrite import similar
+from ...rewrite.compose import Outcome
+from ...rewrite.introduced import kind_referent
+from ...rewrite.reply import remark_topic
+from ...text import is_cjk, tagged
+from ...types import Message
 
 # --- the rewrite: ellipsis, classifier reference, pronoun, frame completion -------------------------------
 

@@ -1,0 +1,64 @@
+"""English reference markers that are shapes of the question alone: an ellipsis ("what about X", "and X?", a bare
+fragment asked as a question) and an information question (not a command to the assistant, nor a reply)."""
+
+from __future__ import annotations
+
+import re
+
+from ... import lexicon as lx
+
+EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what about|how about|and|what of|"
+                            r"(?:the\s+)?same(?:\s+question|\s+thing)?\s+for|what if)\b",
+                             re.IGNORECASE)
+def en_ellipsis(query: str) -> re.Match[str] | None:
+    """'what about X', 'how about X', or 'and X?' — a bare 'And …' opens an ellipsis only when what follows is
+    short (≤ 4 words): "And let's call mom back." is a whole request."""
+    m = EN_ELLIPSIS_RE.match(query) or _EN_PREP_FRAGMENT_RE.match(query) or _bare_fragment(query)
+    if m and m.group(1).lower() == "and" and len(rest := query[m.end():].split()) > 4 and (
+            len(rest) > EN_AND_FRAGMENT_MAX or not query.rstrip().endswith("?")
+            or any(w.lower().strip(",.?!") in EN_CLAUSE_WORDS or "'" in w for w in rest)):
+        return None  # a longer "And …?" is an ellipsis only while it has no verb ("And the net income that year?")
+    return m
+
+
+EN_AND_FRAGMENT_MAX = 8
+# "for a powerlifter?", "in winter?": a bare prepositional phrase asked as a question (its lead is empty)
+_EN_PREP_FRAGMENT_RE = re.compile(r"^\s*()(?=(?:for|in|on|at|with|without|during|from|near|under|over)\s+"
+                                  r"[\w'’.$-]+(?:\s+[\w'’.$-]+){0,3}\s*\?\s*$)", re.IGNORECASE)
+EN_CLAUSE_WORDS = lx.EN_AUX | lx.EN_VERBS | lx.EN_SUBJECT_PRONOUNS | lx.EN_WH
+# "California state?", "Hard boiled?": a bare phrase of up to three words asked as a question
+_EN_BARE_FRAGMENT_RE = re.compile(r"^\s*()(?=[\w'’.$-]+(?:\s+[\w'’.$-]+){0,2}\s*\?\s*$)")
+# reactions asked as a question ("Sorry?", "Seriously?", "Details?"); openers (hmm, nice, cool), stop words and wh-words
+# are left out by their own lists
+_EN_NOT_FRAGMENT = frozenset({"huh", "right", "seriously", "sorry", "pardon", "lol", "done", "details", "example",
+                              "examples", "source", "sources"})
+
+
+def _bare_fragment(query: str) -> re.Match[str] | None:
+    """A phrase with no verb, pronoun or wh-word, asked as a question: it leans on the previous question."""
+    m = _EN_BARE_FRAGMENT_RE.match(query)
+    if m is None:
+        return None
+    ws = [w.lower().strip(",.?!") for w in query.split()]
+    return None if any(w in EN_CLAUSE_WORDS or w in _EN_NOT_FRAGMENT or w in lx.STOP_EN or w in lx.EN_OPENERS
+                       for w in ws) else m
+
+
+# An information question (wh-word, auxiliary, "tell me about"), not a command to the assistant ("can you
+# cancel that reminder?"): only such a question is about the conversation's subject when it names nothing.
+_EN_INFO_Q_RE = re.compile(r"^\W*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?"
+                           r"(?:what|who|whom|whose|when|where|why|how|which|"
+                           r"is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|may|might|must|"
+                           r"tell me|describe|explain|list|give me|any|anything|anyone|anybody|anywhere|else)\b",
+                           re.IGNORECASE)
+EN_REQUEST_RE = re.compile(r"^\W*(?:(?:so|and|but|ok|okay|also|then)\s*,?\s+)?"
+                           r"(?:can|could|will|would)\s+you\s+(?:please\s+)?"
+                            r"(?!tell|give me|provide|explain|describe|list)", re.IGNORECASE)
+
+
+def en_info_question(q: str) -> bool:
+    """An English question asking for information ("What are popular trails?", "Tell me about X"), not a
+    command to the assistant ("Can you cancel that reminder?", "Answer that.") nor a reply ("Yes.")."""
+    if not any(c.isalpha() for c in q):
+        return False  # "?" alone asks nothing
+    return bool(_EN_INFO_Q_RE.match(q) or q.rstrip().endswith("?")) and not EN_REQUEST_RE.match(q)

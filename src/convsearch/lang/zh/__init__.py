@@ -1,0 +1,1 @@
+"""Chinese: the language pack (``PACK``) and its rule steps (``steps``)."""

@@ -1,0 +1,73 @@
+"""The ordered rule steps of each language, and the runner of the frame-completion steps.
+
+``REWRITE_STEPS[code]``: the rule rewriter's steps (run by ``rewrite.rules``). Each takes the language's ``Turn`` and
+returns None (does not apply: the next step is tried; a step may annotate the turn for the later ones) or an
+``Outcome(out, reason)``, which ends the rewrite; ``out=None`` stops it with the reason and no rewrite.
+
+``FRAME_STEPS[code]``: frame completion of a fragment. Each takes the follow-up and the frame (the latest user
+question) and returns ``(rewrite, how)`` or None; the first step that answers wins (``complete_fragment``).
+
+Adding a rule = one function with a docstring example in its language's ``lang/<code>/steps.py`` + one entry in its
+list there + a test. A language outside this package registers its steps with ``register_steps``.
+
+>>> complete_fragment("后天呢？", "杭州今天会下雨吗？", "zh")[0]
+'杭州后天会下雨吗'
+>>> complete_fragment("And on Saturday?", "What time does the store open on Sundays?", "en")[0]
+'What time does the store open on Saturday?'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+from ..lang.en import steps as en
+from ..lang.zh import steps as zh
+
+FrameStep = Callable[[str, str], "tuple[str, str] | None"]
+RewriteStep = Callable[[Any], Any]
+
+FRAME_STEPS: dict[str, tuple[FrameStep, ...]] = {"zh": zh.FRAME_STEPS, "en": en.FRAME_STEPS}
+REWRITE_STEPS: dict[str, tuple[RewriteStep, ...]] = {"zh": zh.REWRITE_STEPS, "en": en.REWRITE_STEPS}
+
+
+def register_steps(code: str, *, rewrite: Sequence[RewriteStep] = (), frame: Sequence[FrameStep] = ()) -> None:
+    """Give a language's rule steps to the rule rewriter (a language pack of its own: see ``lang.register``)."""
+    REWRITE_STEPS[code] = tuple(rewrite)
+    FRAME_STEPS[code] = tuple(frame)
+    _complete.cache_clear()
+
+
+_TRAIL = "？?！!。.，,~～ \t"
+_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_MAX_EN_WORDS = 14  # every fragment, comparison and condition form is shorter: a cheap exit on the hot path
+_MAX_ZH_CHARS = 24
+
+
+def complete_fragment(query: str, frame: str, lang: str) -> tuple[str, str] | None:
+    """(rewrite, how) when ``query`` is a fragment whose phrase has a slot type the ``frame`` holds, else None."""
+    if not frame or not query.strip():
+        return None
+    if _CJK_RE.search(query):
+        lang = "zh"  # "Windows 呢？" is a Chinese fragment, whatever its letters say
+        if len(query) > _MAX_ZH_CHARS:
+            return None
+    elif len(query.split()) > _MAX_EN_WORDS:
+        return None
+    return _complete(query, frame, lang)
+
+
+@lru_cache(maxsize=2048)
+def _complete(query: str, frame: str, lang: str) -> tuple[str, str] | None:
+    """The first answer of the language's ordered steps (``FRAME_STEPS``); the gate and
+    the rewriter ask the same question per turn, so it is answered once."""
+    frame_core = frame.strip()
+    if lang == "zh":
+        frame_core = frame_core.rstrip(_TRAIL)
+    for step in FRAME_STEPS.get(lang, ()):
+        done = step(query, frame_core)
+        if done is not None:
+            return done
+    return None
