@@ -47,9 +47,12 @@ from functools import lru_cache
 from collections.abc import Sequence
 
 from . import lexicon as lx
-from .rewrite.entities import (_ZH_NE_RE, Mention, closes_exchange, definite_expansion, en_tokens, find_focus, has_pronoun,
-                               informs_zh, mentions, name_like, opening_subject, partial_name_span, topic_entity,
-                               zh_anaphor_at, zh_common_person, zh_classifier_reference, zh_ellipsis, zh_lead)
+from .lang.base import Mention
+from .lang.en.mentions import en_tokens
+from .lang.zh.markers import _ZH_NE_RE, zh_classifier_reference, zh_ellipsis, zh_lead
+from .lang.zh.mentions import zh_anaphor_at, zh_common_person
+from .rewrite.entities import definite_expansion, has_pronoun, mentions, name_like, partial_name_span, topic_entity
+from .rewrite.focus import closes_exchange, find_focus, informs_zh, opening_subject
 from .rewrite.frame import compare_in_history
 from .rewrite.steps import complete_fragment
 from .rewrite.introduced import introduced_work, kind_referent
@@ -58,7 +61,7 @@ from .rewrite.offer import accepted_offer
 from .rewrite.passage_name import passage_history
 from .rewrite.ordinal import resolve_ordinal
 from .rewrite.reply import answer_echo, wh_answer
-from .rewrite.timeref import is_time_phrase
+from .lang.timeref import is_time_phrase
 from .text import detect_lang, tagged, words
 from .types import Decision, DecisionKind, Message
 
@@ -469,7 +472,7 @@ _TIME_UNITS = lx.EN_TIME_UNITS  # "this year": the mention is "year"
 
 def _things_asked(ms: Sequence[Mention]) -> int:
     """How many things a question names: its nouns, not counting relational ones (价格, types) or times ("this
-    year", 今年: ``rewrite.timeref``)."""
+    year", 今年: ``lang.timeref``)."""
     return sum(not m.relational and not is_time_phrase(m.text) and m.text.lower() not in _TIME_UNITS
                and not zh_common_person(m) for m in ms)
 

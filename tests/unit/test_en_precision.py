@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from convsearch.lang.en import steps as en
 from convsearch.rewrite import compose
-from convsearch.rewrite.entities import en_salient_noun, mentions
+from convsearch.rewrite.entities import mentions
+from convsearch.rewrite.focus import en_salient_noun
 from convsearch.rewrite.rules import RuleRewriter
 from convsearch.types import Message
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from convsearch import DecisionKind, Message, RuleRewriter, needs_rewrite
+from convsearch.lang.base import Mention
 from convsearch.lang.zh.steps import reply_thing
-from convsearch.rewrite.entities import Mention
 from convsearch.rewrite.reply import answer_echo, echoed_predicate, polar_reply, wh_answer
 
 

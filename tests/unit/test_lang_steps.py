@@ -9,7 +9,7 @@ from convsearch.lang.en import steps as en
 from convsearch.lang.zh import steps as zh
 from convsearch.rewrite import rules
 from convsearch.rewrite import steps as registry
-from convsearch.rewrite.entities import find_focus
+from convsearch.rewrite.focus import find_focus
 from convsearch.rewrite.rules import Outcome, RuleRewriter
 from convsearch.types import Message
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from convsearch.rewrite.entities import find_focus, mentions
+from convsearch.rewrite.entities import mentions
+from convsearch.rewrite.focus import find_focus
 from convsearch.rewrite.rules import RuleRewriter
 from convsearch.types import Message
 from convsearch.window import history_window

@@ -5,7 +5,7 @@ conversation do not."""
 from __future__ import annotations
 
 from convsearch.gate import needs_rewrite
-from convsearch.rewrite.entities import opening_subject
+from convsearch.rewrite.focus import opening_subject
 from convsearch.rewrite.rules import RuleRewriter
 from convsearch.types import DecisionKind, Message
 

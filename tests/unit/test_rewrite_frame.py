@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from convsearch.gate import needs_rewrite
-from convsearch.rewrite.entities import mentions, zh_name_tokens
+from convsearch.lang.zh.mentions import zh_name_tokens
+from convsearch.rewrite.entities import mentions
 from convsearch.rewrite.frame import slot_kind, slot_spans
 from convsearch.rewrite.introduced import introduced_entity
 from convsearch.rewrite.rules import RuleRewriter
@@ -189,7 +190,7 @@ def test_an_unfluent_completion_falls_back_to_the_query() -> None:
 
 
 def test_a_classifier_phrase_names_the_focus_by_its_kind() -> None:
-    from convsearch.rewrite.entities import zh_classifier_reference
+    from convsearch.lang.zh.markers import zh_classifier_reference
 
     assert zh_classifier_reference("这张卡在国外刷有手续费吗", "招商银行的经典白金卡") == (0, 3)
     assert zh_classifier_reference("这本书好看吗", "招商银行的经典白金卡") is None

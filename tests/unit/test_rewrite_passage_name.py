@@ -7,7 +7,7 @@ from __future__ import annotations
 from test_gate import A, U  # the message helpers of the gate tests
 
 from convsearch import RuleRewriter
-from convsearch.rewrite.entities import Mention
+from convsearch.lang.base import Mention
 from convsearch.rewrite.passage_name import passage_name
 
 PASSAGE = ("Ada Lovelace Augusta Ada King (born 10 December 1815) was an English mathematician and writer, chiefly "

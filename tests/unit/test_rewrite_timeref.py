@@ -6,8 +6,8 @@ import pytest
 from test_gate import A, U  # the message helpers of the gate tests
 
 from convsearch import RuleRewriter
-from convsearch.rewrite.entities import find_focus
-from convsearch.rewrite.timeref import is_time_phrase
+from convsearch.lang.timeref import is_time_phrase
+from convsearch.rewrite.focus import find_focus
 
 
 @pytest.mark.parametrize("phrase", ["mid-April", "April", "next summer", "the weekend", "early October", "2024",

@@ -14,28 +14,15 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from .. import lexicon as lx
-from ..lang.en.markers import en_info_question
+from ..lang.base import Mention
+from ..lang.en.markers import _demonstrative_det, en_feedback_pronoun, en_info_question
+from ..lang.en.mentions import en_tokens
+from ..lang.zh.markers import zh_det_tokens
 from ..text import is_cjk, tagged
 from ..types import Message
 from . import similar
-from .entities import (
-    Focus,
-    Mention,
-    _demonstrative_det,
-    _word_at,
-    attribute_noun,
-    en_feedback_pronoun,
-    en_request_part,
-    en_tokens,
-    find_focus,
-    informs_zh,
-    leans_on_focus,
-    meaning_question,
-    mentions,
-    named_in,
-    weak_anchor,
-    zh_det_tokens,
-)
+from .entities import _word_at, attribute_noun, leans_on_focus, mentions, named_in
+from .focus import Focus, en_request_part, find_focus, informs_zh, meaning_question, weak_anchor
 from .frame import ATTRIBUTE_RES
 from .introduced import introduced_work
 

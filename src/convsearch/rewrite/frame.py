@@ -24,7 +24,9 @@ from functools import lru_cache
 from .. import lexicon as lx
 from ..text import is_cjk, tagged
 from ..types import Message
-from .entities import mentions, zh_name_tokens, zh_proverb_ne
+from ..lang.zh.markers import zh_proverb_ne
+from ..lang.zh.mentions import zh_name_tokens
+from .entities import mentions
 
 _TRAIL = "？?！!。.，,~～ \t"
 

@@ -17,21 +17,13 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .. import lexicon as lx
+from ..lang.base import Mention
+from ..lang.en.mentions import _is_cap, _plain_noun, en_adverb, en_tokens
+from ..lang.zh.markers import zh_classifier_reference, zh_kind_nouns, zh_kind_phrase
 from ..text import tagged
 from ..types import Message
-from .entities import (
-    Mention,
-    _en_topic_setting,
-    _is_cap,
-    _plain_noun,
-    en_adverb,
-    en_tokens,
-    meaning_question,
-    mentions,
-    zh_classifier_reference,
-    zh_kind_nouns,
-    zh_kind_phrase,
-)
+from .entities import mentions
+from .focus import _en_topic_setting, meaning_question
 from .frame import coordinated_pair
 
 _ASKS_FOR_ENTITY = {

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import lexicon as lx
+from ..lang.base import Mention, join_tokens
 from ..text import is_cjk, tagged
 from ..types import Message
-from .entities import Mention, join_tokens, mentions
+from .entities import mentions
 from .offer import user_side
 
 _EN_ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,

@@ -15,9 +15,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ..lang.base import Mention
 from ..text import detect_lang
 from ..types import Message
-from .entities import Focus, Mention
+from .focus import Focus
 
 # dialog answers run up to ~33 words (CANARD, MuDoCo, CamRest, Alexa), CAsT 2021 / iKAT passages 76-378
 PASSAGE_WORDS = 40

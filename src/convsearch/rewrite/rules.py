@@ -30,8 +30,9 @@ from ..text import detect_lang
 from ..types import Decision, DecisionKind, Message, RewriteResult
 from .compose import (_TRAIL_PUNCT, Outcome, Step, _first, _join_script, _replace_pronoun, _request_asked,
                       _restated_head_cut, _work_reference, answer_alias)
-from .entities import (_ZH_NE_RE, Focus, find_focus, mentions, name_like, opening_subject, opening_turn,
-                       partial_name_span, topic_entity, topic_section)
+from ..lang.zh.markers import _ZH_NE_RE
+from .entities import mentions, name_like, partial_name_span, topic_entity, topic_section
+from .focus import Focus, find_focus, opening_subject, opening_turn
 from .frame import compare_in_history, locative_there
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .introduced import introduced_entity, person_shaped

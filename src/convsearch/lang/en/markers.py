@@ -1,9 +1,11 @@
 """English reference markers that are shapes of the question alone: an ellipsis ("what about X", "and X?", a bare
-fragment asked as a question) and an information question (not a command to the assistant, nor a reply)."""
+fragment asked as a question), an information question (not a command to the assistant, nor a reply), a pronoun
+that is feedback on the answer ("That's very helpful") and a demonstrative used as a determiner ("that album")."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ... import lexicon as lx
 
@@ -62,3 +64,50 @@ def en_info_question(q: str) -> bool:
     if not any(c.isalpha() for c in q):
         return False  # "?" alone asks nothing
     return bool(_EN_INFO_Q_RE.match(q) or q.rstrip().endswith("?")) and not EN_REQUEST_RE.match(q)
+
+
+_EN_VERDICT_OPENERS = frozenset({"not", "too", "so", "exactly", "just", "what"})
+
+
+def en_feedback_pronoun(toks: Sequence[str], k: int) -> bool:
+    """Token k is a pronoun that points at the last answer or at nothing, not at an entity: "That's very
+    helpful", "It sounds wonderful", "Those are excellent points", "appreciate it", "Will it rain?"."""
+    low = toks[k].lower()
+    if low not in ("it", "that", "this", "these", "those", "they"):
+        return False
+    prev = toks[k - 1].lower() if k > 0 else ""
+    prev2 = toks[k - 2].lower() if k > 1 else ""
+    if prev in ("appreciate", "appreciated") or (prev == "for" and prev2 in ("thanks", "you", "thank")):
+        return True
+    j = k + 1
+    if low in ("that", "this") and (k == 0 or toks[k - 1] in (".", "!", "?", ";")) and j < len(toks) \
+            and toks[j].lower() in _EN_VERDICT_OPENERS:
+        return True  # "That's not what I wanted.", "That's too basic": a verdict on the answer (the 's is cut off)
+    if low == "it":
+        while j < len(toks) and j <= k + 4 and toks[j].lower() in lx.EN_WEATHER_GLUE:
+            j += 1
+        if j < len(toks) and toks[j].lower() in lx.EN_WEATHER:
+            return True  # "Will it drizzle?", "Is it going to be humid?"
+        j = k + 1
+    if j < len(toks) and toks[j].lower() in lx.EN_PERCEPTION:
+        return True
+    while j < len(toks) and j <= k + 4 and toks[j].lower() in lx.EN_INTENSIFIERS:
+        j += 1
+    return j > k + 1 and j < len(toks) and toks[j].lower() in lx.EN_EVALUATIVE
+
+
+def _demonstrative_det(toks: Sequence[str], k: int) -> bool:
+    """'that album' (a determiner) rather than 'that' (a pronoun)."""
+    low = toks[k].lower()
+    if low not in lx.EN_DEMONSTRATIVES:
+        return False
+    nxt = toks[k + 1].lower() if k + 1 < len(toks) else ""
+    if not (nxt and nxt[0].isalnum() and nxt not in lx.EN_FUNCTION):
+        return False
+    # "Is that free?" / "How does this compare?": right after an auxiliary and closing the clause, the
+    # demonstrative is the subject and the next word its predicate
+    prev = toks[k - 1].lower() if k > 0 else ""
+    after = toks[k + 2] if k + 2 < len(toks) else ""
+    if prev in lx.EN_AUX and (not after or not after[0].isalnum()):
+        return False
+    return True

@@ -14,7 +14,9 @@ from ...rewrite import entities as e
 from ...rewrite import frame as f
 from ...rewrite import introduced, similar
 from ...rewrite.compose import Outcome
+from ...rewrite.focus import Focus, _alias_of, en_salient_noun, find_focus
 from ...types import Message
+from ..base import Mention
 from .markers import en_ellipsis
 
 # --- the rewrite: section / class reference, ellipsis, pronoun, frame completion, exclusion -----------------
@@ -27,7 +29,7 @@ class Turn:
 
     __slots__ = ("query", "focus", "history", "section", "q", "ent", "sref", "cref", "out", "how")
 
-    def __init__(self, query: str, focus: e.Focus, history: Sequence[Message] = (), section: str = "") -> None:
+    def __init__(self, query: str, focus: Focus, history: Sequence[Message] = (), section: str = "") -> None:
         self.query, self.focus, self.history, self.section = query, focus, history, section
         self.q = query.strip()
         self.ent = focus.entity
@@ -39,7 +41,7 @@ class Turn:
 
 def turn(query: str, history: Sequence[Message], topic: str | None = None) -> Turn:
     """The turn with the focus ``entities.find_focus`` gives (for examples and tests; the rewriter refines it)."""
-    return Turn(query, e.find_focus(history, topic), history, e.topic_section(topic) if topic else "")
+    return Turn(query, find_focus(history, topic), history, e.topic_section(topic) if topic else "")
 
 
 def passage_subject(t: Turn) -> None:
@@ -57,13 +59,13 @@ def passage_subject(t: Turn) -> None:
     last = t.history[-1] if t.history else None
     if last is None or last.role != "assistant" or t.ent is None or _still_named(t.ent, last.content):
         return
-    sal = e.en_salient_noun(last.content, e.mentions(last.content, "en"))
+    sal = en_salient_noun(last.content, e.mentions(last.content, "en"))
     if sal is not None and sal.text.lower() not in t.q.lower():
         t.focus = replace(t.focus, entity=sal, subject=sal)
         t.ent = sal
 
 
-def _still_named(ent: e.Mention, text: str) -> bool:
+def _still_named(ent: Mention, text: str) -> bool:
     """Does ``text`` use a content word of ``ent`` ("water" for "water resource management")?"""
     low = _word_set(text)
     return any(w in low for w in re.findall(r"[a-z0-9][\w'’-]*", ent.text.lower()) if w not in lx.STOP_EN)
@@ -107,7 +109,7 @@ def ellipsis(t: Turn) -> Outcome | None:
         return Outcome(None, "ellipsis without content")
     if len(x.split()) - (len(t.sref[2].split()) if t.sref is not None else 0) > 3:
         return Outcome(None, "the ellipsis names a whole request of its own")
-    xm = e.mentions(x, "en") or [e.Mention(x, x[:1].isupper(), "proper" if x[:1].isupper() else "noun",
+    xm = e.mentions(x, "en") or [Mention(x, x[:1].isupper(), "proper" if x[:1].isupper() else "noun",
                                            x.split()[-1].lower())]
     if focus.frame:
         frame = focus.frame.strip()
@@ -219,7 +221,7 @@ def answer_subject(t: Turn) -> None:
     if low in t.history[-2].content.lower() or low in t.q.lower() or low.split()[0] in lx.STOP_EN \
             or not any(x.proper and x.text.lower() == low for x in e.mentions(t.history[-1].content, "en")):
         return  # the user's own name, "This is …", "There are …"; not a name ("Parking is free …", "Monday is …")
-    t.ent = e.Mention(name, True, "proper", name.split()[-1].lower())
+    t.ent = Mention(name, True, "proper", name.split()[-1].lower())
     t.focus = replace(t.focus, entity=t.ent)
 
 
@@ -260,7 +262,7 @@ def opened_subject(t: Turn) -> None:
         t.focus = replace(t.focus, entity=intro, subject=intro)
 
 
-def shortened_name(history: Sequence[Message]) -> e.Mention | None:
+def shortened_name(history: Sequence[Message]) -> Mention | None:
     """The user's name the latest answer goes on with in short ("… in a Piper PA-28-161 Warrior" → "Nice, the
     Warrior is a forgiving trainer." → "whats its stall speed": the Piper PA-28-161 Warrior, not the PPL the question
     named first): the one name of the question holding the first name of the answer's first sentence.
@@ -277,7 +279,7 @@ def shortened_name(history: Sequence[Message]) -> e.Mention | None:
     q_ms = e.mentions(history[-2].content, "en")
     if any(x.text == short.text for x in q_ms):
         return None  # the user wrote the short form too ("the Invesco QQQ Trust (QQQ)"): the alias it is
-    full = [x for x in q_ms if x.proper and e._alias_of(short, x)]
+    full = [x for x in q_ms if x.proper and _alias_of(short, x)]
     return full[0] if len(full) == 1 else None
 
 
@@ -312,17 +314,17 @@ def person_agreement(t: Turn) -> None:
         t.focus = replace(t.focus, entity=role[1])
 
 
-def _role_named(text: str) -> tuple[bool, e.Mention] | None:
+def _role_named(text: str) -> tuple[bool, Mention] | None:
     """The one person a text names by role with a possessive or "the" before it ("my landlord"), and whether in the
     plural; None for none or several."""
     found = _EN_ROLE_RE.findall(text) if text else []
     if len(found) != 1:
         return None
     det, noun, s = found[0]
-    return bool(s), e.Mention(noun + s, False, "noun", (noun + s).lower(), f"{det.lower()} ")
+    return bool(s), Mention(noun + s, False, "noun", (noun + s).lower(), f"{det.lower()} ")
 
 
-def _place_in(m: e.Mention, text: str) -> bool:
+def _place_in(m: Mention, text: str) -> bool:
     """Is ``m`` a place: of the place lexicon, or written after in / near ("my apartment in NYC")?"""
     return f.slot_kind(m.text) == "place" or any(p + m.text in text for p in _EN_PLACE_PREPS)
 
@@ -333,7 +335,7 @@ def _names_several(history: Sequence[Message]) -> bool:
     return sum(1 for x in e.mentions(first, "en") if x.proper and x.text.lower() not in question) > 1
 
 
-def _brought_in(ent: e.Mention, history: Sequence[Message]) -> bool:
+def _brought_in(ent: Mention, history: Sequence[Message]) -> bool:
     """Is ``ent`` a name the latest answer gave and the question it answers did not?"""
     return ent.proper and ent.text in history[-1].content and ent.text.lower() not in history[-2].content.lower()
 
@@ -390,12 +392,12 @@ def _match_case(word: str, like: str) -> str:
 _EN_PLURAL_PRONOUN_RE = re.compile(r"\b(?:they|them|their)\b", re.IGNORECASE)
 
 
-def _plural_referent(q: str, ent: e.Mention | None, frame_mentions: Sequence[e.Mention]) -> e.Mention | None:
+def _plural_referent(q: str, ent: Mention | None, frame_mentions: Sequence[Mention]) -> Mention | None:
     """"they" does not stand for one definite thing ("the warm side"): the frame's generic or plural common noun
     does ("a leopard gecko" → "how long do they live").
 
-    >>> side = e.Mention("warm side", False, "noun", "side", "the ")
-    >>> gecko = e.Mention("leopard gecko", False, "noun", "gecko")
+    >>> side = Mention("warm side", False, "noun", "side", "the ")
+    >>> gecko = Mention("leopard gecko", False, "noun", "gecko")
     >>> _plural_referent("how long do they live", side, [side, gecko]).text
     'leopard gecko'
     """

@@ -13,10 +13,14 @@ from ...rewrite import entities as e
 from ...rewrite import frame as f
 from ...rewrite import similar
 from ...rewrite.compose import Outcome
+from ...rewrite.focus import Focus, find_focus
 from ...rewrite.introduced import kind_referent
 from ...rewrite.reply import remark_topic
 from ...text import is_cjk, tagged
 from ...types import Message
+from ..base import Mention
+from .markers import zh_classifier_reference, zh_ellipsis, zh_lead, zh_proverb_ne
+from .mentions import _as_written, zh_anaphor_at, zh_common_person, zh_name_tokens
 
 # --- the rewrite: ellipsis, classifier reference, pronoun, frame completion -------------------------------
 
@@ -27,16 +31,16 @@ class Turn:
 
     __slots__ = ("query", "focus", "history", "q", "core", "lead", "body", "ent", "is_ne", "_toks")
 
-    def __init__(self, query: str, focus: e.Focus, history: Sequence[Message] = ()) -> None:
+    def __init__(self, query: str, focus: Focus, history: Sequence[Message] = ()) -> None:
         self.query, self.focus, self.history = query, focus, history
         self.q = q = query.strip()
         self.core = core = q.rstrip(r._TRAIL_PUNCT)
-        self.lead = lead = e.zh_lead(core)
+        self.lead = lead = zh_lead(core)
         body = core[len(lead):].lstrip(" ，,") if lead else core
         self.ent = focus.entity
-        self.is_ne = e.zh_ellipsis(q)  # "X呢" or a bare "那X"
+        self.is_ne = zh_ellipsis(q)  # "X呢" or a bare "那X"
         if self.is_ne:
-            body = e.zh_proverb_ne(body)  # "Apache 上怎么弄": the body is "Apache"
+            body = zh_proverb_ne(body)  # "Apache 上怎么弄": the body is "Apache"
         self.body = re.sub(r"呢$", "", body).rstrip(r._TRAIL_PUNCT) if self.is_ne else body
         self._toks: list[tuple[str, str]] | None = None
 
@@ -50,7 +54,7 @@ class Turn:
 
 def turn(query: str, history: Sequence[Message], topic: str | None = None) -> Turn:
     """The turn with the focus ``entities.find_focus`` gives (for examples and tests; the rewriter refines it)."""
-    return Turn(query, e.find_focus(history, topic), history)
+    return Turn(query, find_focus(history, topic), history)
 
 
 def ellipsis(t: Turn) -> Outcome | None:
@@ -109,7 +113,7 @@ def _siblings(x: str, core: str, toks: Sequence[tuple[str, str]]) -> list[str]:
 _SIBLING_TAGS = frozenset({"ns", "nz", "nt", "nr", "nrt", "nrfg", "j"})  # names and abbreviations: not 上班 for 上海
 
 
-def _stand_in(x: str, xm: Sequence[e.Mention], frame: str) -> Outcome | None:
+def _stand_in(x: str, xm: Sequence[Mention], frame: str) -> Outcome | None:
     """A fragment that is no attribute stands in for the frame's phrase nearest it in meaning (the embedder's
     tie-break, ``rewrite.similar``): "香蕉呢？" after "猫可以吃葡萄吗？" → "猫可以吃香蕉吗"; a verb for a verb
     ("爬山呢？" after "跑步膝盖疼怎么办？")."""
@@ -120,7 +124,7 @@ def _stand_in(x: str, xm: Sequence[e.Mention], frame: str) -> Outcome | None:
     if not (verb or noun) or (noun and e.attribute_noun(xm[0])):
         return None
     core = frame.rstrip(r._TRAIL_PUNCT)
-    toks = e.zh_name_tokens(core)
+    toks = zh_name_tokens(core)
     # the frame's nouns (names whole: "上海迪士尼", "苹果手机"), or its verbs for a verb
     cands = [m.text for m in e.mentions(core, "zh") if not m.relational and "的" not in m.text
              and tagged(m.text)[0][1].startswith(("n", "eng"))]
@@ -144,7 +148,7 @@ def classifier_reference(t: Turn) -> Outcome | None:
     Outcome(out='经典白金卡在国外刷有手续费吗', reason='classifier reference 这张卡 → 经典白金卡')
     """
     ent, body = t.ent, t.body
-    cref = e.zh_classifier_reference(body, ent.text) if ent is not None else None
+    cref = zh_classifier_reference(body, ent.text) if ent is not None else None
     if ent is None or cref is None or ent.text == body[cref[0] + 2:cref[1]]:
         # "这种鱼" after an answer that recommended 孔雀鱼: the thing of that kind the history named last (a focus
         # that is only the kind, 手机 for 这款手机, names no thing)
@@ -164,7 +168,7 @@ def pronoun(t: Turn) -> Outcome | None:
     """
     focus, ent, toks = t.focus, t.ent, t.toks
     for i, (w, _tag) in enumerate(toks):
-        if not e.zh_anaphor_at(toks, i):
+        if not zh_anaphor_at(toks, i):
             continue
         if w in ("前者", "后者") and len(focus.frame_mentions) >= 2:
             fm = [x for x in focus.frame_mentions if x.proper] or list(focus.frame_mentions)
@@ -182,13 +186,13 @@ def pronoun(t: Turn) -> Outcome | None:
             rep = _aspect_owner(near).text  # 它 is the car, not "特斯拉 Model Y 的续航"
         else:
             return Outcome(None, "pronoun without an antecedent")
-        before = e._as_written([x for x, _ in toks[:i]], t.body)
+        before = _as_written([x for x, _ in toks[:i]], t.body)
         after_toks = toks[i + 1:]
         if w in lx.ZH_DETERMINERS and after_toks and after_toks[0][1] in lx.ZH_NOUN_TAGS:
             noun = after_toks[0][0]
             if noun in rep:  # "这款产品" when the focus is "AnySearch 产品"
                 after_toks = after_toks[1:]
-        after = e._as_written([x for x, _ in after_toks], t.body)
+        after = _as_written([x for x, _ in after_toks], t.body)
         sep_l = " " if before and not is_cjk(before[-1]) and before[-1].isalnum() else ""
         sep_r = " " if after and not is_cjk(rep[-1]) and rep[-1].isalnum() and (
             is_cjk(after[0]) or after[0].isalnum()) else ""
@@ -197,16 +201,16 @@ def pronoun(t: Turn) -> Outcome | None:
     return None
 
 
-def _person(m: e.Mention) -> e.Mention | None:
+def _person(m: Mention) -> Mention | None:
     """The person ``m`` names: a name tagged nr ("小明的成绩" names 小明) or a common noun naming a person (宝宝, 老板);
     None for a thing."""
     if m.cls == "nr" and m.proper:
         name = m.text.partition("的")[0].strip()
         return replace(m, text=name, head=name) if len(name) > 1 else None
-    return m if e.zh_common_person(m) else None
+    return m if zh_common_person(m) else None
 
 
-def _person_named(history: Sequence[Message]) -> e.Mention | None:
+def _person_named(history: Sequence[Message]) -> Mention | None:
     """The person the latest user turn that named one named (宝宝 in "我家宝宝 8 个月了"): what 他 / 她 stand for
     when the focus is a thing.
 
@@ -222,10 +226,10 @@ def _person_named(history: Sequence[Message]) -> e.Mention | None:
     return None
 
 
-def _aspect_owner(ent: e.Mention) -> e.Mention:
+def _aspect_owner(ent: Mention) -> Mention:
     """"小鹏 G6 的续航" → "小鹏 G6": an entity named with one of its aspects stands for its owner.
 
-    >>> _aspect_owner(e.Mention("小鹏 G6 的续航", True, "eng", "续航")).text
+    >>> _aspect_owner(Mention("小鹏 G6 的续航", True, "eng", "续航")).text
     '小鹏 G6'
     """
     owner, de, aspect = ent.text.rpartition("的")
@@ -250,7 +254,7 @@ _REPLY_MAX = 10  # characters: a short reply that names one thing moves the topi
 _ZH_ASKS_RE = re.compile(r"[？?]|吗|么|嘛|什么|怎么|哪|多少|几|啥|咋|谁|呢")
 
 
-def reply_thing(ent: e.Mention | None, history: Sequence[Message]) -> e.Mention | None:
+def reply_thing(ent: Mention | None, history: Sequence[Message]) -> Mention | None:
     """After a remark of the user's (no question), the thing the other speaker's reply named is what the next
     turn goes on about, not the remark's own noun: "海鲜过敏" → "火锅呢" → "不觉得热么" is about 火锅. After a
     question the question's entity stays the focus (the reply answers it: "AnySearch 支持中文吗？" → "支持英文。"),
@@ -259,7 +263,7 @@ def reply_thing(ent: e.Mention | None, history: Sequence[Message]) -> e.Mention 
     the human's word 4 times in 10 where the remark's was 1 in 20.
 
     >>> from convsearch.types import Message as M
-    >>> reply_thing(e.Mention("海鲜", False, "n", "海鲜"), [M("user", "我海鲜过敏"), M("assistant", "火锅呢")]).text
+    >>> reply_thing(Mention("海鲜", False, "n", "海鲜"), [M("user", "我海鲜过敏"), M("assistant", "火锅呢")]).text
     '火锅'
     """
     if ent is None or len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
@@ -459,8 +463,8 @@ def _manner_into_frame(x: str, frame: str) -> str | None:
     if j < 1:
         return None
     core = frame.rstrip(r._TRAIL_PUNCT)
-    return r._join_script(r._join_script(e._as_written([w for w, _ in toks[:j]], core), x),
-                          e._as_written([w for w, _ in toks[j:]], core))
+    return r._join_script(r._join_script(_as_written([w for w, _ in toks[:j]], core), x),
+                          _as_written([w for w, _ in toks[j:]], core))
 
 
 def _kind_prefix(target: str, x: str) -> str:
