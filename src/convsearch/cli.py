@@ -150,14 +150,21 @@ def _conversation(s: Settings, tenant: str, agent: str, session: str):
     return Conversation(open_store(s), Scope(tenant, agent, session))
 
 
+_SHOW_ANALYSIS = [False]
+
+
 def render_turn(r, *, max_results: int = 5) -> str:
-    """Human-readable summary of one turn."""
+    """Human-readable summary of one turn (with ``--debug``, the turn's analysis too)."""
     rw = r.rewrite
     arrow = "→" if rw.changed else "="
     lines = [f"  query     : {r.query}",
              f"  standalone: {arrow} {r.standalone_query}   [{rw.method}: {rw.reason}]" + ("  (fell back)" if rw.fell_back else "")]
     if r.variants:
         lines.append(f"  variants  : {' | '.join(r.variants)}")
+    if _SHOW_ANALYSIS[0] and r.trace.analysis is not None:
+        import json
+
+        lines.append(f"  analysis  : {json.dumps(r.trace.analysis, ensure_ascii=False, default=str)}")
     lines.append(f"  dedup     : {r.trace.hits_before_dedup} hits → {r.trace.hits_after_dedup} after dedup")
     for note in r.trace.notes:
         lines.append(f"  note      : {note}")
@@ -361,6 +368,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     end = args.index("--") if "--" in args else len(args)
     debug = "--debug" in args[:end]
+    _SHOW_ANALYSIS[0] = debug  # a turn printed with --debug shows what the gate and the rewriter read of it
     if debug:
         args = [a for a in args[:end] if a != "--debug"] + args[end:]
     for a in args:

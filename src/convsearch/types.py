@@ -74,6 +74,8 @@ class Decision:
     reason: str
     confidence: float
     kind: DecisionKind = DecisionKind.STANDALONE
+    # the turn's ``rewrite.analysis.Analysis`` the gate read (what it found, kept for the rewriter and the trace)
+    analysis: Any = field(default=None, compare=False, repr=False)
 
     @property
     def is_frame(self) -> bool:
@@ -186,6 +188,13 @@ class Trace:
         """Prompt and completion tokens of the whole turn."""
         return total_usage(self.llm_calls)
 
+    @property
+    def analysis(self) -> dict[str, Any] | None:
+        """What the gate and the rewriter read of this turn (``rewrite.analysis.Analysis.describe``), as plain data;
+        None when the decision came without one."""
+        a = self.decision.analysis
+        return None if a is None else dict(a.describe())
+
 
 @dataclass(frozen=True, slots=True)
 class SearchResponse:
@@ -212,9 +221,13 @@ class SearchResponse:
         return tuple(f"{b.backend}: {b.status}: {b.why}" for b in self.trace.backends if b.status != "ok")
 
     def to_dict(self) -> dict[str, Any]:
-        from dataclasses import asdict
+        """Plain data (JSON-serialisable); the decision's analysis as ``Trace.analysis`` gives it."""
+        from dataclasses import asdict, replace
 
-        return asdict(self)
+        decision = self.trace.decision
+        out = asdict(replace(self, trace=replace(self.trace, decision=replace(decision, analysis=None))))
+        out["trace"]["decision"]["analysis"] = self.trace.analysis
+        return out
 
 
 @dataclass(frozen=True, slots=True)

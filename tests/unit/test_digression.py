@@ -53,7 +53,7 @@ def test_a_closing_without_a_digression_moves_nothing() -> None:
 
 
 def test_a_not_a_is_a_chinese_question() -> None:
-    from convsearch.gate import _ZH_QUESTION_RE
+    from convsearch.lang.zh.markers import ZH_QUESTION_RE as _ZH_QUESTION_RE
 
     assert _ZH_QUESTION_RE.search("住宿贵不贵") and _ZH_QUESTION_RE.search("这样好不好")
     assert not _ZH_QUESTION_RE.search("不知不觉就到了")

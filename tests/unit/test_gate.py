@@ -197,7 +197,7 @@ def test_decision_is_frozen():
 
 
 def test_zh_ne_is_an_ellipsis_only_after_a_short_verbless_phrase():
-    from convsearch.gate import zh_ellipsis
+    from convsearch.lang.zh.markers import zh_ellipsis
     assert zh_ellipsis("价格呢？") and zh_ellipsis("那番禺呢") and zh_ellipsis("那如果是年假呢？")
     assert not zh_ellipsis("你觉得呢")  # a modal particle after a verb
     assert not zh_ellipsis("我们正在讨论这个方案的细节呢")

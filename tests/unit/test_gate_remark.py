@@ -8,7 +8,12 @@ import pytest
 from test_gate import A, U  # the message helpers of the gate tests
 
 from convsearch import DecisionKind, RuleRewriter, needs_rewrite
-from convsearch.gate import is_remark
+from convsearch.lang.en import steps as en
+from convsearch.lang.zh import steps as zh
+
+
+def is_remark(query: str, lang: str) -> bool:
+    return (zh if lang == "zh" else en).is_remark(query)
 
 EN = [U("Which houseplants cope with low light?"), A("Snake plants, ZZ plants and pothos all tolerate shade.")]
 ZH = [U("哪些室内植物耐阴？"), A("虎尾兰、绿萝和金钱树都比较耐阴。")]

@@ -726,7 +726,7 @@ def test_courtesy_words_do_not_hide_a_follow_up(history, plain, polite):
 def test_sign_off_and_chinese_reply_particle_are_not_courtesy_around_a_request():
     h = [U("I need a cheap restaurant in the centre."), A("Pizza Hut City Centre is cheap. Anything else?")]
     assert not rw(h, "That is all. Thank you.").changed  # a sign-off, not "That is all" + thanks
-    from convsearch.gate import split_opener
+    from convsearch.rewrite.shapes import split_opener
     assert split_opener("可以啊", "zh") == ("", "可以啊", "")  # a reply's 啊 is no courtesy around a question
     assert split_opener("请问", "zh") == ("", "请问", "")  # nothing after the opener: nothing set aside
 

@@ -25,23 +25,22 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..gate import asked_form, needs_rewrite, with_courtesy
+from ..gate import needs_rewrite
+from .analysis import Analysis
+from .shapes import asked_form, with_courtesy
 from ..text import detect_lang
 from ..types import Decision, DecisionKind, Message, RewriteResult
 from .compose import (_TRAIL_PUNCT, Outcome, Step, _first, _join_script, _replace_pronoun, _request_asked,
                       _restated_head_cut, _work_reference, answer_alias)
 from ..lang.zh.markers import _ZH_NE_RE
 from .entities import mentions, name_like, partial_name_span, topic_entity, topic_section
-from .focus import Focus, find_focus, opening_subject, opening_turn
-from .frame import compare_in_history, locative_there
+from .focus import Focus, opening_subject, opening_turn
+from .frame import locative_there
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .introduced import introduced_entity, person_shaped
-from .offer import accepted_offer
-from .ordinal import resolve_ordinal
 from .passage_name import passage_focus
-from .reply import answer_echo, wh_answer
 from .stated import carry_constraints
-from .steps import REWRITE_STEPS, complete_fragment
+from .steps import REWRITE_STEPS
 from ..lang.en.steps import Turn as EnTurn
 from ..lang.zh.steps import Turn as ZhTurn
 
@@ -79,13 +78,16 @@ class RuleRewriter:
     def _rewrite(self, history: Sequence[Message], query: str, topic: str | None, decision: Decision | None,
                  lang: str) -> RewriteResult:
         decision = decision or needs_rewrite(history, query, topic=topic, lang=lang)
+        a = decision.analysis
+        if a is None or not a.matches(tuple(history), query, topic):  # a Decision of another turn: read this one
+            a = Analysis(tuple(history), query, topic, lang)
         if not decision.needed:
             carried = carry_constraints(query, query, history, lang) if decision.kind in _CARRY_KINDS else None
             if carried is not None:  # "怎么把 PDF 转成 Word" after "我用的是 Mac …": names all it asks, not the platform
                 return self._checked(query, carried[0], history, topic, f"gate: {decision.reason}; {carried[1]}",
                                      carry=False)
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}", False)
-        ordinal = resolve_ordinal(query, history, lang)
+        ordinal = a.ordinal(query)
         if ordinal is not None:
             start, end, items = ordinal
             out = _join_script(_join_script(query[:start], items), query[end:])  # "Obsidian 支持离线吗"
@@ -95,7 +97,7 @@ class RuleRewriter:
         work = _work_reference(query, history) if lang == "zh" else None
         if work is not None:
             return self._checked(query, work[0], history, topic, f"gate: {decision.reason}; {work[1]}")
-        echo = (answer_echo(query, history) or wh_answer(query, history)) if lang == "zh" else None
+        echo = (a.echo(query) or a.wh(query)) if lang == "zh" else None
         if echo is not None:  # "会" after "你会游泳吗？" → "会游泳"; "二环" after "在哪里上班？" → "在二环上班"
             out, how = echo
             asked = _request_asked(history, topic)
@@ -104,8 +106,8 @@ class RuleRewriter:
                 # with the thing requested ("酒店 要住两晚")
                 out, how = f"{asked.text} {out}", f"{how}; with the request's {asked.text}"
             return self._checked(query, out, history, topic, f"gate: {decision.reason}; {how}")
-        focus = find_focus(history, topic)
-        offer = accepted_offer(query, history)
+        focus = a.topic_focus
+        offer = a.offer(query)
         if offer is not None:
             # "their location": the offer's pronoun points at what that same answer named first
             named = next((m for m in mentions(history[-1].content, lang) if m.proper), None) or focus.entity
@@ -135,7 +137,7 @@ class RuleRewriter:
             if intro is not None and intro.text.lower() not in query.lower():
                 focus = replace(focus, entity=intro, person=intro if person else focus.person, subject=intro)
         if focus.frame:
-            done = complete_fragment(query, focus.frame, lang) or compare_in_history(query, history, lang)
+            done = a.fragment(focus.frame, query) or a.compared(query)
             if done is not None:
                 return self._checked(query, done[0], history, topic, f"gate: {decision.reason}; {done[1]}")
         name = topic_entity(topic) if topic else ""

@@ -4,6 +4,9 @@
 returns None (does not apply: the next step is tried; a step may annotate the turn for the later ones) or an
 ``Outcome(out, reason)``, which ends the rewrite; ``out=None`` stops it with the reason and no rewrite.
 
+``GATE_STEPS[code]``: the gate's checks (the first half of the decision, run by ``gate.decide``): each takes the
+turn's ``Analysis`` and returns a ``Decision`` or None (``rewrite.checks`` holds the ones every language shares).
+
 ``FRAME_STEPS[code]``: frame completion of a fragment. Each takes the follow-up and the frame (the latest user
 question) and returns ``(rewrite, how)`` or None; the first step that answers wins (``complete_fragment``).
 
@@ -29,12 +32,20 @@ from ..lang.zh import steps as zh
 FrameStep = Callable[[str, str], "tuple[str, str] | None"]
 RewriteStep = Callable[[Any], Any]
 
+GateStep = Callable[[Any], Any]
+
+FALLBACK = "en"  # a language with no gate checks of its own is gated as English is (see ``register_steps``)
+GATE_STEPS: dict[str, tuple[GateStep, ...]] = {"zh": zh.GATE_STEPS, "en": en.GATE_STEPS}
 FRAME_STEPS: dict[str, tuple[FrameStep, ...]] = {"zh": zh.FRAME_STEPS, "en": en.FRAME_STEPS}
 REWRITE_STEPS: dict[str, tuple[RewriteStep, ...]] = {"zh": zh.REWRITE_STEPS, "en": en.REWRITE_STEPS}
 
 
-def register_steps(code: str, *, rewrite: Sequence[RewriteStep] = (), frame: Sequence[FrameStep] = ()) -> None:
-    """Give a language's rule steps to the rule rewriter (a language pack of its own: see ``lang.register``)."""
+def register_steps(code: str, *, gate: Sequence[GateStep] = (), rewrite: Sequence[RewriteStep] = (),
+                   frame: Sequence[FrameStep] = ()) -> None:
+    """Give a language's rule steps to the gate and the rule rewriter (a language pack of its own: see
+    ``lang.register``). Its gate checks must end on one that always decides (``checks.standalone``)."""
+    if gate:
+        GATE_STEPS[code] = tuple(gate)
     REWRITE_STEPS[code] = tuple(rewrite)
     FRAME_STEPS[code] = tuple(frame)
     _complete.cache_clear()

@@ -102,6 +102,10 @@ class DecisionInfo(BaseModel):
     needed: bool
     reason: str
     confidence: float
+    kind: str = Field("standalone", description="Why, as data: the gate check that decided (pronoun, ellipsis, …).")
+    analysis: dict[str, Any] | None = Field(None, description="What the gate and the rewriter read of the turn: its "
+                                            "language, and each fact computed for it (focus, offer, ordinal, "
+                                            "fragment, mentions …).")
 
 
 class Result(BaseModel):
@@ -221,7 +225,9 @@ def rewrite_info(rw: RewriteResult) -> RewriteInfo:
 
 
 def decision_info(d: Decision) -> DecisionInfo:
-    return DecisionInfo(needed=d.needed, reason=d.reason, confidence=float(d.confidence))
+    analysis = None if d.analysis is None else dict(d.analysis.describe())
+    return DecisionInfo(needed=d.needed, reason=d.reason, confidence=float(d.confidence), kind=d.kind.value,
+                        analysis=analysis)
 
 
 def result(c: Citation) -> Result:

@@ -7,17 +7,25 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ... import lexicon as lx
+from ...rewrite import checks as c
 from ...rewrite import compose as r
 from ...rewrite import entities as e
 from ...rewrite import frame as f
 from ...rewrite import introduced, similar
 from ...rewrite.compose import Outcome
+from ...rewrite.entities import definite_expansion, has_pronoun, mentions
 from ...rewrite.focus import Focus, _alias_of, en_salient_noun, find_focus
-from ...types import Message
+from ...rewrite.shapes import SOCIAL_RE, own_thing_over_passage, shares_word, things_asked
+from ...types import Decision, DecisionKind, Message
 from ..base import Mention
-from .markers import en_ellipsis
+from .markers import EN_REQUEST_RE, en_ellipsis, en_info_question
+from .mentions import en_tokens
+
+if TYPE_CHECKING:  # the analysis is built above the steps that read it
+    from ...rewrite.analysis import Analysis
 
 # --- the rewrite: section / class reference, ellipsis, pronoun, frame completion, exclusion -----------------
 
@@ -539,3 +547,154 @@ def condition(query: str, frame: str) -> tuple[str, str] | None:
 
 
 FRAME_STEPS = (comparison, typed_swap, attribute_shift, condition)
+
+# --- the gate: this language's checks, in the order they are tried (the first half of the decision) ----------
+
+_EN_REMARK_RE = re.compile(r"^\W*(?:(?:ok|okay|great|thanks|thank you|no|yes|sure|alright|well)\W+)*"
+                           r"(?:i(?:'ll|’ll| will| shall| am going to|'m going to|’m going to)|we(?:'ll|’ll| will))\s+"
+                           r"(?!want|need|like|prefer|have to)", re.IGNORECASE)
+_EN_SENTENCE_RE = re.compile(r"[^.!?]+[.!?]*")
+
+
+def is_remark(query: str) -> bool:
+    """A first-person remark on the answer that asks for nothing: what the user will do with it ("I'll consider
+    those.", "I will keep this in mind, thanks."). Its this/that/those is the answer itself, and there is nothing to
+    search for. A wish or a question is no remark ("I'll need that in blue", "I'll take it — how much is it?")."""
+    if "?" in query or not any(w in lx.EN_DEMONSTRATIVES for w in _WORD_RE.findall(query.lower())):
+        return False
+    sents = [x.strip() for x in _EN_SENTENCE_RE.findall(query) if x.strip()]
+    if not sents or any(en_info_question(x) or EN_REQUEST_RE.match(x) for x in sents):
+        return False
+    if _EN_PRONOUN_RE.search(query):
+        return False  # "I'll ask her", "I'll buy it": a person or a thing, not the answer
+    dem = [x for x in sents if any(w in lx.EN_DEMONSTRATIVES for w in _WORD_RE.findall(x.lower()))]
+    return all((_EN_REMARK_RE.match(x) and _demonstratives_alone(x)) or SOCIAL_RE.search(x) for x in dem)
+
+
+def _demonstratives_alone(sentence: str) -> bool:
+    """Does every this/that/these/those of the sentence stand alone ("consider those", "keep this in mind"), none
+    picking an item ("that hotel", "that one": a choice the rewrite should name)?"""
+    toks = _WORD_RE.findall(sentence.lower())
+    for i, t in enumerate(toks):
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        if t in lx.EN_DEMONSTRATIVES and nxt and (nxt in ("one", "ones") or nxt not in lx.EN_FUNCTION):
+            return False
+    return True
+
+
+def remark(a: Analysis) -> Decision | None:
+    """A remark on the answer ("I'll consider those.") asks for nothing: no rewrite.
+
+    >>> from convsearch.gate import needs_rewrite
+    >>> from convsearch.types import Message as M
+    >>> h = [M("user", "Any good books?"), M("assistant", "Dune and Emma.")]
+    >>> needs_rewrite(h, "I'll consider those.").kind.value
+    'social'
+    """
+    if is_remark(a.q):
+        return Decision(False, "a remark on the answer ('I'll consider those'), not a request", 0.6,
+                        DecisionKind.SOCIAL)
+    return None
+
+
+def _antecedent_inside(q: str) -> bool:
+    """'What is Rock City, and why is it famous?': a proper noun before the first pronoun is its antecedent."""
+    m = _EN_PRONOUN_RE.search(q)
+    if not m:
+        return False
+    before = q[: m.start()]
+    word = m.group(1).lower()
+    nxt = re.match(r"\s*([A-Za-z]+)", q[m.end():])
+    possessive_her = word == "her" and nxt is not None and nxt.group(1).lower() not in lx.EN_FUNCTION
+    if word in ("it", "them", "him", "her", "they") and not possessive_her and not _EN_CLAUSE_BREAK_RE.search(before):
+        # "Why did Elon Musk start it?": an object pronoun is not the subject of its own clause
+        # ("Who are the Electors and what were they doing?" has a clause break before "they")
+        return False
+    if word in ("he", "him", "his", "she", "her") and _EN_PERSON_NOUN_RE.search(before):
+        return True  # "My sister says her knee clicks": the sister
+    ms = mentions(before, "en")
+    if any(x.proper for x in ms):
+        return True
+    if word in ("it", "its") and _EN_CLAUSE_BREAK_RE.search(before):
+        # "What is mortadella and where is it from?", "A heat pump seems right. How much does it cost?": a thing
+        # the query named in an earlier clause
+        return any(not x.relational and not x.text.lower().endswith("s") and _introduced_here(before, x.text)
+                   for x in ms)
+    return False
+
+
+def _introduced_here(before: str, noun: str) -> bool:
+    """Is ``noun`` brought in by the query itself ("a heat pump", "our lunch date", "What is mortadella"), not
+    something the assistant said ("your answer")? (Up to three words may stand between the opener and the head.)"""
+    toks = _WORD_RE.findall(before.lower())
+    head = noun.split()[-1].lower()
+    for i, tok in enumerate(toks):
+        if tok != head:
+            continue
+        window = toks[max(0, i - 4):i]
+        if any(w in _INTRO_DETS for w in window) or any(
+                a in ("what", "who") and b in ("is", "was", "are") for a, b in zip(window, window[1:])):
+            return True
+    return False
+
+
+_WORD_RE = re.compile(r"[\w-]+")
+_INTRO_DETS = frozenset({"a", "an", "my", "our", "this", "about"})
+
+
+_EN_PERSON_NOUN_RE = re.compile(r"\b(?:my|our|your|a|his|her)\s+(?:" + "|".join(sorted(lx.EN_PERSON_NOUNS)) + r")s?\b",
+                                re.IGNORECASE)
+_EN_CLAUSE_BREAK_RE = re.compile(r"[,;:.?!]|\b(?:and|but|or|so|because|when|if|since|while)\b", re.IGNORECASE)
+
+
+_EN_PRONOUN_RE = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
+
+
+def marker(a: Analysis) -> Decision | None:
+    """A pronoun or demonstrative standing alone (it, they, his, that; unless the query named its antecedent before
+    it), an ellipsis ("what about X", "and X?"), or a definite phrase whose head an earlier turn named in full
+    ("the expedition")."""
+    q = a.q
+    if has_pronoun(q, "en"):
+        if _antecedent_inside(q):
+            return Decision(False, "the pronoun refers to an entity named earlier in the query", 0.6,
+                            DecisionKind.ANTECEDENT_INSIDE)
+        return Decision(True, "pronoun or demonstrative", 0.9, DecisionKind.PRONOUN)
+    if en_ellipsis(q):
+        return Decision(True, "ellipsis: 'what about X' / 'and X'", 0.9, DecisionKind.ELLIPSIS)
+    if a.history and definite_expansion(q, a.history):
+        return Decision(True, "definite reference to an earlier turn ('the expedition')", 0.7, DecisionKind.DEFINITE)
+    return None
+
+
+def word_count(q: str) -> int:
+    """Word tokens (punctuation left out)."""
+    return sum(1 for t in en_tokens(q) if t[0].isalnum())
+
+
+SHORT_WORDS = 2  # a query of at most this many words leans on the conversation
+
+
+def descriptive_topic(a: Analysis) -> Decision | None:
+    """A descriptive topic ("head and neck cancer") names a subject area; the opening question of the session
+    picks its own subject in it ("What is throat cancer?")."""
+    if a.topic and not a.history and not a.named_topic:
+        return Decision(False, "opens a session on a descriptive topic", 0.6, DecisionKind.TOPIC)
+    return None
+
+
+def subject_left_out(a: Analysis) -> Decision | None:
+    """An information question with at most one plain noun that names nothing of the conversation's subject
+    (confidence 0.5): "What are popular hiking trails?" after questions on Lisbon; not after a passage when the
+    question names a compound noun of its own."""
+    q, ms = a.q, a.mentions
+    if en_info_question(q) and things_asked(ms) <= 1:
+        subject = a.focus.subject
+        if subject is not None and not shares_word(q, subject.text) and not own_thing_over_passage(a.history, ms, "en"):
+            return Decision(True, "does not name the conversation's focus", 0.5, DecisionKind.SUBJECT)
+    return None
+
+
+GATE_STEPS = (c.no_context, c.social, remark, c.partial_name, c.offer, c.ordinal, c.fragment, marker, c.named,
+              c.short(word_count, SHORT_WORDS), c.no_noun, c.relational_only, descriptive_topic, c.topic,
+              subject_left_out, c.after_closing(en_info_question), c.standalone)

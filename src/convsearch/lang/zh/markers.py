@@ -142,3 +142,9 @@ def zh_kind_phrase(text: str) -> tuple[int, int, str] | None:
         if is_cjk(noun[:1]) and len(noun) <= 2 and noun not in lx.ZH_DEICTIC_NOUNS and noun not in lx.STOP_ZH:
             return start, at + len(noun), noun
     return None
+
+
+# a question: a question mark, 吗, a final 呢, a question word or an A-not-A form
+ZH_QUESTION_RE = re.compile(r"[？?]|吗|呢\s*$|什么|怎么|哪|谁|多少|多久|(?<![许很好差])多[长大远]|如何|几|是否|有没有|"
+                             r"能不能|可不可以|"
+                             + lx.ZH_A_NOT_A)

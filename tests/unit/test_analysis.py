@@ -1,0 +1,82 @@
+"""One analysis per turn: the gate's checks and the rule rewriter read the same ``Analysis``; nothing is computed
+twice, and the trace shows what was computed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from convsearch import InMemoryBackend, search_with_context
+from convsearch.gate import _needs_rewrite, needs_rewrite
+from convsearch.rewrite import analysis as analysis_module
+from convsearch.rewrite.analysis import Analysis
+from convsearch.rewrite.rules import RuleRewriter
+from convsearch.types import Document, Message
+
+LISTED = [Message("user", "Which note apps work offline?"),
+          Message("assistant", "Three do: 1. Obsidian 2. Joplin 3. Logseq")]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_gate_cache():
+    _needs_rewrite.cache_clear()  # the gate remembers its last answers: every test counts from nothing
+    yield
+    _needs_rewrite.cache_clear()
+
+
+def _counting(monkeypatch, name: str) -> list[str]:
+    calls: list[str] = []
+    real = getattr(analysis_module, name)
+
+    def counted(text, *args):
+        calls.append(text)
+        return real(text, *args)
+
+    monkeypatch.setattr(analysis_module, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize(("name", "query", "history", "want"), [
+    ("resolve_ordinal", "Does the second one sync?", LISTED, "Joplin"),
+    ("accepted_offer", "Yes please", [Message("user", "Is the Louvre open on Mondays?"),
+                                      Message("assistant", "No, it is closed. Would you like the opening hours?")],
+     "opening hours"),
+])
+def test_the_rewriter_reads_what_the_gate_found(monkeypatch, name, query, history, want) -> None:
+    calls = _counting(monkeypatch, name)
+    decision = needs_rewrite(history, query)
+    r = RuleRewriter().rewrite(history, query, decision=decision)
+    assert want in r.rewritten, r
+    assert calls == [query]  # the gate asked once; the rewriter read its answer
+
+
+def test_a_decision_of_another_turn_is_not_read(monkeypatch) -> None:
+    calls = _counting(monkeypatch, "resolve_ordinal")
+    other = needs_rewrite(LISTED, "Does the third one sync?")
+    r = RuleRewriter().rewrite(LISTED, "Does the second one sync?", decision=other)
+    assert "Joplin" in r.rewritten and "Logseq" not in r.rewritten
+    assert calls == ["Does the third one sync?", "Does the second one sync?"]
+
+
+def test_the_analysis_keeps_each_fact_once_and_lists_it() -> None:
+    a = Analysis(tuple(LISTED), "Does the second one sync?", None, "en")
+    assert a.ordinal() is a.ordinal() and a.ordinal()[2] == "Joplin"
+    assert a.focus is a.focus
+    facts = a.describe()["facts"]
+    assert set(facts) == {"ordinal", "focus"} and facts["ordinal"][2] == "Joplin"
+    assert a.matches(tuple(LISTED), "Does the second one sync?", None)
+    assert not a.matches(tuple(LISTED[:1]), "Does the second one sync?", None)
+
+
+def test_the_trace_shows_the_analysis_as_plain_data() -> None:
+    docs = [Document(id="p", title="AnySearch 价格", text="AnySearch 的价格与套餐", lang="zh")]
+    r = search_with_context("价格呢？", [{"role": "user", "content": "AnySearch 支持哪些检索方式？"}],
+                            backend=InMemoryBackend(docs))
+    got = r.trace.analysis
+    assert got is not None and got["lang"] == "zh" and got["query"] == "价格呢？"
+    assert got["facts"]["topic_focus"]["entity"] == "AnySearch"  # the focus the rewrite read
+    assert got["facts"]["frame"] == "AnySearch 支持哪些检索方式？" and got["facts"]["offer"] is None  # the gate's
+    out = r.to_dict()
+    assert out["trace"]["decision"]["analysis"] == got
+    json.dumps(out, ensure_ascii=False)  # plain data all the way down
