@@ -54,7 +54,7 @@ from functools import lru_cache
 from .rewrite.analysis import Analysis
 from .rewrite.shapes import asked_form, is_social, split_opener, with_courtesy
 from .rewrite.steps import FALLBACK, GATE_STEPS
-from .text import detect_lang
+from .lang import detect
 from .types import Decision, Message
 
 __all__ = ["asked_form", "decide", "is_social", "needs_rewrite", "split_opener", "with_courtesy"]
@@ -70,13 +70,13 @@ def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None =
     """
     # The pipeline asks first and the rewriter it calls asks again: remember the last answers (the language is
     # resolved first, so both calls share one cache key).
-    lang = lang or detect_lang(query)
+    lang = lang or detect(query).code
     return _needs_rewrite(tuple(history), asked_form(query, lang), topic, lang)
 
 
 @lru_cache(maxsize=1024)
 def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, lang: str | None) -> Decision:
-    return decide(Analysis(history, query, topic, lang or detect_lang(query)))
+    return decide(Analysis(history, query, topic, lang or detect(query).code))
 
 
 def decide(a: Analysis) -> Decision:

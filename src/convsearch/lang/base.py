@@ -1,9 +1,20 @@
-"""What every language pack shares: the ``Mention`` a mention finder returns, and joining words across scripts."""
+"""The language-pack contract (``LanguagePack``) and what every pack shares: the ``Mention`` its mention finder
+returns, ``Pack`` (a pack made of data and callables handed in), and joining words across scripts.
+
+A pack is the bottom of the follow-up resolver: it imports nothing of the rule layer. What it gives:
+
+- ``code`` (ISO 639-1, the key every registry of steps and texts uses) and ``name``;
+- ``claims(text)``: how surely a text is in this language (0..1); ``lang.detect`` picks the highest claim;
+- ``words(text)``: the text's word tokens (lower-cased), and ``stopwords``;
+- ``mentions(text)``: the noun phrases a text names, as ``Mention``s (names first-class: "Galaxy S23 Ultra");
+- ``has_pronoun(text)``: does the text use a pronoun or demonstrative standing for something named before?
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from .. import lexicon as lx
 from ..text import is_cjk
@@ -40,3 +51,39 @@ def join_tokens(tokens: Sequence[str]) -> str:
             out += " "
         out += t
     return out
+
+
+@runtime_checkable
+class LanguagePack(Protocol):
+    """What the resolver asks of a language (see the module docstring)."""
+
+    code: str
+    name: str
+    stopwords: frozenset[str]
+
+    def claims(self, text: str) -> float: ...
+
+    def words(self, text: str) -> list[str]: ...
+
+    def mentions(self, text: str) -> tuple[Mention, ...]: ...
+
+    def has_pronoun(self, text: str) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Pack:
+    """A ``LanguagePack`` made of data and callables handed in (the shipped packs are two of these).
+
+    >>> toy = Pack("xx", "Toy", claims=lambda t: 1.0 if t.startswith("xx:") else 0.0, words=str.split,
+    ...            mentions=lambda t: (), has_pronoun=lambda t: "it" in t.split(), stopwords=frozenset({"the"}))
+    >>> isinstance(toy, LanguagePack), toy.claims("xx: hi"), toy.has_pronoun("is it open")
+    (True, 1.0, True)
+    """
+
+    code: str
+    name: str
+    claims: Callable[[str], float]
+    words: Callable[[str], list[str]]
+    mentions: Callable[[str], tuple[Mention, ...]]
+    has_pronoun: Callable[[str], bool]
+    stopwords: frozenset[str] = frozenset()

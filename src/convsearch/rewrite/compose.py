@@ -43,6 +43,21 @@ class Outcome(NamedTuple):
 Step = Callable[[Any], "Outcome | None"]  # a language's rewrite step: its Turn → Outcome, or None to pass
 
 
+class Turn:
+    """A follow-up as a language's rewrite steps read it, at its plainest: the query (``q`` stripped), the focus
+    (``ent`` its entity) and the history. The shipped languages' steps read richer turns of their own."""
+
+    __slots__ = ("query", "q", "focus", "ent", "history")
+
+    def __init__(self, query: str, focus: Focus, history: Sequence[Message] = ()) -> None:
+        self.query, self.q, self.focus, self.ent, self.history = query, query.strip(), focus, focus.entity, history
+
+
+def first(steps: Sequence[Step], turn: Any) -> tuple[str | None, str]:
+    """The first outcome of ``steps`` on ``turn`` (in order; a step may annotate the turn for the next ones)."""
+    return _first(steps, turn)
+
+
 def _first(steps: Sequence[Step], turn: Any) -> tuple[str | None, str]:
     """The first outcome of ``steps`` on ``turn`` (in order; a step may annotate the turn for the next ones)."""
     for step in steps:

@@ -11,24 +11,19 @@ import re
 from collections.abc import Iterator, Sequence
 
 from .. import lexicon as lx
+from ..lang import detect, reading
 from ..lang.base import Mention
-from ..lang.en.markers import _demonstrative_det, en_feedback_pronoun
-from ..lang.en.mentions import _is_cap, en_tokens
-from ..lang.en.mentions import mentions as en_mentions_of
-from ..lang.zh.markers import zh_det_tokens, zh_ellipsis
-from ..lang.zh.mentions import _compiled, zh_anaphor_at
-from ..lang.zh.mentions import mentions as zh_mentions_of
-from ..text import detect_lang, is_cjk
+from ..lang.en.mentions import _is_cap
+from ..lang.zh.markers import zh_ellipsis
+from ..lang.zh.mentions import _compiled
+from ..text import is_cjk
 from ..types import Message
 
 
 def mentions(text: str, lang: str | None = None) -> tuple[Mention, ...]:
-    """Noun phrases of ``text`` (cached: history turns are read again on every later turn)."""
-    return _mentions(text, lang or detect_lang(text))
-
-
-def _mentions(text: str, lang: str) -> tuple[Mention, ...]:
-    return zh_mentions_of(text) if lang == "zh" else en_mentions_of(text)
+    """Noun phrases of ``text``, found by the pack of ``lang`` (default: the language ``text`` is in); each pack
+    caches its answers (history turns are read again on every later turn)."""
+    return (reading(lang) if lang else detect(text)).mentions(text)
 
 
 def leans_on_focus(text: str, lang: str) -> bool:
@@ -67,12 +62,8 @@ def named_in(ent: Mention, text: str) -> bool:
 
 
 def has_pronoun(text: str, lang: str) -> bool:
-    if lang == "zh":
-        ztoks = zh_det_tokens(text)
-        return any(zh_anaphor_at(ztoks, i) for i in range(len(ztoks)))
-    toks = en_tokens(text)
-    return any(t.lower() in lx.EN_PRONOUNS and not _demonstrative_det(toks, k) and not en_feedback_pronoun(toks, k)
-               for k, t in enumerate(toks))
+    """Does ``text`` use a pronoun or demonstrative standing for something named before (the language's test)?"""
+    return reading(lang).has_pronoun(text)
 
 
 _TOPIC_SEP_RE = re.compile(r"\s+[|:\-–—]\s+|[:：|｜]\s*")

@@ -28,19 +28,18 @@ from dataclasses import replace
 from ..gate import needs_rewrite
 from .analysis import Analysis
 from .shapes import asked_form, with_courtesy
-from ..text import detect_lang
+from ..lang import detect
 from ..types import Decision, DecisionKind, Message, RewriteResult
 from .compose import (_TRAIL_PUNCT, Outcome, Step, _first, _join_script, _replace_pronoun, _request_asked,
                       _restated_head_cut, _work_reference, answer_alias)
 from ..lang.zh.markers import _ZH_NE_RE
-from .entities import mentions, name_like, partial_name_span, topic_entity, topic_section
+from .entities import mentions, name_like, partial_name_span, topic_entity
 from .focus import Focus, opening_subject, opening_turn
-from .frame import locative_there
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .introduced import introduced_entity, person_shaped
 from .passage_name import passage_focus
 from .stated import carry_constraints
-from .steps import REWRITE_STEPS
+from .steps import FALLBACK, RESOLVE, REWRITE_STEPS
 from ..lang.en.steps import Turn as EnTurn
 from ..lang.zh.steps import Turn as ZhTurn
 
@@ -66,7 +65,7 @@ class RuleRewriter:
 
     def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
                 decision: Decision | None = None) -> RewriteResult:
-        lang = detect_lang(query)
+        lang = detect(query).code
         asked = asked_form(query, lang)
         if asked == query:
             return self._rewrite(history, query, topic, decision, lang)
@@ -150,15 +149,8 @@ class RuleRewriter:
         alias = answer_alias(focus.entity, history)
         if alias is not None:
             focus = replace(focus, entity=alias, subject=alias if focus.subject == focus.entity else focus.subject)
-        if lang == "zh":
-            out, op = _rewrite_zh(query, focus, history)
-        else:
-            answer = history[-1].content if history and history[-1].role == "assistant" else ""
-            there = locative_there(query, focus.frame, answer)
-            q_in = there[0] if there is not None else query
-            out, op = _rewrite_en(q_in, focus, history, topic_section(topic) if topic else "")
-            if there is not None:
-                out, op = (out or q_in), f"{there[1]}; {op}"
+        resolve = RESOLVE.get(lang) or RESOLVE[FALLBACK]
+        out, op = resolve(query, focus, history, topic, REWRITE_STEPS.get(lang) or REWRITE_STEPS[FALLBACK])
         if out is None or not out.strip():
             return RewriteResult(query, query, "rules", f"gate: {decision.reason}; {op}", False)
         return self._checked(query, out, history, topic, f"gate: {decision.reason}; {op}")
@@ -168,7 +160,7 @@ class RuleRewriter:
                  carry: bool = True) -> RewriteResult:
         """The rewrite (with what the user stated about themselves and it lacks, unless ``carry`` is off: it was
         added already) if it only adds words found in the history, the query or the topic; else the query."""
-        if carry and (carried := carry_constraints(query, out, history, detect_lang(query))):
+        if carry and (carried := carry_constraints(query, out, history, detect(query).code)):
             out, how = carried[0], f"{how}; {carried[1]}"
         bad = unfaithful_words(out, query, history, topic)
         if bad:

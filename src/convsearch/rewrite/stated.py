@@ -79,6 +79,8 @@ def stated_constraints(history: Sequence[Message], lang: str) -> tuple[str | Non
 @lru_cache(maxsize=1024)
 def _stated(user_turns: tuple[str, ...], lang: str) -> tuple[str | None, str | None, str | None]:
     platform = budget = age = allergy = None
+    if lang not in _MAY_STATE:
+        return None, None, None  # the ways of stating one's machine, budget or child are known for zh and en only
     own = _ZH_OWN_RE if lang == "zh" else _EN_OWN_RE
     money = _ZH_BUDGET_RE if lang == "zh" else _EN_BUDGET_RE
     for text in user_turns:

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..lang.en import steps as en
 from ..lang.zh import steps as zh
+from .compose import Turn, first
 
 FrameStep = Callable[[str, str], "tuple[str, str] | None"]
 RewriteStep = Callable[[Any], Any]
@@ -38,17 +39,36 @@ FALLBACK = "en"  # a language with no gate checks of its own is gated as English
 GATE_STEPS: dict[str, tuple[GateStep, ...]] = {"zh": zh.GATE_STEPS, "en": en.GATE_STEPS}
 FRAME_STEPS: dict[str, tuple[FrameStep, ...]] = {"zh": zh.FRAME_STEPS, "en": en.FRAME_STEPS}
 REWRITE_STEPS: dict[str, tuple[RewriteStep, ...]] = {"zh": zh.REWRITE_STEPS, "en": en.REWRITE_STEPS}
+# how a language runs its rewrite steps on a turn: (query, focus, history, topic, steps) -> (rewrite or None, how)
+Resolve = Callable[[str, Any, Any, "str | None", Sequence[RewriteStep]], "tuple[str | None, str]"]
+RESOLVE: dict[str, Resolve] = {"zh": zh.resolve, "en": en.resolve}
+
+
+def run_steps(query: str, focus: Any, history: Any, topic: str | None,
+              steps: Sequence[RewriteStep]) -> tuple[str | None, str]:
+    """A language's steps run on a plain turn (``compose.Turn``): the default ``resolve`` of a registered language."""
+    return first(steps, Turn(query, focus, history))
 
 
 def register_steps(code: str, *, gate: Sequence[GateStep] = (), rewrite: Sequence[RewriteStep] = (),
-                   frame: Sequence[FrameStep] = ()) -> None:
+                   frame: Sequence[FrameStep] = (), resolve: Resolve = run_steps) -> None:
     """Give a language's rule steps to the gate and the rule rewriter (a language pack of its own: see
-    ``lang.register``). Its gate checks must end on one that always decides (``checks.standalone``)."""
+    ``lang.register``). Its gate checks must end on one that always decides (``checks.standalone``); without
+    any, it is gated as the fallback language is."""
     if gate:
         GATE_STEPS[code] = tuple(gate)
     REWRITE_STEPS[code] = tuple(rewrite)
     FRAME_STEPS[code] = tuple(frame)
+    RESOLVE[code] = resolve
     _complete.cache_clear()
+
+
+def unregister_steps(code: str) -> None:
+    """Take back what ``register_steps`` gave (the shipped languages' steps stay)."""
+    if code not in ("zh", "en"):
+        for registry in (GATE_STEPS, REWRITE_STEPS, FRAME_STEPS, RESOLVE):
+            registry.pop(code, None)  # type: ignore[attr-defined]
+        _complete.cache_clear()
 
 
 _TRAIL = "？?！!。.，,~～ \t"

@@ -1,1 +1,18 @@
-"""English: the language pack (``PACK``), its markers (``markers``) and its rule steps (``steps``)."""
+"""English: the language pack (``PACK``), its mentions (``mentions``), its reference markers (``markers``) and
+its rule steps (``steps``, above the rule primitives: not imported here)."""
+
+from __future__ import annotations
+
+from ... import lexicon as lx
+from ...text import words
+from ..base import Pack
+from .markers import has_pronoun
+from .mentions import mentions
+
+
+def _claims(text: str) -> float:
+    return 0.5  # the fallback: any text no other pack claims more surely is read as English
+
+
+PACK = Pack("en", "English", claims=_claims, words=words, mentions=mentions, has_pronoun=has_pronoun,
+            stopwords=lx.STOP_EN)

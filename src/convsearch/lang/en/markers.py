@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 
 from ... import lexicon as lx
+from .mentions import en_tokens
 
 EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what about|how about|and|what of|"
                             r"(?:the\s+)?same(?:\s+question|\s+thing)?\s+for|what if)\b",
@@ -111,3 +112,11 @@ def _demonstrative_det(toks: Sequence[str], k: int) -> bool:
     if prev in lx.EN_AUX and (not after or not after[0].isalnum()):
         return False
     return True
+
+
+def has_pronoun(text: str) -> bool:
+    """A pronoun or demonstrative standing alone for something named before (it, they, his, that; not "that
+    album", nor the "that" of "That's very helpful")."""
+    toks = en_tokens(text)
+    return any(t.lower() in lx.EN_PRONOUNS and not _demonstrative_det(toks, k) and not en_feedback_pronoun(toks, k)
+               for k, t in enumerate(toks))

@@ -503,6 +503,19 @@ REWRITE_STEPS = (passage_subject, section_reference, ellipsis, class_reference, 
                  opened_subject, person_agreement, pronoun,
                  definite_reference, no_focus, frame_completion, exclusion, finish)
 
+
+def resolve(query: str, focus: Focus, history: Sequence[Message], topic: str | None,
+            steps: Sequence[r.Step]) -> tuple[str | None, str]:
+    """The first answer of ``steps`` (this language's ``REWRITE_STEPS``, as registered) on the turn, with a
+    locative "there" first given the place the latest question named (``frame.locative_there``)."""
+    answer = history[-1].content if history and history[-1].role == "assistant" else ""
+    there = f.locative_there(query, focus.frame, answer)
+    q_in = there[0] if there is not None else query
+    out, op = r._first(steps, Turn(q_in, focus, history, e.topic_section(topic) if topic else ""))
+    if there is not None:
+        out, op = (out or q_in), f"{there[1]}; {op}"
+    return out, op
+
 # --- frame completion of a fragment -------------------------------------------------------------------------
 
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from ... import lexicon as lx
 from ...text import is_cjk, tagged
-from .mentions import mentions
+from .mentions import mentions, zh_anaphor_at
 
 # --- Chinese follow-up markers ---------------------------------------------------------------------
 
@@ -148,3 +148,9 @@ def zh_kind_phrase(text: str) -> tuple[int, int, str] | None:
 ZH_QUESTION_RE = re.compile(r"[？?]|吗|呢\s*$|什么|怎么|哪|谁|多少|多久|(?<![许很好差])多[长大远]|如何|几|是否|有没有|"
                              r"能不能|可不可以|"
                              + lx.ZH_A_NOT_A)
+
+
+def has_pronoun(text: str) -> bool:
+    """A pronoun or demonstrative standing for something named before (它, 这款, 前者; not the 这个 of 这个时候)."""
+    ztoks = zh_det_tokens(text)
+    return any(zh_anaphor_at(ztoks, i) for i in range(len(ztoks)))

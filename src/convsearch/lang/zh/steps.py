@@ -377,6 +377,12 @@ def short_remark(t: Turn) -> Outcome | None:
 
 REWRITE_STEPS = (ellipsis, classifier_reference, pronoun, interjection, short_remark, frame_completion)
 
+
+def resolve(query: str, focus: Focus, history: Sequence[Message], topic: str | None,
+            steps: Sequence[r.Step]) -> tuple[str | None, str]:
+    """The first answer of ``steps`` (this language's ``REWRITE_STEPS``, as registered) on the turn."""
+    return r._first(steps, Turn(query, focus, history))
+
 # --- frame completion of a fragment -------------------------------------------------------------------------
 
 
