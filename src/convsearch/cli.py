@@ -11,6 +11,7 @@ import typer
 
 from .config import Settings
 from .errors import ConvsearchError, IndexMissingError, InputError
+from .render import SHOW_ANALYSIS, render_turn
 
 PROG = "convsearch"
 # no_args_is_help is off: a bare `convsearch` is a usage error like any other (one line, exit 2), not a
@@ -150,32 +151,6 @@ def _conversation(s: Settings, tenant: str, agent: str, session: str):
     return Conversation(open_store(s), Scope(tenant, agent, session))
 
 
-_SHOW_ANALYSIS = [False]
-
-
-def render_turn(r, *, max_results: int = 5) -> str:
-    """Human-readable summary of one turn (with ``--debug``, the turn's analysis too)."""
-    rw = r.rewrite
-    arrow = "→" if rw.changed else "="
-    lines = [f"  query     : {r.query}",
-             f"  standalone: {arrow} {r.standalone_query}   [{rw.method}: {rw.reason}]" + ("  (fell back)" if rw.fell_back else "")]
-    if r.variants:
-        lines.append(f"  variants  : {' | '.join(r.variants)}")
-    if _SHOW_ANALYSIS[0] and r.trace.analysis is not None:
-        import json
-
-        lines.append(f"  analysis  : {json.dumps(r.trace.analysis, ensure_ascii=False, default=str)}")
-    lines.append(f"  dedup     : {r.trace.hits_before_dedup} hits → {r.trace.hits_after_dedup} after dedup")
-    for note in r.trace.notes:
-        lines.append(f"  note      : {note}")
-    for c in r.citations[:max_results]:
-        meta = ", ".join(x for x in (c.provider, c.domain, c.date, "UNDATED" if c.undated else "",
-                                     "STALE" if c.stale else "") if x)
-        snippet = c.snippet if len(c.snippet) <= 90 else c.snippet[:90] + "…"
-        lines.append(f"  [{c.n}] {c.title}{f' ({meta})' if meta else ''}  id={c.id}\n      {snippet}")
-    return "\n".join(lines)
-
-
 @app.command()
 def chat(data_dir: Optional[Path] = DataDir, topic: Optional[str] = typer.Option(None),
          top_k: int = typer.Option(5, "--top-k", min=1, max=100),
@@ -272,7 +247,7 @@ def mcp_stdio(data_dir: Optional[Path] = DataDir,
 
 def _mount_eval() -> None:
     try:
-        from .eval.cli import eval_app
+        from .eval.commands import eval_app
     except ImportError:  # the eval extra (sacrebleu, ranx) is not installed
         return
     app.add_typer(eval_app, name="eval", no_args_is_help=False)  # a bare `convsearch eval`: one usage line
@@ -368,7 +343,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     end = args.index("--") if "--" in args else len(args)
     debug = "--debug" in args[:end]
-    _SHOW_ANALYSIS[0] = debug  # a turn printed with --debug shows what the gate and the rewriter read of it
+    SHOW_ANALYSIS[0] = debug  # a turn printed with --debug shows what the gate and the rewriter read of it
     if debug:
         args = [a for a in args[:end] if a != "--debug"] + args[end:]
     for a in args:

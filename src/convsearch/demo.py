@@ -45,7 +45,7 @@ def run_demo(demo_dir: Path, settings: Settings, *, echo: Callable[[str], Any] =
 
 
 def _play(pipeline: Any, conv: dict[str, Any], echo: Callable[[str], Any]) -> list[dict[str, Any]]:
-    from .cli import render_turn
+    from .render import render_turn
 
     played = []
     echo(f"\n=== {conv.get('name', '?')} ({conv.get('lang', '?')}) ===")

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from convsearch.errors import DataFileError
-from convsearch.eval.cli import eval_app
+from convsearch.eval.commands import eval_app
 from convsearch.eval.halves import HEADING, dev_sets, halves_report, load_report, render_markdown, splice_section
 from convsearch.eval.split import dialog_key, half_of_dialog
 

@@ -10,7 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from convsearch.errors import DataFileError
-from convsearch.eval.cli import eval_app
+from convsearch.eval.commands import eval_app
 from convsearch.eval.regress import load_rows, lookup, markdown_report, matches, run_regress
 
 RECORD = {"id": "d1_q2", "dataset": "toy", "lang": "en", "history": ["who founded Acme?", "Jane Doe."],

@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from ..errors import ConfigError, ConvsearchError, InputError
+from ..errors import ConfigError, ConvsearchError
 from ..rewrite.base import Rewriter
 from .data import load_records
 from .retrieval_eval import QUERY_SETS, evaluate_retrieval
@@ -288,60 +288,6 @@ def retrieval_cmd(data: Path = DataOpt, rewriter: RewriterName = RewriterOpt, li
     except ConvsearchError as exc:
         raise _fail(exc) from None
     _emit(report, as_json, format_retrieval_table)
-
-
-@eval_app.command("regress")
-def regress_cmd(
-    expected: Path = typer.Option(Path("eval/expected.yaml"), "--expected", help="Expected scores (YAML)."),
-    update: bool = typer.Option(False, "--update", help="Rewrite the expected values from this run."),
-    markdown: Path | None = typer.Option(None, "--markdown", help="Also write a markdown table here."),
-    allow_missing_data: bool = typer.Option(False, "--allow-missing-data",
-                                            help="Exit 0 when rows are skipped because the data is absent."),
-) -> None:
-    """Rerun every row of the expected-scores file and print OK / FAIL per metric; exit 1 on any FAIL."""
-    from .regress import run_regress
-
-    try:
-        code = run_regress(expected, update=update, markdown=markdown, allow_missing_data=allow_missing_data)
-    except ConvsearchError as exc:
-        raise _fail(exc) from None
-    if code:
-        raise typer.Exit(code)
-
-
-@eval_app.command("halves")
-def halves_cmd(
-    expected: Path = typer.Option(Path("eval/expected.yaml"), "--expected",
-                                  help="Expected scores (YAML): its rewrite/<set>/rules and followups rows name "
-                                       "the sets."),
-    start: Path | None = typer.Option(Path("eval/halves_start.json"), "--start",
-                                      help="A report saved with --json: the start column (a missing file: none)."),
-    markdown: Path | None = typer.Option(None, "--markdown",
-                                         help="Write section 5b here; an existing file that holds the section "
-                                              "gets just that section replaced."),
-    only: list[str] = typer.Option([], "--only", help="Score only this set (repeatable; no follow-ups then)."),
-    as_json: bool = JsonOpt,
-) -> None:
-    """Every dev set on its tuning and its frozen half (rules vs copy): the table of docs/BENCHMARKS.md 5b."""
-    from .halves import halves_report, load_report, render_markdown, splice_section
-
-    try:
-        base = load_report(start) if start is not None and start.is_file() else None
-        report = halves_report(expected, only=only)
-        if base is not None:
-            report["start"] = base.get("commit", str(start))
-        if as_json:
-            typer.echo(json.dumps(report, ensure_ascii=False, indent=1))
-        section = render_markdown(report, base, command="convsearch eval halves --markdown docs/BENCHMARKS.md")
-        if markdown is not None:
-            doc = markdown.read_text(encoding="utf-8") if markdown.is_file() else ""
-            if doc.strip() and "## 5b." not in doc:  # never replace a whole file that is something else
-                raise InputError(f"{markdown} has no section '## 5b.' to replace (give a new file, or one that has it)")
-            markdown.write_text(splice_section(doc, section) if doc.strip() else section, encoding="utf-8")
-        elif not as_json:
-            typer.echo(section)
-    except ConvsearchError as exc:
-        raise _fail(exc) from None
 
 
 RUNNERS = {"rewrite": rewrite_report, "retrieval": retrieval_report, "followups": followups_report,

@@ -26,6 +26,7 @@ from ..errors import DataFileError
 from . import metrics as m
 from .data import load_records
 from .followups import evaluate_followups, followups_half, load_followups
+from .regress import load_rows, repo_root_for
 from .rewrite_eval import evaluate_rewrite
 from .split import select_half
 
@@ -53,8 +54,6 @@ class _Recorder:
 def dev_sets(expected: Path) -> list[tuple[str, Path, bool]]:
     """(name, data file, use topic) of every ``rewrite/<set>/rules`` row of the expected-scores file (with the
     topic: a ``--no-topic`` row reads a set a second time)."""
-    from .regress import load_rows, repo_root_for
-
     root = repo_root_for(expected)
     out: list[tuple[str, Path, bool]] = []
     for row in load_rows(expected):
@@ -69,8 +68,6 @@ def dev_sets(expected: Path) -> list[tuple[str, Path, bool]]:
 
 def followups_file(expected: Path) -> Path | None:
     """The data file of the expected-scores file's follow-ups row, if any."""
-    from .regress import load_rows, repo_root_for
-
     for row in load_rows(expected):
         if len(row.argv) > 1 and row.argv[1] == "followups" and "--data" in row.argv and "--half" not in row.argv:
             data = Path(row.argv[row.argv.index("--data") + 1])
@@ -81,8 +78,6 @@ def followups_file(expected: Path) -> Path | None:
 def other_followups(expected: Path) -> list[tuple[str, Path]]:
     """The expected-scores file's other follow-up rows (``followups/<name>/rules`` beside the dev set's): their
     names and data files, scored whole (they carry their own tuning / held-out split as separate files)."""
-    from .regress import load_rows, repo_root_for
-
     dev, out = followups_file(expected), []
     for row in load_rows(expected):
         parts = row.name.split("/")

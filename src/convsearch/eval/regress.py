@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from ..errors import ConvsearchError, DataFileError
+from .cli import RUNNERS, eval_app
 
 DEFAULT_TOLERANCE = 0.01
 REWRITE_METRICS = ("bleu", "em", "rest_p1", "rest_f1", "rest_f2", "gate_acc", "gate_f1", "changed", "faithful")
@@ -170,8 +171,6 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, Any]]:
     import typer.main
     from typer.exceptions import TyperException  # typer >= 0.20 vendors click; its errors derive from this
 
-    from .cli import RUNNERS, eval_app
-
     if len(argv) < 2 or argv[0] != "eval" or argv[1] not in RUNNERS:
         raise ValueError(f"command must start with 'eval {' | '.join(RUNNERS)}', got {shlex.join(argv)!r}")
     cmd = typer.main.get_command(eval_app).commands[argv[1]]  # type: ignore[attr-defined]
@@ -185,8 +184,6 @@ def _parse(argv: list[str]) -> tuple[str, dict[str, Any]]:
 
 def run_row(row: Row, root: Path) -> tuple[str, dict[str, Any]] | None:
     """Run one row in-process; None (and ``row.skipped`` set) when its data file is absent."""
-    from .cli import RUNNERS
-
     kind, params = _parse(row.argv)
     data = Path(params["data"])
     if not data.is_absolute():
