@@ -7,7 +7,6 @@ import pytest
 
 from convsearch.lang.en import steps as en
 from convsearch.lang.zh import steps as zh
-from convsearch.rewrite import rules
 from convsearch.rewrite import steps as registry
 from convsearch.rewrite.focus import find_focus
 from convsearch.rewrite.rules import Outcome, RuleRewriter
@@ -15,8 +14,16 @@ from convsearch.types import Message
 
 ZH_H = [Message("user", "深圳最近三天适合露营吗？"), Message("assistant", "适合，天气晴。")]
 EN_H = [Message("user", "Does AnySearch support Chinese?"), Message("assistant", "Yes, it does.")]
-CASES = [("zh", zh, rules._rewrite_zh, ZH_H, "那番禺呢？", "番禺最近三天适合露营吗"),
-         ("en", en, rules._rewrite_en, EN_H, "What about NovaDB?", "Does NovaDB support Chinese?")]
+def _zh_run(query, focus, history=(), steps=None):
+    return zh.resolve(query, focus, history, None, zh.REWRITE_STEPS if steps is None else steps)
+
+
+def _en_run(query, focus, history=(), steps=None):
+    return en.resolve(query, focus, history, None, en.REWRITE_STEPS if steps is None else steps)
+
+
+CASES = [("zh", zh, _zh_run, ZH_H, "那番禺呢？", "番禺最近三天适合露营吗"),
+         ("en", en, _en_run, EN_H, "What about NovaDB?", "Does NovaDB support Chinese?")]
 WORD = {"zh": "中文", "en": "Chinese"}  # a word of the history: the guard lets the toy rule's output through
 
 
@@ -80,12 +87,12 @@ def test_a_stop_ends_the_steps_with_its_reason() -> None:
         return Outcome("never", "never")
 
     steps = [*zh.REWRITE_STEPS[:zh.REWRITE_STEPS.index(zh.interjection) + 1], later]
-    stopped = rules._rewrite_zh("好的！", focus, ZH_H, steps=steps)
+    stopped = _zh_run("好的！", focus, ZH_H, steps=steps)
     assert stopped == (None, "an interjection (好的, 对啊), not a request")
     assert ran == []
-    assert rules._rewrite_en("How much does it cost?", find_focus([], None), [], steps=[en.no_focus, later]) \
+    assert _en_run("How much does it cost?", find_focus([], None), [], steps=[en.no_focus, later]) \
         == (None, "no focus")
-    assert rules._rewrite_en("How much?", find_focus([], None), [], steps=[]) == (None, "no rule applies")
+    assert _en_run("How much?", find_focus([], None), [], steps=[]) == (None, "no rule applies")
 
 
 def test_annotating_steps_feed_the_later_ones() -> None:
@@ -93,7 +100,33 @@ def test_annotating_steps_feed_the_later_ones() -> None:
          Message("assistant", "The band's fourth album, Blue Harbour, came out in 2003.")]
     focus = find_focus(h, "Grey Owls")
     q = "Was that album well received?"
-    full = rules._rewrite_en(q, focus, h)
-    without = rules._rewrite_en(q, focus, h, steps=[s for s in en.REWRITE_STEPS if s is not en.class_reference])
+    full = _en_run(q, focus, h)
+    without = _en_run(q, focus, h, steps=[s for s in en.REWRITE_STEPS if s is not en.class_reference])
     assert "Blue Harbour" in (full[0] or "") and full[1].startswith("class reference: that album → Blue Harbour")
     assert "Blue Harbour" not in (without[0] or "") and not without[1].startswith("class reference")
+
+
+@pytest.mark.parametrize("module", [zh, en], ids=["zh", "en"])
+def test_the_rule_steps_and_gate_checks_are_named_and_documented(module) -> None:
+    for step in (*module.RULE_STEPS, *module.GATE_STEPS):
+        assert step.__name__ != "<lambda>" and (step.__doc__ or "").strip(), step
+    assert module.GATE_STEPS[-1].__name__ == "standalone"  # the last check always decides
+
+
+@pytest.mark.parametrize(("history", "query", "operation", "want"), [
+    ([Message("user", "Which note apps work offline?"), Message("assistant", "1. Obsidian 2. Joplin 3. Logseq")],
+     "Does the second one sync?", "ordinal", "Joplin"),
+    (ZH_H, "那番禺呢？", "fragment", "番禺最近三天适合露营吗"),
+    (ZH_H, "谢谢", "keep", None),
+])
+def test_the_scorer_decides_with_the_operation_and_the_rewriter_carries_it_out(history, query, operation, want):
+    from convsearch.gate import needs_rewrite
+    from convsearch.rewrite.rules import RuleScorer
+    from convsearch.rewrite.scoring import RuleTurn
+
+    d = needs_rewrite(history, query)
+    turn = RuleTurn(d.analysis, d, d.analysis.query, history, None, lambda f: f)
+    done = RuleScorer().decide(turn)
+    assert done.operation == operation and (want is None or want in (done.out or "")), done
+    r = RuleRewriter().rewrite(history, query, decision=d)
+    assert r.reason == done.reason and (r.rewritten == done.out if want else not r.changed)

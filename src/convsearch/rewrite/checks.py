@@ -77,6 +77,7 @@ def named(a: Analysis) -> Decision | None:
 def short(word_count: Callable[[str], int], most: int) -> Check:
     """A check: a query of at most ``most`` words (as the language counts them) leans on the conversation."""
     def very_short(a: Analysis) -> Decision | None:
+        """A query of a few words leans on the conversation."""
         if word_count(a.q) <= most:
             return Decision(True, "very short query", 0.6, DecisionKind.SHORT)
         return None
@@ -111,6 +112,7 @@ def after_closing(asks: Callable[[str], bool]) -> Check:
     """A check: a question (``asks``, as the language tells one) after the user closed a digression goes back to
     what the digression turned aside from."""
     def resumes(a: Analysis) -> Decision | None:
+        """A question after a closed digression goes back to what it turned aside from."""
         if a.history and closes_exchange(a.frame or "") and asks(a.q):
             f = a.topic_focus  # (only after a closing: the focus search is not repeated on every turn)
             if f.resumed and f.entity is not None and f.entity.text.lower() not in a.q.lower():

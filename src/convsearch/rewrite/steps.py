@@ -29,6 +29,7 @@ from typing import Any
 from ..lang.en import steps as en
 from ..lang.zh import steps as zh
 from .compose import Turn, first
+from .scoring import DEFAULT_STEPS
 
 FrameStep = Callable[[str, str], "tuple[str, str] | None"]
 RewriteStep = Callable[[Any], Any]
@@ -42,6 +43,8 @@ REWRITE_STEPS: dict[str, tuple[RewriteStep, ...]] = {"zh": zh.REWRITE_STEPS, "en
 # how a language runs its rewrite steps on a turn: (query, focus, history, topic, steps) -> (rewrite or None, how)
 Resolve = Callable[[str, Any, Any, "str | None", Sequence[RewriteStep]], "tuple[str | None, str]"]
 RESOLVE: dict[str, Resolve] = {"zh": zh.resolve, "en": en.resolve}
+# the rule steps before a language's rewrite steps (``rewrite.scoring``)
+RULE_STEPS: dict[str, tuple[Any, ...]] = {"zh": zh.RULE_STEPS, "en": en.RULE_STEPS}
 
 
 def run_steps(query: str, focus: Any, history: Any, topic: str | None,
@@ -51,7 +54,8 @@ def run_steps(query: str, focus: Any, history: Any, topic: str | None,
 
 
 def register_steps(code: str, *, gate: Sequence[GateStep] = (), rewrite: Sequence[RewriteStep] = (),
-                   frame: Sequence[FrameStep] = (), resolve: Resolve = run_steps) -> None:
+                   frame: Sequence[FrameStep] = (), resolve: Resolve = run_steps,
+                   rule: Sequence[Any] = DEFAULT_STEPS) -> None:
     """Give a language's rule steps to the gate and the rule rewriter (a language pack of its own: see
     ``lang.register``). Its gate checks must end on one that always decides (``checks.standalone``); without
     any, it is gated as the fallback language is."""
@@ -60,13 +64,14 @@ def register_steps(code: str, *, gate: Sequence[GateStep] = (), rewrite: Sequenc
     REWRITE_STEPS[code] = tuple(rewrite)
     FRAME_STEPS[code] = tuple(frame)
     RESOLVE[code] = resolve
+    RULE_STEPS[code] = tuple(rule)
     _complete.cache_clear()
 
 
 def unregister_steps(code: str) -> None:
     """Take back what ``register_steps`` gave (the shipped languages' steps stay)."""
     if code not in ("zh", "en"):
-        for registry in (GATE_STEPS, REWRITE_STEPS, FRAME_STEPS, RESOLVE):
+        for registry in (GATE_STEPS, REWRITE_STEPS, FRAME_STEPS, RESOLVE, RULE_STEPS):
             registry.pop(code, None)  # type: ignore[attr-defined]
         _complete.cache_clear()
 

@@ -1,5 +1,7 @@
-"""English rule steps, in the order they are tried: the rewrite (``REWRITE_STEPS``, run by
-``rewrite.rules._rewrite_en``) and frame completion (``FRAME_STEPS``, run by ``rewrite.steps.complete_fragment``)."""
+"""English rule steps, each list in the order it is tried: the gate's checks (``GATE_STEPS``, run by ``gate.decide``),
+the rule steps before the rewrite (``RULE_STEPS``, ``rewrite.scoring``), the rewrite (``REWRITE_STEPS``, run by
+``resolve``) and frame completion (``FRAME_STEPS``, run by ``rewrite.steps.complete_fragment``). Adding a rule is one
+function here with a docstring example, one entry in its list, and a test."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from ...rewrite import compose as r
 from ...rewrite import entities as e
 from ...rewrite import frame as f
 from ...rewrite import introduced, similar
+from ...rewrite import scoring as s
 from ...rewrite.compose import Outcome
 from ...rewrite.entities import definite_expansion, has_pronoun, mentions
 from ...rewrite.focus import Focus, _alias_of, en_salient_noun, find_focus
@@ -711,3 +714,13 @@ def subject_left_out(a: Analysis) -> Decision | None:
 GATE_STEPS = (c.no_context, c.social, remark, c.partial_name, c.offer, c.ordinal, c.fragment, marker, c.named,
               c.short(word_count, SHORT_WORDS), c.no_noun, c.relational_only, descriptive_topic, c.topic,
               subject_left_out, c.after_closing(en_info_question), c.standalone)
+
+
+# --- the rule half of the decision: this language's steps before its rewrite steps (``rewrite.scoring``) -------
+
+_PERSON_PRON_RE = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
+_PLURAL_PRON_RE = re.compile(r"\b(?:they|them|their|these|those)\b", re.IGNORECASE)
+
+RULE_STEPS = (s.not_needed, s.ordinal(), s.offer, s.root_focus, s.opening_focus, s.frame_focus,
+              s.introduced_focus(_PERSON_PRON_RE, _PLURAL_PRON_RE, person_by_name=True), s.fragment, s.topic_alias,
+              s.passage_names)

@@ -1,5 +1,7 @@
-"""Chinese rule steps, in the order they are tried: the rewrite (``REWRITE_STEPS``, run by
-``rewrite.rules._rewrite_zh``) and frame completion (``FRAME_STEPS``, run by ``rewrite.steps.complete_fragment``)."""
+"""Chinese rule steps, each list in the order it is tried: the gate's checks (``GATE_STEPS``, run by ``gate.decide``),
+the rule steps before the rewrite (``RULE_STEPS``, ``rewrite.scoring``), the rewrite (``REWRITE_STEPS``, run by
+``resolve``) and frame completion (``FRAME_STEPS``, run by ``rewrite.steps.complete_fragment``). Adding a rule is one
+function here with a docstring example, one entry in its list, and a test."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from ...rewrite import checks as c
 from ...rewrite import compose as r
 from ...rewrite import entities as e
 from ...rewrite import frame as f
+from ...rewrite import scoring as s
 from ...rewrite import similar
 from ...rewrite.compose import Outcome
 from ...rewrite.entities import has_pronoun, mentions
@@ -670,3 +673,38 @@ def subject_left_out(a: Analysis) -> Decision | None:
 GATE_STEPS = (c.no_context, c.social, remark, c.partial_name, c.offer, c.ordinal, c.fragment, classifier_phrase,
               yes_no_reply, wh_fragment, marker, c.named, opening, c.short(word_count, SHORT_WORDS), c.no_noun,
               c.relational_only, c.topic, subject_left_out, c.after_closing(asks), c.standalone)
+
+
+# --- the rule half of the decision: this language's steps before its rewrite steps (``rewrite.scoring``) -------
+
+def _tidy_ordinal(out: str) -> str:
+    """"第二种呢？" → "向量检索": the item alone, without the ellipsis' 呢 and the final mark."""
+    return _ZH_NE_RE.sub("", out).rstrip(r._TRAIL_PUNCT) or out
+
+
+def work_reference(t: s.RuleTurn) -> s.Resolution | None:
+    """这本书 / 那部电影 naming a work the latest answer introduced takes its title."""
+    work = r._work_reference(t.query, t.history)
+    return s.Resolution(work[0], t.why(work[1]), "work") if work is not None else None
+
+
+def reply(t: s.RuleTurn) -> s.Resolution | None:
+    """A bare yes/no reply or a fragment answer takes the predicate it answers ("会" after "你会游泳吗？" → "会游泳";
+    "二环" after "在哪里上班？" → "在二环上班"); the answer to the assistant's clarifying question goes with the thing
+    requested ("帮我订酒店" → "你要住几晚？" → "两晚" → "酒店 要住两晚")."""
+    echo = t.a.echo(t.query) or t.a.wh(t.query)
+    if echo is None:
+        return None
+    out, how = echo
+    asked = r._request_asked(t.history, t.topic)
+    if asked is not None and asked.text not in out:
+        out, how = f"{asked.text} {out}", f"{how}; with the request's {asked.text}"
+    return s.Resolution(out, t.why(how), "reply")
+
+
+_PERSON_PRON_RE = re.compile(r"他|她")
+_PLURAL_PRON_RE = re.compile(r"们|这些|那些")
+
+RULE_STEPS = (s.not_needed, s.ordinal(_tidy_ordinal), work_reference, reply, s.offer, s.root_focus, s.opening_focus,
+              s.frame_focus, s.introduced_focus(_PERSON_PRON_RE, _PLURAL_PRON_RE, person_by_name=False), s.fragment,
+              s.topic_alias, s.passage_names)
