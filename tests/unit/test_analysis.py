@@ -80,3 +80,18 @@ def test_the_trace_shows_the_analysis_as_plain_data() -> None:
     out = r.to_dict()
     assert out["trace"]["decision"]["analysis"] == got
     json.dumps(out, ensure_ascii=False)  # plain data all the way down
+
+
+def test_the_candidates_carry_what_a_resolver_reads() -> None:
+    a = Analysis((Message("user", "Who founded SpaceX?"), Message("assistant", "Elon Musk founded SpaceX in 2002.")),
+                 "When did it first launch a rocket?", None, "en")
+    got = {c.text: c for c in a.candidates}
+    assert set(got) == {"Elon Musk", "SpaceX"}
+    assert got["SpaceX"].is_focus and got["SpaceX"].in_frame and not got["SpaceX"].in_query
+    assert got["Elon Musk"].role == "assistant" and got["Elon Musk"].distance == 1 and not got["Elon Musk"].is_focus
+    zh = Analysis((Message("user", "深圳最近三天适合露营吗？"), Message("assistant", "适合，天气晴。")), "那番禺呢？",
+                  None, "zh")
+    place = next(c for c in zh.candidates if c.text == "深圳")
+    assert place.slot == "place" and place.turn == 0 and place.distance == 2 and place.proper
+    assert "candidates" not in Analysis(tuple(LISTED), "Does it sync?", None, "en").describe()["facts"]
+    assert "candidates" in zh.describe(candidates=True)["facts"]

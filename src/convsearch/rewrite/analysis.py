@@ -18,13 +18,14 @@ never compute the same thing twice in a turn; ``asked()`` lists what was compute
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..lang.base import Mention
 from ..types import Message
 from .entities import mentions, name_like, topic_entity
 from .focus import Focus, find_focus
-from .frame import compare_in_history
+from .frame import compare_in_history, slot_spans
 from .offer import accepted_offer
 from .ordinal import resolve_ordinal
 from .reply import answer_echo, wh_answer
@@ -32,6 +33,28 @@ from .steps import complete_fragment
 
 T = TypeVar("T")
 _MISSING = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A phrase of the history the question may lean on, with what is known about it (the features a resolver,
+    rule or learned, reads): its text and kind (``proper``; ``cls``: the mention class, e.g. ns / nr / proper /
+    noun; ``relational``: an aspect noun such as 价格 or types), the turn it came from (index into the window,
+    ``role``, ``distance``: turns back from the question, 1 = the latest), its slot type in the previous user
+    question when it sits in one (place, time_day, platform …), whether it is the focus, and whether the question
+    names it already."""
+
+    text: str
+    proper: bool
+    cls: str
+    relational: bool
+    turn: int
+    role: str
+    distance: int
+    slot: str | None
+    in_frame: bool
+    is_focus: bool
+    in_query: bool
 
 
 class Analysis:
@@ -127,6 +150,32 @@ class Analysis:
         """The conversation's focus with the session topic standing in when the history names nothing."""
         return self._kept("topic_focus", "", lambda: find_focus(self.history, self.topic))
 
+    @property
+    def candidates(self) -> tuple[Candidate, ...]:
+        """Every mention of the window, newest turn first (a phrase named again is listed once, at its latest
+        turn), with its facts (``Candidate``). Not read by the shipped rules: it is what a learned resolver and
+        the trace read."""
+        def compute() -> tuple[Candidate, ...]:
+            frame = self.frame or ""
+            slots = {frame[s:e].lower(): kind for s, e, kind in slot_spans(frame)} if frame else {}
+            focus = self.topic_focus.entity
+            q = self.q.lower()
+            out: list[Candidate] = []
+            seen: set[str] = set()
+            n = len(self.history)
+            for i in range(n - 1, -1, -1):
+                m = self.history[i]
+                for x in mentions(m.content):
+                    key = x.text.lower()
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    out.append(Candidate(x.text, x.proper, x.cls, x.relational, i, m.role, n - i, slots.get(key),
+                                         key in frame.lower(), focus is not None and x.text == focus.text,
+                                         key in q))
+            return tuple(out)
+        return self._kept("candidates", "", compute)
+
     def asked(self) -> dict[str, Any]:
         """What was computed this turn, by name (a fact asked about two texts is listed under its name and text)."""
         out: dict[str, Any] = {}
@@ -135,8 +184,11 @@ class Analysis:
             out[name if said in ("", self.q) else f"{name}({said})"] = value
         return out
 
-    def describe(self) -> dict[str, Any]:
-        """The analysis as plain data, for the trace and ``--debug``: the turn and every fact computed for it."""
+    def describe(self, *, candidates: bool = False) -> dict[str, Any]:
+        """The analysis as plain data, for the trace and ``--debug``: the turn and every fact computed for it
+        (with ``candidates``, the history's candidates too, computed if they were not)."""
+        if candidates:
+            _ = self.candidates
         facts: dict[str, Any] = {}
         for key, value in self.asked().items():
             facts[key] = _plain(value)
@@ -145,6 +197,8 @@ class Analysis:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, Candidate):
+        return {k: getattr(value, k) for k in Candidate.__slots__}
     if isinstance(value, Mention):
         return value.text
     if isinstance(value, Focus):
