@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -68,7 +69,7 @@ def index(ctx: typer.Context,
         if delete:
             typer.echo(f"deleted {indexing.delete(idx, delete)} of {len(delete)} ids")
         if docs:
-            indexing.write(idx, docs, total=len(docs))
+            _interruptible(indexing.write, idx, docs, total=len(docs), verb="indexed")
             where = getattr(idx, "uri", None) or s.data_dir / "index"
             typer.echo(f"indexed {len(docs)} documents into {where} ({len(idx)} in total); "
                        + dense_note(s, getattr(idx, "embedder", None)))
@@ -88,12 +89,25 @@ def copy_index(data_dir: Optional[Path] = DataDir,
     dst = indexing.open_writable(s, to)
     try:
         docs, total = indexing.documents_of(src)
-        n = indexing.write(dst, docs, total=total, desc=f"copying to {to}")
+        n = _interruptible(indexing.write, dst, docs, total=total, desc=f"copying to {to}", verb="copied")
         typer.echo(f"copied {n} documents from {s.data_dir / 'index'} into {getattr(dst, 'uri', to)} "
                    f"({len(dst)} in total)")
     finally:
         dst.close()
         src.close()
+
+
+def _interruptible(write, *args, verb: str, **kw) -> int:
+    """``write(*args, **kw)``; on Ctrl-C one line says how far it got (whole batches are committed) and the
+    command exits 130."""
+    from .indexing import WriteInterrupted
+
+    try:
+        return write(*args, **kw)
+    except WriteInterrupted as exc:
+        of = f" of {exc.total}" if exc.total is not None else ""
+        typer.echo(f"interrupted: {exc.written}{of} documents {verb}; rerun to finish", err=True)
+        raise typer.Exit(130) from None
 
 
 def dense_note(s: Settings, embedder) -> str:
@@ -321,6 +335,10 @@ def usage_line(exc: Exception, args: Optional[list[str]] = None) -> str:
         msg = "missing command" + (f" (one of: {', '.join(cmds)})" if cmds else "")
     else:
         msg = _sentence(exc.format_message())
+        # click: "No such command 'serach'. Did you mean 'search'?" → one clause, as for options above
+        m = re.fullmatch(r"(.*?)\.? Did you mean (.+?)\?", msg)
+        if m:
+            msg = f"{m.group(1)} (did you mean {m.group(2).strip(chr(39))}?)"
     return f"error: {msg}; see {where} --help"
 
 
@@ -388,6 +406,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         typer.echo("aborted", err=True)
         sys.exit(130)
     except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
         sys.exit(130)
     except OSError as exc:  # a file we could not read or write
         _debug_traceback(debug)

@@ -129,6 +129,20 @@ NOT_CONFIGURED = ("no LLM is configured: set CONVSEARCH_LLM_BASE_URL (or OPENAI_
                   "CONVSEARCH_LLM_MODEL, plus CONVSEARCH_LLM_API_KEY (or OPENAI_API_KEY) if the endpoint needs a key")
 
 
+class NoLLM:
+    """Stands in when no LLM is configured (``configured`` is False): the agent makes no call and answers with
+    the most relevant sources, saying so; a call made anyway raises LLMUnavailable(NOT_CONFIGURED)."""
+
+    model = "none"
+    configured = False
+
+    def complete(self, *a: Any, **kw: Any) -> Completion:
+        raise LLMUnavailable(NOT_CONFIGURED)
+
+    async def acomplete(self, *a: Any, **kw: Any) -> Completion:
+        raise LLMUnavailable(NOT_CONFIGURED)
+
+
 def llm_configured(settings: Any) -> bool:
     """True when ``settings`` name a model and an endpoint (a base URL, or a key for the default one)."""
     return bool(settings.llm_model and (settings.llm_base_url or settings.llm_api_key))
@@ -903,9 +917,9 @@ def open_llm(settings: Any) -> OpenAILLM:
 
 __all__ = [
     "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
-    "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES", "ScriptedCall",
-    "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "estimate_prompt_tokens", "estimate_tokens",
-    "llm_config", "llm_configured", "open_llm",
+    "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "NoLLM", "OpenAILLM", "STRUCTURED_MODES",
+    "ScriptedCall", "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "estimate_prompt_tokens",
+    "estimate_tokens", "llm_config", "llm_configured", "open_llm",
     "parse_structured",
     "request_payload", "stream_reply", "strip_fences", "to_completion", "tool_message", "wire_message",
 ]

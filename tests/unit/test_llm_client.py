@@ -319,7 +319,7 @@ def test_public_names_are_locked():
 
     assert sorted(llm_mod.__all__) == [
         "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
-        "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES",
+        "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "NoLLM", "OpenAILLM", "STRUCTURED_MODES",
         "ScriptedCall", "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "estimate_prompt_tokens",
         "estimate_tokens", "llm_config", "llm_configured",
         "open_llm",

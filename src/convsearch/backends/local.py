@@ -37,10 +37,12 @@ temporary dir, where tantivy may put its locks; no writer is ever made and ``add
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import mmap
 import os
 import shutil
+import signal
 import struct
 import tempfile
 import threading
@@ -295,7 +297,9 @@ class LocalIndex:
 
     # --- writes -------------------------------------------------------------------------------------
     def add(self, docs: Iterable[Document], *, batch_size: int = 256) -> int:
-        """Add or replace (upsert by id) documents; returns how many were written."""
+        """Add or replace (upsert by id) documents; returns how many were written. Ctrl-C raises AddInterrupted
+        saying how many of this call's documents were committed (whole batches: the one in flight is rolled
+        back, or, once its commit has started, finished with its vectors)."""
         n = 0
         for batch in batches(docs, batch_size):
             langs = [d.lang or detect_lang(d.text) for d in batch]
@@ -309,18 +313,31 @@ class LocalIndex:
                         writer.add_document(self._to_tantivy(d, lang, pos))
                     if self.embedder is not None:
                         self._dense_upsert(batch)
-                    writer.commit()
-                    writer.wait_merging_threads()
+                except KeyboardInterrupt as exc:
+                    self._roll_back(writer)
+                    raise AddInterrupted(n) from exc
                 except BaseException:
-                    writer.rollback()
-                    if self.embedder is not None:
-                        self._load_vectors_or_clear()
+                    self._roll_back(writer)
                     raise
-                if self.embedder is not None:
-                    self._save_vectors()
-                self._index.reload()
+                with _sigint_deferred() as interrupted:  # the commit and what must follow it
+                    try:
+                        writer.commit()
+                    except BaseException:
+                        self._roll_back(writer)
+                        raise
+                    writer.wait_merging_threads()
+                    if self.embedder is not None:
+                        self._save_vectors()
+                    self._index.reload()
             n += len(batch)
+            if interrupted:
+                raise AddInterrupted(n)
         return n
+
+    def _roll_back(self, writer: Any) -> None:
+        writer.rollback()
+        if self.embedder is not None:
+            self._load_vectors_or_clear()
 
     upsert = add
 
@@ -494,6 +511,30 @@ class LocalIndex:
         with self._map_lock:
             self._mm = None
         self._decoded = {}
+
+
+class AddInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``LocalIndex.add``: ``written`` of the call's documents are committed."""
+
+    def __init__(self, written: int) -> None:
+        super().__init__(f"interrupted after {written} documents were committed")
+        self.written = written
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[list[int]]:
+    """Hold Ctrl-C back for the block (main thread only; elsewhere there is no SIGINT to hold): the list it gives
+    is non-empty afterwards when one came, and the caller raises once its state is whole again."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield got
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 _LOCK_FILES = (".tantivy-meta.lock", ".tantivy-writer.lock")

@@ -100,10 +100,35 @@ def validation_summary(exc: RequestValidationError) -> tuple[str, str]:
     loc = [str(x) for x in first.get("loc", ())]
     where = loc[0] if loc else "body"
     field = ".".join(loc[1:]) if len(loc) > 1 and first.get("type") != "json_invalid" else where
-    message = f"{field}: {first.get('msg', 'invalid')}"
+    message = f"{field}: {plain_problem(first)}"
     if len(errors) > 1:
         message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
     return field, message
+
+
+_OBJECT_TYPES = frozenset({"model_attributes_type", "dict_type", "model_type"})
+
+
+def plain_problem(error: Any) -> str:
+    """What a user can act on for one pydantic error: no regular expressions, no "dictionary or object to
+    extract fields from". The input is looked at, never echoed."""
+    kind, value, ctx = error.get("type"), error.get("input"), error.get("ctx") or {}
+    if (kind in _OBJECT_TYPES or kind == "missing") and len(error.get("loc", ())) <= 1:
+        return ("missing: " if kind == "missing" else "") + \
+            "expected a JSON object, sent with Content-Type: application/json"
+    if kind == "json_invalid":
+        return "not valid JSON"
+    if kind == "string_too_short" and ctx.get("min_length") == 1:
+        return "empty"
+    if kind == "string_pattern_mismatch" and isinstance(value, str):
+        if not value.strip():
+            return "empty or only whitespace"
+        if "\x00" in value:
+            return "contains a NUL character"
+        if any(ch < " " or ch == "\x7f" for ch in value):
+            return "contains a control character"
+        return "may hold only letters, digits, '_', '.' and '-'"  # BackendName, the one other pattern
+    return str(error.get("msg", "invalid"))
 
 
 def request_id_of(request: Request) -> str:
@@ -120,4 +145,5 @@ def install(app: FastAPI) -> None:
         app.add_exception_handler(cls, handle)
 
 
-__all__ = ["CODES", "InvalidField", "error_body", "error_response", "install", "status_of", "validation_summary"]
+__all__ = ["CODES", "InvalidField", "error_body", "error_response", "install", "plain_problem", "status_of",
+           "validation_summary"]
