@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from .config import Settings
-from .errors import ConvsearchError, IndexMissingError, InputError
+from .errors import ConvsearchError, IndexMissingError, InputError, UpstreamError
 
 PROG = "convsearch"
 # no_args_is_help is off: a bare `convsearch` is a usage error like any other (one line, exit 2), not a
@@ -395,6 +395,10 @@ def main(argv: Optional[list[str]] = None) -> None:
         _debug_traceback(debug)
         typer.echo(f"error: {exc}, or pass --data-dir DIR (or set CONVSEARCH_DATA_DIR) to use the index in DIR; "
                    "`convsearch demo` builds the demo index in the default data dir", err=True)
+        sys.exit(exc.exit_code)
+    except UpstreamError as exc:  # the LLM endpoint or a web provider: which one, and its short reason
+        _debug_traceback(debug)
+        typer.echo(f"error: {exc.what} failed: {exc.reason}", err=True)
         sys.exit(exc.exit_code)
     except ConvsearchError as exc:
         _debug_traceback(debug)

@@ -12,19 +12,11 @@ server sends them, then one event carrying the assembled ``Completion`` (tool ca
 deltas, usage from the final chunk). Nothing of the SDK's response objects leaves this module. ``ScriptedLLM`` is the
 in-process test double, ``convsearch.testing.openai_server`` a real loopback server for integration tests.
 
-Errors: every failure of a call is one of ours, with a short ``reason`` for traces, and callers on the
-turn's hot path catch ``LLMError`` and fall back (they never let an LLM break a turn)::
-
-    BackendError (errors.py; 502, exit 5)
-    └── LLMError                 the LLM step failed; ``reason``; ``retryable``
-        ├── LLMTimeout           the step's budget ran out, waiting for a slot or for the reply (504)
-        ├── LLMRateLimited       HTTP 429 after the allowed retries; ``retry_after`` when the server said (429)
-        ├── LLMUnavailable       HTTP 5xx / 408 / 409 or a connection error after the allowed retries
-        ├── LLMRequestRejected   another 4xx: bad key, unknown model, bad request; never retried
-        └── LLMBadOutput         malformed JSON, empty content, a tool call where text was asked, output that
-                                 fails the schema; never retried (a deterministic model says it again)
-
-A failure after the server answered keeps the tokens it cost in ``LLMError.usage`` (the trace counts them).
+Errors: every failure of a call is an ``LLMError`` (``LLMTimeout``, ``LLMRateLimited``, ``LLMUnavailable``,
+``LLMRequestRejected``, ``LLMBadOutput``), the LLM branch of the one ``UpstreamError`` family drawn in
+``convsearch.errors`` beside the web providers' (re-exported here), with a short ``reason`` for traces; callers on
+the turn's hot path catch ``LLMError`` and fall back (they never let an LLM break a turn). A failure after the
+server answered keeps the tokens it cost in ``LLMError.usage`` (the trace counts them).
 
 Example::
 
@@ -49,7 +41,15 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast, runtime_checkable
 
-from .errors import BackendError, ConfigError
+from .errors import (
+    ConfigError,
+    LLMBadOutput,
+    LLMError,
+    LLMRateLimited,
+    LLMRequestRejected,
+    LLMTimeout,
+    LLMUnavailable,
+)
 from .infra.deadline import MIN_ATTEMPT_S as _MIN_ATTEMPT_S
 from .infra.deadline import Deadline
 from .secret import Secret
@@ -62,41 +62,6 @@ log = logging.getLogger("convsearch.llm")
 
 ModelT = TypeVar("ModelT", bound="BaseModel")
 STRUCTURED_MODES = ("json_schema", "json_object", "tools", "prompt")
-
-# --- errors ---------------------------------------------------------------------------------------
-class LLMError(BackendError):
-    """The LLM step failed; ``reason`` is a short phrase for the trace (no secrets, no bodies)."""
-
-    retryable = False
-
-    def __init__(self, reason: str, *, retry_after: float | None = None, usage: Usage | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-        self.usage = usage or Usage()  # tokens the failed call still cost (a reply that failed our checks)
-
-
-class LLMTimeout(LLMError):
-    http_status = 504
-    retryable = False  # the budget is spent: nothing left to retry with
-
-
-class LLMRateLimited(LLMError):
-    http_status = 429
-    retryable = True
-
-
-class LLMUnavailable(LLMError):
-    retryable = True
-
-
-class LLMRequestRejected(LLMError):
-    http_status = 502
-
-
-class LLMBadOutput(LLMError):
-    pass
-
 
 # --- configuration --------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,8 @@ it was and the request id, while the details go to the server log.
     BodyTooLarge, MessageTooLarge               413
     RateLimited                                 429  (``Retry-After``: whole seconds)
     BackendError                                502
+    UpstreamError (LLM endpoint, web provider)  502, "the web provider tavily failed" (no more: no reason, no URL)
+    LLMTimeout                                  504
     HistoryUnavailable                          503
     DeadlineExceeded                            504
     ConfigError, anything else                  500
@@ -27,7 +29,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..errors import AuthError, ConvsearchError, InputError, RateLimited
+from ..errors import AuthError, ConvsearchError, InputError, RateLimited, UpstreamError
 from ..infra.ratelimit import Allowance
 
 log = logging.getLogger("convsearch.server")
@@ -60,9 +62,18 @@ def status_of(exc: BaseException) -> int:
     return 500
 
 
-def error_body(status: int, message: str, *, request_id: str, field: str | None = None) -> dict[str, Any]:
+def server_message(exc: BaseException, status: int) -> str:
+    """What a 5xx tells the client about ``exc``: the kind of failure, and for an upstream one which service."""
+    if isinstance(exc, UpstreamError):
+        return f"{exc.what} failed"
+    return SERVER_MESSAGES.get(status, "server error")
+
+
+def error_body(status: int, message: str, *, request_id: str, field: str | None = None,
+               public: str | None = None) -> dict[str, Any]:
+    """The error body; a 5xx says only ``public`` (or the kind of failure), never ``message``."""
     return {"error": {"code": CODES.get(status, "error"), "status": status,
-                      "message": message if status < 500 else SERVER_MESSAGES.get(status, "server error"),
+                      "message": message if status < 500 else public or SERVER_MESSAGES.get(status, "server error"),
                       "field": field, "request_id": request_id}}
 
 
@@ -87,8 +98,9 @@ def error_response(exc: BaseException, request_id: str) -> JSONResponse:
     if status >= 500:
         log.error("request %s failed with %s: %s", request_id, status, exc,
                   exc_info=(type(exc), exc, exc.__traceback__) if not isinstance(exc, ConvsearchError) else None)
-    return JSONResponse(error_body(status, message, request_id=request_id, field=field), status_code=status,
-                        headers=headers)
+    return JSONResponse(error_body(status, message, request_id=request_id, field=field,
+                                   public=server_message(exc, status)),
+                        status_code=status, headers=headers)
 
 
 def validation_summary(exc: RequestValidationError) -> tuple[str, str]:
@@ -145,5 +157,5 @@ def install(app: FastAPI) -> None:
         app.add_exception_handler(cls, handle)
 
 
-__all__ = ["CODES", "InvalidField", "error_body", "error_response", "install", "plain_problem", "status_of",
-           "validation_summary"]
+__all__ = ["CODES", "InvalidField", "error_body", "error_response", "install", "plain_problem", "server_message",
+           "status_of", "validation_summary"]

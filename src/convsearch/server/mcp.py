@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from ..errors import ConvsearchError
 from . import models as m
 from .auth import Tenant
-from .errors import CODES, SERVER_MESSAGES, plain_problem
+from .errors import CODES, plain_problem, server_message
 from .service import Service
 
 log = logging.getLogger("convsearch.server")
@@ -59,7 +59,7 @@ def _tool_error(exc: Exception) -> Exception:
         return ToolError(f"invalid_request: {field}: {plain_problem(first)}")
     if isinstance(exc, ConvsearchError):
         status = int(exc.http_status)
-        text = str(exc) if status < 500 else SERVER_MESSAGES.get(status, "server error")
+        text = str(exc) if status < 500 else server_message(exc, status)
         return ToolError(f"{CODES.get(status, 'error')}: {text}")
     log.error("MCP tool failed", exc_info=(type(exc), exc, exc.__traceback__))
     return ToolError("internal: internal error")

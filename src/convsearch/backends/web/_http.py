@@ -1,15 +1,10 @@
 """What every web adapter shares: the HTTP client (httpx, async first with a sync twin), the error tree, rate
 and Retry-After parsing, and the call loop (limiter → request → retry / cool / fail).
 
-Errors (all ``BackendError``, so the server answers 502 and a fan-out keeps the other backends' results)::
-
-    WebError                      one provider failed; ``provider``, ``status``
-    ├── UpstreamRateLimited       429 (after the limiter queued us: a budget we did not know of); cools the key
-    ├── UpstreamUnavailable       5xx, timeout, connection refused: retried with jittered backoff in the deadline
-    ├── UpstreamMalformed         not the JSON we expect (an HTML error page, a cut-off body): retried like 5xx
-    ├── UpstreamRejected          400 / 401 / 403 / 422, or an error inside a 200 (SerpApi): not retried
-    └── BreakerOpen               the provider failed N times in a row; no call until the cool-down probe
-    QueueTimeout (infra.ratelimit) no key has a free slot within the allowed wait
+Errors: ``WebError`` (``UpstreamRateLimited``, ``UpstreamUnavailable``, ``UpstreamMalformed``,
+``UpstreamRejected``, ``BreakerOpen``) and ``QueueTimeout``, the web branch of the one ``UpstreamError`` family
+drawn in ``convsearch.errors`` beside the LLM's (re-exported here); all are ``BackendError``s, so the server
+answers 502 and a fan-out keeps the other backends' results.
 
 One call of ``search``: the breaker must allow it; the limiter grants a key and a slot (waiting in the queue if
 every key is at its limit); the request goes out with what is left of the turn's deadline as its timeout; a 429
@@ -34,7 +29,16 @@ from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from ...errors import BackendError, ConfigError, InputError
+from ...errors import (
+    BreakerOpen,
+    ConfigError,
+    InputError,
+    UpstreamMalformed,
+    UpstreamRateLimited,
+    UpstreamRejected,
+    UpstreamUnavailable,
+    WebError,
+)
 from ...infra import turn
 from ...infra.deadline import MIN_ATTEMPT_S
 from ...infra.ratelimit import STATS, CircuitBreaker, OutboundLimiter, QueueTimeout, WindowStore, backoff_s
@@ -65,39 +69,6 @@ class _RedactKeys(logging.Filter):
 
 
 logging.getLogger("httpx").addFilter(_RedactKeys())
-
-
-class WebError(BackendError):
-    """A web provider failed; ``retryable`` says whether another attempt could succeed."""
-
-    retryable = False
-
-    def __init__(self, provider: str, message: str, *, status: int | None = None,
-                 retry_after: float | None = None) -> None:
-        super().__init__(f"{provider}: {message}")
-        self.provider = provider
-        self.status = status
-        self.retry_after = retry_after
-
-
-class UpstreamRateLimited(WebError):
-    retryable = True
-
-
-class UpstreamUnavailable(WebError):
-    retryable = True
-
-
-class UpstreamMalformed(WebError):
-    retryable = True
-
-
-class UpstreamRejected(WebError):
-    pass
-
-
-class BreakerOpen(WebError):
-    pass
 
 
 # --- settings helpers -----------------------------------------------------------------------------------
