@@ -48,7 +48,6 @@ from ..base import Capabilities, Filters, Recency, hit_date
 if TYPE_CHECKING:
     import httpx
 
-    from ...config import Settings
     from ...secret import Secret
 
 
@@ -98,14 +97,6 @@ def secrets_from(raw: Any, variable: str) -> tuple[Secret, ...]:
 
     text = raw.reveal() if isinstance(raw, Secret) else str(raw or "")
     return tuple(Secret(variable, k.strip()) for k in text.split(",") if k.strip())
-
-
-def require_keys(settings: Settings, provider: str) -> tuple[Secret, ...]:
-    var = f"CONVSEARCH_{provider.upper()}_API_KEYS"
-    keys = secrets_from(getattr(settings, f"{provider}_api_keys"), var)
-    if not keys:
-        raise ConfigError(f"{var} is not set: the {provider} backend needs at least one API key (a comma list rotates)")
-    return keys
 
 
 # --- Retry-After / X-RateLimit-Reset ------------------------------------------------------------------
@@ -598,5 +589,5 @@ def ceil_s(x: float) -> int:
 
 __all__ = ["BreakerOpen", "CallOptions", "QueueTimeout", "Request", "UpstreamMalformed", "UpstreamRateLimited",
            "UpstreamRejected", "UpstreamUnavailable", "WebBackend", "WebError", "error_message", "parse_rate",
-           "require_keys", "reset_shared_state", "retry_after_s", "secrets_from", "shared_breaker", "shared_limiter",
+           "reset_shared_state", "retry_after_s", "secrets_from", "shared_breaker", "shared_limiter",
            "wider_recency"]
