@@ -129,7 +129,7 @@ def search(query: str = typer.Argument(..., help="The user's message."),
            top_k: int = typer.Option(5, "--top-k", min=1, max=100),
            mode: str = typer.Option("rewrite", help="rewrite | dual (also search the original query)"),
            backend_names: Optional[str] = typer.Option(None, "--backend", help="Backends to search, a comma list "
-                                                       "(local, tavily, brave, serpapi, bing, searxng, web …); "
+                                                       "(local, tavily, brave, serpapi, bing, searxng, bocha, web …); "
                                                        "default $CONVSEARCH_BACKENDS"),
            recency: Optional[str] = typer.Option(None, "--recency", help="day | week | month | year | no_limit "
                                                  "(default: none, or a window for a time-sensitive web search)"),

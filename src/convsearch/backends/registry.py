@@ -63,6 +63,7 @@ BUILTINS: dict[str, str | Row] = {
     "serpapi": Row("convsearch.backends.web.serpapi:from_settings", web=True),
     "bing": Row("convsearch.backends.web.serpapi:bing_from_settings", web=True, chain=False),  # serpapi's key
     "searxng": Row("convsearch.backends.web.searxng:from_settings", web=True),
+    "bocha": Row("convsearch.backends.web.bocha:from_settings", web=True),
     "web": "convsearch.backends.web:from_settings",
     "milvus": "convsearch.backends.milvus:from_settings",
 }
