@@ -76,7 +76,7 @@ def ask(question: str = typer.Argument(..., help="The question."),
     one it shows the most relevant sources, says so, and exits 3 (configuration)."""
     s = Settings.from_env(data_dir=data_dir)
     from ..backends.registry import open_backend
-    from ..llm import NoLLM, open_llm
+    from ..llm import NoLLM, shared_llm
     from .loop import Agent
 
     backend = open_backend(s)  # CONVSEARCH_BACKENDS (default: the local index)
@@ -86,7 +86,7 @@ def ask(question: str = typer.Argument(..., help="The question."),
 
         store = open_store(s)
     configured = llm_configured(s)
-    a = Agent(backend, open_llm(s) if configured else NoLLM(), s, tenant=tenant, name=agent, store=store)
+    a = Agent(backend, shared_llm(s) if configured else NoLLM(), s, tenant=tenant, name=agent, store=store)
     if as_json:
         answer = a.ask(question, session=session)
         typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2, default=str))

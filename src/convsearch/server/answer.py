@@ -161,12 +161,18 @@ class Answers:
         if self._llm is None:
             s = self.service.settings
             if llm_configured(s):
-                from ..llm import open_llm
+                from ..llm import shared_llm
 
-                self._llm = open_llm(s)
+                self._llm = shared_llm(s)  # the process's client: the tenants' Pipelines hold the same
             else:
                 self._llm = NoLLM()
         return self._llm
+
+    def close(self) -> None:
+        """Give the LLM client back (the server's shutdown)."""
+        llm, self._llm = self._llm, None
+        if llm is not None:
+            llm.close()
 
     def agent(self, t: Tenant, name: str) -> Agent:
         key = (t.name, name)
