@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -10,7 +11,7 @@ from typing import Optional
 import typer
 
 from .config import Settings
-from .errors import ConvsearchError, IndexMissingError, InputError
+from .errors import ConvsearchError, IndexMissingError, InputError, UpstreamError
 from .render import SHOW_ANALYSIS, render_turn
 
 PROG = "convsearch"
@@ -69,7 +70,7 @@ def index(ctx: typer.Context,
         if delete:
             typer.echo(f"deleted {indexing.delete(idx, delete)} of {len(delete)} ids")
         if docs:
-            indexing.write(idx, docs, total=len(docs))
+            _interruptible(indexing.write, idx, docs, total=len(docs), verb="indexed")
             where = getattr(idx, "uri", None) or s.data_dir / "index"
             typer.echo(f"indexed {len(docs)} documents into {where} ({len(idx)} in total); "
                        + dense_note(s, getattr(idx, "embedder", None)))
@@ -89,12 +90,25 @@ def copy_index(data_dir: Optional[Path] = DataDir,
     dst = indexing.open_writable(s, to)
     try:
         docs, total = indexing.documents_of(src)
-        n = indexing.write(dst, docs, total=total, desc=f"copying to {to}")
+        n = _interruptible(indexing.write, dst, docs, total=total, desc=f"copying to {to}", verb="copied")
         typer.echo(f"copied {n} documents from {s.data_dir / 'index'} into {getattr(dst, 'uri', to)} "
                    f"({len(dst)} in total)")
     finally:
         dst.close()
         src.close()
+
+
+def _interruptible(write, *args, verb: str, **kw) -> int:
+    """``write(*args, **kw)``; on Ctrl-C one line says how far it got (whole batches are committed) and the
+    command exits 130."""
+    from .indexing import WriteInterrupted
+
+    try:
+        return write(*args, **kw)
+    except WriteInterrupted as exc:
+        of = f" of {exc.total}" if exc.total is not None else ""
+        typer.echo(f"interrupted: {exc.written}{of} documents {verb}; rerun to finish", err=True)
+        raise typer.Exit(130) from None
 
 
 def dense_note(s: Settings, embedder) -> str:
@@ -116,7 +130,7 @@ def search(query: str = typer.Argument(..., help="The user's message."),
            top_k: int = typer.Option(5, "--top-k", min=1, max=100),
            mode: str = typer.Option("rewrite", help="rewrite | dual (also search the original query)"),
            backend_names: Optional[str] = typer.Option(None, "--backend", help="Backends to search, a comma list "
-                                                       "(local, tavily, brave, serpapi, bing, searxng, web …); "
+                                                       "(local, tavily, brave, serpapi, bing, searxng, bocha, web …); "
                                                        "default $CONVSEARCH_BACKENDS"),
            recency: Optional[str] = typer.Option(None, "--recency", help="day | week | month | year | no_limit "
                                                  "(default: none, or a window for a time-sensitive web search)"),
@@ -303,6 +317,10 @@ def usage_line(exc: Exception, args: Optional[list[str]] = None) -> str:
         msg = "missing command" + (f" (one of: {', '.join(cmds)})" if cmds else "")
     else:
         msg = _sentence(exc.format_message())
+        # click: "No such command 'serach'. Did you mean 'search'?" → one clause, as for options above
+        m = re.fullmatch(r"(.*?)\.? Did you mean (.+?)\?", msg)
+        if m:
+            msg = f"{m.group(1)} (did you mean {m.group(2).strip(chr(39))}?)"
     return f"error: {msg}; see {where} --help"
 
 
@@ -361,6 +379,10 @@ def main(argv: Optional[list[str]] = None) -> None:
         typer.echo(f"error: {exc}, or pass --data-dir DIR (or set CONVSEARCH_DATA_DIR) to use the index in DIR; "
                    "`convsearch demo` builds the demo index in the default data dir", err=True)
         sys.exit(exc.exit_code)
+    except UpstreamError as exc:  # the LLM endpoint or a web provider: which one, and its short reason
+        _debug_traceback(debug)
+        typer.echo(f"error: {exc.what} failed: {exc.reason}", err=True)
+        sys.exit(exc.exit_code)
     except ConvsearchError as exc:
         _debug_traceback(debug)
         typer.echo(f"error: {exc}", err=True)
@@ -371,6 +393,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         typer.echo("aborted", err=True)
         sys.exit(130)
     except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
         sys.exit(130)
     except OSError as exc:  # a file we could not read or write
         _debug_traceback(debug)

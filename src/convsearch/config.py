@@ -100,6 +100,11 @@
 | CONVSEARCH_MILVUS_TOKEN      | (none)               | a Milvus server's token (`user:password` or an API key); a Secret, never printed |
 | CONVSEARCH_MILVUS_PREFIX     | convsearch           | collection name prefix: PREFIX_faq and PREFIX_documents |
 | CONVSEARCH_MIXED_VARIANTS    | auto                 | a Chinese technical question also gets one variant with its terms in English (data/terms_zh_en.txt): on, off; auto = on only where measured to raise recall on the demo corpus (docs/BENCHMARKS.md) |
+
+Sections declared elsewhere: a backend may declare its own variables in its module (a web provider's
+``SECTION``, see ``backends/web/_factory.py``: ``CONVSEARCH_<NAME>_API_KEYS``, ``_BASE_URL``, ``_RATE`` …, documented
+in its module). ``from_env`` keeps every ``CONVSEARCH_*`` variable that is no field above in ``Settings.sections``, each
+held as a Secret (so nothing of it prints); the declaring module reads and checks its own when it is opened.
 """
 
 from __future__ import annotations
@@ -235,6 +240,8 @@ class Settings:
     milvus_prefix: str = "convsearch"
     # mixed-language query variants (variants.mixed_variant)
     mixed_variants: str = "auto"  # auto | on | off
+    # CONVSEARCH_* variables of sections declared by other modules (see the module docstring), as Secrets
+    sections: tuple[tuple[str, Secret], ...] = field(default=(), repr=False, metadata={"env": False})
 
     def __post_init__(self) -> None:
         for name in SECRET_FIELDS:  # Settings(db_url="postgresql://…") in code: still a Secret
@@ -246,7 +253,12 @@ class Settings:
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
         env = dict(os.environ if env is None else env)
         values: dict[str, Any] = {}
+        own = {f"CONVSEARCH_{f.name.upper()}" for f in fields(cls)}
+        values["sections"] = tuple(sorted((k, Secret(k, v.strip())) for k, v in env.items()
+                                          if k.startswith("CONVSEARCH_") and k not in own and v.strip()))
         for f in fields(cls):
+            if not f.metadata.get("env", True):
+                continue
             raw = env.get(f"CONVSEARCH_{f.name.upper()}")
             if raw is None and f.name in _ENV_FALLBACKS:
                 raw = env.get(_ENV_FALLBACKS[f.name])
@@ -364,6 +376,15 @@ class Settings:
             raise ConfigError("web_breaker_failures must be ≥ 1 and web_breaker_cooldown_s positive")
         if self.cache_url and not self.cache_url.reveal().startswith(("redis://", "rediss://", "unix://")):
             raise ConfigError("CONVSEARCH_CACHE_URL must be a redis://, rediss:// or unix:// URL")
+
+    def section(self, variable: str) -> str | None:
+        """The value of ``variable`` (``CONVSEARCH_<NAME>_BASE_URL``) of a section declared elsewhere, or None."""
+        secret = self.section_secret(variable)
+        return None if secret is None else secret.reveal()
+
+    def section_secret(self, variable: str) -> Secret | None:
+        """The same, as the Secret that remembers the variable (for keys)."""
+        return next((v for k, v in self.sections if k == variable), None)
 
     @property
     def llm_blocked(self) -> tuple[str, ...]:

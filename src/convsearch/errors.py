@@ -9,16 +9,39 @@
     ├── ConfigError                 bad settings or a missing optional dependency; exit 3
     ├── IndexMissingError           no index at the data dir; 404, exit 4
     ├── BackendError                a search backend failed; 502, exit 5
+    │   └── UpstreamError           a remote service failed: ``service`` ("llm", "tavily", …), ``reason``,
+    │       │                       ``status`` (its HTTP status, if it answered), ``retryable``, ``retry_after``,
+    │       │                       ``usage`` (tokens a failed LLM reply still cost); 502, exit 5
+    │       ├── LLMError            the LLM endpoint (``convsearch.llm``); callers on a turn fall back
+    │       │   ├── LLMTimeout          the step's budget ran out, waiting for a slot or the reply; 504, exit 6
+    │       │   ├── LLMRateLimited      HTTP 429 after the allowed retries
+    │       │   ├── LLMUnavailable      HTTP 5xx / 408 / 409, a connection error, or no LLM configured
+    │       │   ├── LLMRequestRejected  another 4xx: bad key, unknown model, bad request; never retried
+    │       │   └── LLMBadOutput        malformed JSON, empty content, output failing the schema; never retried
+    │       ├── WebError            a web search provider (``convsearch.backends.web``); a fan-out goes on
+    │       │   ├── UpstreamRateLimited 429 (past our own limiter: a budget we did not know of); cools the key
+    │       │   ├── UpstreamUnavailable 5xx, timeout, connection refused: retried with backoff in the deadline
+    │       │   ├── UpstreamMalformed   not the JSON we expect (an HTML error page, a cut-off body)
+    │       │   ├── UpstreamRejected    400 / 401 / 403 / 422, or an error inside a 200 (SerpApi)
+    │       │   └── BreakerOpen         the provider failed N times in a row; no call until the probe
+    │       └── QueueTimeout        no key of a provider had a free slot within the allowed wait: no call made
     ├── HistoryUnavailable          the history database is locked, down or unreadable; 503, exit 7
     │                               (a turn catches it and runs statelessly, flagged in the trace)
     ├── DeadlineExceeded            a turn ran out of time; 504, exit 6
     ├── AuthError                   missing or unknown API key; 401
     └── RateLimited                 over the tenant's request rate; 429 with Retry-After (``retry_after`` s)
 
-The HTTP server maps this tree to responses in one place: ``convsearch.server.errors``.
+The HTTP server maps this tree to responses in one place, ``convsearch.server.errors`` (a 5xx body names
+only the kind of failure: for an UpstreamError, which service); the command line in one place too,
+``convsearch.cli.main`` (one line, ``error: …``, and ``exit_code``).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .types import Usage
 
 
 class ConvsearchError(Exception):
@@ -55,6 +78,106 @@ class IndexMissingError(ConvsearchError):
 class BackendError(ConvsearchError):
     exit_code = 5
     http_status = 502
+
+
+class UpstreamError(BackendError):
+    """A remote service failed: the LLM endpoint or a web search provider.
+
+    ``service`` names it ("llm", "tavily", …); ``reason`` is a short phrase for traces (no secrets, no bodies);
+    ``status`` the HTTP status it answered with, if any; ``retryable`` whether another attempt could succeed;
+    ``retry_after`` seconds, when it said; ``usage`` the tokens a failed LLM reply still cost."""
+
+    retryable = False
+
+    def __init__(self, service: str, reason: str, *, message: str | None = None, status: int | None = None,
+                 retry_after: float | None = None, usage: Usage | None = None) -> None:
+        super().__init__(reason if message is None else message)
+        self.service = service
+        self.reason = reason
+        self.status = status
+        self.retry_after = retry_after
+        if usage is None:
+            from .types import Usage
+
+            usage = Usage()
+        self.usage = usage
+
+    @property
+    def what(self) -> str:
+        """The service for a message: "the LLM endpoint", "the web provider tavily"."""
+        return "the LLM endpoint" if self.service == "llm" else f"the web provider {self.service}"
+
+
+class LLMError(UpstreamError):
+    """The LLM step failed; ``str(exc)`` is its ``reason``."""
+
+    def __init__(self, reason: str, *, retry_after: float | None = None, usage: Usage | None = None,
+                 status: int | None = None) -> None:
+        super().__init__("llm", reason, status=status, retry_after=retry_after, usage=usage)
+
+
+class LLMTimeout(LLMError):
+    http_status = 504
+    exit_code = 6
+    retryable = False  # the budget is spent: nothing left to retry with
+
+
+class LLMRateLimited(LLMError):
+    retryable = True
+
+
+class LLMUnavailable(LLMError):
+    retryable = True
+
+
+class LLMRequestRejected(LLMError):
+    pass
+
+
+class LLMBadOutput(LLMError):
+    pass
+
+
+class WebError(UpstreamError):
+    """A web provider failed; ``provider`` is the service; ``str(exc)`` is ``"provider: message"``."""
+
+    def __init__(self, provider: str, message: str, *, status: int | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(provider, message, message=f"{provider}: {message}", status=status,
+                         retry_after=retry_after)
+
+    @property
+    def provider(self) -> str:
+        return self.service
+
+
+class UpstreamRateLimited(WebError):
+    retryable = True
+
+
+class UpstreamUnavailable(WebError):
+    retryable = True
+
+
+class UpstreamMalformed(WebError):
+    retryable = True
+
+
+class UpstreamRejected(WebError):
+    pass
+
+
+class BreakerOpen(WebError):
+    pass
+
+
+class QueueTimeout(UpstreamError):
+    """No key of ``provider`` has a free slot within the allowed wait (``max_wait_s`` or the deadline): the call
+    is not made; ``wait_s`` is how long the next slot is away."""
+
+    def __init__(self, message: str, wait_s: float, *, provider: str = "web") -> None:
+        super().__init__(provider, message, retry_after=wait_s)
+        self.wait_s = wait_s
 
 
 class DeadlineExceeded(ConvsearchError):

@@ -15,6 +15,16 @@ from .types import Document
 BATCH = 256
 
 
+class WriteInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``write``: ``written`` documents were committed (whole batches; the batch in flight was
+    rolled back), of ``total`` (None when unknown). Upsert by id makes a rerun finish the job."""
+
+    def __init__(self, written: int, total: int | None) -> None:
+        super().__init__(f"{written} of {total if total is not None else '?'} documents written")
+        self.written = written
+        self.total = total
+
+
 def open_writable(settings: Settings, name: str | None = None, *, create: bool = True) -> Any:
     """The writable backend called ``name`` (default ``CONVSEARCH_BACKENDS``; e.g. ``local``, ``milvus``)
     through the registry; ``create=False`` opens an existing store only."""
@@ -33,15 +43,20 @@ def open_writable(settings: Settings, name: str | None = None, *, create: bool =
 def write(backend: Any, docs: Iterable[Document], *, total: int | None = None, batch: int = BATCH,
           desc: str = "indexing") -> int:
     """Upsert ``docs`` into ``backend`` in batches of ``batch``, with a progress bar on stderr (off when not a
-    terminal); returns how many were written."""
+    terminal); returns how many were written. Ctrl-C raises WriteInterrupted, saying how many were."""
     from tqdm import tqdm
 
     n = 0
     with tqdm(total=total, unit="doc", desc=desc, file=sys.stderr, disable=None) as bar:
-        for b in batches(docs, batch):
-            written = backend.add(b)
-            n += written
-            bar.update(written)
+        try:
+            for b in batches(docs, batch):
+                written = backend.add(b)
+                n += written
+                bar.update(written)
+        except WriteInterrupted:
+            raise
+        except KeyboardInterrupt as exc:  # LocalIndex.add says how much of its batch was committed
+            raise WriteInterrupted(n + getattr(exc, "written", 0), total) from exc
     return n
 
 

@@ -12,19 +12,11 @@ server sends them, then one event carrying the assembled ``Completion`` (tool ca
 deltas, usage from the final chunk). Nothing of the SDK's response objects leaves this module. ``ScriptedLLM`` is the
 in-process test double, ``convsearch.testing.openai_server`` a real loopback server for integration tests.
 
-Errors: every failure of a call is one of ours, with a short ``reason`` for traces, and callers on the
-turn's hot path catch ``LLMError`` and fall back (they never let an LLM break a turn)::
-
-    BackendError (errors.py; 502, exit 5)
-    └── LLMError                 the LLM step failed; ``reason``; ``retryable``
-        ├── LLMTimeout           the step's budget ran out, waiting for a slot or for the reply (504)
-        ├── LLMRateLimited       HTTP 429 after the allowed retries; ``retry_after`` when the server said (429)
-        ├── LLMUnavailable       HTTP 5xx / 408 / 409 or a connection error after the allowed retries
-        ├── LLMRequestRejected   another 4xx: bad key, unknown model, bad request; never retried
-        └── LLMBadOutput         malformed JSON, empty content, a tool call where text was asked, output that
-                                 fails the schema; never retried (a deterministic model says it again)
-
-A failure after the server answered keeps the tokens it cost in ``LLMError.usage`` (the trace counts them).
+Errors: every failure of a call is an ``LLMError`` (``LLMTimeout``, ``LLMRateLimited``, ``LLMUnavailable``,
+``LLMRequestRejected``, ``LLMBadOutput``), the LLM branch of the one ``UpstreamError`` family drawn in
+``convsearch.errors`` beside the web providers' (re-exported here), with a short ``reason`` for traces; callers on
+the turn's hot path catch ``LLMError`` and fall back (they never let an LLM break a turn). A failure after the
+server answered keeps the tokens it cost in ``LLMError.usage`` (the trace counts them).
 
 Example::
 
@@ -45,11 +37,20 @@ import re
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast, runtime_checkable
 
-from .errors import BackendError, ConfigError
+from .errors import (
+    ConfigError,
+    LLMBadOutput,
+    LLMError,
+    LLMRateLimited,
+    LLMRequestRejected,
+    LLMTimeout,
+    LLMUnavailable,
+)
 from .infra.deadline import MIN_ATTEMPT_S as _MIN_ATTEMPT_S
 from .infra.deadline import Deadline
 from .secret import Secret
@@ -62,41 +63,6 @@ log = logging.getLogger("convsearch.llm")
 
 ModelT = TypeVar("ModelT", bound="BaseModel")
 STRUCTURED_MODES = ("json_schema", "json_object", "tools", "prompt")
-
-# --- errors ---------------------------------------------------------------------------------------
-class LLMError(BackendError):
-    """The LLM step failed; ``reason`` is a short phrase for the trace (no secrets, no bodies)."""
-
-    retryable = False
-
-    def __init__(self, reason: str, *, retry_after: float | None = None, usage: Usage | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-        self.usage = usage or Usage()  # tokens the failed call still cost (a reply that failed our checks)
-
-
-class LLMTimeout(LLMError):
-    http_status = 504
-    retryable = False  # the budget is spent: nothing left to retry with
-
-
-class LLMRateLimited(LLMError):
-    http_status = 429
-    retryable = True
-
-
-class LLMUnavailable(LLMError):
-    retryable = True
-
-
-class LLMRequestRejected(LLMError):
-    http_status = 502
-
-
-class LLMBadOutput(LLMError):
-    pass
-
 
 # --- configuration --------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
@@ -127,6 +93,23 @@ class LLMConfig:
 
 NOT_CONFIGURED = ("no LLM is configured: set CONVSEARCH_LLM_BASE_URL (or OPENAI_BASE_URL) and "
                   "CONVSEARCH_LLM_MODEL, plus CONVSEARCH_LLM_API_KEY (or OPENAI_API_KEY) if the endpoint needs a key")
+
+
+class NoLLM:
+    """Stands in when no LLM is configured (``configured`` is False): the agent makes no call and answers with
+    the most relevant sources, saying so; a call made anyway raises LLMUnavailable(NOT_CONFIGURED)."""
+
+    model = "none"
+    configured = False
+
+    def complete(self, *a: Any, **kw: Any) -> Completion:
+        raise LLMUnavailable(NOT_CONFIGURED)
+
+    async def acomplete(self, *a: Any, **kw: Any) -> Completion:
+        raise LLMUnavailable(NOT_CONFIGURED)
+
+    def close(self) -> None:
+        pass
 
 
 def llm_configured(settings: Any) -> bool:
@@ -173,6 +156,10 @@ class LLM(Protocol):
         """``acomplete`` as it is generated: text deltas, a ``tool_call`` mark when a tool call begins, then the
         whole ``Completion``. A client of the older contract (``complete`` / ``acomplete`` only) still works
         where streaming is asked for: ``stream_reply`` falls back to one ``acomplete``."""
+        ...
+
+    def close(self) -> None:
+        """Give the client back (a shared one closes with its last user). Idempotent."""
         ...
 
 
@@ -464,6 +451,111 @@ def _retry_after(exc: Any) -> float | None:
         return None  # an HTTP date: not worth parsing within a budget of seconds
 
 
+# --- requests in flight: one count per endpoint and process ----------------------------------------
+@dataclass(eq=False)
+class _Waiter:
+    event: threading.Event | None = None  # a thread waits on this
+    loop: asyncio.AbstractEventLoop | None = None  # or a coroutine of this loop on ``future``
+    future: asyncio.Future[bool] | None = None
+    granted: bool = False
+    abandoned: bool = False
+
+
+def _wake(fut: asyncio.Future[bool]) -> None:
+    if not fut.done():
+        fut.set_result(True)
+
+
+class Slots:
+    """At most ``n`` requests in flight, for threads and the coroutines of any event loop alike: a release hands
+    the slot to the longest waiter. ``endpoint_slots`` gives every client of one endpoint the same one, so
+    CONVSEARCH_LLM_MAX_CONCURRENCY is the process's limit, however many clients, tenants or loops there are."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.in_flight = 0
+        self._lock = threading.Lock()
+        self._waiters: deque[_Waiter] = deque()
+
+    def _take(self) -> bool:  # with the lock held
+        if self.in_flight < self.n and not self._waiters:
+            self.in_flight += 1
+            return True
+        return False
+
+    def acquire(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for a slot (threads); False when none came."""
+        with self._lock:
+            if self._take():
+                return True
+            w = _Waiter(event=threading.Event())
+            self._waiters.append(w)
+        assert w.event is not None
+        w.event.wait(max(timeout, 0.0))
+        with self._lock:
+            w.abandoned = not w.granted
+            return w.granted
+
+    async def aacquire(self, timeout: float) -> bool:
+        """The same for a coroutine; a cancelled waiter takes no slot (or gives back the one it was handed)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._take():
+                return True
+            w = _Waiter(loop=loop, future=loop.create_future())
+            self._waiters.append(w)
+        assert w.future is not None
+        try:
+            await asyncio.wait_for(w.future, timeout=max(timeout, 0.0))
+            return True
+        except TimeoutError:
+            with self._lock:  # a slot handed over just as the wait ended is kept
+                w.abandoned = not w.granted
+                return w.granted
+        except asyncio.CancelledError:
+            with self._lock:
+                w.abandoned = not w.granted
+                granted = w.granted
+            if granted:
+                self.release()
+            raise
+
+    def release(self) -> None:
+        with self._lock:
+            while self._waiters:
+                w = self._waiters.popleft()
+                if w.abandoned:
+                    continue
+                w.granted = True
+                if w.event is not None:
+                    w.event.set()
+                    return
+                try:
+                    assert w.loop is not None and w.future is not None
+                    w.loop.call_soon_threadsafe(_wake, w.future)
+                    return
+                except RuntimeError:  # its loop is closed: nobody will take the slot there
+                    w.granted, w.abandoned = False, True
+            self.in_flight -= 1
+
+
+_SLOTS: dict[tuple[str, str, int], Slots] = {}
+_SLOTS_LOCK = threading.Lock()
+
+
+def endpoint_slots(config: LLMConfig) -> Slots:
+    """The one ``Slots`` of the process for ``config``'s endpoint (base URL and key) and concurrency."""
+    import hashlib
+
+    key = config.api_key.reveal() if config.api_key else ""
+    ident = (config.base_url.rstrip("/"), hashlib.sha256(key.encode()).hexdigest(), config.max_concurrency)
+    with _SLOTS_LOCK:
+        slots = _SLOTS.get(ident)
+        if slots is None:
+            slots = _SLOTS[ident] = Slots(config.max_concurrency)
+        return slots
+
+
 # --- the client -----------------------------------------------------------------------------------
 def _import_openai() -> Any:
     try:
@@ -478,19 +570,20 @@ class OpenAILLM:
     """``LLM`` over the official ``openai`` SDK (sync and async clients, created once and reused).
 
     The SDK's own retries are off (``max_retries=0``): ours share one deadline, so a step with retries never
-    runs past ``budget_s``. Every attempt's timeout is what is left of that deadline. A bounded semaphore
-    caps requests in flight (``max_concurrency``); waiting for a slot counts against the budget too.
+    runs past ``budget_s``. Every attempt's timeout is what is left of that deadline. Requests in flight are
+    capped (``max_concurrency``) by the endpoint's ``Slots``, one per process for sync and async calls and
+    every client of that endpoint; waiting for a slot counts against the budget too. ``shared_llm`` gives
+    the process's one client per endpoint.
     """
 
-    def __init__(self, config: LLMConfig) -> None:
+    def __init__(self, config: LLMConfig, *, slots: Slots | None = None) -> None:
         self.config = config
         self.model = config.model
         self.stats = LLMStats()
         self._openai = _import_openai()
-        self._sem = threading.BoundedSemaphore(config.max_concurrency)
+        self.slots = slots if slots is not None else endpoint_slots(config)
         self._client = self._openai.OpenAI(**self._client_kwargs())
-        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, asyncio.Semaphore]] = \
-            weakref.WeakKeyDictionary()
+        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
 
     def _client_kwargs(self) -> dict[str, Any]:
         key = self.config.api_key.reveal() if self.config.api_key else "no-key"  # local servers need none
@@ -583,7 +676,7 @@ class OpenAILLM:
         attempts = self._attempts(budget, deadline, t0)
         while True:
             attempt = next(attempts)
-            if not self._sem.acquire(timeout=deadline.remaining()):
+            if not self.slots.acquire(timeout=deadline.remaining()):
                 raise self._no_slot(budget, t0, attempt)
             self.stats.opened()
             try:
@@ -593,7 +686,7 @@ class OpenAILLM:
                 err = self._map(exc, budget)
             finally:
                 self.stats.closed()
-                self._sem.release()
+                self.slots.release()
             wait = self._give_up(err, attempt, deadline)
             if wait is None:
                 raise self._fail(err, t0, attempt)
@@ -607,13 +700,13 @@ class OpenAILLM:
         return out
 
     # --- async ---
-    def _aclient(self) -> tuple[Any, asyncio.Semaphore]:
+    def _aclient(self) -> Any:
+        """The async client of the running loop (an httpx async client belongs to one loop)."""
         loop = asyncio.get_running_loop()
-        pair = self._async.get(loop)
-        if pair is None:
-            pair = (self._openai.AsyncOpenAI(**self._client_kwargs()), asyncio.Semaphore(self.config.max_concurrency))
-            self._async[loop] = pair
-        return pair
+        client = self._async.get(loop)
+        if client is None:
+            client = self._async[loop] = self._openai.AsyncOpenAI(**self._client_kwargs())
+        return client
 
     async def acomplete(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
                         schema: type[BaseModel] | None = None, budget_s: float | None = None,
@@ -621,14 +714,14 @@ class OpenAILLM:
         budget = self.config.timeout_s if budget_s is None else budget_s
         deadline = Deadline(budget)
         payload = request_payload(self.config, messages, schema, max_tokens, tools=tools)
-        client, sem = self._aclient()
+        client = self._aclient()
         t0 = time.perf_counter()
         attempts = self._attempts(budget, deadline, t0)
         while True:
             attempt = next(attempts)
             try:
                 # wait_for is the hard deadline: slot wait + request, whatever the transport does
-                resp = await asyncio.wait_for(self._acall(client, sem, payload, deadline), timeout=deadline.remaining())
+                resp = await asyncio.wait_for(self._acall(client, payload, deadline), timeout=deadline.remaining())
                 return self._done(to_completion(resp, schema=schema, tools=bool(tools)), t0, attempt)
             except Exception as exc:  # noqa: BLE001 - every client failure becomes one of ours
                 err = self._map(exc, budget)
@@ -637,13 +730,15 @@ class OpenAILLM:
                 raise self._fail(err, t0, attempt)
             await asyncio.sleep(wait)
 
-    async def _acall(self, client: Any, sem: asyncio.Semaphore, payload: dict[str, Any], deadline: Deadline) -> Any:
-        async with sem:
-            self.stats.opened()
-            try:
-                return await client.chat.completions.create(**payload, timeout=max(deadline.remaining(), 0.001))
-            finally:
-                self.stats.closed()
+    async def _acall(self, client: Any, payload: dict[str, Any], deadline: Deadline) -> Any:
+        if not await self.slots.aacquire(deadline.remaining()):
+            raise TimeoutError("no free LLM slot")
+        self.stats.opened()
+        try:
+            return await client.chat.completions.create(**payload, timeout=max(deadline.remaining(), 0.001))
+        finally:
+            self.stats.closed()
+            self.slots.release()
 
     async def astream(self, messages: Sequence[MessageLike], *, tools: Sequence[Mapping[str, Any]] | None = None,
                       budget_s: float | None = None, max_tokens: int | None = None) -> AsyncIterator[StreamEvent]:
@@ -656,17 +751,15 @@ class OpenAILLM:
         payload = request_payload(self.config, messages, None, max_tokens, tools=tools)
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
-        client, sem = self._aclient()
+        client = self._aclient()
         t0 = time.perf_counter()
         attempts = self._attempts(budget, deadline, t0)
         while True:
             attempt = next(attempts)
             started = False
             asm = _Assembler()
-            try:
-                await asyncio.wait_for(sem.acquire(), timeout=deadline.remaining())
-            except TimeoutError:
-                raise self._no_slot(budget, t0, attempt) from None
+            if not await self.slots.aacquire(deadline.remaining()):
+                raise self._no_slot(budget, t0, attempt)
             self.stats.opened()
             stream: Any = None
             try:
@@ -700,7 +793,7 @@ class OpenAILLM:
                     err.usage = asm.usage
             finally:
                 self.stats.closed()
-                sem.release()
+                self.slots.release()
                 if stream is not None and hasattr(stream, "close"):
                     try:
                         await stream.close()
@@ -717,9 +810,9 @@ class OpenAILLM:
 
     async def aclose(self) -> None:
         """Close the async client of the running loop (each loop gets its own)."""
-        pair = self._async.pop(asyncio.get_running_loop(), None)
-        if pair is not None:
-            await pair[0].close()
+        client = self._async.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
 
     def __enter__(self) -> OpenAILLM:
         return self
@@ -896,16 +989,81 @@ class ScriptedLLM:
 
 
 def open_llm(settings: Any) -> OpenAILLM:
-    """An ``OpenAILLM`` for ``Settings`` (ConfigError naming the variables when none is configured)."""
+    """A new ``OpenAILLM`` for ``Settings`` (ConfigError naming the variables when none is configured); it still
+    counts its requests in flight with every other client of its endpoint. ``shared_llm`` is the one to use
+    inside a process that builds several Pipelines (the server)."""
     return OpenAILLM(llm_config(settings))
+
+
+_SHARED: dict[LLMConfig, list[Any]] = {}  # config → [client, handles open]
+_SHARED_LOCK = threading.Lock()
+
+
+class SharedLLM:
+    """A handle on the process's one client for an endpoint (``shared_llm``): calls go to that client;
+    ``close()`` gives the handle back, and the client closes with its last handle."""
+
+    def __init__(self, config: LLMConfig, client: OpenAILLM) -> None:
+        self.config = config
+        self.client = client
+        self.model = client.model
+        self.closed = False
+
+    @property
+    def stats(self) -> LLMStats:
+        return self.client.stats
+
+    def complete(self, messages: Sequence[MessageLike], **kw: Any) -> Completion:
+        return self.client.complete(messages, **kw)
+
+    async def acomplete(self, messages: Sequence[MessageLike], **kw: Any) -> Completion:
+        return await self.client.acomplete(messages, **kw)
+
+    def astream(self, messages: Sequence[MessageLike], **kw: Any) -> AsyncIterator[StreamEvent]:
+        return self.client.astream(messages, **kw)
+
+    async def aclose(self) -> None:
+        """Close the shared client's async client of the running loop (a loop that ends, e.g. ``Agent.stream``)."""
+        await self.client.aclose()
+
+    def close(self) -> None:
+        with _SHARED_LOCK:
+            if self.closed:
+                return
+            self.closed = True
+            entry = _SHARED.get(self.config)
+            last = entry is not None and entry[0] is self.client and entry[1] == 1
+            if entry is not None and entry[0] is self.client:
+                entry[1] -= 1
+                if last:
+                    del _SHARED[self.config]
+        if last:
+            self.client.close()
+
+    def __repr__(self) -> str:
+        return f"SharedLLM({self.client!r})"
+
+
+def shared_llm(settings: Any) -> SharedLLM:
+    """A handle on the process's one ``OpenAILLM`` for the endpoint ``settings`` configure (created with the
+    first handle, closed with the last): the rewriter, variants, HyDE, summaries and the agent of every
+    Pipeline and tenant share it, and its ``Slots``. ConfigError naming the variables when none is configured."""
+    config = llm_config(settings)
+    with _SHARED_LOCK:
+        entry = _SHARED.get(config)
+        if entry is None:
+            entry = _SHARED[config] = [OpenAILLM(config), 0]
+        entry[1] += 1
+        return SharedLLM(config, entry[0])
 
 
 
 __all__ = [
     "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
-    "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES", "ScriptedCall",
-    "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "estimate_prompt_tokens", "estimate_tokens",
-    "llm_config", "llm_configured", "open_llm",
+    "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "NoLLM", "OpenAILLM", "STRUCTURED_MODES",
+    "ScriptedCall", "ScriptedLLM", "Secret", "SharedLLM", "Slots", "StreamEvent", "assistant_message",
+    "endpoint_slots", "estimate_prompt_tokens", "estimate_tokens", "llm_config", "llm_configured", "open_llm",
+    "shared_llm",
     "parse_structured",
     "request_payload", "stream_reply", "strip_fences", "to_completion", "tool_message", "wire_message",
 ]

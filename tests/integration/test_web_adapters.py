@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from convsearch.backends.base import Recency, hit_date
-from convsearch.backends.web import brave, searxng, serpapi, tavily
+from convsearch.backends.web import bocha, brave, searxng, serpapi, tavily
 from convsearch.backends.web._http import (
     BreakerOpen,
     UpstreamMalformed,
@@ -26,8 +26,9 @@ from convsearch.infra.turn import turn
 from convsearch.testing.web_replay import Fault, WebReplayServer
 
 pytestmark = pytest.mark.integration
-PROVIDERS = ("tavily", "brave", "serpapi", "searxng")
-MODULES = {"tavily": tavily, "brave": brave, "serpapi": serpapi, "searxng": searxng}
+PROVIDERS = ("tavily", "brave", "serpapi", "searxng", "bocha")
+MODULES = {"tavily": tavily, "brave": brave, "serpapi": serpapi, "searxng": searxng, "bocha": bocha}
+JSON_BODY = ("tavily", "bocha")  # the providers whose parameters go in a JSON body
 KEYS = ("key-one", "key-two")
 
 
@@ -79,7 +80,7 @@ def test_zh_and_en_hits_are_clean_and_annotated(served, provider):
         assert zh[0].date == (datetime.now(UTC) - timedelta(hours=2)).date().isoformat()
 
 
-@pytest.mark.parametrize("provider", ["tavily", "brave", "serpapi"])
+@pytest.mark.parametrize("provider", ["tavily", "brave", "serpapi", "bocha"])
 def test_keys_rotate_and_never_leave_the_request(served, provider, caplog):
     srv, b = served
     caplog.set_level(logging.DEBUG)
@@ -95,11 +96,12 @@ def test_recency_is_native_or_filtered_after(served, provider, rec):
     with turn() as notes:
         hits = b.search("AnySearch 价格 pricing 天气 weather 比分 score latest 最新", top_k=10, recency=rec)
     last = srv.requests[-1]
-    sent = last["json"] if provider == "tavily" else last["params"]
+    sent = last["json"] if provider in JSON_BODY else last["params"]
     expect = {"tavily": ("time_range", rec.value),
               "brave": ("freshness", {"day": "pd", "week": "pw", "month": "pm"}[rec.value]),
               "serpapi": ("tbs", {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m"}[rec.value]),
-              "searxng": ("time_range", "month" if rec is Recency.WEEK else rec.value)}[provider]
+              "searxng": ("time_range", "month" if rec is Recency.WEEK else rec.value),
+              "bocha": ("freshness", {"day": "oneDay", "week": "oneWeek", "month": "oneMonth"}[rec.value])}[provider]
     assert sent[expect[0]] == expect[1]
     oldest = rec.since(date.today())
     assert hits and all(hit_date(h) is None or hit_date(h) >= oldest for h in hits if provider == "tavily")
@@ -122,7 +124,7 @@ def test_bing_through_serpapi_filters_recency_after():
 
 
 def test_missing_key_is_one_line_naming_the_variable():
-    for p in ("tavily", "brave", "serpapi"):
+    for p in ("tavily", "brave", "serpapi", "bocha"):
         with pytest.raises(ConfigError, match=f"CONVSEARCH_{p.upper()}_API_KEYS is not set") as e:
             MODULES[p].from_settings(Settings())
         assert "\n" not in str(e.value)
@@ -130,7 +132,7 @@ def test_missing_key_is_one_line_naming_the_variable():
         searxng.from_settings(Settings())
 
 
-@pytest.mark.parametrize("provider", ["tavily", "brave", "serpapi"])
+@pytest.mark.parametrize("provider", ["tavily", "brave", "serpapi", "bocha"])
 def test_wrong_key_is_rejected_without_retry_and_without_the_key(provider):
     with WebReplayServer(provider, keys=["the-real-one"]) as srv:
         b = MODULES[provider].from_settings(settings_for(provider, srv))
@@ -142,7 +144,7 @@ def test_wrong_key_is_rejected_without_retry_and_without_the_key(provider):
         b.close()
 
 
-@pytest.mark.parametrize("provider", ["tavily", "brave", "serpapi"])
+@pytest.mark.parametrize("provider", ["tavily", "brave", "serpapi", "bocha"])
 def test_429_cools_that_key_and_the_other_key_answers(served, provider):
     srv, b = served
     srv.push(Fault.rate_limited(retry_after=30))

@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from convsearch.backends import testing as contract
-from convsearch.backends.web import brave, searxng, serpapi, tavily
+from convsearch.backends.web import bocha, brave, searxng, serpapi, tavily
 from convsearch.backends.web import from_settings as web_from_settings
 from convsearch.backends.web._http import reset_shared_state
 from convsearch.config import Settings
@@ -22,7 +22,7 @@ KEYS = ("contract-1", "contract-2")
 def replay():
     """One replay server per provider for the module."""
     servers = {p: WebReplayServer(p, keys=KEYS if p != "searxng" else ()).start()
-               for p in ("tavily", "brave", "serpapi", "searxng")}
+               for p in ("tavily", "brave", "serpapi", "searxng", "bocha")}
     yield servers
     for srv in servers.values():
         srv.close()
@@ -40,7 +40,7 @@ class _WebContract(contract.SearchBackendContract):
     big_k = 20
 
     def make(self, s: Settings):
-        modules = {"tavily": tavily, "brave": brave, "serpapi": serpapi, "searxng": searxng}
+        modules = {"tavily": tavily, "brave": brave, "serpapi": serpapi, "searxng": searxng, "bocha": bocha}
         return modules[self.provider].from_settings(s)
 
     @pytest.fixture
@@ -71,6 +71,10 @@ class TestSerpApiContract(_WebContract):
 
 class TestSearxngContract(_WebContract):
     provider = "searxng"
+
+
+class TestBochaContract(_WebContract):
+    provider = "bocha"
 
 
 class TestCachedFailoverContract(_WebContract):

@@ -92,3 +92,42 @@ def test_a_third_party_backend_registers_through_an_entry_point(tmp_path: Path,
         assert [x.name for x in fan.backends] == ["memory", "acme"]
     finally:
         sys.modules.pop("acme_search", None)
+
+
+def test_a_new_web_provider_is_one_module_and_one_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27 item 5: the module declares its settings (SECTION), the row marks it a web provider; nothing else
+    changes for it to open behind the policy and the cache and to join the ``web`` chain."""
+    (tmp_path / "acme_web.py").write_text(textwrap.dedent('''
+        from convsearch.backends.base import Capabilities, InMemoryBackend
+        from convsearch.backends.web._factory import ProviderSection
+        from convsearch.types import Document
+
+        SECTION = ProviderSection("acmeweb", base_url="https://search.acme.example")
+
+        class AcmeWeb(InMemoryBackend):
+            capabilities = Capabilities(remote=True, web=True, paid=True)
+
+        def from_settings(settings):
+            SECTION.api_keys(settings)
+            b = AcmeWeb([Document("https://acme.example/p", "AnySearch 专业版每月 99 元", title="AnySearch 价格",
+                                  url="https://acme.example/p")])
+            b.name = "acmeweb"
+            b.endpoint = SECTION.endpoint(settings)
+            return b
+    '''), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(registry.BUILTINS, "acmeweb", registry.Row("acme_web:from_settings", web=True))
+    assert "acmeweb" in registry.web_providers(chain=True) and known_backends()["acmeweb"] == "acme_web:from_settings"
+    from convsearch.backends.web import configured
+    from convsearch.backends.web import from_settings as web_from_settings
+
+    s = Settings.from_env({"CONVSEARCH_ACMEWEB_API_KEYS": "k-1", "CONVSEARCH_WEB_CACHE": "off"})
+    assert configured(s) == ["acmeweb"] and configured(Settings()) == []
+    b = open_backend(s, "acmeweb")
+    assert type(b).__name__ == "Policed" and b.search("AnySearch 价格")[0].title == "AnySearch 价格"
+    assert web_from_settings(s).search("AnySearch 价格")[0].id == "https://acme.example/p"
+    with pytest.raises(ConfigError, match="CONVSEARCH_ACMEWEB_API_KEYS is not set"):
+        open_backend(Settings(), "acmeweb")
+    with pytest.raises(ConfigError, match="CONVSEARCH_ACMEWEB_API_KEYS"):
+        web_from_settings(Settings())
+    sys.modules.pop("acme_web", None)

@@ -319,11 +319,11 @@ def test_public_names_are_locked():
 
     assert sorted(llm_mod.__all__) == [
         "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
-        "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "OpenAILLM", "STRUCTURED_MODES",
-        "ScriptedCall", "ScriptedLLM", "Secret", "StreamEvent", "assistant_message", "estimate_prompt_tokens",
-        "estimate_tokens", "llm_config", "llm_configured",
+        "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "NoLLM", "OpenAILLM", "STRUCTURED_MODES",
+        "ScriptedCall", "ScriptedLLM", "Secret", "SharedLLM", "Slots", "StreamEvent", "assistant_message",
+        "endpoint_slots", "estimate_prompt_tokens", "estimate_tokens", "llm_config", "llm_configured",
         "open_llm",
-        "parse_structured", "request_payload", "stream_reply", "strip_fences",
+        "parse_structured", "request_payload", "shared_llm", "stream_reply", "strip_fences",
         "to_completion", "tool_message", "wire_message"]
     assert sorted(enhance_mod.__all__) == [
         "Chain", "EnhanceRequest", "Enhanced", "Enhancer", "EnhancerRewriter", "Gated", "HyDE", "LLM", "Logged",

@@ -64,12 +64,20 @@ def test_answer_sse_events(client: TestClient) -> None:
     assert text == events[-1][1]["text"] and {c["n"] for c in events[-2][1]} >= {1}
 
 
-def test_answer_without_an_llm_is_a_degraded_list(client: TestClient) -> None:
+def test_answer_without_an_llm_says_so_and_lists_the_sources_once(client: TestClient) -> None:
     r = client.post("/v1/answer", json={"query": "AnySearch 专业版多少钱？"}, headers=A)
     assert r.status_code == 200
     body = r.json()
-    assert body["flags"]["degraded"] and body["text"].startswith("（模型暂时无法回答")
-    assert "CONVSEARCH_LLM_MODEL" in body["llm_calls"][0]["error"] and body["citations"]
+    assert body["flags"]["degraded"] and body["flags"]["no_llm"]
+    assert body["text"] == "未配置 LLM：以下是最相关的来源"  # the sources are the citations, not a second list
+    assert body["llm_calls"] == [] and body["usage"]["total_tokens"] == 0 and body["citations"]
+    assert any("no LLM configured" in t for t in body["trace"])
+    with client.stream("POST", "/v1/answer", json={"query": "When was SpaceX founded?", "stream": True},
+                       headers=A) as s:
+        events = sse(s.read().decode("utf-8"))
+    done = events[-1][1]
+    assert done["text"] == "no LLM configured: showing the most relevant sources" and done["llm_calls"] == []
+    assert [k for k, _ in events][-2:] == ["citations", "done"] and events[-2][1]
 
 
 def test_answer_bad_input_is_400(client: TestClient) -> None:

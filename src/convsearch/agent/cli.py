@@ -10,7 +10,8 @@ from typing import Any
 import typer
 
 from ..config import Settings
-from ..llm import NOT_CONFIGURED, llm_configured
+from ..errors import ConfigError
+from ..llm import llm_configured
 
 
 def render_sources(answer: Any) -> str:
@@ -71,13 +72,11 @@ def ask(question: str = typer.Argument(..., help="The question."),
         as_json: bool = typer.Option(False, "--json", help="Print the whole answer (steps, calls, flags) as JSON."),
         ) -> None:
     """Ask the search agent: it searches the index, then answers citing numbered sources. Needs an
-    OpenAI-compatible LLM (CONVSEARCH_LLM_BASE_URL, CONVSEARCH_LLM_MODEL, CONVSEARCH_LLM_API_KEY)."""
+    OpenAI-compatible LLM (CONVSEARCH_LLM_BASE_URL, CONVSEARCH_LLM_MODEL, CONVSEARCH_LLM_API_KEY); without
+    one it shows the most relevant sources, says so, and exits 3 (configuration)."""
     s = Settings.from_env(data_dir=data_dir)
-    if not llm_configured(s):
-        typer.echo(f"error: {NOT_CONFIGURED}", err=True)
-        raise typer.Exit(2)
     from ..backends.registry import open_backend
-    from ..llm import open_llm
+    from ..llm import NoLLM, shared_llm
     from .loop import Agent
 
     backend = open_backend(s)  # CONVSEARCH_BACKENDS (default: the local index)
@@ -86,10 +85,12 @@ def ask(question: str = typer.Argument(..., help="The question."),
         from ..history import open_store
 
         store = open_store(s)
-    a = Agent(backend, open_llm(s), s, tenant=tenant, name=agent, store=store)
+    configured = llm_configured(s)
+    a = Agent(backend, shared_llm(s) if configured else NoLLM(), s, tenant=tenant, name=agent, store=store)
     if as_json:
         answer = a.ask(question, session=session)
         typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2, default=str))
+        _exit_unless(configured)
         return
     answer = None
     printer = AnswerPrinter(sys.stdout, sys.stderr)
@@ -106,8 +107,18 @@ def ask(question: str = typer.Argument(..., help="The question."),
         elif ev.kind == "done":
             answer = ev.data
     printer.finish()
-    if answer is not None and answer.citations:
+    f = answer.flags if answer is not None else None
+    if answer is not None and answer.citations and not (f and f.degraded and not f.no_llm):  # that text lists them
         typer.echo("\n" + render_sources(answer))
+    _exit_unless(configured)
+
+
+def _exit_unless(configured: bool) -> None:
+    """Exit 3 (configuration) after the sources were shown, when no LLM is configured."""
+    if not configured:
+        from ..llm import NOT_CONFIGURED
+
+        raise ConfigError(NOT_CONFIGURED)
 
 
 def register(app: typer.Typer) -> None:

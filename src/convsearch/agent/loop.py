@@ -112,6 +112,7 @@ class _Task:
     sync_llm: bool = False  # call llm.complete in a thread (the task runs on a loop of its own)
     emit: Emit | None = None  # astream: where live tokens go
     streamed: list[str] = field(default_factory=list)  # the tokens already sent live
+    listed: tuple[int, ...] = ()  # the sources a degraded answer shows, by number
 
     def number(self, key: str, make: Callable[[int], Source]) -> Source:
         """The task-wide number of a result: the same URL (or id) keeps its number."""
@@ -254,6 +255,8 @@ class Agent:
         flags: dict[str, Any] = {}
         saved = 0
         try:
+            if getattr(self.llm, "configured", True) is False:  # NoLLM: no call at all, the sources say so
+                raise _LLMFailed("no LLM configured")
             skip = no_search_reason(q) if s.agent_no_search_check == "on" else None
             if skip or s.agent_max_searches == 0:
                 task.notes.append(f"no-search pre-check: {skip}; the tool was not offered" if skip
@@ -264,9 +267,11 @@ class Agent:
                 text = await self._loop(task, emit)
             text, flags = await self._checked(task, text)
         except _LLMFailed as exc:
-            task.notes.append(f"LLM failed: {exc.reason}; answered with the best results")
-            text = await self._degraded(task, emit)
-            flags = {"degraded": True, "cited": tuple(refs_in(text))}
+            no_llm = not task.calls and getattr(self.llm, "configured", True) is False
+            task.notes.append("no LLM configured: answered with the most relevant sources" if no_llm
+                              else f"LLM failed: {exc.reason}; answered with the best results")
+            text = await self._degraded(task, emit, no_llm=no_llm)
+            flags = {"degraded": True, "no_llm": no_llm, "cited": task.listed if no_llm else tuple(refs_in(text))}
         if not task.steps or all(st.error for st in task.steps):
             flags["no_search_needed"] = not flags.get("degraded", False)
             if task.memory and flags.get("cited"):
@@ -631,8 +636,8 @@ class Agent:
         return text, {"uncited_sentences": check.uncited_sentences, "unknown_citations": check.unknown,
                       "cites_nothing": check.cites_nothing, "repaired": repaired, "cited": check.cited}
 
-    async def _degraded(self, task: _Task, emit: Emit | None) -> str:
-        """The best results as a numbered list with a one-line note (the LLM failed)."""
+    async def _degraded(self, task: _Task, emit: Emit | None, *, no_llm: bool = False) -> str:
+        """The best results as a numbered list with a one-line note (the LLM failed, or there is none)."""
         if task.searches == 0 and task.deadline.remaining() > MIN_ATTEMPT_S * 20:  # memory alone is not enough
             raw = ToolCall("degraded", "web_search", "{}")
             t0 = time.perf_counter()
@@ -647,12 +652,15 @@ class Agent:
         found = {n for st in task.steps for n in st.results}
         best = sorted(task.registry.values(), key=lambda x: (x.n not in found, x.n))[:task.top_k]  # this task's first
         if not best:
-            return P.no_results_note(task.lang)
+            return P.no_llm_note(task.lang, found=False) if no_llm else P.no_results_note(task.lang)
+        task.listed = tuple(x.n for x in best)
+        task.cited_so_far.update(task.listed)
+        if no_llm:  # nothing failed: the note, and the sources once, as the answer's citations
+            return P.no_llm_note(task.lang)
         lines = [P.degraded_note(task.lang)]
         for x in best:
             meta = ", ".join(v for v in (x.domain, x.date or "") if v)
             lines.append(f"[{x.n}] {x.title}" + (f" ({meta})" if meta else "") + (f" {x.url}" if x.url else ""))
-        task.cited_so_far.update(x.n for x in best)
         return "\n".join(lines)
 
     # --- memory ------------------------------------------------------------------------------------

@@ -149,6 +149,14 @@ def degraded_note(lang: str) -> str:
     return "(The model could not answer just now; here are the most relevant search results.)"
 
 
+def no_llm_note(lang: str, *, found: bool = True) -> str:
+    """The first line of the answer when no LLM is configured (the sources follow when ``found``)."""
+    if lang == "zh":
+        return "未配置 LLM：以下是最相关的来源" if found else "未配置 LLM，也没有找到相关来源"
+    return "no LLM configured: showing the most relevant sources" if found else \
+        "no LLM configured, and no relevant sources were found"
+
+
 def no_results_note(lang: str) -> str:
     if lang == "zh":
         return "（模型暂时无法回答，也没有找到相关结果。）"
@@ -156,5 +164,5 @@ def no_results_note(lang: str) -> str:
 
 
 __all__ = ["budget_refusal", "deadline_refusal", "degraded_note", "final_instruction", "memory_block",
-           "no_results_note", "repair_instruction", "repeat_refusal", "research_so_far", "source_block",
+           "no_llm_note", "no_results_note", "repair_instruction", "repeat_refusal", "research_so_far", "source_block",
            "system_prompt", "tool_result"]

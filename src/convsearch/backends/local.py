@@ -25,16 +25,28 @@ dense side by checking each candidate's payload while walking the similarity ord
 matrix-vector product): at 100k × 384 floats that is ~150 MB and a few ms, and it keeps upsert/delete trivial.
 Hybrid results fuse the two ranked lists with RRF (never raw scores); with a ``dense_query`` (HyDE) the BM25
 side searches ``query`` and the dense side embeds ``dense_query``.
+
+Read-only indexes (a container image with a baked index, a read-only volume): tantivy's reader takes its meta
+lock (``.tantivy-meta.lock``, created and opened for writing) even to search, so on a read-only mount it
+cannot open the directory at all. When ``tantivy/`` is not writable (or ``read_only=True``), the index is
+opened through a private directory of symbolic links to its files (everything but the lock files) in a
+temporary dir, where tantivy may put its locks; no writer is ever made and ``add``/``delete`` raise
+``BackendError``. Such a process searches the index as it was when it was opened.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import mmap
 import os
+import shutil
+import signal
 import struct
+import tempfile
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import date
 from pathlib import Path
@@ -124,11 +136,11 @@ class LocalIndex:
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(writable=True, dense=self.embedder is not None, filters=frozenset(FILTER_FIELDS),
-                            recency=_CAPS_RECENCY)
+        return Capabilities(writable=not self.read_only, dense=self.embedder is not None,
+                            filters=frozenset(FILTER_FIELDS), recency=_CAPS_RECENCY)
 
     def __init__(self, path: Path | str, *, embedder: Embedder | None = None, create: bool = True,
-                 today: date | None = None) -> None:
+                 today: date | None = None, read_only: bool | None = None) -> None:
         self.path = Path(path)
         self.embedder = embedder
         self.today = today
@@ -144,9 +156,13 @@ class LocalIndex:
             tmp = self.path / "index.json.tmp"
             tmp.write_text(json.dumps({"format": SCHEMA_VERSION}), encoding="utf-8")
             os.replace(tmp, self.path / "index.json")
+        self.read_only = not os.access(tdir, os.W_OK) if read_only is None else read_only
         self._schema = _schema()
+        where = self._index_dir = _read_only_view(tdir) if self.read_only else tdir
+        if where != tdir:  # removed when this object goes (close() leaves it: a later search still needs it)
+            weakref.finalize(self, shutil.rmtree, where, True)
         try:
-            self._index = tantivy.Index(self._schema, path=str(tdir), reuse=True)
+            self._index = tantivy.Index(self._schema, path=str(where), reuse=True)
         except Exception as exc:  # tantivy raises ValueError/OSError for corrupt or incompatible dirs
             raise BackendError(f"cannot open the index at {tdir}: {exc}") from exc
         self._lock = threading.Lock()
@@ -281,7 +297,9 @@ class LocalIndex:
 
     # --- writes -------------------------------------------------------------------------------------
     def add(self, docs: Iterable[Document], *, batch_size: int = 256) -> int:
-        """Add or replace (upsert by id) documents; returns how many were written."""
+        """Add or replace (upsert by id) documents; returns how many were written. Ctrl-C raises AddInterrupted
+        saying how many of this call's documents were committed (whole batches: the one in flight is rolled
+        back, or, once its commit has started, finished with its vectors)."""
         n = 0
         for batch in batches(docs, batch_size):
             langs = [d.lang or detect_lang(d.text) for d in batch]
@@ -295,18 +313,31 @@ class LocalIndex:
                         writer.add_document(self._to_tantivy(d, lang, pos))
                     if self.embedder is not None:
                         self._dense_upsert(batch)
-                    writer.commit()
-                    writer.wait_merging_threads()
+                except KeyboardInterrupt as exc:
+                    self._roll_back(writer)
+                    raise AddInterrupted(n) from exc
                 except BaseException:
-                    writer.rollback()
-                    if self.embedder is not None:
-                        self._load_vectors_or_clear()
+                    self._roll_back(writer)
                     raise
-                if self.embedder is not None:
-                    self._save_vectors()
-                self._index.reload()
+                with _sigint_deferred() as interrupted:  # the commit and what must follow it
+                    try:
+                        writer.commit()
+                    except BaseException:
+                        self._roll_back(writer)
+                        raise
+                    writer.wait_merging_threads()
+                    if self.embedder is not None:
+                        self._save_vectors()
+                    self._index.reload()
             n += len(batch)
+            if interrupted:
+                raise AddInterrupted(n)
         return n
+
+    def _roll_back(self, writer: Any) -> None:
+        writer.rollback()
+        if self.embedder is not None:
+            self._load_vectors_or_clear()
 
     upsert = add
 
@@ -332,6 +363,9 @@ class LocalIndex:
         return len(present)
 
     def _writer(self) -> Any:
+        if self.read_only:
+            raise BackendError(f"the index at {self.path} is read-only (opened from a directory this process "
+                               "cannot write): index into a writable copy")
         try:
             return self._index.writer(heap_size=_HEAP, num_threads=1)
         except ValueError as exc:
@@ -477,6 +511,47 @@ class LocalIndex:
         with self._map_lock:
             self._mm = None
         self._decoded = {}
+
+
+class AddInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``LocalIndex.add``: ``written`` of the call's documents are committed."""
+
+    def __init__(self, written: int) -> None:
+        super().__init__(f"interrupted after {written} documents were committed")
+        self.written = written
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[list[int]]:
+    """Hold Ctrl-C back for the block (main thread only; elsewhere there is no SIGINT to hold): the list it gives
+    is non-empty afterwards when one came, and the caller raises once its state is whole again."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield got
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+_LOCK_FILES = (".tantivy-meta.lock", ".tantivy-writer.lock")
+
+
+def _read_only_view(tdir: Path) -> Path:
+    """A temporary directory of symbolic links to the files of the tantivy directory ``tdir``, lock files left
+    out, so that tantivy can take its reader lock there without writing to ``tdir``."""
+    view = Path(tempfile.mkdtemp(prefix="convsearch-ro-"))
+    try:
+        for entry in os.scandir(tdir):
+            if entry.name not in _LOCK_FILES:
+                os.symlink(os.path.abspath(entry.path), view / entry.name)
+    except OSError as exc:
+        shutil.rmtree(view, ignore_errors=True)
+        raise BackendError(f"cannot open the read-only index at {tdir}: {exc}") from exc
+    return view
 
 
 def from_settings(settings: Any, *, create: bool = False) -> LocalIndex:

@@ -10,8 +10,14 @@ Built-ins are in ``BUILTINS``; third-party packages add theirs through the entry
 wins over an entry point of the same name. A comma list (``local,web``) opens each and returns a
 ``backends.fanout.FanOut`` over them (searched concurrently, fused by RRF).
 
-Adding a backend: one module with ``from_settings`` (+ its class), one line in ``BUILTINS`` (or an entry
-point), and a test that runs the contract suite of ``convsearch.backends.testing`` over it.
+Web search providers are rows like any other, marked ``Row(…, web=True)``: the registry opens them behind the
+web policy and the tiered cache (``backends.web.guarded``), and the ``web`` backend chains the configured ones
+in row order (a row with ``chain=False``, like ``bing``, only when named). A provider's module declares its own
+settings (``SECTION``, see ``backends/web/_factory.py``).
+
+Adding a backend: one module with ``from_settings`` (+ its class; a web provider also its ``SECTION``), one line
+in ``BUILTINS`` (or an entry point), and a test that runs the contract suite of ``convsearch.backends.testing``
+over it (a web provider: against its replay server, ``convsearch.testing.web_replay``).
 
 >>> from convsearch.config import Settings
 >>> open_backend(Settings(), "memory").name
@@ -25,6 +31,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -36,18 +43,48 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "convsearch.backends"
 
-# name → "module:function"; the web and Milvus backends add their lines here when they land
-BUILTINS: dict[str, str] = {
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A registry row: ``target`` is the factory (``"module:function"``); ``web`` marks a web search provider
+    (opened behind the policy and the cache; a member of the ``web`` chain unless ``chain`` is False)."""
+
+    target: str
+    web: bool = False
+    chain: bool = True
+
+
+# name → "module:function", or a Row saying more about it
+BUILTINS: dict[str, str | Row] = {
     "local": "convsearch.backends.local:from_settings",
     "memory": "convsearch.backends.base:from_settings",
-    "tavily": "convsearch.backends.web:open_tavily",
-    "brave": "convsearch.backends.web:open_brave",
-    "serpapi": "convsearch.backends.web:open_serpapi",
-    "bing": "convsearch.backends.web:open_bing",
-    "searxng": "convsearch.backends.web:open_searxng",
+    "tavily": Row("convsearch.backends.web.tavily:from_settings", web=True),
+    "brave": Row("convsearch.backends.web.brave:from_settings", web=True),
+    "serpapi": Row("convsearch.backends.web.serpapi:from_settings", web=True),
+    "bing": Row("convsearch.backends.web.serpapi:bing_from_settings", web=True, chain=False),  # serpapi's key
+    "searxng": Row("convsearch.backends.web.searxng:from_settings", web=True),
+    "bocha": Row("convsearch.backends.web.bocha:from_settings", web=True),
     "web": "convsearch.backends.web:from_settings",
     "milvus": "convsearch.backends.milvus:from_settings",
 }
+
+
+def _row(name: str) -> Row | None:
+    got = BUILTINS.get(name)
+    return Row(got) if isinstance(got, str) else got
+
+
+def web_providers(*, chain: bool = False) -> list[str]:
+    """The web search providers' names, in row order (``chain=True``: those the ``web`` chain may take unnamed)."""
+    return [n for n in BUILTINS if (r := _row(n)) is not None and r.web and (r.chain or not chain)]
+
+
+def web_provider_module(name: str) -> Any:
+    """The module of web provider ``name`` (its ``SECTION``, its ``from_settings``)."""
+    row = _row(name)
+    if row is None or not row.web:
+        raise ConfigError(f"unknown web provider {name!r}; known: {', '.join(web_providers())}")
+    return importlib.import_module(row.target.partition(":")[0])
 
 Factory = Callable[..., SearchBackend]
 
@@ -68,7 +105,7 @@ def _entry_points() -> dict[str, metadata.EntryPoint]:
 def known_backends() -> dict[str, str]:
     """Every name that can be opened → where its factory lives (built-ins first, then entry points)."""
     out = {name: ep.value for name, ep in _entry_points().items()}
-    out.update(BUILTINS)
+    out.update({name: row.target for name in BUILTINS if (row := _row(name)) is not None})
     return dict(sorted(out.items()))
 
 
@@ -90,8 +127,9 @@ def _load(target: str, name: str) -> Factory:
 def backend_factory(name: str) -> Factory:
     """The factory for ``name``; ConfigError listing the known names when there is none."""
     key = name.strip().lower()
-    if key in BUILTINS:
-        return _load(BUILTINS[key], key)
+    row = _row(key)
+    if row is not None:
+        return _load(row.target, key)
     eps = _entry_points()
     if key in eps:
         try:
@@ -106,6 +144,11 @@ def backend_factory(name: str) -> Factory:
 
 def _build(name: str, settings: Settings, create: bool) -> SearchBackend:
     fn = backend_factory(name)
+    row = _row(name.strip().lower())
+    if row is not None and row.web and not create:
+        from .web import guarded
+
+        return guarded(settings, fn(settings))
     if not create:
         return fn(settings)
     try:
@@ -143,4 +186,5 @@ def open_backend(settings: Settings, names: str | Iterable[str] | None = None, *
     return FanOut(opened, deadline_s=settings.deadline_s)
 
 
-__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "backend_factory", "known_backends", "open_backend", "parse_names"]
+__all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "Row", "backend_factory", "known_backends", "open_backend", "parse_names",
+           "web_provider_module", "web_providers"]

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ..errors import BackendError
+from ..errors import QueueTimeout
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,14 +130,6 @@ __all__ = ["Allowance", "Rate", "RateLimiter", "TokenBucketLimiter", "Unlimited"
 # queue behind each other instead of all waking at once). Keys rotate: the key with the earliest free slot wins,
 # ties go to the least used. An upstream 429 cools that key until its Retry-After / X-RateLimit-Reset. The log
 # lives in a ``WindowStore``: in memory (one process) or Redis (``RedisWindowStore``: workers share one budget).
-
-
-class QueueTimeout(BackendError):
-    """No key has a free slot within the allowed wait (``max_wait_s`` or the deadline): the call is not made."""
-
-    def __init__(self, message: str, wait_s: float) -> None:
-        super().__init__(message)
-        self.wait_s = wait_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +302,7 @@ class OutboundLimiter:
         STATS.count(self.provider, "queue_timeout")
         return QueueTimeout(f"{self.provider}: every key is at its rate limit ({self.limit} per {self.window_s:g} s); "
                             f"the next free slot is in {wait:.2f} s, more than the {allowed:.2f} s this call may "
-                            "wait", wait)
+                            "wait", wait, provider=self.provider)
 
     def _granted(self, i: int, at: float, member: str, waited: float) -> Slot:
         STATS.count(self.provider, "queued" if waited > 0 else "granted")

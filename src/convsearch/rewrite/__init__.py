@@ -42,9 +42,10 @@ def get_rewriter(name: str, settings: "Settings | None" = None) -> Rewriter:
 
 
 def _open_llm(settings: "Settings") -> Any:
-    from ..llm import open_llm
+    """A handle on the process's one client for the configured endpoint (closed by its owner's close())."""
+    from ..llm import shared_llm
 
-    return open_llm(settings)
+    return shared_llm(settings)
 
 
 def _llm_rewriter(name: str, s: "Settings", llm: Any) -> Rewriter:
@@ -63,8 +64,9 @@ def _llm_rewriter(name: str, s: "Settings", llm: Any) -> Rewriter:
 
 
 def make_variant_maker(settings: "Settings") -> Any:
-    """A new ``HybridVariants`` (LLM + heuristic, its own client and cache) when CONVSEARCH_LLM_VARIANTS=on and an
-    LLM is configured, else None (the heuristic table alone). The caller (a Pipeline) owns it: ``close()``."""
+    """A new ``HybridVariants`` (LLM + heuristic, its own cache; the process's shared client) when
+    CONVSEARCH_LLM_VARIANTS=on and an LLM is configured, else None (the heuristic table alone). The caller (a
+    Pipeline) owns it: ``close()``."""
     from ..llm import llm_configured
 
     if settings.llm_variants != "on" or not llm_configured(settings):
@@ -100,8 +102,8 @@ class HydeWriter:
 
 
 def make_hyde(settings: "Settings") -> HydeWriter | None:
-    """A new HyDE writer (its own client and cache) when CONVSEARCH_HYDE=on and an LLM is configured, else None
-    (no dense rewrite). The caller (a Pipeline) owns it: ``close()``."""
+    """A new HyDE writer (its own cache; the process's shared client) when CONVSEARCH_HYDE=on and an LLM is
+    configured, else None (no dense rewrite). The caller (a Pipeline) owns it: ``close()``."""
     from ..llm import llm_configured
 
     if settings.hyde != "on" or not llm_configured(settings):

@@ -505,7 +505,7 @@ class LLMVariants:
         return self.generate(query, max_variants, calls=calls)[0]
 
     def close(self) -> None:
-        close = getattr(self.llm, "close", None)  # the LLM contract (llm.py) declares no close yet
+        close = getattr(self.llm, "close", None)  # close() is in the LLM contract; a bare callable has none
         if close:
             close()
 

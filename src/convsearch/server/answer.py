@@ -3,8 +3,9 @@ events (``"stream": true``: events ``search``, ``token``, ``citations``, ``done`
 
 One Agent per tenant and agent name, over the service's backend and history store, with the tenant's rewriter:
 its result cache and its memory are scoped tenant → agent → session. The LLM is the one the settings configure
-(``CONVSEARCH_LLM_*``); with none, or when it fails, the answer is the best results as a numbered list with a
-one-line note (``flags.degraded``), never a 5xx. Tests put a double in ``app.state.answer_llm``.
+(``CONVSEARCH_LLM_*``); when it fails, the answer is the best results as a numbered list with a one-line note
+(``flags.degraded``), never a 5xx; with none, no call is made and the text says so on one line, the most
+relevant sources being the answer's citations (``flags.no_llm``). Tests put a double in ``app.state.answer_llm``.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the route signature (a local dependency) at run time.
@@ -21,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from ..agent import Agent, Answer
 from ..agent.search import PipelineSearcher
-from ..llm import NOT_CONFIGURED, LLMUnavailable, llm_configured
+from ..llm import NoLLM, llm_configured
 from . import models as m
 from .auth import Tenant
 from .service import Service
@@ -92,6 +93,7 @@ class FlagsOut(BaseModel):
     cites_nothing: bool = False
     no_search_needed: bool = False
     degraded: bool = False
+    no_llm: bool = False
     repaired: bool = False
 
 
@@ -142,15 +144,6 @@ def answer_out(a: Answer, session_id: str | None = None) -> AnswerOut:
     return AnswerOut.model_validate({**a.to_dict(), "session_id": session_id})
 
 
-class _NoLLM:
-    """Stands in when no LLM is configured: every call fails, so the agent answers with the best results."""
-
-    model = "none"
-
-    async def acomplete(self, *a: Any, **kw: Any) -> Any:
-        raise LLMUnavailable(NOT_CONFIGURED)
-
-
 class Answers:
     """The agents of one service, one per (tenant, agent name), created on first use."""
 
@@ -168,12 +161,18 @@ class Answers:
         if self._llm is None:
             s = self.service.settings
             if llm_configured(s):
-                from ..llm import open_llm
+                from ..llm import shared_llm
 
-                self._llm = open_llm(s)
+                self._llm = shared_llm(s)  # the process's client: the tenants' Pipelines hold the same
             else:
-                self._llm = _NoLLM()
+                self._llm = NoLLM()
         return self._llm
+
+    def close(self) -> None:
+        """Give the LLM client back (the server's shutdown)."""
+        llm, self._llm = self._llm, None
+        if llm is not None:
+            llm.close()
 
     def agent(self, t: Tenant, name: str) -> Agent:
         key = (t.name, name)

@@ -12,6 +12,8 @@ it was and the request id, while the details go to the server log.
     BodyTooLarge, MessageTooLarge               413
     RateLimited                                 429  (``Retry-After``: whole seconds)
     BackendError                                502
+    UpstreamError (LLM endpoint, web provider)  502, "the web provider tavily failed" (no more: no reason, no URL)
+    LLMTimeout                                  504
     HistoryUnavailable                          503
     DeadlineExceeded                            504
     ConfigError, anything else                  500
@@ -27,7 +29,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..errors import AuthError, ConvsearchError, InputError, RateLimited
+from ..errors import AuthError, ConvsearchError, InputError, RateLimited, UpstreamError
 from ..infra.ratelimit import Allowance
 
 log = logging.getLogger("convsearch.server")
@@ -60,9 +62,18 @@ def status_of(exc: BaseException) -> int:
     return 500
 
 
-def error_body(status: int, message: str, *, request_id: str, field: str | None = None) -> dict[str, Any]:
+def server_message(exc: BaseException, status: int) -> str:
+    """What a 5xx tells the client about ``exc``: the kind of failure, and for an upstream one which service."""
+    if isinstance(exc, UpstreamError):
+        return f"{exc.what} failed"
+    return SERVER_MESSAGES.get(status, "server error")
+
+
+def error_body(status: int, message: str, *, request_id: str, field: str | None = None,
+               public: str | None = None) -> dict[str, Any]:
+    """The error body; a 5xx says only ``public`` (or the kind of failure), never ``message``."""
     return {"error": {"code": CODES.get(status, "error"), "status": status,
-                      "message": message if status < 500 else SERVER_MESSAGES.get(status, "server error"),
+                      "message": message if status < 500 else public or SERVER_MESSAGES.get(status, "server error"),
                       "field": field, "request_id": request_id}}
 
 
@@ -87,8 +98,9 @@ def error_response(exc: BaseException, request_id: str) -> JSONResponse:
     if status >= 500:
         log.error("request %s failed with %s: %s", request_id, status, exc,
                   exc_info=(type(exc), exc, exc.__traceback__) if not isinstance(exc, ConvsearchError) else None)
-    return JSONResponse(error_body(status, message, request_id=request_id, field=field), status_code=status,
-                        headers=headers)
+    return JSONResponse(error_body(status, message, request_id=request_id, field=field,
+                                   public=server_message(exc, status)),
+                        status_code=status, headers=headers)
 
 
 def validation_summary(exc: RequestValidationError) -> tuple[str, str]:
@@ -100,10 +112,35 @@ def validation_summary(exc: RequestValidationError) -> tuple[str, str]:
     loc = [str(x) for x in first.get("loc", ())]
     where = loc[0] if loc else "body"
     field = ".".join(loc[1:]) if len(loc) > 1 and first.get("type") != "json_invalid" else where
-    message = f"{field}: {first.get('msg', 'invalid')}"
+    message = f"{field}: {plain_problem(first)}"
     if len(errors) > 1:
         message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
     return field, message
+
+
+_OBJECT_TYPES = frozenset({"model_attributes_type", "dict_type", "model_type"})
+
+
+def plain_problem(error: Any) -> str:
+    """What a user can act on for one pydantic error: no regular expressions, no "dictionary or object to
+    extract fields from". The input is looked at, never echoed."""
+    kind, value, ctx = error.get("type"), error.get("input"), error.get("ctx") or {}
+    if (kind in _OBJECT_TYPES or kind == "missing") and len(error.get("loc", ())) <= 1:
+        return ("missing: " if kind == "missing" else "") + \
+            "expected a JSON object, sent with Content-Type: application/json"
+    if kind == "json_invalid":
+        return "not valid JSON"
+    if kind == "string_too_short" and ctx.get("min_length") == 1:
+        return "empty"
+    if kind == "string_pattern_mismatch" and isinstance(value, str):
+        if not value.strip():
+            return "empty or only whitespace"
+        if "\x00" in value:
+            return "contains a NUL character"
+        if any(ch < " " or ch == "\x7f" for ch in value):
+            return "contains a control character"
+        return "may hold only letters, digits, '_', '.' and '-'"  # BackendName, the one other pattern
+    return str(error.get("msg", "invalid"))
 
 
 def request_id_of(request: Request) -> str:
@@ -120,4 +157,5 @@ def install(app: FastAPI) -> None:
         app.add_exception_handler(cls, handle)
 
 
-__all__ = ["CODES", "InvalidField", "error_body", "error_response", "install", "status_of", "validation_summary"]
+__all__ = ["CODES", "InvalidField", "error_body", "error_response", "install", "plain_problem", "server_message",
+           "status_of", "validation_summary"]

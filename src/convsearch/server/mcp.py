@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from ..errors import ConvsearchError
 from . import models as m
 from .auth import Tenant
-from .errors import CODES, SERVER_MESSAGES
+from .errors import CODES, plain_problem, server_message
 from .service import Service
 
 log = logging.getLogger("convsearch.server")
@@ -35,16 +35,31 @@ INSTRUCTIONS = (
     "into a standalone query. Results are numbered [n] and the context string is ready to quote.")
 
 
+def plain_log_lines() -> None:
+    """When stderr is not a terminal (a file, journald, a container log), log records are written one per
+    line, never wrapped: the MCP SDK otherwise installs rich's handler on the root logger, which wraps at 80
+    columns when it cannot measure a terminal. On a terminal the SDK's handler stays."""
+    import sys
+
+    root = logging.getLogger()
+    if root.handlers or sys.stderr.isatty():
+        return
+    h = logging.StreamHandler()
+    h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(h)
+    root.setLevel(logging.WARNING)
+
+
 def _tool_error(exc: Exception) -> Exception:
     from mcp.server.mcpserver.exceptions import ToolError
 
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         field = ".".join(str(x) for x in first.get("loc", ())) or "arguments"
-        return ToolError(f"invalid_request: {field}: {first.get('msg', 'invalid')}")
+        return ToolError(f"invalid_request: {field}: {plain_problem(first)}")
     if isinstance(exc, ConvsearchError):
         status = int(exc.http_status)
-        text = str(exc) if status < 500 else SERVER_MESSAGES.get(status, "server error")
+        text = str(exc) if status < 500 else server_message(exc, status)
         return ToolError(f"{CODES.get(status, 'error')}: {text}")
     log.error("MCP tool failed", exc_info=(type(exc), exc, exc.__traceback__))
     return ToolError("internal: internal error")
@@ -70,6 +85,7 @@ def build_mcp(service: Service, *, transport: Literal["stdio", "http"] = "stdio"
             def tenant_of(ctx: object) -> Tenant:
                 return service.keys.resolve_headers(getattr(ctx, "headers", None) or {})
 
+    plain_log_lines()  # before the SDK's basicConfig, which then leaves the root logger as it is
     server = MCPServer("convsearch", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING")
     calls = service.metrics.mcp_calls
 

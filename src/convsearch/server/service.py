@@ -282,6 +282,9 @@ class Service:
 
     def close(self) -> None:
         """Close every tenant's Pipeline (its LLM clients), then the backends and the store this service opened."""
+        answers = getattr(self, "_answers", None)  # the agents' LLM client (server/answer.py)
+        if answers is not None:
+            answers.close()
         tenants, self._tenants = list(self._tenants.values()), {}
         for state in tenants:
             try:

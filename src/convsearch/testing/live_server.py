@@ -56,10 +56,12 @@ def sse_events(response: Any) -> Iterator[tuple[str | None, Any]]:
 
 class LiveServer:
     """``python -m convsearch.cli serve`` over ``data_dir`` with ``env`` added to a CONVSEARCH_*-free environment
-    (dense retrieval off unless ``env`` says otherwise)."""
+    (dense retrieval off unless ``env`` says otherwise). ``prefix`` goes before the interpreter: a command that
+    execs the rest keeps the PID the server's own (e.g. ``unshare -m`` with a read-only bind mount)."""
 
     def __init__(self, data_dir: Path | str, *, env: dict[str, str] | None = None, args: tuple[str, ...] = (),
-                 host: str = "127.0.0.1", startup_s: float = 30.0, log: IO[bytes] | None = None) -> None:
+                 host: str = "127.0.0.1", startup_s: float = 30.0, log: IO[bytes] | None = None,
+                 prefix: tuple[str, ...] = ()) -> None:
         self.data_dir = Path(data_dir)
         self.host = host
         self.port = free_port(host)
@@ -69,12 +71,13 @@ class LiveServer:
         self._env.update({"PYTHONUTF8": "1", "CONVSEARCH_DENSE": "off"})
         self._env.update(env or {})
         self._args = args
+        self._prefix = prefix
         self._log = log
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> "LiveServer":
-        cmd = [sys.executable, "-m", "convsearch.cli", "serve", "--data-dir", str(self.data_dir), "--host", self.host,
-               "--port", str(self.port), "--log-level", "warning", *self._args]
+        cmd = [*self._prefix, sys.executable, "-m", "convsearch.cli", "serve", "--data-dir", str(self.data_dir),
+               "--host", self.host, "--port", str(self.port), "--log-level", "warning", *self._args]
         # a file, not a pipe: a chatty server must never block on a full pipe nobody reads
         self._stderr = self._log or tempfile.TemporaryFile()
         self.proc = subprocess.Popen(cmd, env=self._env, stdin=subprocess.DEVNULL,

@@ -11,12 +11,14 @@ tavily      ``POST /search`` (JSON body)           ``Authorization: Bearer KEY``
 brave       ``GET /res/v1/web/search``             ``X-Subscription-Token`` header              422 / 401
 serpapi     ``GET /search?engine=google|bing``     ``api_key`` query parameter                  400 / 401
 searxng     ``GET /search?format=json``            none (403 when the JSON format is disabled)  400
+bocha       ``POST /v1/web-search`` (JSON body)    ``Authorization: Bearer KEY``                400 / 401
 ==========  =====================================  ===========================================  ==============
 
 Dates are rendered as each provider gives them, relative to the server's ``now``: Tavily's ``published_date``
 (RFC 2822, news topic only), Brave's ``age`` ("3 days ago", "November 5, 2026") and ``page_age`` (ISO), SerpApi's
-``date`` ("3 days ago", "3 天前", "Nov 5, 2026", "2026年11月5日"), SearXNG's ``publishedDate`` (ISO or null).
-Recency parameters (``time_range``, ``freshness``, ``tbs=qdr:…``) filter the pages by age.
+``date`` ("3 days ago", "3 天前", "Nov 5, 2026", "2026年11月5日"), SearXNG's ``publishedDate`` (ISO or null),
+Bocha's ``datePublished`` (ISO in Beijing time, +08:00). Recency parameters (``time_range``, ``freshness``,
+``tbs=qdr:…``) filter the pages by age.
 
 Faults are scripted first in, first out (``push``): a 429 with the provider's own headers, a 5xx, a slow
 answer, malformed JSON, an HTML error page, empty results, SerpApi's 200-with-``error``. ``limit=(n, window_s)``
@@ -37,14 +39,15 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-PROVIDERS = ("tavily", "brave", "serpapi", "searxng")
+PROVIDERS = ("tavily", "brave", "serpapi", "searxng", "bocha")
+_BEIJING = timezone(timedelta(hours=8))
 _RECENCY_H = {"day": 24, "week": 24 * 7, "month": 24 * 31, "year": 24 * 366}
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
@@ -68,13 +71,14 @@ def load_pages() -> tuple[Page, ...]:
 @dataclass(frozen=True)
 class Fault:
     """One scripted answer in place of a normal one. ``kind``: rate_limited | status | slow | malformed | html |
-    empty | serpapi_error. ``delay_s`` delays any of them (``slow`` then answers normally)."""
+    empty | serpapi_error | payload. ``delay_s`` delays any of them (``slow`` then answers normally)."""
 
     kind: str
     status: int = 200
     delay_s: float = 0.0
     retry_after: float | None = None
     message: str = ""
+    body: Any = None
 
     @classmethod
     def rate_limited(cls, retry_after: float | None = 1.0) -> Fault:
@@ -107,6 +111,11 @@ class Fault:
                       status: int = 200) -> Fault:
         """SerpApi's error shape ``{"error": …}`` (status 200 for an empty search, 429 for a spent quota)."""
         return cls("serpapi_error", status, message=message)
+
+    @classmethod
+    def payload(cls, body: Any, status: int = 200) -> Fault:
+        """This JSON ``body`` with ``status`` (e.g. Bocha's ``{"code": 403, "message": …}`` inside a 200)."""
+        return cls("payload", status, body=body)
 
     def after(self, delay_s: float) -> Fault:
         return replace(self, delay_s=delay_s)
@@ -289,6 +298,7 @@ class WebReplayServer:
                                                           "detail": "Request rate limit exceeded for plan."}},
             "serpapi": {"error": "You have exceeded the hourly throughput limit for your plan."},
             "searxng": {"error": "Too Many Requests"},
+            "bocha": {"code": 429, "message": "You have reached the request limit.", "log_id": "replay"},
         }[self.provider]
 
     def _rate_headers(self, wait_s: float | None, limit: int, remaining: int) -> dict[str, str]:
@@ -299,7 +309,7 @@ class WebReplayServer:
             reset = f"{secs if secs is not None else 1}, 1419704"
             return {"X-RateLimit-Limit": f"{limit}, 15000", "X-RateLimit-Policy": f"{limit};w=1, 15000;w=2592000",
                     "X-RateLimit-Remaining": f"{remaining}, 9000", "X-RateLimit-Reset": reset}
-        if self.provider == "serpapi" or secs is None:
+        if self.provider in ("serpapi", "bocha") or secs is None:
             return {}
         if self.provider == "tavily":
             return {"Retry-After": str(secs)}
@@ -318,6 +328,8 @@ class WebReplayServer:
             return f.status, {"Content-Type": "text/html; charset=utf-8"}, page.encode()
         if f.kind == "empty":
             return 200, js, _dump(getattr(self, f"_render_{self.provider}")({"q": "", "params": {}}, []))
+        if f.kind == "payload":
+            return f.status, js, _dump(f.body)
         if f.kind == "serpapi_error":
             return f.status, js, _dump({"search_metadata": {"id": "replay", "status": "Success"},
                                         "error": f.message})
@@ -440,6 +452,46 @@ class WebReplayServer:
             raise _Reject(400, {"error": f"Invalid time_range {tr!r}"})
         return {"q": q, "n": 20, "max_age_h": _RECENCY_H.get(tr) if tr else None, "params": params}
 
+    def _check_bocha(self, method: str, path: str, params: dict[str, str], headers: dict[str, str], body: bytes,
+                     record: dict[str, Any]) -> dict[str, Any]:
+        def bad(status: int, msg: str) -> _Reject:
+            return _Reject(status, {"code": status, "message": msg, "log_id": "replay"})
+
+        if path != "/v1/web-search":
+            raise bad(404, "Not Found")
+        if method != "POST":
+            raise bad(405, "Method Not Allowed")
+        auth = headers.get("authorization", "")
+        key = auth[7:].strip() if auth.lower().startswith("bearer ") else ""
+        record["key"] = key
+        if not key or key not in self.keys:
+            raise bad(401, "Invalid API KEY")
+        if not headers.get("content-type", "").startswith("application/json"):
+            raise bad(400, "Content-Type must be application/json")
+        try:
+            js = json.loads(body.decode("utf-8") or "null")
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise bad(400, "Invalid JSON body") from None
+        if not isinstance(js, dict):
+            raise bad(400, "The request body must be a JSON object")
+        record["json"] = js
+        unknown = set(js) - {"query", "freshness", "summary", "count", "include", "exclude"}
+        if unknown:
+            raise bad(400, f"Unknown parameter {sorted(unknown)[0]}")
+        q = js.get("query")
+        if not isinstance(q, str) or not q.strip():
+            raise bad(400, "Missing parameter query")
+        n = js.get("count", 10)
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 50:
+            raise bad(400, "count must be an integer between 1 and 50")
+        if not isinstance(js.get("summary", False), bool):
+            raise bad(400, "summary must be a boolean")
+        ages = {"oneDay": 24, "oneWeek": 24 * 7, "oneMonth": 24 * 31, "oneYear": 24 * 366}
+        fr = js.get("freshness", "noLimit")
+        if fr != "noLimit" and fr not in ages:
+            raise bad(400, "freshness must be noLimit, oneDay, oneWeek, oneMonth, oneYear or a date range")
+        return {"q": q, "n": n, "max_age_h": ages.get(fr), "summary": js.get("summary", False), "params": js}
+
     # --- search and render ---
     def _search(self, req: dict[str, Any]) -> list[Page]:
         from ..lexicon import STOP_EN, STOP_ZH
@@ -521,6 +573,27 @@ class WebReplayServer:
                         "category": "general", "publishedDate": pub.replace(tzinfo=None).isoformat() if pub else None})
         return {"query": req["q"], "number_of_results": 0, "results": out, "answers": [], "corrections": [],
                 "infoboxes": [], "suggestions": [], "unresponsive_engines": []}
+
+    def _render_bocha(self, req: dict[str, Any], pages: list[Page]) -> dict[str, Any]:
+        out = []
+        for i, p in enumerate(pages):
+            host = urlsplit(p.url).hostname or ""
+            first = p.content.split("。")[0] if p.lang == "zh" else p.content.split(". ")[0]
+            r: dict[str, Any] = {"id": f"https://api.bochaai.com/v1/#WebPages.{i}", "name": p.title, "url": p.url,
+                                 "displayUrl": p.url, "snippet": first, "siteName": host.removeprefix("www."),
+                                 "siteIcon": f"https://th.bochaai.com/favicon?domain_url={host}",
+                                 "dateLastCrawled": None, "cachedPageUrl": None, "language": None,
+                                 "isFamilyFriendly": None, "isNavigational": None}
+            if req.get("summary"):
+                r["summary"] = p.content
+            pub = self._published(p)
+            r["datePublished"] = pub.astimezone(_BEIJING).isoformat() if pub is not None else None
+            out.append(r)
+        return {"code": 200, "log_id": "replay", "msg": None, "data": {
+            "_type": "SearchResponse", "queryContext": {"originalQuery": req["q"]},
+            "webPages": {"webSearchUrl": "", "totalEstimatedMatches": len(out), "value": out,
+                         "someResultsRemoved": False},
+            "images": None, "videos": None}}
 
     @staticmethod
     def _age_en(age_h: float, pub: datetime, *, short: bool = False) -> str:

@@ -1,15 +1,10 @@
 """What every web adapter shares: the HTTP client (httpx, async first with a sync twin), the error tree, rate
 and Retry-After parsing, and the call loop (limiter → request → retry / cool / fail).
 
-Errors (all ``BackendError``, so the server answers 502 and a fan-out keeps the other backends' results)::
-
-    WebError                      one provider failed; ``provider``, ``status``
-    ├── UpstreamRateLimited       429 (after the limiter queued us: a budget we did not know of); cools the key
-    ├── UpstreamUnavailable       5xx, timeout, connection refused: retried with jittered backoff in the deadline
-    ├── UpstreamMalformed         not the JSON we expect (an HTML error page, a cut-off body): retried like 5xx
-    ├── UpstreamRejected          400 / 401 / 403 / 422, or an error inside a 200 (SerpApi): not retried
-    └── BreakerOpen               the provider failed N times in a row; no call until the cool-down probe
-    QueueTimeout (infra.ratelimit) no key has a free slot within the allowed wait
+Errors: ``WebError`` (``UpstreamRateLimited``, ``UpstreamUnavailable``, ``UpstreamMalformed``,
+``UpstreamRejected``, ``BreakerOpen``) and ``QueueTimeout``, the web branch of the one ``UpstreamError`` family
+drawn in ``convsearch.errors`` beside the LLM's (re-exported here); all are ``BackendError``s, so the server
+answers 502 and a fan-out keeps the other backends' results.
 
 One call of ``search``: the breaker must allow it; the limiter grants a key and a slot (waiting in the queue if
 every key is at its limit); the request goes out with what is left of the turn's deadline as its timeout; a 429
@@ -34,7 +29,16 @@ from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from ...errors import BackendError, ConfigError, InputError
+from ...errors import (
+    BreakerOpen,
+    ConfigError,
+    InputError,
+    UpstreamMalformed,
+    UpstreamRateLimited,
+    UpstreamRejected,
+    UpstreamUnavailable,
+    WebError,
+)
 from ...infra import turn
 from ...infra.deadline import MIN_ATTEMPT_S
 from ...infra.ratelimit import STATS, CircuitBreaker, OutboundLimiter, QueueTimeout, WindowStore, backoff_s
@@ -44,7 +48,6 @@ from ..base import Capabilities, Filters, Recency, hit_date
 if TYPE_CHECKING:
     import httpx
 
-    from ...config import Settings
     from ...secret import Secret
 
 
@@ -65,39 +68,6 @@ class _RedactKeys(logging.Filter):
 
 
 logging.getLogger("httpx").addFilter(_RedactKeys())
-
-
-class WebError(BackendError):
-    """A web provider failed; ``retryable`` says whether another attempt could succeed."""
-
-    retryable = False
-
-    def __init__(self, provider: str, message: str, *, status: int | None = None,
-                 retry_after: float | None = None) -> None:
-        super().__init__(f"{provider}: {message}")
-        self.provider = provider
-        self.status = status
-        self.retry_after = retry_after
-
-
-class UpstreamRateLimited(WebError):
-    retryable = True
-
-
-class UpstreamUnavailable(WebError):
-    retryable = True
-
-
-class UpstreamMalformed(WebError):
-    retryable = True
-
-
-class UpstreamRejected(WebError):
-    pass
-
-
-class BreakerOpen(WebError):
-    pass
 
 
 # --- settings helpers -----------------------------------------------------------------------------------
@@ -127,14 +97,6 @@ def secrets_from(raw: Any, variable: str) -> tuple[Secret, ...]:
 
     text = raw.reveal() if isinstance(raw, Secret) else str(raw or "")
     return tuple(Secret(variable, k.strip()) for k in text.split(",") if k.strip())
-
-
-def require_keys(settings: Settings, provider: str) -> tuple[Secret, ...]:
-    var = f"CONVSEARCH_{provider.upper()}_API_KEYS"
-    keys = secrets_from(getattr(settings, f"{provider}_api_keys"), var)
-    if not keys:
-        raise ConfigError(f"{var} is not set: the {provider} backend needs at least one API key (a comma list rotates)")
-    return keys
 
 
 # --- Retry-After / X-RateLimit-Reset ------------------------------------------------------------------
@@ -627,5 +589,5 @@ def ceil_s(x: float) -> int:
 
 __all__ = ["BreakerOpen", "CallOptions", "QueueTimeout", "Request", "UpstreamMalformed", "UpstreamRateLimited",
            "UpstreamRejected", "UpstreamUnavailable", "WebBackend", "WebError", "error_message", "parse_rate",
-           "require_keys", "reset_shared_state", "retry_after_s", "secrets_from", "shared_breaker", "shared_limiter",
+           "reset_shared_state", "retry_after_s", "secrets_from", "shared_breaker", "shared_limiter",
            "wider_recency"]

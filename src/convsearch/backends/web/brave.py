@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from ...types import Hit
 from ..base import Capabilities, Recency
-from ._http import Request, WebBackend, parse_rate, require_keys
+from ._factory import ProviderSection
+from ._http import Request, WebBackend
 from .clean import web_hit
 
 if TYPE_CHECKING:
     from ...config import Settings
 
+SECTION = ProviderSection("brave", base_url="https://api.search.brave.com", rate="1/s")
 _FRESHNESS = {Recency.DAY: "pd", Recency.WEEK: "pw", Recency.MONTH: "pm", Recency.YEAR: "py"}
 
 
@@ -49,9 +51,8 @@ class BraveBackend(WebBackend):
 def from_settings(settings: Settings) -> BraveBackend:
     from ._factory import call_options, window_store
 
-    return BraveBackend(base_url=settings.brave_base_url, keys=require_keys(settings, "brave"),
-                        rate=parse_rate(settings.brave_rate, variable="CONVSEARCH_BRAVE_RATE"),
-                        options=call_options(settings), store=window_store(settings))
+    return BraveBackend(base_url=SECTION.endpoint(settings), keys=SECTION.api_keys(settings),
+                        rate=SECTION.call_rate(settings), options=call_options(settings), store=window_store(settings))
 
 
 __all__ = ["BraveBackend", "from_settings"]

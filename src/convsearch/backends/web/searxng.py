@@ -14,11 +14,15 @@ from typing import TYPE_CHECKING, Any
 from ...errors import ConfigError
 from ...types import Hit
 from ..base import Capabilities, Recency
-from ._http import Request, WebBackend, parse_rate
+from ._factory import ProviderSection
+from ._http import Request, WebBackend
 from .clean import web_hit
 
 if TYPE_CHECKING:
     from ...config import Settings
+
+
+SECTION = ProviderSection("searxng", rate="60/min", keys=False)  # no default URL: an instance of your own
 
 
 class SearxngBackend(WebBackend):
@@ -58,11 +62,10 @@ class SearxngBackend(WebBackend):
 def from_settings(settings: Settings) -> SearxngBackend:
     from ._factory import call_options, window_store
 
-    if not settings.searxng_base_url.strip():
+    if not SECTION.configured(settings):
         raise ConfigError("CONVSEARCH_SEARXNG_BASE_URL is not set: the searxng backend needs an instance's URL "
                           "(one with the json format enabled)")
-    return SearxngBackend(base_url=settings.searxng_base_url,
-                          rate=parse_rate(settings.searxng_rate, variable="CONVSEARCH_SEARXNG_RATE"),
+    return SearxngBackend(base_url=SECTION.endpoint(settings), rate=SECTION.call_rate(settings),
                           options=call_options(settings), store=window_store(settings))
 
 

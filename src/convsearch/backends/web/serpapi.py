@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from ...types import Hit
 from ..base import Capabilities, Recency
-from ._http import Request, UpstreamRateLimited, UpstreamRejected, WebBackend, parse_rate, require_keys
+from ._factory import ProviderSection
+from ._http import Request, UpstreamRateLimited, UpstreamRejected, WebBackend
 from .clean import web_hit
 
 if TYPE_CHECKING:
     from ...config import Settings
 
+SECTION = ProviderSection("serpapi", base_url="https://serpapi.com", rate="100/min")
 _TBS = {Recency.DAY: "qdr:d", Recency.WEEK: "qdr:w", Recency.MONTH: "qdr:m", Recency.YEAR: "qdr:y"}
 ENGINES = ("google", "bing")
 
@@ -65,10 +67,10 @@ class SerpApiBackend(WebBackend):
 def from_settings(settings: Settings, *, engine: str | None = None) -> SerpApiBackend:
     from ._factory import call_options, window_store
 
-    return SerpApiBackend(engine=engine or settings.serpapi_engine, base_url=settings.serpapi_base_url,
-                          keys=require_keys(settings, "serpapi"),
-                          rate=parse_rate(settings.serpapi_rate, variable="CONVSEARCH_SERPAPI_RATE"),
-                          options=call_options(settings), store=window_store(settings))
+    return SerpApiBackend(engine=engine or SECTION.value(settings, "ENGINE", "google"),
+                          base_url=SECTION.endpoint(settings), keys=SECTION.api_keys(settings),
+                          rate=SECTION.call_rate(settings), options=call_options(settings),
+                          store=window_store(settings))
 
 
 def bing_from_settings(settings: Settings) -> SerpApiBackend:

@@ -12,11 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from ...types import Hit
 from ..base import Capabilities, Recency
-from ._http import Request, WebBackend, parse_rate, require_keys
+from ._factory import ProviderSection
+from ._http import Request, WebBackend
 from .clean import web_hit
 
 if TYPE_CHECKING:
     from ...config import Settings
+
+
+SECTION = ProviderSection("tavily", base_url="https://api.tavily.com", rate="100/min")
 
 
 class TavilyBackend(WebBackend):
@@ -53,9 +57,9 @@ class TavilyBackend(WebBackend):
 def from_settings(settings: Settings) -> TavilyBackend:
     from ._factory import call_options, window_store
 
-    return TavilyBackend(base_url=settings.tavily_base_url, keys=require_keys(settings, "tavily"),
-                         rate=parse_rate(settings.tavily_rate, variable="CONVSEARCH_TAVILY_RATE"),
-                         options=call_options(settings), store=window_store(settings), topic=settings.tavily_topic)
+    return TavilyBackend(base_url=SECTION.endpoint(settings), keys=SECTION.api_keys(settings),
+                         rate=SECTION.call_rate(settings), options=call_options(settings),
+                         store=window_store(settings), topic=SECTION.value(settings, "TOPIC", "general"))
 
 
 __all__ = ["TavilyBackend", "from_settings"]

@@ -145,6 +145,8 @@
       } else if (event === "citations") {
         card.append(citationList(data));
       } else if (event === "done") {
+        // a degraded answer's text lists the sources the list above shows: keep its note line only
+        if (data.flags.degraded && data.citations.length) answer.textContent = data.text.split("\n")[0];
         const f = data.flags, notes = Object.keys(f).filter((k) => f[k] === true || (Array.isArray(f[k]) && f[k].length));
         card.append(el("div", { class: "meta" }, `${data.llm_calls.length} LLM calls · ${data.usage.total_tokens} tokens · ` +
           `${Math.round(data.ms)} ms` + (notes.length ? " · " + notes.join(", ") : "")));

@@ -1,0 +1,76 @@
+"""Exit codes and messages of issue 27 (the README's table: 0 ok, 1 unexpected, 2 usage or bad input,
+3 configuration, 4 no index, 5 backend, 6 deadline, 7 history store, 130 interrupted), as a new user meets
+them. `ask` without an LLM (exit 3) is in test_agent_cli.py; the HTTP side in tests/unit/test_server_messages.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_mistyped_command_suggests_the_right_one_in_one_clause(run_cli) -> None:
+    r = run_cli("serach", "价格")
+    assert r.returncode == 2
+    assert r.stderr.strip() == "error: no such command 'serach' (did you mean search?); see convsearch --help"
+
+
+def test_an_unwritable_data_dir_is_bad_input_not_an_unexpected_error(run_cli, tmp_path: Path) -> None:
+    (tmp_path / "docs.jsonl").write_text(json.dumps({"id": "a", "text": "AnySearch 价格"}) + "\n", encoding="utf-8")
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    r = run_cli("index", "docs.jsonl", "--data-dir", str(tmp_path / "a-file" / "data"))
+    assert r.returncode == 2, r.stderr
+    line = r.stderr.strip()
+    assert "\n" not in line and line.startswith(f"error: cannot write the data dir {tmp_path / 'a-file' / 'data'}")
+    assert "--data-dir" in line and "unexpected" not in line
+
+
+def _committed(tantivy_dir: Path) -> bool:
+    """True once a first batch is committed (tantivy's meta.json lists a segment)."""
+    try:
+        return bool(json.loads((tantivy_dir / "meta.json").read_text(encoding="utf-8"))["segments"])
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def test_ctrl_c_during_index_says_how_far_it_got_and_a_rerun_finishes(tmp_path: Path) -> None:
+    from convsearch.backends.local import LocalIndex
+
+    n = 60_000
+    with open(tmp_path / "big.jsonl", "w", encoding="utf-8") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": f"d{i}", "text": f"document {i} about plans {i % 97}"}) + "\n")
+    data = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSEARCH_")}
+    env.update({"PYTHONUTF8": "1", "CONVSEARCH_DENSE": "off"})
+    cmd = [sys.executable, "-m", "convsearch.cli", "index", str(tmp_path / "big.jsonl"), "--data-dir", str(data)]
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not _committed(data / "index" / "tantivy") and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, err
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    words = lines[0].split()
+    assert lines[0] == f"interrupted: {words[1]} of {n} documents indexed; rerun to finish"
+    done = int(words[1])
+    assert 0 < done < n
+    assert len(LocalIndex(data / "index", create=False)) == done  # exactly what the line says is there
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert len(LocalIndex(data / "index", create=False)) == n
