@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..history.memory import cited_refs
 from ..rewrite.guard import content_words
 from ..text import CJK_RE
+from .prompts import texts
 
 _SPLIT_RE = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])\s+(?=[A-Z\"'(\[])")
 _REF_RE = re.compile(r"[\[［【]\s*\d{1,3}(?:\s*[,，、]\s*\d{1,3})*\s*[\]］】]")
@@ -67,16 +68,15 @@ class CitationCheck:
 
     def problems(self, lang: str) -> str:
         """The problems as one instruction for a repair call."""
+        t = texts(lang)
         parts: list[str] = []
-        zh = lang == "zh"
         if self.unknown:
-            nums = ", ".join(f"[{n}]" for n in self.unknown)
-            parts.append(f"引用了不存在的编号 {nums}" if zh else f"it cites {nums}, which no result carries")
+            parts.append(t.cites_unknown.format(nums=", ".join(f"[{n}]" for n in self.unknown)))
         if self.cites_nothing:
-            parts.append("没有引用任何搜索结果" if zh else "it cites no result at all")
+            parts.append(t.cites_nothing)
         for s in self.uncited_sentences[:5]:
-            parts.append(f"这句没有引用：“{s}”" if zh else f"this sentence has no citation: \"{s}\"")
-        return "；".join(parts) if zh else "; ".join(parts)
+            parts.append(t.uncited.format(sentence=s))
+        return t.problems_sep.join(parts)
 
 
 def check_citations(text: str, shown: Collection[int]) -> CitationCheck:

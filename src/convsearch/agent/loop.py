@@ -464,7 +464,7 @@ class Agent:
         if mem:
             text += "\n\n" + mem
         if not offer_tools and not task.rounds:
-            text += "\n\n" + (P.NO_TOOL_ZH if task.lang == "zh" else P.NO_TOOL_EN)
+            text += "\n\n" + P.no_tool_note(task.lang)
         return text
 
     def _messages(self, task: _Task, *, final: str | None = None, offer_tools: bool = True) -> list[dict[str, Any]]:
@@ -604,10 +604,7 @@ class Agent:
 
     async def _final(self, task: _Task, *, purpose: str, reason: str | None, offer_tools: bool = False) -> str:
         """The last call: no tool offered; the model answers from what it has."""
-        final = None if reason is None else {
-            "deadline": "时间快到了" if task.lang == "zh" else "time is nearly up",
-            "budget": "搜索次数已用完" if task.lang == "zh" else "the search budget is used up",
-            "steps": "步数已用完" if task.lang == "zh" else "the step limit is reached"}[reason]
+        final = None if reason is None else P.stop_reason(task.lang, reason)
         msgs = self._messages(task, final=final, offer_tools=offer_tools)
         comp = await self._call(task, msgs, tools=offer_tools, purpose=purpose, step=len(task.rounds) + 1)
         if comp.text.strip():

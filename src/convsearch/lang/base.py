@@ -8,6 +8,7 @@ A pack is the bottom of the follow-up resolver: it imports nothing of the rule l
 - ``words(text)``: the text's word tokens (lower-cased), and ``stopwords``;
 - ``mentions(text)``: the noun phrases a text names, as ``Mention``s (names first-class: "Galaxy S23 Ultra");
 - ``has_pronoun(text)``: does the text use a pronoun or demonstrative standing for something named before?
+- ``agent``: what the search agent says to the model and shows the user in this language (``AgentTexts``).
 """
 
 from __future__ import annotations
@@ -53,6 +54,39 @@ def join_tokens(tokens: Sequence[str]) -> str:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class AgentTexts:
+    """What the search agent says to the model and shows the user, in one language (``str.format`` templates; the
+    names in braces are filled by ``agent.prompts``)."""
+
+    system: str  # {today} {max_searches} {max_chars} {max_words}
+    no_tool: str
+    searched: str  # {searched}
+    your_query: str  # {query}
+    no_results: str
+    none: str
+    repeat_refusal: str  # {query} {refs}
+    budget_refusal: str  # {used}
+    deadline_refusal: str
+    final_instruction: str  # {reason}
+    research_head: str
+    cited_head: str
+    memory_summary: str  # {summary}
+    memory_cited: str
+    repair: str  # {problems} {nums}
+    degraded: str
+    no_results_note: str
+    no_llm: str
+    no_llm_nothing: str
+    stop_deadline: str
+    stop_budget: str
+    stop_steps: str
+    cites_unknown: str  # {nums}
+    cites_nothing: str
+    uncited: str  # {sentence}
+    problems_sep: str
+
+
 @runtime_checkable
 class LanguagePack(Protocol):
     """What the resolver asks of a language (see the module docstring)."""
@@ -68,6 +102,9 @@ class LanguagePack(Protocol):
     def mentions(self, text: str) -> tuple[Mention, ...]: ...
 
     def has_pronoun(self, text: str) -> bool: ...
+
+    @property
+    def agent(self) -> AgentTexts | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,3 +124,4 @@ class Pack:
     mentions: Callable[[str], tuple[Mention, ...]]
     has_pronoun: Callable[[str], bool]
     stopwords: frozenset[str] = frozenset()
+    agent: AgentTexts | None = None  # None: the agent speaks English (the fallback's texts)
