@@ -122,7 +122,8 @@ def test_no_import_circles() -> None:
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("lang", ("convsearch.lang", "convsearch.lang.base", "convsearch.lang.timeref", "convsearch.lang.zh",
               "convsearch.lang.zh.mentions", "convsearch.lang.zh.markers", "convsearch.lang.en",
-              "convsearch.lang.en.mentions", "convsearch.lang.en.markers")),
+              "convsearch.lang.en.mentions", "convsearch.lang.en.markers", "convsearch.lang.zh.texts",
+              "convsearch.lang.en.texts", "convsearch.lang.zh.stated", "convsearch.lang.en.stated")),
     ("primitives", ("convsearch.rewrite.entities", "convsearch.rewrite.focus", "convsearch.rewrite.frame",
                     "convsearch.rewrite.introduced", "convsearch.rewrite.stated", "convsearch.rewrite.ordinal",
                     "convsearch.rewrite.offer", "convsearch.rewrite.reply", "convsearch.rewrite.passage_name",

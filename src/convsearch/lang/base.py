@@ -8,11 +8,13 @@ A pack is the bottom of the follow-up resolver: it imports nothing of the rule l
 - ``words(text)``: the text's word tokens (lower-cased), and ``stopwords``;
 - ``mentions(text)``: the noun phrases a text names, as ``Mention``s (names first-class: "Galaxy S23 Ultra");
 - ``has_pronoun(text)``: does the text use a pronoun or demonstrative standing for something named before?
-- ``agent``: what the search agent says to the model and shows the user in this language (``AgentTexts``).
+- ``agent``: what the search agent says to the model and shows the user in this language (``AgentTexts``);
+- ``stated``: how a user states their machine, budget or child in this language (``StatedForms``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -87,6 +89,26 @@ class AgentTexts:
     problems_sep: str
 
 
+@dataclass(frozen=True, slots=True)
+class StatedForms:
+    """How a user states something about themselves in one language, and what each goes with (``rewrite.stated``):
+    ``may_state`` a cheap test first (most turns state nothing); ``own`` ends right before a platform the user
+    owns ("我用的是", "I'm on a"); ``budget`` (group 1: the amount), ``age`` and ``allergy`` (``age_text`` /
+    ``allergy_text`` turn a match into the words carried); ``howto`` / ``buy`` / ``for_person``: the requests a
+    platform, a budget and a person's age or allergy go with."""
+
+    may_state: re.Pattern[str]
+    own: re.Pattern[str]
+    budget: re.Pattern[str]
+    age: re.Pattern[str]
+    age_text: Callable[[re.Match[str]], str]
+    allergy: re.Pattern[str]
+    allergy_text: Callable[[re.Match[str]], str]
+    howto: re.Pattern[str]
+    buy: re.Pattern[str]
+    for_person: re.Pattern[str]
+
+
 @runtime_checkable
 class LanguagePack(Protocol):
     """What the resolver asks of a language (see the module docstring)."""
@@ -105,6 +127,9 @@ class LanguagePack(Protocol):
 
     @property
     def agent(self) -> AgentTexts | None: ...
+
+    @property
+    def stated(self) -> StatedForms | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,3 +150,4 @@ class Pack:
     has_pronoun: Callable[[str], bool]
     stopwords: frozenset[str] = frozenset()
     agent: AgentTexts | None = None  # None: the agent speaks English (the fallback's texts)
+    stated: StatedForms | None = None  # None: nothing the user states about themselves is carried

@@ -8,6 +8,7 @@ from ...text import detect_lang, words
 from ..base import Pack
 from .markers import has_pronoun
 from .mentions import mentions
+from .stated import STATED
 from .texts import AGENT
 
 
@@ -17,4 +18,4 @@ def _claims(text: str) -> float:
 
 
 PACK = Pack("zh", "Chinese", claims=_claims, words=words, mentions=mentions, has_pronoun=has_pronoun,
-            agent=AGENT, stopwords=lx.STOP_ZH)
+            agent=AGENT, stated=STATED, stopwords=lx.STOP_ZH)
