@@ -72,6 +72,7 @@
 | CONVSEARCH_AGENT_CACHE_TTL_S | 300                  | how long a remembered search is reused |
 | CONVSEARCH_AGENT_PARALLEL    | 4                    | searches of one step that run at once (more wait: `queued_ms`) |
 | CONVSEARCH_AGENT_NO_SEARCH_CHECK | on               | on: greetings, thanks and arithmetic are answered without offering the search tool |
+| CONVSEARCH_CHAT_PROFILES     | (none)               | agent profiles `POST /v1/chat/completions` offers besides `convsearch` (agent `default`): a comma list of agent names, each the model `convsearch/NAME` (its own result cache and session memory) |
 | CONVSEARCH_TAVILY_API_KEYS   | (none)               | Tavily keys, comma list (rotated); Secrets, never logged |
 | CONVSEARCH_TAVILY_BASE_URL   | https://api.tavily.com | Tavily endpoint (tests: the loopback replay server) |
 | CONVSEARCH_TAVILY_RATE       | 100/min              | requests per key: `N/s`, `N/min`, `N/hour`, `N/6s` (a scaled window), `off` |
@@ -105,6 +106,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -204,6 +206,8 @@ class Settings:
     agent_cache_ttl_s: float = 300.0
     agent_parallel: int = 4
     agent_no_search_check: str = "on"  # on | off
+    # the OpenAI-compatible chat endpoint (server/chat.py): agent names offered as models convsearch/NAME
+    chat_profiles: str = ""
     # web search providers (backends/web/); the key lists and the cache URL are Secrets
     tavily_api_keys: Secret | None = field(default=None, repr=False)
     tavily_base_url: str = "https://api.tavily.com"
@@ -344,6 +348,15 @@ class Settings:
                 raise ConfigError(f"{name} must be positive")
         if self.agent_max_searches < 0 or self.agent_cache_size < 0 or self.agent_answer_reserve_s < 0:
             raise ConfigError("agent_max_searches, agent_cache_size and agent_answer_reserve_s must not be negative")
+        for name in self.chat_profile_names:
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name):
+                raise ConfigError(f"CONVSEARCH_CHAT_PROFILES: bad profile name {name!r} (1-64 letters, digits, "
+                                  "'_', '.', '-'; the model is convsearch/NAME)")
+
+    @property
+    def chat_profile_names(self) -> tuple[str, ...]:
+        """CONVSEARCH_CHAT_PROFILES as a tuple of agent names (comma-separated, blanks and repeats dropped)."""
+        return tuple(dict.fromkeys(n.strip() for n in self.chat_profiles.split(",") if n.strip()))
 
     def _validate_web(self) -> None:
         from .backends.web._http import parse_rate

@@ -175,6 +175,13 @@ class Answers:
                 self._llm = _NoLLM()
         return self._llm
 
+    def cached(self, t: Tenant, name: str) -> Agent | None:
+        """The agent of (tenant, name) when it exists already (no thread hop needed to build it), else None."""
+        agent = self._agents.get((t.name, name))
+        if agent is not None:
+            agent.llm = self.llm()
+        return agent
+
     def agent(self, t: Tenant, name: str) -> Agent:
         key = (t.name, name)
         agent = self._agents.get(key)

@@ -207,6 +207,8 @@ class ErrorDetail(BaseModel):
     message: str
     field: str | None = Field(None, description="The request field at fault (400).")
     request_id: str
+    type: str | None = Field(None, description="OpenAI's error type (the OpenAI-compatible routes only).")
+    param: str | None = Field(None, description="OpenAI's name for `field` (the OpenAI-compatible routes only).")
 
 
 class ErrorBody(BaseModel):
