@@ -76,16 +76,19 @@ class _Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore")  # unknown fields are ignored, as OpenAI-compatible servers do
 
 
+Text = Annotated[str, Field(max_length=65536, pattern=m._NO_NUL)]  # what every history database keeps as is
+
+
 class ContentPart(_Lenient):
     type: str = Field(max_length=64)
-    text: str | None = None
+    text: Text | None = None
 
 
 class ChatMessage(_Lenient):
     """One message; only user and assistant text is conversation, the other roles are accepted and left out."""
 
     role: Literal["system", "developer", "user", "assistant", "tool", "function"]
-    content: str | list[ContentPart] | None = None
+    content: Text | list[ContentPart] | None = Field(None, description="Text, or a list of text parts")
     name: str | None = Field(None, max_length=128)
 
 
@@ -451,7 +454,7 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
         return model_list()
 
     @app.get("/v1/models/{model:path}", response_model=ModelOut, tags=["openai"],
-             responses={401: errs[401], 404: errs[404], 429: errs[429]})
+             responses={400: errs[400], 401: errs[401], 404: errs[404], 429: errs[429]})
     async def get_model(model: Annotated[str, Path(max_length=128)], t: Annotated[Tenant, Depends(tenant_dep)]
                         ) -> ModelOut:
         """One profile (404 ``model_not_found`` for any other name)."""
