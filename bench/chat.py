@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 QUESTIONS = ("When did SpaceX first launch a rocket?", "What is hybrid search?", "AnySearch 价格与套餐",
              "深圳今天天气怎么样？", "London weather today", "最新 AI 搜索产品")
 KEY = "sk-bench"
+WARM = 30  # tasks per side and half before measuring (first-use loads, connection pools)
 TARGET_P99_MS = 5.0
 TARGET_TTFT_MS = 5.0
 
@@ -68,7 +72,7 @@ async def _agent_side(env: dict[str, str], n: int) -> dict[str, Any]:
     wall, ttft = [], []
     with Pipeline(open_backend(s), settings=s, owns_backends=True) as pipe:
         agent = Agent(pipe, llm, s, tenant="bench", name="default")
-        for i in range(n + n // 10):  # the first tenth warms up
+        for i in range(n + WARM):  # the first WARM tasks warm up
             q = QUESTIONS[i % len(QUESTIONS)]
             t0 = time.perf_counter()
             a = await agent.aask(q)
@@ -80,7 +84,7 @@ async def _agent_side(env: dict[str, str], n: int) -> dict[str, Any]:
                     first = (time.perf_counter() - t0) * 1000
             if a.flags.degraded or not a.searches or first is None:
                 raise SystemExit(f"agent task {i} did not search and answer: {a.trace}")
-            if i >= n // 10:
+            if i >= WARM:
                 wall.append(w)
                 ttft.append(first)
     await llm.aclose()
@@ -93,10 +97,15 @@ async def _endpoint_side(url: str, n: int) -> dict[str, Any]:
     from convsearch.testing.chat_stream import read_stream
 
     headers = {"Authorization": f"Bearer {KEY}"}
-    wall, outside, ttft, total = [], [], [], []
+    wall, outside, ttft, total, floor = [], [], [], [], []
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as c:
-        for i in range(n + n // 10):
+        for i in range(n + WARM):
             body = {"model": "convsearch", "messages": [{"role": "user", "content": QUESTIONS[i % len(QUESTIONS)]}]}
+            t0 = time.perf_counter()
+            m = await c.get("/v1/models")  # the floor: one authenticated round trip that does nothing
+            f = (time.perf_counter() - t0) * 1000
+            if m.status_code != 200:
+                raise SystemExit(f"GET /v1/models: {m.status_code}")
             t0 = time.perf_counter()
             r = await c.post("/v1/chat/completions", json=body)
             w = (time.perf_counter() - t0) * 1000
@@ -113,23 +122,22 @@ async def _endpoint_side(url: str, n: int) -> dict[str, Any]:
                         first = (time.perf_counter() - t0) * 1000
             end = (time.perf_counter() - t0) * 1000
             read_stream(lines)  # every chunk well-formed
-            if i >= n // 10:
+            if i >= WARM:
                 wall.append(w)
                 outside.append(w - float(out["convsearch"]["ms"]))
                 ttft.append(first if first is not None else end)
                 total.append(end)
-    return {"wall": _pct(wall), "outside": _pct(outside), "ttft": _pct(ttft), "stream_total": _pct(total)}
+                floor.append(f)
+    return {"wall": _pct(wall), "outside": _pct(outside), "ttft": _pct(ttft), "stream_total": _pct(total),
+            "floor": _pct(floor)}
 
 
 def run(quick: bool = False) -> dict[str, Any]:
     from convsearch.testing.live_server import LiveServer
-    from convsearch.testing.openai_server import FakeOpenAIServer, search_then_cite
-    from convsearch.testing.web_replay import WebReplayServer
 
     n = 60 if quick else 300
-    with FakeOpenAIServer(search_then_cite()) as upstream, WebReplayServer("tavily", keys=["tv-bench"]) as tavily, \
-            tempfile.TemporaryDirectory(prefix="convsearch-bench-chat-") as d:
-        env = _env(upstream.base_url, tavily.base_url)
+    with _upstreams() as (llm_url, tavily_url), tempfile.TemporaryDirectory(prefix="convsearch-bench-chat-") as d:
+        env = _env(llm_url, tavily_url)
         with LiveServer(Path(d), env=env) as srv:
             # interleaved halves, so that a load change on the shared machine hits both sides alike
             a1 = asyncio.run(_agent_side(env, n // 2))
@@ -145,6 +153,38 @@ def run(quick: bool = False) -> dict[str, Any]:
             "when": (f"{time.strftime('%Y-%m-%d %H:%M %Z')} on {platform.system()} {platform.machine()} "
                      f"({os.cpu_count()} cores, Python {platform.python_version()}), load average "
                      f"{os.getloadavg()[0]:.1f}")}
+
+
+@contextlib.contextmanager
+def _upstreams() -> Iterator[tuple[str, str]]:
+    """The scripted upstream and the Tavily replay server in a process of their own: their handler threads
+    must not compete for this process's GIL with the client (or the in-process agent) being timed."""
+    from convsearch.testing.live_server import stop_process
+
+    p = subprocess.Popen([sys.executable, __file__, "--serve-upstreams"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout is not None
+        ready = p.stdout.readline().split()
+        if not ready or ready[0] != "READY":
+            raise SystemExit(f"the upstream servers did not start: {ready}")
+        yield ready[1], ready[2]
+    finally:
+        if p.stdin is not None:
+            p.stdin.close()
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            stop_process(p)
+
+
+def _serve_upstreams() -> None:
+    from convsearch.testing.openai_server import FakeOpenAIServer, search_then_cite
+    from convsearch.testing.web_replay import WebReplayServer
+
+    with FakeOpenAIServer(search_then_cite()) as upstream, WebReplayServer("tavily", keys=["tv-bench"]) as tavily:
+        print("READY", upstream.base_url, tavily.base_url, flush=True)
+        sys.stdin.read()  # until the benchmark closes our stdin
 
 
 def _merge(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
@@ -165,6 +205,7 @@ def render(r: dict[str, Any]) -> str:
     rows = [row("agent in process: `Agent.aask`, wall", a["wall"]),
             row("endpoint, JSON: wall at the client", e["wall"]),
             row("endpoint, JSON: wall − the agent's own wall (added by the endpoint)", e["outside"]),
+            row("floor: `GET /v1/models` at the client (an authenticated round trip doing nothing)", e["floor"]),
             row("agent in process: `Agent.astream`, first token", a["ttft"]),
             row("endpoint, `stream: true`: first content chunk at the client", e["ttft"]),
             row("endpoint, `stream: true`: `[DONE]` at the client", e["stream_total"])]
@@ -172,15 +213,19 @@ def render(r: dict[str, Any]) -> str:
     return "\n".join([
         "## OpenAI-compatible chat endpoint (`POST /v1/chat/completions`) over the agent",
         "",
-        f"{r['n']} tasks per side (after a tenth more to warm up), sequential, six zh / en questions in turn. The same "
-        "scripted upstream (the loopback OpenAI-compatible server, `search_then_cite`: one `web_search` with the "
-        "question, then an answer citing two results, streamed in 3-character chunks) and the same searches (the "
-        "Tavily adapter against the loopback replay server, web cache and agent cache off): two LLM calls and one "
-        "search per task. The agent side runs `Agent.aask` / `Agent.astream` in the benchmark's process; the "
-        "endpoint side calls `convsearch serve` (a real process on loopback) with an `httpx` keep-alive client; "
-        "the two sides alternate in halves, and each percentile is the worse half's. \"Added by the endpoint\" is, "
-        "per request, the client's wall time minus the agent's own wall time inside the server (`convsearch.ms`): "
-        "HTTP, auth, rate limit, message conversion and serialisation, without the agent's run-to-run noise.",
+        f"{r['n']} tasks per side (after 30 more per half to warm up), sequential, six zh / en questions in "
+        "turn. The same scripted upstream (the loopback OpenAI-compatible server, `search_then_cite`: one "
+        "`web_search` with the question, then an answer citing two results, streamed in 3-character chunks) "
+        "and the same searches (the Tavily adapter against the loopback replay server, web cache and agent "
+        "cache off): two LLM calls and one search per task (the search is most of a task's time: the replay "
+        "server's handler leaves Nagle's algorithm on, so a delayed ACK adds ~40 ms to each search; the same "
+        "on both sides). The agent side runs `Agent.aask` / `Agent.astream` in the benchmark's process; the "
+        "endpoint side calls `convsearch serve` (a real process on loopback) with an `httpx` keep-alive "
+        "client; the upstream and the replay server run in a third process (their threads never hold the GIL "
+        "of the process being timed); the two sides alternate in halves, and each percentile is the worse "
+        "half's. \"Added by the endpoint\" is, per request, the client's wall time minus the agent's own wall "
+        "time inside the server (`convsearch.ms`): HTTP, auth, rate limit, message conversion and "
+        "serialisation, without the agent's run-to-run noise.",
         "",
         table(("ms", "p50", "p99", "mean"), rows),
         "",
@@ -198,7 +243,11 @@ def render(r: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--serve-upstreams", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.serve_upstreams:
+        _serve_upstreams()
+        return 0
     import json
 
     from agent import _splice
@@ -209,7 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     print(section)
     print(json.dumps(r["met"]), f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     if not args.quick:
-        _splice(section, Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md")
+        repo = Path(__file__).resolve().parents[1]
+        _splice(section, repo / "docs" / "BENCHMARKS.md")
+        # saved as bench/run.py saves its results, so a later `bench/run.py` keeps this section
+        entry = {"result": r, "date": time.strftime("%Y-%m-%d %H:%M %Z"), "command": ".venv/bin/python bench/chat.py",
+                 "quick": False, "seconds": time.perf_counter() - t0, "load": os.getloadavg()[0]}
+        (repo / "bench" / "results" / "chat.json").write_text(json.dumps(entry, indent=1), encoding="utf-8")
     return 0
 
 
