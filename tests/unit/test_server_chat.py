@@ -278,3 +278,28 @@ def test_metrics_count_chat_completions(client: TestClient) -> None:
     assert 'convsearch_chat_upstream_tokens_total{kind="prompt"} 10.0' in text  # the answer call's (the search
     # call's Completion reports none)
     assert 'convsearch_http_requests_total{method="POST",route="/v1/chat/completions",status="200"} 1.0' in text
+
+
+def test_a_failure_inside_the_task_is_an_openai_error_never_a_traceback(client: TestClient,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from convsearch.agent.loop import Agent
+
+    async def broken(*a: Any, **kw: Any) -> None:
+        raise RuntimeError("the store fell over at /secret/path")
+
+    monkeypatch.setattr(Agent, "_remember", broken)
+    client.app.state.answer_llm = ScriptedLLM(["你好！"], default="你好！")
+    h = A | {"X-Session-Id": "broken-1"}
+    r = client.post(URL, headers=h, json={"messages": [user("你好")]})
+    assert r.status_code == 500 and r.json()["error"]["type"] == "server_error"
+    assert "/secret/path" not in r.text and "Traceback" not in r.text and r.json()["error"]["request_id"]
+    with client.stream("POST", URL, headers=h, json={"messages": [user("你好")], "stream": True}) as s:
+        lines = [x for x in s.iter_lines() if x]
+    assert s.status_code == 200 and lines[-1] == "data: [DONE]"
+    err = json.loads(lines[-2][6:])["error"]
+    assert err["type"] == "server_error" and "/secret/path" not in "\n".join(lines) and "Traceback" not in lines[-2]
+    with pytest.raises(StreamError, match="an error event"):
+        read_stream(lines)
+    text = client.get("/metrics").text
+    assert 'convsearch_chat_completions_total{outcome="error",stream="true"} 1.0' in text
+    assert 'convsearch_chat_completions_total{outcome="error",stream="false"} 1.0' in text

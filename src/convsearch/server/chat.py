@@ -32,7 +32,8 @@ options (the agent's upstream runs at CONVSEARCH_LLM_TEMPERATURE: searching and 
 one), ``user``, ``tools`` / ``tool_choice`` (the agent has its own search tool and answers in text), and any
 field this server does not know. Header ``X-Session-Id``: the turn is read from and appended to that stored
 session (tenant → profile → session), so a client that sends only its last message still has follow-ups
-resolved. No upstream LLM configured: 503 saying so.
+resolved (once the session holds turns, its window takes the place of the earlier messages a request carries).
+No upstream LLM configured: 503 saying so.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the route signatures (local dependencies) at run time.
@@ -411,7 +412,11 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
         rid = getattr(request.state, "request_id", None) or "0"
         cid, created = f"chatcmpl-{rid}", int(time.time())
         if not req.stream:
-            a = await agent.aask(question, session=session, history=history)
+            try:
+                a = await agent.aask(question, session=session, history=history)
+            except Exception:
+                service.metrics.chat.labels("false", "error").inc()
+                raise  # the app's error handler answers (a 5xx body names the request id, nothing more)
             _count(service, a, stream=False)
             out = completion(a, id=cid, model=req.model, created=created, limit=cap(req), session_id=session_id)
             return Response(out.model_dump_json(), media_type="application/json")
