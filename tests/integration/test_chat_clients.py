@@ -229,3 +229,26 @@ def test_burst_of_20_concurrent_streams_over_two_tenants(stack: dict[str, Any]) 
         assert all(t.startswith(f"T-{tenant}-") for t in tags), (own, s.content)
         assert s.final["citations"] and s.usage and s.usage["total_tokens"] > 0
         assert not s.final["convsearch"]["flags"]["degraded"]
+
+
+def test_tokens_reach_the_client_as_the_upstream_writes_them(stack: dict[str, Any]) -> None:
+    upstream = stack["upstream"]
+    before = upstream.responder
+    upstream.responder = search_then_cite(chunk_delay_s=0.03)  # the answer in 3-character chunks, 30 ms apart
+    try:
+        with httpx.stream("POST", stack["base"] + "/chat/completions", timeout=30,
+                          headers={"Authorization": f"Bearer {KEYS['acme']}"},
+                          json={"model": "convsearch", "stream": True,
+                                "messages": [{"role": "user", "content": "What is hybrid search?"}]}) as r:
+            seen: list[tuple[float, str]] = []
+            lines = []
+            for line in r.iter_lines():
+                lines.append(line)
+                if line.startswith("data: {") and '"content": "' in line and '"content": ""' not in line:
+                    seen.append((time.perf_counter(), line))
+    finally:
+        upstream.responder = before
+    s = read_stream(lines)
+    assert len(seen) >= 8 and "Hybrid search, explained [" in s.content
+    # the first piece was on the client ~30 ms × the remaining chunks before the last one
+    assert seen[-1][0] - seen[0][0] >= 0.15, [round(t - seen[0][0], 3) for t, _ in seen]
