@@ -303,3 +303,41 @@ def test_a_failure_inside_the_task_is_an_openai_error_never_a_traceback(client: 
     text = client.get("/metrics").text
     assert 'convsearch_chat_completions_total{outcome="error",stream="true"} 1.0' in text
     assert 'convsearch_chat_completions_total{outcome="error",stream="false"} 1.0' in text
+
+
+def test_a_profile_searches_only_its_backends(corpus) -> None:
+    from convsearch.backends.fanout import FanOut
+    from convsearch.testing.backends import ScriptedBackend
+    from convsearch.types import Document
+
+    kb = ScriptedBackend("kb", corpus)
+    web = ScriptedBackend("web", [Document("w1", "SpaceX founded in 2002, a web page says.", title="Web: SpaceX",
+                                           url="https://web.example/spacex")], paid=True)
+    with make_client(FanOut([kb, web]), backends="kb,web", chat_profiles="kb-only=kb,everything") as c:
+        def ask(model: str) -> dict[str, Any]:
+            c.app.state.answer_llm = ScriptedLLM([search_call("SpaceX founded"), "Founded in 2002 [1]."])
+            r = c.post(URL, headers=A, json={"model": model, "messages": [user("When was SpaceX founded?")]})
+            assert r.status_code == 200, r.text
+            return r.json()
+
+        narrow = ask("convsearch/kb-only")
+        assert {x["domain"] for x in narrow["search_results"]} == {"history.example"} and not web.calls
+        wide = ask("convsearch/everything")
+        assert "web.example" in {x["domain"] for x in wide["search_results"]} and web.calls
+        assert [m["id"] for m in c.get("/v1/models", headers=A).json()["data"]] == [
+            "convsearch", "convsearch/kb-only", "convsearch/everything"]
+
+
+@pytest.mark.parametrize("spec", ["a=", "a=x y", "a,a", "-a", "a=b+", "a/b"])
+def test_bad_profiles_are_one_line_config_errors(spec: str) -> None:
+    from convsearch.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="CONVSEARCH_CHAT_PROFILES"):
+        Settings.from_env({"CONVSEARCH_CHAT_PROFILES": spec})
+
+
+def test_a_profile_naming_an_unknown_backend_stops_the_app(bm25_index) -> None:
+    from convsearch.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="'web' names tavily, not among CONVSEARCH_BACKENDS"):
+        make_client(bm25_index, chat_profiles="web=tavily")

@@ -157,7 +157,7 @@ class Answers:
     def __init__(self, service: Service) -> None:
         self.service = service
         self.state: Any = None  # the app's state: tests put an LLM double in ``state.answer_llm``
-        self._agents: dict[tuple[str, str], Agent] = {}
+        self._agents: dict[tuple[str, str, tuple[str, ...]], Agent] = {}
         self._lock = threading.Lock()
         self._llm: Any = None
 
@@ -175,15 +175,16 @@ class Answers:
                 self._llm = _NoLLM()
         return self._llm
 
-    def cached(self, t: Tenant, name: str) -> Agent | None:
-        """The agent of (tenant, name) when it exists already (no thread hop needed to build it), else None."""
-        agent = self._agents.get((t.name, name))
+    def cached(self, t: Tenant, name: str, backends: tuple[str, ...] = ()) -> Agent | None:
+        """The agent of (tenant, name, backends) when it exists already (no thread hop to build it), else None."""
+        agent = self._agents.get((t.name, name, backends))
         if agent is not None:
             agent.llm = self.llm()
         return agent
 
-    def agent(self, t: Tenant, name: str) -> Agent:
-        key = (t.name, name)
+    def agent(self, t: Tenant, name: str, backends: tuple[str, ...] = ()) -> Agent:
+        """The agent ``name`` of tenant ``t``, searching ``backends`` (a chat profile's; () = all of them)."""
+        key = (t.name, name, backends)
         agent = self._agents.get(key)
         if agent is None:
             with self._lock:
@@ -191,7 +192,7 @@ class Answers:
                 if agent is None:
                     svc = self.service
                     # the tenant's own Pipeline: its rewriter and caches over the service's backends
-                    searcher = PipelineSearcher(svc.tenant(t).pipeline, today=svc._today())
+                    searcher = PipelineSearcher(svc.tenant(t).pipeline, today=svc._today(), backends=backends)
                     agent = self._agents[key] = Agent(searcher, self.llm(), svc.settings, tenant=t.name, name=name,
                                                       today=svc._today())
         agent.llm = self.llm()

@@ -4,7 +4,8 @@ CLI, LangChain's ``ChatOpenAI``, chat web UIs) gets cited, search-grounded answe
     POST /v1/chat/completions     the request's ``messages`` are the conversation, the last user message the
                                   question; ``stream: true`` gives ``chat.completion.chunk`` events, then [DONE]
     GET  /v1/models               the agent profiles: ``convsearch`` (agent ``default``) and ``convsearch/NAME``
-    GET  /v1/models/{model}       one of them (CONVSEARCH_CHAT_PROFILES names the others)
+    GET  /v1/models/{model}       one of them (CONVSEARCH_CHAT_PROFILES names the others: ``NAME`` or
+                                  ``NAME=BACKEND+BACKEND``, a profile that searches only those backends)
 
 A thin shell over ``Agent.aask`` / ``Agent.astream`` (the same agents as ``POST /v1/answer``, one per tenant and
 profile): keys, tenants, rate limits and metrics are the rest of the API's; the task's time budget is
@@ -183,9 +184,10 @@ class ModelList(BaseModel):
 
 
 # --- the conversion (pure) ----------------------------------------------------------------------------------
-def profiles(names: tuple[str, ...]) -> dict[str, str]:
-    """Model id → agent name: ``convsearch`` is the agent ``default``, ``convsearch/NAME`` the agent ``NAME``."""
-    return {DEFAULT_MODEL: DEFAULT_AGENT} | {f"{DEFAULT_MODEL}/{n}": n for n in names}
+def profiles(specs: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Model id → (agent name, the backends it searches, () for all): ``convsearch`` is the agent ``default``,
+    ``convsearch/NAME`` the agent ``NAME`` of CONVSEARCH_CHAT_PROFILES."""
+    return {DEFAULT_MODEL: (DEFAULT_AGENT, ())} | {f"{DEFAULT_MODEL}/{n}": (n, b) for n, b in specs.items()}
 
 
 def _text(msg: ChatMessage, i: int) -> str:
@@ -362,20 +364,33 @@ def _session_id(value: str | None) -> str | None:
     return value
 
 
-def _agent_name(service: Service, model: str) -> str:
-    name = profiles(service.settings.chat_profile_names).get(model)
-    if name is None:
-        known = ", ".join(profiles(service.settings.chat_profile_names))
+def _profile(service: Service, model: str) -> tuple[str, tuple[str, ...]]:
+    found = profiles(service.settings.chat_profile_specs).get(model)
+    if found is None:
+        known = ", ".join(profiles(service.settings.chat_profile_specs))
         raise ModelNotFound("model", f"model {model!r} does not exist here; GET /v1/models lists them ({known})")
-    return name
+    return found
 
 
-async def _agent(service: Service, answers: Answers, t: Tenant, name: str) -> Agent:
+async def _agent(service: Service, answers: Answers, t: Tenant, name: str, backends: tuple[str, ...]) -> Agent:
     if isinstance(answers.llm(), _NoLLM):
         raise LLMNotConfigured(f"the chat endpoint answers with an upstream LLM: {NOT_CONFIGURED}")
-    found = answers.cached(t, name)
+    found = answers.cached(t, name, backends)
     # the first use of a tenant opens its pipeline (and maybe the index): in a worker thread under the deadline
-    return found if found is not None else await service.run(answers.agent, t, name)
+    return found if found is not None else await service.run(answers.agent, t, name, backends)
+
+
+def check_profiles(settings: Any) -> None:
+    """Every backend a profile names is one of CONVSEARCH_BACKENDS (a ConfigError at start-up otherwise)."""
+    from ..backends.registry import parse_names
+    from ..errors import ConfigError
+
+    known = set(parse_names(settings.backends))
+    for name, backends in settings.chat_profile_specs.items():
+        unknown = [b for b in backends if b not in known]
+        if unknown:
+            raise ConfigError(f"CONVSEARCH_CHAT_PROFILES: profile {name!r} names {', '.join(unknown)}, not among "
+                              f"CONVSEARCH_BACKENDS ({', '.join(sorted(known))})")
 
 
 def _conversation(service: Service, t: Tenant, name: str, session_id: str | None) -> Any:
@@ -388,6 +403,7 @@ def _conversation(service: Service, t: Tenant, name: str, session_id: str | None
 
 def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
     """Add ``POST /v1/chat/completions``, ``GET /v1/models`` and ``GET /v1/models/{model}`` to ``app``."""
+    check_profiles(service.settings)
     answers = answers_for(service)
     answers.state = app.state
     errs: dict[int | str, dict[str, Any]] = {s: {"model": m.ErrorBody} for s in (400, 401, 404, 413, 429, 503)}
@@ -405,9 +421,9 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
         the sources are in ``citations`` (URLs, citations[n - 1] for [n]) and ``search_results``, the
         searches in ``searches``; ``X-Session-Id`` reads and extends a stored session."""
         session_id = _session_id(x_session_id)
-        name = _agent_name(service, req.model)
+        name, backends = _profile(service, req.model)
         question, history = conversation(req, service.settings.max_query_chars)
-        agent = await _agent(service, answers, t, name)
+        agent = await _agent(service, answers, t, name, backends)
         session = _conversation(service, t, name, session_id)
         rid = getattr(request.state, "request_id", None) or "0"
         cid, created = f"chatcmpl-{rid}", int(time.time())
@@ -451,7 +467,7 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     def model_list() -> ModelList:
-        return ModelList(data=[ModelOut(id=k, created=started) for k in profiles(service.settings.chat_profile_names)])
+        return ModelList(data=[ModelOut(id=k, created=started) for k in profiles(service.settings.chat_profile_specs)])
 
     @app.get("/v1/models", response_model=ModelList, tags=["openai"], responses={401: errs[401], 429: errs[429]})
     async def list_models(t: Annotated[Tenant, Depends(tenant_dep)]) -> ModelList:
@@ -463,7 +479,7 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
     async def get_model(model: Annotated[str, Path(max_length=128)], t: Annotated[Tenant, Depends(tenant_dep)]
                         ) -> ModelOut:
         """One profile (404 ``model_not_found`` for any other name)."""
-        _agent_name(service, model)
+        _profile(service, model)
         return ModelOut(id=model, created=started)
 
 
@@ -473,5 +489,5 @@ def _count(service: Service, a: Answer, *, stream: bool) -> None:
     service.metrics.chat_tokens.labels("completion").inc(a.usage.completion_tokens)
 
 
-__all__ = ["ChatCompletionOut", "ChatRequest", "ChunkWriter", "ModelNotFound", "completion", "conversation", "cut",
-           "install", "profiles", "sources"]
+__all__ = ["ChatCompletionOut", "ChatRequest", "ChunkWriter", "ModelNotFound", "check_profiles", "completion",
+           "conversation", "cut", "install", "profiles", "sources"]
