@@ -341,3 +341,10 @@ def test_a_profile_naming_an_unknown_backend_stops_the_app(bm25_index) -> None:
 
     with pytest.raises(ConfigError, match="'web' names tavily, not among CONVSEARCH_BACKENDS"):
         make_client(bm25_index, chat_profiles="web=tavily")
+
+
+@pytest.mark.parametrize("field, value", [("n", True), ("stream", 1), ("max_tokens", "5"), ("temperature", "0.2")])
+def test_known_fields_take_their_json_type_only(client: TestClient, field: str, value: Any) -> None:
+    client.app.state.answer_llm = ScriptedLLM(["never"])
+    r = client.post(URL, headers=A, json={"messages": [user("x")], field: value})
+    assert r.status_code == 400 and r.json()["error"]["param"] == field

@@ -121,7 +121,7 @@ class CompareRequest(m._Model):
 
     original: m.Query
     rewritten: m.Query
-    top_k: int = Field(5, ge=1, le=20)
+    top_k: Annotated[int, Field(strict=True, ge=1, le=20), m.INTEGRAL] = 5  # 2 or 2.0, never true or "2"
 
 
 class CompareOut(BaseModel):

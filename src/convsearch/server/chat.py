@@ -75,7 +75,9 @@ class ModelNotFound(InvalidField):
 
 # --- request ------------------------------------------------------------------------------------------------
 class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")  # unknown fields are ignored, as OpenAI-compatible servers do
+    # unknown fields are ignored, as OpenAI-compatible servers do; known ones take their JSON type only (no
+    # true for 1 or "1" for 1, but 1.0 is an integer as JSON Schema says: what the schema says is accepted)
+    model_config = ConfigDict(extra="ignore", strict=True)
 
 
 Text = Annotated[str, Field(max_length=65536, pattern=m._NO_NUL)]  # what every history database keeps as is
@@ -106,9 +108,11 @@ class ChatRequest(_Lenient):
     messages: list[ChatMessage] = Field(min_length=1, max_length=200)
     stream: bool = False
     stream_options: StreamOptions | None = None
-    max_tokens: int | None = Field(None, ge=1, description="The content is cut at this many tokens")
-    max_completion_tokens: int | None = Field(None, ge=1, description="The same as max_tokens (the newer name)")
-    n: int | None = Field(None, ge=1, le=1, description="One choice only")
+    max_tokens: Annotated[int, Field(ge=1), m.INTEGRAL] | None = Field(
+        None, description="The content is cut at this many tokens")
+    max_completion_tokens: Annotated[int, Field(ge=1), m.INTEGRAL] | None = Field(
+        None, description="The same as max_tokens (the newer name)")
+    n: Annotated[int, Field(ge=1, le=1), m.INTEGRAL] | None = Field(None, description="One choice only")
     temperature: float | None = Field(None, ge=0, le=2, description="Ignored: the agent's own temperature is used")
     user: str | None = Field(None, max_length=256, description="Ignored (neither stored nor sent upstream)")
 
