@@ -175,6 +175,11 @@ class Answers:
                 self._llm = _NoLLM()
         return self._llm
 
+    def has_llm(self) -> bool:
+        """Whether an upstream LLM is configured (or a test double injected): /v1/answer degrades without one,
+        the chat endpoint refuses with 503."""
+        return not isinstance(self.llm(), _NoLLM)
+
     def cached(self, t: Tenant, name: str, backends: tuple[str, ...] = ()) -> Agent | None:
         """The agent of (tenant, name, backends) when it exists already (no thread hop to build it), else None."""
         agent = self._agents.get((t.name, name, backends))

@@ -55,7 +55,7 @@ from ..llm import NOT_CONFIGURED
 from ..pipeline import validate_query
 from ..text import count_tokens, truncate_tokens
 from . import models as m
-from .answer import Answers, SearchStepOut, UsageOut, _NoLLM, answers_for
+from .answer import Answers, SearchStepOut, UsageOut, answers_for
 from .auth import Tenant
 from .errors import InvalidField
 from .service import Service
@@ -377,7 +377,7 @@ def _profile(service: Service, model: str) -> tuple[str, tuple[str, ...]]:
 
 
 async def _agent(service: Service, answers: Answers, t: Tenant, name: str, backends: tuple[str, ...]) -> Agent:
-    if isinstance(answers.llm(), _NoLLM):
+    if not answers.has_llm():
         raise LLMNotConfigured(f"the chat endpoint answers with an upstream LLM: {NOT_CONFIGURED}")
     found = answers.cached(t, name, backends)
     # the first use of a tenant opens its pipeline (and maybe the index): in a worker thread under the deadline
