@@ -176,6 +176,8 @@ def test_llm_cli_two_turn_conversation(stack: dict[str, Any], tmp_path: Path) ->
     logs = json.loads(llm("logs", "--json", "-n", "2").stdout)
     assert [x["prompt"] for x in logs] == ["AnySearch 支持哪些检索方式？", "价格呢？"]
     assert logs[0]["conversation_id"] == logs[1]["conversation_id"]
+    # llm streamed and asked for usage: it logged the upstream's tokens for the whole task (two calls of 50 + 10)
+    assert (logs[1]["input_tokens"], logs[1]["output_tokens"]) == (100, 20)
     # the upstream saw the first turn in the second task's prompt, as conversation
     second_task = [r["json"]["messages"] for r in stack["upstream"].requests
                    if any(m.get("content") == "价格呢？" for m in r["json"]["messages"])]
