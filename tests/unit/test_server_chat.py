@@ -81,6 +81,7 @@ def test_json_answer_in_openai_shape_with_citations_in_n_order(client: TestClien
     assert len(spent) == 2 and body["usage"]["total_tokens"] == llm.stats.prompt_tokens + llm.stats.completion_tokens
     assert body["usage"]["total_tokens"] > 0
     assert body["convsearch"]["flags"]["degraded"] is False and body["convsearch"]["replaced"] is False
+    assert body["convsearch"]["cited"] == [1, 2]
     # the client's system and developer messages never reach the agent's prompt
     sent = json.dumps([c.messages for c in llm.calls], ensure_ascii=False)
     assert "SYSTEM-SECRET" not in sent and "DEV-NOTE" not in sent

@@ -16,8 +16,8 @@ shape, top level (the SDK keeps unknown fields: ``completion.citations``, ``chun
   in number order; "" for a number no result holds);
 - ``search_results``: the same sources with ``n``, title, url, date, domain, snippet;
 - ``searches``: the searches the agent made (the model's query, what was searched, the results' numbers);
-- ``convsearch``: the answer's flags (partial, degraded, uncited sentences …), the session id, whether the
-  streamed text was replaced.
+- ``convsearch``: the numbers the answer cites (``cited``), its flags (partial, degraded, uncited sentences …),
+  the session id, whether the streamed text was replaced.
 
 When streaming these ride on the chunk that carries ``finish_reason``; ``usage`` (the upstream LLM's tokens for
 the whole task) is on the response, and on a last chunk with no choices when ``stream_options.include_usage``
@@ -139,6 +139,8 @@ class ChatFlagsOut(BaseModel):
 
 
 class ConvsearchOut(BaseModel):
+    cited: list[int] = Field(default_factory=list, description="The [n] the answer cites (checked against the "
+                                                               "results it was shown)")
     flags: ChatFlagsOut
     session_id: str | None = None
     replaced: bool = Field(False, description="The stream sent text the agent later replaced (see the docs)")
@@ -257,7 +259,8 @@ def extras(a: Answer, session_id: str | None, *, replaced: bool = False) -> dict
                          uncited_sentences=list(f.uncited_sentences), unknown_citations=list(f.unknown_citations))
     return {"citations": urls, "search_results": results,
             "searches": [SearchStepOut.model_validate(_step(s)) for s in a.searches],
-            "convsearch": ConvsearchOut(flags=flags, session_id=session_id, replaced=replaced, ms=a.ms)}
+            "convsearch": ConvsearchOut(cited=[c.n for c in a.citations], flags=flags, session_id=session_id,
+                                        replaced=replaced, ms=a.ms)}
 
 
 def _step(s: Any) -> dict[str, Any]:
