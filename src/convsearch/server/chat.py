@@ -40,6 +40,7 @@ No upstream LLM configured: 503 saying so.
 # No ``from __future__ import annotations``: FastAPI reads the route signatures (local dependencies) at run time.
 
 import json
+import logging
 import re
 import time
 from collections.abc import AsyncIterator
@@ -60,6 +61,7 @@ from .auth import Tenant
 from .errors import InvalidField
 from .service import Service
 
+log = logging.getLogger("convsearch.server")
 DEFAULT_MODEL = "convsearch"
 DEFAULT_AGENT = "default"
 _SESSION_RE = re.compile(r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$")
@@ -431,7 +433,8 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
         name, backends = _profile(service, req.model)
         question, history = conversation(req, service.settings.max_query_chars)
         agent = await _agent(service, answers, t, name, backends)
-        session = _conversation(service, t, name, session_id)
+        # the first session opens the history store (and migrates it): in a worker thread, under the deadline
+        session = await service.run(_conversation, service, t, name, session_id) if session_id else None
         rid = getattr(request.state, "request_id", None) or "0"
         cid, created = f"chatcmpl-{rid}", int(time.time())
         if not req.stream:
@@ -463,10 +466,7 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
                     if out:
                         yield out
             except Exception as exc:  # noqa: BLE001 - the status went out: the client gets an error event
-                import logging
-
-                logging.getLogger("convsearch.server").error("chat stream %s failed: %s: %s", rid,
-                                                             type(exc).__name__, exc)
+                log.error("chat stream %s failed: %s: %s", rid, type(exc).__name__, exc)
                 service.metrics.chat.labels("true", "error").inc()
                 yield w.error(f"the answer failed (request {rid})")
 
