@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import agent  # noqa: E402
 import batch_rewrite  # noqa: E402
 import bm25_100k  # noqa: E402
+import chat  # noqa: E402
 import fanout  # noqa: E402
 import halves  # noqa: E402
 import history  # noqa: E402
@@ -47,6 +48,7 @@ BENCHMARKS = {
     "fanout": fanout,
     "regress": regress,
     "agent": agent,
+    "chat": chat,
     "halves": halves,
     "mixed": mixed_variants,
 }
@@ -106,6 +108,11 @@ def _summary(res: dict[str, dict]) -> list[tuple]:
         rows.append(("Agent: prompt tokens all / none; 3 parallel searches / 1; loop overhead per step",
                      f"{r['token_ratio']:.2f}; {r['parallel']['ratio']:.2f}×; {r['overhead_ms']:.2f} ms",
                      "≤ 0.50; ≤ 1.3×; ≤ 2 ms", verdict(all(r["met"].values()))))
+    if "chat" in res:
+        r = res["chat"]["result"]
+        rows.append(("Chat endpoint over the agent: added p99; first token − the agent's (p50)",
+                     f"{r['added_p99_ms']:.2f} ms; {r['ttft_delta_ms']['p50']:+.2f} ms", "≤ 5 ms; ≤ +5 ms",
+                     verdict(all(r["met"].values()))))
     if "regress" in res:
         r = res["regress"]["result"]
         if r["status"] in ("ok", "fail"):

@@ -72,6 +72,7 @@
 | CONVSEARCH_AGENT_CACHE_TTL_S | 300                  | how long a remembered search is reused |
 | CONVSEARCH_AGENT_PARALLEL    | 4                    | searches of one step that run at once (more wait: `queued_ms`) |
 | CONVSEARCH_AGENT_NO_SEARCH_CHECK | on               | on: greetings, thanks and arithmetic are answered without offering the search tool |
+| CONVSEARCH_CHAT_PROFILES     | (none)               | agent profiles `POST /v1/chat/completions` offers besides `convsearch` (agent `default`, every backend): a comma list of `NAME` or `NAME=BACKEND+BACKEND` (a subset of CONVSEARCH_BACKENDS), each the model `convsearch/NAME` with its own result cache and session memory |
 | CONVSEARCH_TAVILY_API_KEYS   | (none)               | Tavily keys, comma list (rotated); Secrets, never logged |
 | CONVSEARCH_TAVILY_BASE_URL   | https://api.tavily.com | Tavily endpoint (tests: the loopback replay server) |
 | CONVSEARCH_TAVILY_RATE       | 100/min              | requests per key: `N/s`, `N/min`, `N/hour`, `N/6s` (a scaled window), `off` |
@@ -110,6 +111,7 @@ held as a Secret (so nothing of it prints); the declaring module reads and check
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -209,6 +211,8 @@ class Settings:
     agent_cache_ttl_s: float = 300.0
     agent_parallel: int = 4
     agent_no_search_check: str = "on"  # on | off
+    # the OpenAI-compatible chat endpoint (server/chat.py): agent profiles offered as models convsearch/NAME
+    chat_profiles: str = ""  # NAME or NAME=BACKEND+BACKEND, comma-separated
     # web search providers (backends/web/); the key lists and the cache URL are Secrets
     tavily_api_keys: Secret | None = field(default=None, repr=False)
     tavily_base_url: str = "https://api.tavily.com"
@@ -356,6 +360,28 @@ class Settings:
                 raise ConfigError(f"{name} must be positive")
         if self.agent_max_searches < 0 or self.agent_cache_size < 0 or self.agent_answer_reserve_s < 0:
             raise ConfigError("agent_max_searches, agent_cache_size and agent_answer_reserve_s must not be negative")
+        self.chat_profile_specs  # noqa: B018 - parsed here so a bad value fails at start-up
+
+    @property
+    def chat_profile_specs(self) -> dict[str, tuple[str, ...]]:
+        """CONVSEARCH_CHAT_PROFILES parsed: agent name → the backends it searches (() = all of the server's).
+
+        >>> Settings(chat_profiles="support-bot, web=tavily+brave").chat_profile_specs
+        {'support-bot': (), 'web': ('tavily', 'brave')}
+        """
+        out: dict[str, tuple[str, ...]] = {}
+        for item in (x.strip() for x in self.chat_profiles.split(",")):
+            if not item:
+                continue
+            name, eq, spec = (x.strip() for x in item.partition("="))
+            parts = [b.strip().lower() for b in spec.split("+")] if eq else []
+            backends = tuple(dict.fromkeys(parts))
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name) or name in out \
+                    or not all(re.fullmatch(r"[a-z0-9_.-]{1,64}", b) for b in parts):
+                raise ConfigError(f"CONVSEARCH_CHAT_PROFILES: bad profile {item!r}: NAME or NAME=BACKEND+BACKEND, "
+                                  "NAME 1-64 letters, digits, '_', '.', '-', each once (the model is convsearch/NAME)")
+            out[name] = backends
+        return out
 
     def _validate_web(self) -> None:
         from .backends.web._http import parse_rate

@@ -27,6 +27,8 @@
     │       └── QueueTimeout        no key of a provider had a free slot within the allowed wait: no call made
     ├── HistoryUnavailable          the history database is locked, down or unreadable; 503, exit 7
     │                               (a turn catches it and runs statelessly, flagged in the trace)
+    ├── LLMNotConfigured            an endpoint that needs an upstream LLM has none configured; 503 (its
+    │                               message, which names the variables to set, is shown), exit 3
     ├── DeadlineExceeded            a turn ran out of time; 504, exit 6
     ├── AuthError                   missing or unknown API key; 401
     └── RateLimited                 over the tenant's request rate; 429 with Retry-After (``retry_after`` s)
@@ -202,6 +204,15 @@ class HistoryUnavailable(ConvsearchError):
 
     exit_code = 7
     http_status = 503
+
+
+class LLMNotConfigured(ConvsearchError):
+    """No upstream LLM is configured where one is needed (the OpenAI-compatible chat endpoint); the message
+    names the variables to set and holds nothing secret, so the HTTP layer shows it on the 503."""
+
+    exit_code = 3
+    http_status = 503
+    public = True
 
 
 class BodyTooLarge(InputError):

@@ -12,6 +12,7 @@ pytest.importorskip("fastapi")
 
 from convsearch.config import Settings  # noqa: E402
 from convsearch.history import InMemoryStore  # noqa: E402
+from convsearch.llm import ScriptedLLM  # noqa: E402
 from convsearch.server.app import create_app  # noqa: E402
 from convsearch.server.service import Service  # noqa: E402
 from convsearch.types import Document  # noqa: E402
@@ -43,7 +44,10 @@ def _app():
     idx.add(DOCS)
     settings = Settings.from_env({}, data_dir=root, api_keys="fuzz:key-fuzz", dense="off", rate_limit=0)
     service = Service(settings, backend=idx, store=InMemoryStore())
-    return create_app(settings, service=service, mcp=False), service
+    app = create_app(settings, service=service, mcp=False)
+    # a scripted upstream LLM: without one the chat endpoint answers 503 by design (it says none is configured)
+    app.state.answer_llm = ScriptedLLM(default="A scripted answer [1].")
+    return app, service
 
 
 APP, SERVICE = _app()

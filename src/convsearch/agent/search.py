@@ -32,16 +32,19 @@ class Searcher(Protocol):
 
 class PipelineSearcher:
     """A ``convsearch.Pipeline`` as the agent's Searcher: its ``asearch`` with the history, the recency window and
-    ``top_k``, no query variants; ``today`` fixes the date recency and staleness count from."""
+    ``top_k``, no query variants; ``today`` fixes the date recency and staleness count from; ``backends`` (names
+    of the pipeline's backends) narrows every search to those."""
 
-    def __init__(self, pipeline: Any, *, today: date | None = None) -> None:
+    def __init__(self, pipeline: Any, *, today: date | None = None, backends: Sequence[str] | None = None) -> None:
         self.pipeline = pipeline
         self.today = today
+        self.backends = tuple(backends) if backends else None
 
     async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency | None, top_k: int,
                       deadline: Deadline | None = None) -> SearchResponse:
+        kw: dict[str, Any] = {"backends": self.backends} if self.backends else {}
         return await self.pipeline.asearch(query, list(history), recency=recency, top_k=top_k, today=self.today,
-                                           max_variants=0, deadline=deadline)
+                                           max_variants=0, deadline=deadline, **kw)
 
 
 class BackendSearcher(PipelineSearcher):

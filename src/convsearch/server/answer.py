@@ -123,7 +123,7 @@ class CompareRequest(m._Model):
 
     original: m.Query
     rewritten: m.Query
-    top_k: int = Field(5, ge=1, le=20)
+    top_k: Annotated[int, Field(strict=True, ge=1, le=20), m.INTEGRAL] = 5  # 2 or 2.0, never true or "2"
 
 
 class CompareOut(BaseModel):
@@ -150,7 +150,7 @@ class Answers:
     def __init__(self, service: Service) -> None:
         self.service = service
         self.state: Any = None  # the app's state: tests put an LLM double in ``state.answer_llm``
-        self._agents: dict[tuple[str, str], Agent] = {}
+        self._agents: dict[tuple[str, str, tuple[str, ...]], Agent] = {}
         self._lock = threading.Lock()
         self._llm: Any = None
 
@@ -174,8 +174,21 @@ class Answers:
         if llm is not None:
             llm.close()
 
-    def agent(self, t: Tenant, name: str) -> Agent:
-        key = (t.name, name)
+    def has_llm(self) -> bool:
+        """Whether an upstream LLM is configured (or a test double injected): /v1/answer degrades without one,
+        the chat endpoint refuses with 503."""
+        return not isinstance(self.llm(), NoLLM)
+
+    def cached(self, t: Tenant, name: str, backends: tuple[str, ...] = ()) -> Agent | None:
+        """The agent of (tenant, name, backends) when it exists already (no thread hop to build it), else None."""
+        agent = self._agents.get((t.name, name, backends))
+        if agent is not None:
+            agent.llm = self.llm()
+        return agent
+
+    def agent(self, t: Tenant, name: str, backends: tuple[str, ...] = ()) -> Agent:
+        """The agent ``name`` of tenant ``t``, searching ``backends`` (a chat profile's; () = all of them)."""
+        key = (t.name, name, backends)
         agent = self._agents.get(key)
         if agent is None:
             with self._lock:
@@ -183,7 +196,7 @@ class Answers:
                 if agent is None:
                     svc = self.service
                     # the tenant's own Pipeline: its rewriter and caches over the service's backends
-                    searcher = PipelineSearcher(svc.tenant(t).pipeline, today=svc._today())
+                    searcher = PipelineSearcher(svc.tenant(t).pipeline, today=svc._today(), backends=backends)
                     agent = self._agents[key] = Agent(searcher, self.llm(), svc.settings, tenant=t.name, name=name,
                                                       today=svc._today())
         agent.llm = self.llm()

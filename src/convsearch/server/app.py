@@ -5,6 +5,9 @@
     POST /v1/sessions/{id}/messages      append messages (an assistant reply citing [n] marks those results cited)
     GET  /v1/sessions/{id}/messages      a session's stored messages and summary
     GET  /v1/tools                       OpenAI function-calling schema (``web_search``)
+    POST /v1/answer                      the search agent: an answer citing [n], sources, searches (JSON or SSE)
+    POST /v1/chat/completions            the search agent behind the OpenAI chat protocol (``server/chat.py``)
+    GET  /v1/models                      the agent profiles as OpenAI models
     GET  /healthz   GET /metrics   GET /openapi.json   GET / (playground)   /mcp (MCP, streamable HTTP)
 
 Every ``/v1`` and ``/mcp`` request needs an API key (see ``convsearch.server.auth``) unless the server runs
@@ -110,14 +113,16 @@ class _Edge:
             if declared is not None and declared > self.max_body:
                 exc = BodyTooLarge(f"request body is {declared:,} bytes; the limit is {self.max_body:,} "
                                    "(CONVSEARCH_MAX_BODY_BYTES)")
-                await errmap.error_response(exc, rid)(scope, receive, send_wrapper)
+                await errmap.error_response(exc, rid, openai=errmap.is_openai_path(scope.get("path", "")))(
+                    scope, receive, send_wrapper)
                 return
             try:
                 await self.app(scope, limited_receive, send_wrapper)
             except BodyTooLarge as exc:  # raised from receive inside an app that did not handle it
                 if started:
                     raise
-                await errmap.error_response(exc, rid)(scope, receive, send_wrapper)
+                await errmap.error_response(exc, rid, openai=errmap.is_openai_path(scope.get("path", "")))(
+                    scope, receive, send_wrapper)
         finally:
             self.metrics.in_flight.dec()
             route = getattr(scope.get("route"), "path", None) or ("/mcp" if scope.get("path") == "/mcp" else "unmatched")
@@ -245,6 +250,10 @@ def create_app(settings: Settings | None = None, *, service: Service | None = No
     from .answer import install as install_answer
 
     install_answer(app, service, tenant)  # POST /v1/answer: the search agent
+
+    from .chat import install as install_chat
+
+    install_chat(app, service, tenant)  # POST /v1/chat/completions, GET /v1/models: the agent for chat clients
 
     @app.get("/healthz", response_model=m.Health, tags=["ops"])
     async def healthz() -> m.Health:

@@ -1,7 +1,9 @@
 """The one place where exceptions become HTTP responses.
 
 Every error body has one shape, ``{"error": {"code", "status", "message", "field", "request_id"}}``, and never
-a traceback: 4xx bodies say what was wrong (400 names the field), 5xx bodies say only what kind of failure
+a traceback (the OpenAI-compatible routes, ``/v1/chat/completions`` and ``/v1/models``, add OpenAI's ``type``
+and ``param`` to the same object, so the ``openai`` SDK and other chat clients read it as their own error):
+4xx bodies say what was wrong (400 names the field), 5xx bodies say only what kind of failure
 it was and the request id, while the details go to the server log.
 
     exception                                   status
@@ -15,6 +17,7 @@ it was and the request id, while the details go to the server log.
     UpstreamError (LLM endpoint, web provider)  502, "the web provider tavily failed" (no more: no reason, no URL)
     LLMTimeout                                  504
     HistoryUnavailable                          503
+    LLMNotConfigured                            503  (the message says which variables to set)
     DeadlineExceeded                            504
     ConfigError, anything else                  500
 """
@@ -69,16 +72,34 @@ def server_message(exc: BaseException, status: int) -> str:
     return SERVER_MESSAGES.get(status, "server error")
 
 
-def error_body(status: int, message: str, *, request_id: str, field: str | None = None,
-               public: str | None = None) -> dict[str, Any]:
-    """The error body; a 5xx says only ``public`` (or the kind of failure), never ``message``."""
-    return {"error": {"code": CODES.get(status, "error"), "status": status,
-                      "message": message if status < 500 else public or SERVER_MESSAGES.get(status, "server error"),
-                      "field": field, "request_id": request_id}}
+# OpenAI's error ``type`` per status (its SDK maps the status to an exception class and keeps ``type`` and ``param``)
+OPENAI_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                404: "invalid_request_error", 409: "invalid_request_error", 413: "invalid_request_error",
+                429: "rate_limit_error"}
+OPENAI_PATHS = ("/v1/chat/", "/v1/models")
 
 
-def error_response(exc: BaseException, request_id: str) -> JSONResponse:
-    """The response for ``exc``: status, headers (Retry-After, WWW-Authenticate) and body."""
+def is_openai_path(path: str) -> bool:
+    """Whether ``path`` is one of the OpenAI-compatible routes (their errors carry OpenAI's fields too)."""
+    return path.startswith(OPENAI_PATHS)
+
+
+def error_body(status: int, message: str, *, request_id: str, field: str | None = None, public: str | None = None,
+               openai: bool = False, code: str | None = None) -> dict[str, Any]:
+    """The error object; a 5xx says only ``public`` (or the kind of failure), never ``message``; ``openai``: add
+    OpenAI's ``type`` and ``param``."""
+    shown = message if status < 500 else public or SERVER_MESSAGES.get(status, "server error")
+    err: dict[str, Any] = {"code": code or CODES.get(status, "error"), "status": status, "message": shown,
+                           "field": field, "request_id": request_id}
+    if openai:
+        err["type"] = OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+        err["param"] = field
+    return {"error": err}
+
+
+def error_response(exc: BaseException, request_id: str, *, openai: bool = False) -> JSONResponse:
+    """The response for ``exc``: status, headers (Retry-After, WWW-Authenticate) and body (``openai``: with
+    OpenAI's ``type`` and ``param``)."""
     if isinstance(exc, StarletteHTTPException) and isinstance(exc.__cause__, ConvsearchError):
         exc = exc.__cause__  # FastAPI wraps errors raised while reading the body (BodyTooLarge) in a 400
     status = status_of(exc)
@@ -98,9 +119,10 @@ def error_response(exc: BaseException, request_id: str) -> JSONResponse:
     if status >= 500:
         log.error("request %s failed with %s: %s", request_id, status, exc,
                   exc_info=(type(exc), exc, exc.__traceback__) if not isinstance(exc, ConvsearchError) else None)
-    return JSONResponse(error_body(status, message, request_id=request_id, field=field,
-                                   public=server_message(exc, status)),
-                        status_code=status, headers=headers)
+    public = message if getattr(exc, "public", False) else server_message(exc, status)
+    body = error_body(status, message, request_id=request_id, field=field, public=public, openai=openai,
+                      code=getattr(exc, "error_code", None))
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def validation_summary(exc: RequestValidationError) -> tuple[str, str]:
@@ -151,11 +173,11 @@ def install(app: FastAPI) -> None:
     """Register the handlers: ours, FastAPI's validation errors, Starlette's HTTP errors, and the rest."""
 
     async def handle(request: Request, exc: Exception) -> JSONResponse:
-        return error_response(exc, request_id_of(request))
+        return error_response(exc, request_id_of(request), openai=is_openai_path(request.url.path))
 
     for cls in (ConvsearchError, RequestValidationError, StarletteHTTPException, Exception):
         app.add_exception_handler(cls, handle)
 
 
-__all__ = ["CODES", "InvalidField", "error_body", "error_response", "install", "plain_problem", "server_message",
-           "status_of", "validation_summary"]
+__all__ = ["CODES", "OPENAI_TYPES", "InvalidField", "error_body", "error_response", "install", "is_openai_path",
+           "plain_problem", "server_message", "status_of", "validation_summary"]

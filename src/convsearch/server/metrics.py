@@ -28,6 +28,11 @@ class Metrics:
         self.rate_limited = Counter("convsearch_rate_limited", "Requests refused with 429", registry=r)
         self.mcp_calls = Counter("convsearch_mcp_tool_calls", "MCP tool calls by tool and outcome",
                                  ("tool", "outcome"), registry=r)
+        self.chat = Counter("convsearch_chat_completions", "OpenAI-compatible chat completions answered, by "
+                            "whether they streamed and how the answer came out (ok, partial, degraded, error)",
+                            ("stream", "outcome"), registry=r)
+        self.chat_tokens = Counter("convsearch_chat_upstream_tokens", "Upstream LLM tokens spent on chat "
+                                   "completions, by kind (prompt, completion)", ("kind",), registry=r)
         r.register(_OutboundCollector())
 
     def render(self) -> bytes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from ..types import Citation, Decision, RewriteResult, SearchResponse, Trace
 
@@ -33,6 +33,17 @@ Topic = Annotated[str, Field(min_length=1, max_length=256, pattern=_NO_NUL, desc
 MessageId = Annotated[str, Field(min_length=1, max_length=128, pattern=_NO_CONTROL)]
 BackendName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$",
                                    description="A backend name of CONVSEARCH_BACKENDS, e.g. local.")]
+
+
+def _integral(v: Any) -> Any:
+    """2.0 is an integer in JSON Schema: pass it on as 2; everything else unchanged (a strict int then refuses
+    true and "2", which the schema does not allow)."""
+    return int(v) if isinstance(v, float) and v.is_integer() else v
+
+
+# An integer field as JSON Schema means it, 2 and 2.0, never true or "2": ``Annotated[int, Field(strict=True,
+# ge=…), INTEGRAL]`` (the Field first: after a validator its constraints would not reach the published schema)
+INTEGRAL = BeforeValidator(_integral)
 
 
 class _Model(BaseModel):
@@ -211,6 +222,8 @@ class ErrorDetail(BaseModel):
     message: str
     field: str | None = Field(None, description="The request field at fault (400).")
     request_id: str
+    type: str | None = Field(None, description="OpenAI's error type (the OpenAI-compatible routes only).")
+    param: str | None = Field(None, description="OpenAI's name for `field` (the OpenAI-compatible routes only).")
 
 
 class ErrorBody(BaseModel):

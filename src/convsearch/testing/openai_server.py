@@ -29,6 +29,7 @@ Example::
 from __future__ import annotations
 
 import json
+import re
 import select
 import socket
 import threading
@@ -128,6 +129,33 @@ def answer_by_query(answers: dict[str, str]) -> Callable[[dict[str, Any]], Reply
     def respond(request: dict[str, Any]) -> Reply:
         last = echo_last_user(request)
         return Reply.of(answers.get(last.text, last.text))
+
+    return respond
+
+
+_RESULT_RE = re.compile(r"^\[(\d+)\] (.+?)(?: \([^()]*\))?$", re.MULTILINE)
+
+
+def search_then_cite(*, first: int = 2, chunk_delay_s: float = 0.0,
+                     usage: tuple[int, int] = (50, 10)) -> Callable[[dict[str, Any]], Reply]:
+    """A tool-calling model for tests and benchmarks of the agent, stateless (safe under concurrency): while no
+    tool result is in the conversation and the tool is offered, it calls ``web_search`` with the question as
+    typed (the last user message: a follow-up such as "价格呢？" stays one, for convsearch to resolve); then it
+    answers citing its ``first`` first results by title, ``"title [n]."`` each, streamed in small pieces with
+    ``chunk_delay_s`` between them. Every reply reports ``usage`` (prompt, completion tokens)."""
+
+    def respond(request: dict[str, Any]) -> Reply:
+        msgs = request.get("messages", [])
+        tools = [m for m in msgs if m.get("role") == "tool"]
+        if request.get("tools") and not tools:
+            question = next((str(m.get("content") or "") for m in reversed(msgs) if m.get("role") == "user"), "")
+            return Reply.tool_call("web_search", {"query": question}).with_usage(*usage)
+        found = [m for t in tools for m in _RESULT_RE.finditer(str(t.get("content") or ""))]
+        seen: dict[str, str] = {}
+        for mt in found:
+            seen.setdefault(mt.group(1), mt.group(2))
+        text = " ".join(f"{title} [{n}]." for n, title in list(seen.items())[:first]) or "Nothing found."
+        return Reply.of(text).with_usage(*usage).streamed(chunk_delay_s=chunk_delay_s)
 
     return respond
 
@@ -440,7 +468,7 @@ def main(argv: list[str] | None = None) -> None:
             pass
 
 
-__all__ = ["FakeOpenAIServer", "Reply", "answer_by_query", "echo_last_user", "main"]
+__all__ = ["FakeOpenAIServer", "Reply", "answer_by_query", "echo_last_user", "main", "search_then_cite"]
 
 
 if __name__ == "__main__":
