@@ -711,7 +711,41 @@ def subject_left_out(a: Analysis) -> Decision | None:
     return None
 
 
-GATE_STEPS = (c.no_context, c.social, remark, c.partial_name, c.offer, c.ordinal, c.fragment, marker, c.named,
+_FORMER_LATTER_RE = re.compile(r"\bthe\s+(former|latter)\b", re.IGNORECASE)
+
+
+def _one_of_two(q: str, history: Sequence[Message]) -> tuple[int, int, str] | None:
+    """(start, end, name): "the former" / "the latter" standing for one of the two things the latest user question
+    joined; not "the former president" (an adjective before its noun)."""
+    m = _FORMER_LATTER_RE.search(q)
+    if m is None:
+        return None
+    nxt = re.match(r"\s*([A-Za-z]+)", q[m.end():])
+    if nxt is not None and nxt.group(1).lower() not in lx.STOP_EN | lx.EN_AUX | lx.EN_FUNCTION | lx.EN_VERBS:
+        return None
+    frame = next((x.content for x in reversed(history) if x.role == "user"), "")
+    pair = f.coordinated_pair(frame, "en") if frame else []
+    if len(pair) != 2:
+        return None
+    return m.start(), m.end(), pair[0] if m.group(1).lower() == "former" else pair[1]
+
+
+def former_latter(a: Analysis) -> Decision | None:
+    """"The former" / "the latter" after a question that named two things leans on it.
+
+    >>> from convsearch.gate import needs_rewrite
+    >>> from convsearch.types import Message as M
+    >>> needs_rewrite([M("user", "Which is bigger, Lyon or Marseille?")], "Does the former have a metro?").kind.value
+    'pronoun'
+    """
+    if a.history and _one_of_two(a.q, a.history) is not None:
+        return Decision(True, "the former / the latter of two things the last question named", 0.85,
+                        DecisionKind.PRONOUN)
+    return None
+
+
+GATE_STEPS = (c.no_context, c.social, remark, c.partial_name, c.offer, c.ordinal, c.fragment, former_latter, marker,
+              c.named,
               c.short(word_count, SHORT_WORDS), c.no_noun, c.relational_only, descriptive_topic, c.topic,
               subject_left_out, c.after_closing(en_info_question), c.standalone)
 
@@ -721,6 +755,21 @@ GATE_STEPS = (c.no_context, c.social, remark, c.partial_name, c.offer, c.ordinal
 _PERSON_PRON_RE = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
 _PLURAL_PRON_RE = re.compile(r"\b(?:they|them|their|these|those)\b", re.IGNORECASE)
 
-RULE_STEPS = (s.not_needed, s.ordinal(), s.offer, s.root_focus, s.opening_focus, s.frame_focus,
+def one_of_two(t: s.RuleTurn) -> s.Resolution | None:
+    """"The former" / "the latter" takes the first / the second of the two things the latest question joined.
+
+    >>> from convsearch.rewrite.rules import RuleRewriter
+    >>> from convsearch.types import Message as M
+    >>> RuleRewriter().rewrite([M("user", "Which is bigger, Lyon or Marseille?")], "How old is the latter?").rewritten
+    'How old is Marseille?'
+    """
+    found = _one_of_two(t.query, t.history)
+    if found is None:
+        return None
+    start, end, name = found
+    return s.Resolution(t.query[:start] + name + t.query[end:], t.why(f"{t.query[start:end]} → {name}"), "one_of_two")
+
+
+RULE_STEPS = (s.not_needed, s.ordinal(), one_of_two, s.offer, s.root_focus, s.opening_focus, s.frame_focus,
               s.introduced_focus(_PERSON_PRON_RE, _PLURAL_PRON_RE, person_by_name=True), s.fragment, s.topic_alias,
               s.passage_names)
