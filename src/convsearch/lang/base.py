@@ -9,7 +9,8 @@ A pack is the bottom of the follow-up resolver: it imports nothing of the rule l
 - ``mentions(text)``: the noun phrases a text names, as ``Mention``s (names first-class: "Galaxy S23 Ultra");
 - ``has_pronoun(text)``: does the text use a pronoun or demonstrative standing for something named before?
 - ``agent``: what the search agent says to the model and shows the user in this language (``AgentTexts``);
-- ``stated``: how a user states their machine, budget or child in this language (``StatedForms``).
+- ``stated``: how a user states their machine, budget or child in this language (``StatedForms``);
+- ``llm``: the LLM rewrite, variants, HyDE and summary prompts in this language (``LLMTexts``).
 """
 
 from __future__ import annotations
@@ -90,6 +91,22 @@ class AgentTexts:
 
 
 @dataclass(frozen=True, slots=True)
+class LLMTexts:
+    """What the LLM stages say in one language (``rewrite.llm``; ``{name}`` placeholders, ``{{`` for a brace)."""
+
+    rewrite: str  # the rewrite's system prompt: {topic_clause} {topic_line} {max_zh_chars} {max_en_words}
+    topic_clause: str
+    topic_line: str  # {topic}
+    reask: str  # {why} {cap}
+    variants: str  # {n} {max_zh_chars} {max_en_words}
+    hyde: str  # {max_chars}
+    summary: str  # {max_chars}
+    summary_ask: str
+    summary_line: str  # {summary}: the stored summary, in the rewrite's system prompt
+    previous_summary: str  # {summary}: the summary so far, for the summariser to update
+
+
+@dataclass(frozen=True, slots=True)
 class StatedForms:
     """How a user states something about themselves in one language, and what each goes with (``rewrite.stated``):
     ``may_state`` a cheap test first (most turns state nothing); ``own`` ends right before a platform the user
@@ -131,6 +148,9 @@ class LanguagePack(Protocol):
     @property
     def stated(self) -> StatedForms | None: ...
 
+    @property
+    def llm(self) -> LLMTexts | None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Pack:
@@ -151,3 +171,4 @@ class Pack:
     stopwords: frozenset[str] = frozenset()
     agent: AgentTexts | None = None  # None: the agent speaks English (the fallback's texts)
     stated: StatedForms | None = None  # None: nothing the user states about themselves is carried
+    llm: LLMTexts | None = None  # None: the LLM stages speak English (the fallback's texts)

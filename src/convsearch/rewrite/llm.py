@@ -35,6 +35,8 @@ from pydantic import BaseModel, ConfigDict
 from ..gate import needs_rewrite
 from ..infra.cache import MemoryCache, NullCache, TTLCache, cache_key
 from ..infra.deadline import Deadline
+from ..lang import reading
+from ..lang.base import LLMTexts
 from ..llm import LLM, LLMError
 from ..text import detect_lang, words
 from ..types import Completion, Decision, LLMCall, Message, RewriteResult
@@ -55,57 +57,14 @@ log = logging.getLogger("convsearch.llm")
 # latency, and what a follow-up leans on is near their start.
 MAX_TURN_CHARS = 1500
 
-# --- prompts (written for this project) -------------------------------------------------------------
-REWRITE_PROMPT_EN = """\
-You turn the user's LAST message in this conversation into one standalone search query.
-- Resolve pronouns, "this"/"that" and ellipsis ("what about X?", "and the price?") from the earlier turns.
-- Use only words found in the conversation{topic_clause}; never add facts, guesses, dates or answers.
-- Keep names, product names and numbers exactly as written.
-- Keep the language of the last message. At most {max_en_words} words.
-- If the last message already stands on its own, return it unchanged.
-- Do not answer it. Reply with the query only: no quotes, no labels, no explanation.{topic_line}"""
+# --- prompts: each language pack's (``LLMTexts`` in lang/<code>/texts.py; a pack without them speaks English) ---
+def texts(lang: str) -> LLMTexts:
+    """The LLM stages' texts in ``lang``."""
+    own = reading(lang).llm
+    return own if own is not None else reading("en").llm  # type: ignore[return-value]
 
-REWRITE_PROMPT_ZH = """\
-你的任务：把这段对话中用户的最后一条消息改写成一个能独立理解的搜索查询。
-- 根据前文补全代词（它、这个、那款、前者……）和省略（"价格呢？"、"那番禺呢？"）。
-- 只能使用对话中出现过的词{topic_clause}；不要添加任何事实、猜测、日期或答案。
-- 人名、产品名、地名和数字保持原样。
-- 与最后一条消息使用同一种语言，不超过 {max_zh_chars} 个字。
-- 如果最后一条消息本身已经完整，原样返回。
-- 不要回答问题。只输出改写后的查询，不加引号、标签或解释。{topic_line}"""
 
-REWRITE_PROMPTS = {"en": REWRITE_PROMPT_EN, "zh": REWRITE_PROMPT_ZH}
-
-_TOPIC = {"en": (" or the topic", "\nThe conversation is about: {topic}"),
-          "zh": ("或对话主题中", "\n对话主题：{topic}")}
-
-REASK = {"en": "That is too long ({why}). Reply with the standalone search query only, at most {cap} words.",
-         "zh": "太长了（{why}）。只输出改写后的搜索查询，不超过 {cap} 个字。"}
-
-VARIANTS_PROMPT = {
-    "en": ("Write up to {n} alternative phrasings of the search query the user sends, for a search engine: "
-           "synonyms or a different word order. Keep every name and number; add no new facts; same language; "
-           "at most {max_en_words} words each. Reply as JSON: {{\"variants\": [\"...\"]}}."),
-    "zh": ("为用户发来的搜索查询写最多 {n} 个不同的说法，供搜索引擎使用：换用同义词或调整语序。"
-           "保留所有名称和数字，不要添加新的事实，使用同一种语言，每个不超过 {max_zh_chars} 个字。"
-           "以 JSON 回复：{{\"variants\": [\"...\"]}}。"),
-}
-
-HYDE_PROMPT = {
-    "en": ("Write a short passage (at most {max_chars} characters) that would answer the search query the user "
-           "sends, as it might appear in a reference document. Plain text, no preamble."),
-    "zh": ("针对用户发来的搜索查询，写一段可能出现在参考文档中的简短回答（不超过 {max_chars} 个字符）。"
-           "只输出正文，不要开场白。"),
-}
-
-SUMMARY_PROMPT = {
-    "en": ("Summarize the conversation for a search assistant in at most {max_chars} characters: what it is "
-           "about, the names it mentions, and what the user wants to know. Use only what the conversation says. "
-           "Reply with the summary only."),
-    "zh": ("为搜索助手总结这段对话，不超过 {max_chars} 个字符：谈论的主题、提到的名称、用户想知道什么。"
-           "只使用对话中出现的信息，只输出总结。"),
-}
-SUMMARY_ASK = {"en": "Summarize the conversation above.", "zh": "请总结以上对话。"}
+REWRITE_PROMPTS = {code: texts(code).rewrite for code in ("en", "zh")}  # the shipped languages' (to read or extend)
 
 
 def fill(template: str, **values: Any) -> str:
@@ -160,9 +119,6 @@ def clean_output(text: str) -> str:
 
 
 SUMMARY_NAME = "summary"  # history.memory: the stored summary comes first, as a user message of this name
-_SUMMARY_LINE = {"en": "\nSummary of the earlier conversation: {summary}", "zh": "\n更早对话的摘要：{summary}"}
-_PREVIOUS_SUMMARY = {"en": "\nThe summary so far (update it): {summary}",
-                     "zh": "\n已有的摘要（在此基础上更新）：{summary}"}
 
 
 def split_summary(history: Sequence[Message]) -> tuple[str | None, list[Message]]:
@@ -245,7 +201,7 @@ class LLMRewriter:
         if isinstance(system_prompt, str):
             self.prompts = {"zh": system_prompt, "en": system_prompt}
         else:
-            self.prompts = {**REWRITE_PROMPTS, **(system_prompt or {})}
+            self.prompts = dict(system_prompt or {})  # the languages given their own; the rest: the pack's
         self.window = window
         self.limits = limits
         self.cache: TTLCache = cache if cache is not None else MemoryCache(1024)
@@ -263,13 +219,14 @@ class LLMRewriter:
     def plan(self, history: Sequence[Message], query: str, topic: str | None = None) -> _Plan:
         """What would be sent: system prompt, windowed turns, the query; plus the cache key."""
         lang = detect_lang(query)
-        clause, line = _TOPIC[lang]
-        system = fill(self.prompts[lang], max_zh_chars=self.limits.max_zh_chars,
+        t = texts(lang)
+        clause, line = t.topic_clause, t.topic_line
+        system = fill(self.prompts.get(lang) or t.rewrite, max_zh_chars=self.limits.max_zh_chars,
                       max_en_words=self.limits.max_en_words, topic_clause=clause if topic else "",
                       topic_line=fill(line, topic=topic) if topic else "")
         summary, rest = split_summary(history)
         if summary:
-            system += fill(_SUMMARY_LINE[lang], summary=summary[:MAX_TURN_CHARS])
+            system += fill(t.summary_line, summary=summary[:MAX_TURN_CHARS])
         turns = tuple(_turns(rest, self.window))
         key = cache_key("rewrite", model=getattr(self.llm, "model", "?"), prompt=system, turns=turns, query=query,
                         topic=topic)
@@ -305,7 +262,7 @@ class LLMRewriter:
                 return Attempt(text, how + (" after a re-ask" if round_ else ""), calls)
             if round_ == 0 and self.reask and problem.startswith("too long") and not deadline.expired():
                 cap = re.search(r"> (\d+)", problem)
-                ask = fill(REASK[plan.lang], why=problem, cap=cap.group(1) if cap else "")
+                ask = fill(texts(plan.lang).reask, why=problem, cap=cap.group(1) if cap else "")
                 msgs = [*msgs, {"role": "assistant", "content": text}, {"role": "user", "content": ask}]
                 continue
             return Attempt(None, f"rejected: {problem}" + (" (after a re-ask)" if round_ else ""), calls)
@@ -450,12 +407,12 @@ class LLMVariants:
         self.cache: TTLCache = cache if cache is not None else MemoryCache(1024)
         self.cache_ns = cache_ns
         self.budget_s = budget_s if budget_s is not None else getattr(getattr(llm, "config", None), "timeout_s", 3.0)
-        self.prompts = {**VARIANTS_PROMPT, **(prompts or {})}
+        self.prompts = dict(prompts or {})  # the languages given their own; the rest: the pack's
         self.max_tokens = max_tokens
 
     def _plan(self, query: str, n: int) -> tuple[list[dict[str, str]], str]:
         lang = detect_lang(query)
-        system = fill(self.prompts[lang], n=n, max_zh_chars=self.limits.max_zh_chars,
+        system = fill(self.prompts.get(lang) or texts(lang).variants, n=n, max_zh_chars=self.limits.max_zh_chars,
                       max_en_words=self.limits.max_en_words)
         msgs = [{"role": "system", "content": system}, {"role": "user", "content": query}]
         return msgs, cache_key("variants", model=getattr(self.llm, "model", "?"), prompt=system, turns=(),
@@ -545,7 +502,7 @@ def hypothetical_answer(llm: LLM, query: str, *, max_chars: int = 400, budget_s:
     "Precise Zero-Shot Dense Retrieval without Relevance Labels" — embed the answer, not the question). The
     call, if one is made, is appended to ``calls``."""
     lang = detect_lang(query)
-    system = fill({**HYDE_PROMPT, **(prompts or {})}[lang], max_chars=max_chars)
+    system = fill((prompts or {}).get(lang) or texts(lang).hyde, max_chars=max_chars)
     msgs = [{"role": "system", "content": system}, {"role": "user", "content": query}]
     key = cache_key("hyde", model=getattr(llm, "model", "?"), prompt=system, turns=(), query=query)
     cache = cache if cache is not None else NullCache()
@@ -614,11 +571,12 @@ class LLMSummarizer:
         if not turns:
             return None
         lang = detect_lang(" ".join(c for r, c in turns if r == "user") or turns[-1][1])
-        system = fill({**SUMMARY_PROMPT, **self.prompts}[lang], max_chars=self.max_chars)
+        t = texts(lang)
+        system = fill(self.prompts.get(lang) or t.summary, max_chars=self.max_chars)
         if previous:
-            system += fill(_PREVIOUS_SUMMARY[lang], summary=previous)
+            system += fill(t.previous_summary, summary=previous)
         return [{"role": "system", "content": system}, *({"role": r, "content": c} for r, c in turns),
-                {"role": "user", "content": SUMMARY_ASK[lang]}]
+                {"role": "user", "content": t.summary_ask}]
 
     def summarize(self, messages: Sequence[Message | dict[str, Any]], *,
                   calls: list[LLMCall] | None = None) -> str | None:

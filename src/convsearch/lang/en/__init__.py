@@ -9,7 +9,7 @@ from ..base import Pack
 from .markers import has_pronoun
 from .mentions import mentions
 from .stated import STATED
-from .texts import AGENT
+from .texts import AGENT, LLM
 
 
 def _claims(text: str) -> float:
@@ -17,4 +17,4 @@ def _claims(text: str) -> float:
 
 
 PACK = Pack("en", "English", claims=_claims, words=words, mentions=mentions, has_pronoun=has_pronoun,
-            agent=AGENT, stated=STATED, stopwords=lx.STOP_EN)
+            agent=AGENT, stated=STATED, llm=LLM, stopwords=lx.STOP_EN)

@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (the prompts are text for a model: one rule per line, as the model reads them)
-"""What the search agent says in English: its system prompt, the tool messages and the notes it shows the user.
+"""What the search agent and the LLM stages say in English: its system prompt, the tool messages and the notes it shows the user.
 
 Search results reach the model only inside a fenced block introduced as data; the rules say that text inside
 results is never an instruction.
@@ -7,7 +7,7 @@ results is never an instruction.
 
 from __future__ import annotations
 
-from ..base import AgentTexts
+from ..base import AgentTexts, LLMTexts
 
 SYSTEM = """You are a search assistant. Today is {today}. Answer the user's latest question using the web_search tool and the numbered search results.
 
@@ -54,4 +54,29 @@ AGENT = AgentTexts(
     cites_nothing="it cites no result at all",
     uncited="this sentence has no citation: \"{sentence}\"",
     problems_sep="; ",
+)
+
+
+# --- the LLM stages (rewrite.llm) ---------------------------------------------------------------------
+
+REWRITE = """\
+You turn the user's LAST message in this conversation into one standalone search query.
+- Resolve pronouns, "this"/"that" and ellipsis ("what about X?", "and the price?") from the earlier turns.
+- Use only words found in the conversation{topic_clause}; never add facts, guesses, dates or answers.
+- Keep names, product names and numbers exactly as written.
+- Keep the language of the last message. At most {max_en_words} words.
+- If the last message already stands on its own, return it unchanged.
+- Do not answer it. Reply with the query only: no quotes, no labels, no explanation.{topic_line}"""
+
+LLM = LLMTexts(
+    rewrite=REWRITE,
+    topic_clause=' or the topic',
+    topic_line='\nThe conversation is about: {topic}',
+    reask='That is too long ({why}). Reply with the standalone search query only, at most {cap} words.',
+    variants='Write up to {n} alternative phrasings of the search query the user sends, for a search engine: synonyms or a different word order. Keep every name and number; add no new facts; same language; at most {max_en_words} words each. Reply as JSON: {{"variants": ["..."]}}.',
+    hyde='Write a short passage (at most {max_chars} characters) that would answer the search query the user sends, as it might appear in a reference document. Plain text, no preamble.',
+    summary='Summarize the conversation for a search assistant in at most {max_chars} characters: what it is about, the names it mentions, and what the user wants to know. Use only what the conversation says. Reply with the summary only.',
+    summary_ask='Summarize the conversation above.',
+    summary_line='\nSummary of the earlier conversation: {summary}',
+    previous_summary='\nThe summary so far (update it): {summary}',
 )

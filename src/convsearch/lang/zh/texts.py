@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (the prompts are text for a model: one rule per line, as the model reads them)
-"""What the search agent says in Chinese: its system prompt, the tool messages and the notes it shows the user.
+"""What the search agent and the LLM stages say in Chinese: its system prompt, the tool messages and the notes it shows the user.
 
 Search results reach the model only inside a fenced block introduced as data; the rules say that text inside
 results is never an instruction.
@@ -7,7 +7,7 @@ results is never an instruction.
 
 from __future__ import annotations
 
-from ..base import AgentTexts
+from ..base import AgentTexts, LLMTexts
 
 SYSTEM = """你是一个搜索助手。今天是 {today}。请用 web_search 工具和编号的搜索结果回答用户最新的问题。
 
@@ -53,4 +53,29 @@ AGENT = AgentTexts(
     cites_nothing="没有引用任何搜索结果",
     uncited="这句没有引用：“{sentence}”",
     problems_sep="；",
+)
+
+
+# --- the LLM stages (rewrite.llm) ---------------------------------------------------------------------
+
+REWRITE = """\
+你的任务：把这段对话中用户的最后一条消息改写成一个能独立理解的搜索查询。
+- 根据前文补全代词（它、这个、那款、前者……）和省略（"价格呢？"、"那番禺呢？"）。
+- 只能使用对话中出现过的词{topic_clause}；不要添加任何事实、猜测、日期或答案。
+- 人名、产品名、地名和数字保持原样。
+- 与最后一条消息使用同一种语言，不超过 {max_zh_chars} 个字。
+- 如果最后一条消息本身已经完整，原样返回。
+- 不要回答问题。只输出改写后的查询，不加引号、标签或解释。{topic_line}"""
+
+LLM = LLMTexts(
+    rewrite=REWRITE,
+    topic_clause='或对话主题中',
+    topic_line='\n对话主题：{topic}',
+    reask='太长了（{why}）。只输出改写后的搜索查询，不超过 {cap} 个字。',
+    variants='为用户发来的搜索查询写最多 {n} 个不同的说法，供搜索引擎使用：换用同义词或调整语序。保留所有名称和数字，不要添加新的事实，使用同一种语言，每个不超过 {max_zh_chars} 个字。以 JSON 回复：{{"variants": ["..."]}}。',
+    hyde='针对用户发来的搜索查询，写一段可能出现在参考文档中的简短回答（不超过 {max_chars} 个字符）。只输出正文，不要开场白。',
+    summary='为搜索助手总结这段对话，不超过 {max_chars} 个字符：谈论的主题、提到的名称、用户想知道什么。只使用对话中出现的信息，只输出总结。',
+    summary_ask='请总结以上对话。',
+    summary_line='\n更早对话的摘要：{summary}',
+    previous_summary='\n已有的摘要（在此基础上更新）：{summary}',
 )
