@@ -16,8 +16,9 @@ import re
 from dataclasses import dataclass
 
 from ..backends.base import Recency
+from ..lang import detect, reading
 from ..rewrite.guard import blocked_words_found, content_words, query_length
-from ..text import CJK_RE, detect_lang, words
+from ..text import CJK_RE, words
 
 # --- the no-search pre-check ------------------------------------------------------------------------
 _GREETING_RE = re.compile(
@@ -136,8 +137,8 @@ def guard_query(query: str, *, max_zh_chars: int, max_en_words: int, blocked: tu
     bad = blocked_words_found(query, blocked)
     if bad:
         return Guarded(query, error="error: the query contains a blocked word; search something else")
-    lang = detect_lang(query)
-    limit = max_zh_chars if lang == "zh" else max_en_words
+    lang = detect(query).code
+    limit = max_zh_chars if reading(lang).unspaced else max_en_words
     if query_length(query, lang) <= limit:
         return Guarded(query)
     keep = set(content_words(query))
@@ -153,7 +154,7 @@ def guard_query(query: str, *, max_zh_chars: int, max_en_words: int, blocked: tu
 
 
 def _join(parts: list[str], lang: str) -> str:
-    if lang != "zh":
+    if not reading(lang).unspaced:
         return " ".join(parts)
     out = ""
     for p in parts:  # no space between Chinese words, one around Latin ones

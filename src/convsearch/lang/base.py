@@ -10,7 +10,8 @@ A pack is the bottom of the follow-up resolver: it imports nothing of the rule l
 - ``has_pronoun(text)``: does the text use a pronoun or demonstrative standing for something named before?
 - ``agent``: what the search agent says to the model and shows the user in this language (``AgentTexts``);
 - ``stated``: how a user states their machine, budget or child in this language (``StatedForms``);
-- ``llm``: the LLM rewrite, variants, HyDE and summary prompts in this language (``LLMTexts``).
+- ``llm``: the LLM rewrite, variants, HyDE and summary prompts in this language (``LLMTexts``);
+- ``unspaced``: written without spaces between words (lengths then count characters).
 """
 
 from __future__ import annotations
@@ -151,6 +152,9 @@ class LanguagePack(Protocol):
     @property
     def llm(self) -> LLMTexts | None: ...
 
+    @property
+    def unspaced(self) -> bool: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Pack:
@@ -172,3 +176,6 @@ class Pack:
     agent: AgentTexts | None = None  # None: the agent speaks English (the fallback's texts)
     stated: StatedForms | None = None  # None: nothing the user states about themselves is carried
     llm: LLMTexts | None = None  # None: the LLM stages speak English (the fallback's texts)
+    # written without spaces between words (Chinese): lengths count characters (a Latin name as one), the
+    # length cap is the characters cap, and words join without a space
+    unspaced: bool = False

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from .. import lexicon as lx
-from ..text import CJK_RE, detect_lang, is_cjk, stem, words
+from ..lang import detect, reading
+from ..text import CJK_RE, is_cjk, stem, words
 from ..types import Message
 
 
@@ -81,20 +82,21 @@ MAX_EN_WORDS = 20
 
 
 def query_length(text: str, lang: str) -> int:
-    """Length as the caps count it: Chinese characters plus Latin words for zh (a name counts once:
-    "AnySearch 的价格" is 4), words for en."""
+    """Length as the caps count it: in a language written without spaces (zh), its characters plus Latin words
+    (a name counts once: "AnySearch 的价格" is 4); else words."""
     latin = len(_LATIN_RUN_RE.findall(text))
-    return len(CJK_RE.findall(text)) + latin if lang == "zh" else latin
+    return len(CJK_RE.findall(text)) + latin if reading(lang).unspaced else latin
 
 
 def length_problem(rewritten: str, query: str, lang: str, *, max_zh_chars: int = MAX_ZH_CHARS,
                    max_en_words: int = MAX_EN_WORDS) -> str | None:
     """Why ``rewritten`` is too long, or None. A query already near or over the cap keeps a third of the cap
     as room for what a rewrite adds (a 28-character question may still gain an entity)."""
-    limit = max_zh_chars if lang == "zh" else max_en_words
+    unspaced = reading(lang).unspaced
+    limit = max_zh_chars if unspaced else max_en_words
     cap = max(limit, query_length(query, lang) + limit // 3)
     n = query_length(rewritten, lang)
-    unit = "characters" if lang == "zh" else "words"
+    unit = "characters" if unspaced else "words"
     return f"too long ({n} {unit} > {cap})" if n > cap else None
 
 
@@ -117,10 +119,11 @@ def blocked_words_found(text: str, blocked: Iterable[str]) -> set[str]:
 def language_problem(rewritten: str, query: str) -> str | None:
     """A rewrite must stay in the query's language: a Chinese query's rewrite keeps Chinese characters (a
     Latin name may dominate it: "AnySearch 价格"), an English query's rewrite stays English (``detect_lang``)."""
-    want = detect_lang(query)
-    if want == "zh":
-        return None if CJK_RE.search(rewritten) else "language changed (zh → en)"
-    return "language changed (en → zh)" if detect_lang(rewritten) == "zh" else None
+    want = detect(query)
+    if want.unspaced:
+        return None if CJK_RE.search(rewritten) else f"language changed ({want.code} → en)"
+    got = detect(rewritten).code
+    return f"language changed ({want.code} → {got})" if got != want.code else None
 
 
 _ZH_DOUBLE_DE_RE = re.compile(r"的\s*的")
@@ -189,7 +192,7 @@ def output_problem(rewritten: str, query: str, history: Sequence[Message], topic
         return "empty"
     if not any(ch.isalnum() for ch in text):
         return "no words"
-    lang = detect_lang(query)
+    lang = detect(query).code
     why = length_problem(text, query, lang, max_zh_chars=max_zh_chars, max_en_words=max_en_words)
     if why:
         return why

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
+from ..lang import reading
 from ..lang.en import steps as en
 from ..lang.zh import steps as zh
 from .compose import Turn, first
@@ -100,7 +101,7 @@ def _complete(query: str, frame: str, lang: str) -> tuple[str, str] | None:
     """The first answer of the language's ordered steps (``FRAME_STEPS``); the gate and
     the rewriter ask the same question per turn, so it is answered once."""
     frame_core = frame.strip()
-    if lang == "zh":
+    if reading(lang).unspaced:  # "杭州今天会下雨吗？": a frame written without spaces loses its final marks
         frame_core = frame_core.rstrip(_TRAIL)
     for step in FRAME_STEPS.get(lang, ()):
         done = step(query, frame_core)

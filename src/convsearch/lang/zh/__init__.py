@@ -18,4 +18,4 @@ def _claims(text: str) -> float:
 
 
 PACK = Pack("zh", "Chinese", claims=_claims, words=words, mentions=mentions, has_pronoun=has_pronoun,
-            agent=AGENT, stated=STATED, llm=LLM, stopwords=lx.STOP_ZH)
+            agent=AGENT, stated=STATED, llm=LLM, unspaced=True, stopwords=lx.STOP_ZH)
