@@ -11,7 +11,8 @@ A pack is the bottom of the follow-up resolver: it imports nothing of the rule l
 - ``agent``: what the search agent says to the model and shows the user in this language (``AgentTexts``);
 - ``stated``: how a user states their machine, budget or child in this language (``StatedForms``);
 - ``llm``: the LLM rewrite, variants, HyDE and summary prompts in this language (``LLMTexts``);
-- ``unspaced``: written without spaces between words (lengths then count characters).
+- ``unspaced``: written without spaces between words (lengths then count characters);
+- ``courtesy``: the openers and closers around a request that ask for nothing (``Courtesy``).
 """
 
 from __future__ import annotations
@@ -108,6 +109,22 @@ class LLMTexts:
 
 
 @dataclass(frozen=True, slots=True)
+class Courtesy:
+    """The words around a request that ask for nothing, in one language (``rewrite.shapes``): ``opener`` (courtesy
+    or discourse openers, one or several), ``closer`` (group 1 the closer, group 2 the marks after it),
+    ``closer_after`` (words the request needs before a closer), ``closer_asks`` (a closer comes off a question
+    only: a reply's 啊 stays), ``lower_after_opener`` (a wh-word or auxiliary after an opener goes lower case:
+    "hey, how do I …"), ``asked`` (the language's own reading of the rest: "whats" → "what's")."""
+
+    opener: re.Pattern[str]
+    closer: re.Pattern[str]
+    closer_after: int = 1
+    closer_asks: Callable[[str], bool] | None = None
+    lower_after_opener: bool = False
+    asked: Callable[[str], str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class StatedForms:
     """How a user states something about themselves in one language, and what each goes with (``rewrite.stated``):
     ``may_state`` a cheap test first (most turns state nothing); ``own`` ends right before a platform the user
@@ -155,6 +172,9 @@ class LanguagePack(Protocol):
     @property
     def unspaced(self) -> bool: ...
 
+    @property
+    def courtesy(self) -> Courtesy | None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Pack:
@@ -179,3 +199,4 @@ class Pack:
     # written without spaces between words (Chinese): lengths count characters (a Latin name as one), the
     # length cap is the characters cap, and words join without a space
     unspaced: bool = False
+    courtesy: Courtesy | None = None  # None: no opener or closer is set aside

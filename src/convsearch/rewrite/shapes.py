@@ -9,10 +9,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .. import lexicon as lx
+from ..lang import reading
 from ..lang.base import Mention
-from ..lang.en.markers import EN_AND_FRAGMENT_MAX, EN_CLAUSE_WORDS, EN_ELLIPSIS_RE
 from ..lang.timeref import is_time_phrase
-from ..lang.zh.markers import ZH_QUESTION_RE
 from ..lang.zh.mentions import zh_common_person
 from ..text import detect_lang, words
 from ..types import Message
@@ -27,7 +26,8 @@ def is_social(query: str) -> bool:
     asks for anything ("Thank you, that's all I need" yes; "pick the quickest route, thank you" no)."""
     if not SOCIAL_RE.search(query):
         return False
-    if "?" in query and detect_lang(query) == "en":  # "Thanks! What else is there?" asks for more
+    # "Thanks! What else is there?" asks for more (a question mark after thanks asks in English, not in Chinese)
+    if "?" in query and detect_lang(query) == "en":
         return False
     rest = SOCIAL_RE.sub(" ", query)
     return not any(w not in lx.STOP_EN and w not in lx.STOP_ZH and w not in lx.ZH_INTERJECTIONS
@@ -52,17 +52,8 @@ def asked_form(query: str, lang: str) -> str:
     ('那广州呢？', '有什么副作用', '嗯嗯')
     """
     query = split_opener(query, lang)[1]
-    if lang == "en":
-        query = _EN_WH_S_RE.sub(r"\1's", query)  # "whats the fee" is "what's the fee"
-        m = EN_ELLIPSIS_RE.match(query)
-        rest = query[m.end():].split() if m else []
-        if m and query.rstrip()[-1:].isalnum() and len(rest) <= EN_AND_FRAGMENT_MAX and not any(
-                w.lower().strip(",.") in EN_CLAUSE_WORDS or "'" in w for w in rest):
-            return query.rstrip() + "?"  # not "And I need a taxi too", "and that's all": statements
-    return query
-
-
-_EN_WH_S_RE = re.compile(r"\b(what|how|where|who|when|why)s\b(?=\s)", re.IGNORECASE)
+    c = reading(lang).courtesy
+    return c.asked(query) if c is not None and c.asked is not None else query
 
 
 @lru_cache(maxsize=4096)
@@ -76,14 +67,14 @@ def split_opener(query: str, lang: str) -> tuple[str, str, str]:
     >>> split_opener("请问有什么副作用啊？", "zh"), split_opener("How do I update it? Thanks!", "en")
     (('请问', '有什么副作用？', '啊'), ('', 'How do I update it?', ' Thanks!'))
     """
-    opener_re, closer_re = _OPENER_RE.get(lang), _CLOSER_RE.get(lang)
-    if opener_re is None or closer_re is None:
+    courtesy = reading(lang).courtesy
+    if courtesy is None:
         return "", query, ""
-    m = opener_re.match(query)
+    m = courtesy.opener.match(query)
     opener, rest = ("", query) if m is None or m.end() >= len(query.rstrip()) else (query[:m.end()], query[m.end():])
-    c = closer_re.search(rest)
-    if c is None or len(rest[:c.start()].split()) < (2 if lang == "en" else 1) or is_social(rest) or (
-            lang == "zh" and not ZH_QUESTION_RE.search(rest[:c.start()])):
+    c = courtesy.closer.search(rest)
+    if c is None or len(rest[:c.start()].split()) < courtesy.closer_after or is_social(rest) or (
+            courtesy.closer_asks is not None and not courtesy.closer_asks(rest[:c.start()])):
         return opener, rest, ""  # ("That is all. Thank you." is a sign-off, "Yes please!" a reply; a Chinese reply's
         # 啊 stays: "可以啊")
     core = rest[:c.start()]
@@ -100,7 +91,9 @@ def with_courtesy(query: str, rewritten: str, lang: str) -> str:
     """
     opener, _, closer = split_opener(query, lang)
     first = rewritten.split(maxsplit=1)[0].lower() if rewritten.strip() else ""
-    if opener and lang == "en" and rewritten[:1].isupper() and (first in lx.EN_WH or first in lx.EN_AUX) \
+    courtesy = reading(lang).courtesy
+    if opener and courtesy is not None and courtesy.lower_after_opener and rewritten[:1].isupper() \
+            and (first in lx.EN_WH or first in lx.EN_AUX) \
             and opener.rstrip()[-1:] not in ".!?":  # ("Okay. Did …" keeps its capital: a sentence of its own)
         rewritten = rewritten[0].lower() + rewritten[1:]  # "hey, how do I …", not "hey, How do I …"
     if closer and closer[-1] in _FINAL_MARKS:
@@ -111,31 +104,7 @@ def with_courtesy(query: str, rewritten: str, lang: str) -> str:
     return opener + rewritten
 
 
-# Openers with nothing to search for in them, one or several ("ok, so hey, …"): a courtesy (请问, 想问一下, 我想知道;
-# "can you tell me" before the question it wraps) needs no separator (请问下 / 问下 not before 午 / 面 / 雨: 下午);
-# an interjection (嗯, ok, hey) needs a comma, or a space before a question word, so that "okay", "Hello Kitty toys?"
-# and "Hi res audio?" stay whole.
-_EN_ASKS_NEXT = r"(?=(?:what|who|whom|whose|when|where|why|how|which|and|is|are|was|were|do|does|did|can|could|" \
-                r"will|would|should|any|tell|so|ok|okay|hey|oh)\b)"
-_OPENER_RE = {
-    "zh": re.compile(r"^(?:\s*(?:(?:那)?(?:请问一下|请问下(?![午面雨])|请问|想问一下|想问下(?![午面雨])|问一下|"
-                     r"问下(?![午面雨])|麻烦问一下|麻烦问下(?![午面雨])|我?想知道|我想问问|我想问一下|请告诉我)[，,：:\s]*|"
-                     r"\s*(?:嗯嗯|嗯|哦|噢|额|呃|好的|好吧|ok|OK)\s*[，,！!。.~～]+\s*))+"),
-    "en": re.compile(r"^(?:\s*(?:(?:hey|hi|hello|ok|okay|oh|ah|hmm+|um+|uh+|alright)\b(?:\s*[,!.]+\s*|\s+"
-                     + _EN_ASKS_NEXT
-                     + r")|(?:(?:can|could|would)\s+you\s+(?:please\s+)?tell\s+me|do\s+you\s+know|i\s+wonder|"
-                     r"i(?:'d|\s+would)\s+like\s+to\s+know|i\s+want(?:ed)?\s+to\s+know)\s+"
-                     r"(?=(?:what|who|when|where|why|how|which|if|whether)\b)|"
-                     r"(?:well|great|cool|nice|thanks|thank you|got it|i see)\s*[,!.]+\s*))+", re.IGNORECASE),
-}
 _FINAL_MARKS = "?？!！.。 "
-# A closer: "please" (not after "say"), "thanks" after a comma or a finished sentence (not "the opposite of
-# thanks"); a Chinese question's mood particle 啊 / 呀 (not 呢 or 吗, which ask)
-_CLOSER_RE = {
-    "zh": re.compile(r"([啊呀]+)(\s*[？?！!。.~～]*\s*)$"),
-    "en": re.compile(r"((?:,\s*|(?<=[?!.])\s*|(?<!\bsay)\s+)(?:please|pls)|(?:,\s*|(?<=[?!.])\s*)(?:thanks|thank you))"
-                     r"(\s*[?!.]*\s*)$", re.IGNORECASE),
-}
 
 
 def own_thing_over_passage(history: Sequence[Message], ms: Sequence[Mention], lang: str) -> bool:

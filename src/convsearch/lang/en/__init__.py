@@ -6,7 +6,7 @@ from __future__ import annotations
 from ... import lexicon as lx
 from ...text import words
 from ..base import Pack
-from .markers import has_pronoun
+from .markers import COURTESY, has_pronoun
 from .mentions import mentions
 from .stated import STATED
 from .texts import AGENT, LLM
@@ -17,4 +17,4 @@ def _claims(text: str) -> float:
 
 
 PACK = Pack("en", "English", claims=_claims, words=words, mentions=mentions, has_pronoun=has_pronoun,
-            agent=AGENT, stated=STATED, llm=LLM, stopwords=lx.STOP_EN)
+            agent=AGENT, stated=STATED, llm=LLM, courtesy=COURTESY, stopwords=lx.STOP_EN)

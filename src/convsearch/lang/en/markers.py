@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 
 from ... import lexicon as lx
+from ..base import Courtesy
 from .mentions import en_tokens
 
 EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what about|how about|and|what of|"
@@ -120,3 +121,43 @@ def has_pronoun(text: str) -> bool:
     toks = en_tokens(text)
     return any(t.lower() in lx.EN_PRONOUNS and not _demonstrative_det(toks, k) and not en_feedback_pronoun(toks, k)
                for k, t in enumerate(toks))
+
+
+# Openers with nothing to search for in them, one or several ("ok, so hey, …"): "can you tell me" before the
+# question it wraps; an interjection (ok, hey) needs a comma, or a space before a question word, so that "okay",
+# "Hello Kitty toys?" and "Hi res audio?" stay whole. A closer: "please" (not after "say"), "thanks" after a comma or
+# a finished sentence (not "the opposite of thanks").
+_EN_ASKS_NEXT = r"(?=(?:what|who|whom|whose|when|where|why|how|which|and|is|are|was|were|do|does|did|can|could|" \
+                r"will|would|should|any|tell|so|ok|okay|hey|oh)\b)"
+_EN_WH_S_RE = re.compile(r"\b(what|how|where|who|when|why)s\b(?=\s)", re.IGNORECASE)
+
+
+def asked(query: str) -> str:
+    """A wh-word's 's typed without its apostrophe is spelt out ("whats the fee" → "what's the fee"), and a
+    follow-up opening with and / what about / how about … is a question whether or not its mark was typed.
+
+    >>> asked("whats the fee"), asked("and on Windows"), asked("And I need a taxi too")
+    ("what's the fee", 'and on Windows?', 'And I need a taxi too')
+    """
+    query = _EN_WH_S_RE.sub(r"\1's", query)
+    m = EN_ELLIPSIS_RE.match(query)
+    rest = query[m.end():].split() if m else []
+    if m and query.rstrip()[-1:].isalnum() and len(rest) <= EN_AND_FRAGMENT_MAX and not any(
+            w.lower().strip(",.") in EN_CLAUSE_WORDS or "'" in w for w in rest):
+        return query.rstrip() + "?"  # not "And I need a taxi too", "and that's all": statements
+    return query
+
+
+COURTESY = Courtesy(
+    opener=re.compile(r"^(?:\s*(?:(?:hey|hi|hello|ok|okay|oh|ah|hmm+|um+|uh+|alright)\b(?:\s*[,!.]+\s*|\s+"
+                      + _EN_ASKS_NEXT
+                      + r")|(?:(?:can|could|would)\s+you\s+(?:please\s+)?tell\s+me|do\s+you\s+know|i\s+wonder|"
+                      r"i(?:'d|\s+would)\s+like\s+to\s+know|i\s+want(?:ed)?\s+to\s+know)\s+"
+                      r"(?=(?:what|who|when|where|why|how|which|if|whether)\b)|"
+                      r"(?:well|great|cool|nice|thanks|thank you|got it|i see)\s*[,!.]+\s*))+", re.IGNORECASE),
+    closer=re.compile(r"((?:,\s*|(?<=[?!.])\s*|(?<!\bsay)\s+)(?:please|pls)|(?:,\s*|(?<=[?!.])\s*)"
+                      r"(?:thanks|thank you))(\s*[?!.]*\s*)$", re.IGNORECASE),
+    closer_after=2,
+    lower_after_opener=True,
+    asked=asked,
+)

@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from ... import lexicon as lx
 from ...text import is_cjk, tagged
+from ..base import Courtesy
 from .mentions import mentions, zh_anaphor_at
 
 # --- Chinese follow-up markers ---------------------------------------------------------------------
@@ -154,3 +155,16 @@ def has_pronoun(text: str) -> bool:
     """A pronoun or demonstrative standing for something named before (它, 这款, 前者; not the 这个 of 这个时候)."""
     ztoks = zh_det_tokens(text)
     return any(zh_anaphor_at(ztoks, i) for i in range(len(ztoks)))
+
+
+# Openers with nothing to search for in them, one or several: a courtesy (请问, 想问一下, 我想知道) needs no separator
+# (请问下 / 问下 not before 午 / 面 / 雨: 下午); an interjection (嗯, ok) needs a comma. A closer: a question's mood
+# particle 啊 / 呀 (not 呢 or 吗, which ask), taken off a question only (a reply's 啊 stays: "可以啊").
+COURTESY = Courtesy(
+    opener=re.compile(r"^(?:\s*(?:(?:那)?(?:请问一下|请问下(?![午面雨])|请问|想问一下|想问下(?![午面雨])|问一下|"
+                      r"问下(?![午面雨])|麻烦问一下|麻烦问下(?![午面雨])|我?想知道|我想问问|我想问一下|请告诉我)[，,：:\s]*|"
+                      r"\s*(?:嗯嗯|嗯|哦|噢|额|呃|好的|好吧|ok|OK)\s*[，,！!。.~～]+\s*))+"),
+    closer=re.compile(r"([啊呀]+)(\s*[？?！!。.~～]*\s*)$"),
+    closer_after=1,
+    closer_asks=lambda text: bool(ZH_QUESTION_RE.search(text)),
+)
