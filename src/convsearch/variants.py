@@ -9,6 +9,7 @@ from functools import lru_cache
 from importlib import resources
 
 from . import lexicon as lx
+from .lang import detect, reading
 from .text import detect_lang, words
 
 # Short structured questions (yes/no, a number, a code) gain nothing from synonyms.
@@ -69,7 +70,7 @@ def mixed_variant(query: str) -> str | None:
     True
     """
     q = query.strip()
-    if not q or detect_lang(q) != "zh":
+    if not q or detect_lang(q) != "zh":  # the term lexicon (data/terms_zh_en.txt) maps Chinese terms to English
         return None
     terms = _terms()
     parts: list[str] = []
@@ -107,7 +108,8 @@ def make_variants(query: str, *, max_variants: int = 3, mixed: bool = False) -> 
         out.append(mv)
         if len(out) >= max_variants:
             return out
-    lang = detect_lang(q)
+    lang = detect(q).code
+    spaced = not reading(lang).unspaced  # words between spaces: multi-word entries, names, word boundaries
     table = _table(lang)
     toks = words(q, lower=False)
     if len(toks) < 2:
@@ -117,17 +119,17 @@ def make_variants(query: str, *, max_variants: int = 3, mixed: bool = False) -> 
     lowered_words = set(words(q))
     # multi-word English entries ("rate limit") are matched on the text, single words on tokens
     candidates = [w for w in toks if w.lower() in table]
-    if lang == "en":
+    if spaced:
         candidates += [k for k in table if " " in k and k in lowered]
     for w in candidates:
-        if lang == "en" and w[:1].isupper():
+        if spaced and w[:1].isupper():
             continue  # part of a name ("Helix Launch Systems")
         for syn in table.get(w.lower(), ()):
             lw, ls = w.lower(), syn.lower()
-            if ls in lowered or lw in ls or ls in lw or (lang == "en" and any(
+            if ls in lowered or lw in ls or ls in lw or (spaced and any(
                     part in lowered_words for part in ls.split() if part not in lx.STOP_EN)):
                 continue  # 免费 → 免费额度, reimbursement → expense claim would repeat words already there
-            if lang == "en":
+            if spaced:
                 v = re.sub(rf"\b{re.escape(w)}\b", syn, q, count=1, flags=re.IGNORECASE)
             else:
                 v = q.replace(w, syn, 1)

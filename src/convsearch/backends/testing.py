@@ -143,6 +143,7 @@ class SearchBackendContract:
 
     @pytest.mark.parametrize("lang", ["zh", "en"])
     def test_ranked_hits_in_both_languages(self, backend: SearchBackend, lang: str) -> None:
+        # (the contract's probe queries: one per shipped language)
         query, expected = (self.zh_query, self.zh_expected) if lang == "zh" else (self.en_query, self.en_expected)
         hits = backend.search(query, top_k=5)
         assert hits, f"no hit for {query!r}"

@@ -37,6 +37,8 @@ def _lower_first(q: str) -> str:
     return q[:1].lower() + q[1:] if first[1:].islower() else q
 
 
+# The re-typings are measurement inputs, written for how people type in the two shipped languages (请问 / hey,
+# 嗯 / ok, 啊 / please …): they branch on the language code on purpose, as a test's data would.
 def _no_final_mark(q: str, lang: str) -> str | None:
     return _FINAL_RE.sub("", q) if _FINAL_RE.search(q) else None
 

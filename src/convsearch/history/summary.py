@@ -19,10 +19,12 @@ import atexit
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime, timezone
 from typing import Protocol, runtime_checkable
 
+from ..lang import detect
 from ..rewrite.entities import mentions
 from ..text import detect_lang
 from ..types import Message
@@ -105,8 +107,7 @@ class ExtractiveSummarizer:
             shown[key] = e
         n = max(len(messages), 1)
         questions = list(prev_qs)
-        zh = sum(1 for m in messages if m.role == "user" and detect_lang(m.content) == "zh")
-        en = sum(1 for m in messages if m.role == "user") - zh
+        said = Counter(detect(m.content).code for m in messages if m.role == "user").most_common(2)
         for i, m in enumerate(messages):
             recency = 1.0 + i / n
             user = m.role == "user"
@@ -126,14 +127,14 @@ class ExtractiveSummarizer:
                 questions.append(q)
         if not scores and not questions:
             return None
-        if zh != en:
-            lang = "zh" if zh > en else "en"
+        if said and (len(said) == 1 or said[0][1] != said[1][1]):
+            lang = said[0][0]  # the language most of the user's turns are in
         else:  # no user turn decides: keep the summary's language, else the text's
             lang = prev_lang or detect_lang(" ".join(m.content for m in messages))
         ranked = sorted(scores, key=lambda k: -scores[k])
         ents = [shown[k] for k in ranked][: self.max_entities]
         qs = questions[-self.max_questions:]
-        topics, qlabel, esep, qsep, end = _LABELS[lang]
+        topics, qlabel, esep, qsep, end = _LABELS.get(lang, _LABELS["en"])
         while True:
             lines = []
             if ents:

@@ -119,7 +119,7 @@ def compound(m: Mention, lang: str) -> bool:
     signs", "冷冻疗法"), not a single or relational noun ("the doctors", "the types", "医生")."""
     if m.proper or m.relational:
         return False
-    return len(m.text) >= 4 if lang == "zh" else len(m.text.split()) >= 2
+    return len(m.text) >= 4 if reading(lang).unspaced else len(m.text.split()) >= 2
 
 
 _TIME_UNITS = lx.EN_TIME_UNITS  # "this year": the mention is "year"

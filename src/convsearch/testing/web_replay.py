@@ -550,6 +550,7 @@ class WebReplayServer:
                                  "displayed_link": (urlsplit(p.url).hostname or "") + " › …", "snippet": p.content}
             pub = self._published(p)
             if pub is not None:
+                # (a replayed provider writes ages as it does in the page's language)
                 r["date"] = self._age_zh(p.age_h or 0, pub) if p.lang == "zh" else self._age_en(p.age_h or 0, pub,
                                                                                                 short=True)
             organic.append(r)
