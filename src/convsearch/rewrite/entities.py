@@ -34,6 +34,7 @@ def leans_on_focus(text: str, lang: str) -> bool:
         return True
     if any(m.relational for m in mentions(text, lang)):
         return True
+    # a 呢-ellipsis keeps the focus; an English one ("what about X") names a new subject of its own
     return lang == "zh" and zh_ellipsis(text)
 
 

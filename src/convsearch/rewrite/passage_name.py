@@ -15,8 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ..lang import detect
 from ..lang.base import Mention
-from ..text import detect_lang
 from ..types import Message
 from .focus import Focus
 
@@ -31,7 +31,8 @@ def passage_history(history: Sequence[Message]) -> bool:
     False
     """
     last = next((m.content for m in reversed(history) if m.role == "assistant"), "")
-    size = len(last) / 2 if detect_lang(last) == "zh" else len(last.split())  # a Chinese word: ~2 characters
+    # in a language written without spaces a word is ~2 characters
+    size = len(last) / 2 if detect(last).unspaced else len(last.split())
     return size > PASSAGE_WORDS
 
 _MIN_WORDS = 3  # a two-word name is a name ("Johnny Bench", "Tesla Roadster")
