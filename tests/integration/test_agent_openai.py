@@ -189,17 +189,17 @@ def test_cli_ask_streams_the_answer_then_the_sources(tmp_path: Path, corpus, run
 # --- over web providers (the replay servers) ------------------------------------------------------------------
 @pytest.fixture
 def web_servers() -> Iterator[dict[str, Any]]:
-    import convsearch.backends.web as web
     from convsearch.backends.web._http import reset_shared_state
+    from convsearch.backends.web.guard import reset_shared_caches
     from convsearch.testing.web_replay import WebReplayServer
 
     reset_shared_state()
-    web._CACHES.clear()
+    reset_shared_caches()
     with WebReplayServer("tavily", keys=["agent-1"], latency_s=0.08) as t, \
             WebReplayServer("brave", keys=["agent-1"], latency_s=0.08) as b:
         yield {"tavily": t, "brave": b}
     reset_shared_state()
-    web._CACHES.clear()
+    reset_shared_caches()
 
 
 def test_agent_over_web_providers(web_servers: dict[str, Any], llm_server: FakeOpenAIServer) -> None:

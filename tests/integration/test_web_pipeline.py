@@ -23,13 +23,13 @@ KEYS = ("pipe-1", "pipe-2")
 
 @pytest.fixture(autouse=True)
 def _fresh():
-    import convsearch.backends.web as web
+    from convsearch.backends.web.guard import reset_shared_caches
 
     reset_shared_state()
-    web._CACHES.clear()
+    reset_shared_caches()
     yield
     reset_shared_state()
-    web._CACHES.clear()
+    reset_shared_caches()
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...errors import ConfigError
-from .guard import guarded, shared_cache
+from .guard import guarded, reset_shared_caches, shared_cache
 
 if TYPE_CHECKING:
     from ...config import Settings
@@ -46,4 +46,4 @@ def from_settings(settings: Settings) -> SearchBackend:
     return guarded(settings, Failover(members) if len(members) > 1 else members[0])
 
 
-__all__ = ["configured", "from_settings", "guarded", "shared_cache"]
+__all__ = ["configured", "from_settings", "guarded", "reset_shared_caches", "shared_cache"]

@@ -33,6 +33,12 @@ def shared_cache(settings: Settings) -> tuple[Any, Any]:
         return caches
 
 
+def reset_shared_caches() -> None:
+    """Forget the process's web caches (tests that start from empty ones; the next turn makes them anew)."""
+    with _LOCK:
+        _CACHES.clear()
+
+
 def guarded(settings: Settings, backend: SearchBackend) -> SearchBackend:
     """The provider(s) behind the cache (unless off) and the policy (sensitive queries, result count, sites)."""
     from .policy import Policed, SitePolicy
