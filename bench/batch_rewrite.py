@@ -22,7 +22,7 @@ import numpy as np
 
 from common import REPO, data_file, run_worker, table, verdict
 
-TARGET = 2000.0
+TARGET = 3000.0  # issue 25: turns/s on the slowest dev set
 DATASETS = (("canard dev", "canard/dev.jsonl"), ("su2019 dev", "rewrite-su2019-zh/dev.jsonl"),
             ("restoration-200k valid", "restoration-200k-zh/valid.jsonl"))
 KEEP = ("id", "history", "history_roles", "question", "topic")
