@@ -92,3 +92,24 @@ def test_haystack_sessions_and_bad_roles(backend):
     assert comp.run("价格呢？")["documents"][0].meta["standalone_query"] == "AnySearch 的价格"
     with pytest.raises(InputError, match="unknown chat role"):
         ConvSearchRetriever(backend).run("价格呢？", messages=[{"role": "wizard", "content": "x"}])
+
+
+# --- built from the environment ------------------------------------------------------------------------------
+def test_llamaindex_and_haystack_retrievers_build_themselves_from_the_environment(bm25_index, monkeypatch):
+    """No backend, no pipeline: the configured index (CONVSEARCH_DATA_DIR) is opened on the first search."""
+    pytest.importorskip("llama_index.core")
+    pytest.importorskip("haystack")
+    from haystack.dataclasses import ChatMessage
+
+    from convsearch.integrations.haystack import ConvSearchRetriever as HaystackRetriever
+    from convsearch.integrations.llamaindex import ChatQueryBundle
+    from convsearch.integrations.llamaindex import ConvSearchRetriever as LlamaRetriever
+
+    monkeypatch.setenv("CONVSEARCH_DATA_DIR", str(bm25_index.path.parent))
+    monkeypatch.setenv("CONVSEARCH_DENSE", "off")
+    li = LlamaRetriever(k=2)
+    nodes = li.retrieve(ChatQueryBundle("价格呢？", chat_history=ZH))
+    assert nodes and nodes[0].node.metadata["standalone_query"] == "AnySearch 的价格"
+    hs = HaystackRetriever(top_k=2)
+    docs = hs.run("价格呢？", messages=[ChatMessage.from_user("AnySearch 支持哪些检索方式？")])["documents"]
+    assert docs and docs[0].id == "zh-any-price"

@@ -49,9 +49,43 @@ class TestStandardRetrieverSuite(langchain_tests.RetrieversIntegrationTests):
         return "AnySearch NovaDB 价格 pricing"
 
 
+class TestStandardRetrieverSuiteFromSettings(langchain_tests.RetrieversIntegrationTests):
+    """The same standard suite with empty constructor params: the retriever builds itself from its environment
+    (CONVSEARCH_DATA_DIR holding a local index over the corpus), as LangChain's provider retrievers do."""
+
+    @pytest.fixture(autouse=True)
+    def _environment(self, bm25_index, monkeypatch):
+        monkeypatch.setenv("CONVSEARCH_DATA_DIR", str(bm25_index.path.parent))
+        monkeypatch.setenv("CONVSEARCH_DENSE", "off")
+
+    @property
+    def retriever_constructor(self) -> type[ConvSearchRetriever]:
+        return ConvSearchRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        return {}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "AnySearch NovaDB 价格 pricing"
+
+
 # The suite's one async test relies on asyncio_mode=auto, which an ini key would turn on for every test here;
 # marking that very function (not an override: the suite checks that none of its tests is replaced) is enough.
 pytest.mark.asyncio(langchain_tests.RetrieversIntegrationTests.test_ainvoke_returns_documents)
+
+
+def test_a_retriever_without_arguments_searches_the_configured_index_and_closes_it(bm25_index, monkeypatch):
+    monkeypatch.setenv("CONVSEARCH_DATA_DIR", str(bm25_index.path.parent))
+    monkeypatch.setenv("CONVSEARCH_DENSE", "off")
+    r = ConvSearchRetriever(k=2)
+    docs = r.invoke("价格呢？", config={"configurable": {"chat_history": ZH_HISTORY}})
+    assert docs and docs[0].metadata["standalone_query"] == "AnySearch 的价格"
+    r.close()
+    monkeypatch.setenv("CONVSEARCH_DATA_DIR", str(bm25_index.path.parent / "nowhere"))
+    with pytest.raises(Exception, match="no index"):  # the environment is read: an empty data dir has no index
+        ConvSearchRetriever(k=2).invoke("AnySearch pricing")
 
 
 @pytest.fixture

@@ -68,16 +68,16 @@ class Turn:
 
     ``pipeline``: a Pipeline to use (its owner closes it); otherwise one is built on first use over ``backend``
     from ``settings`` (default: the environment, ``Settings.from_env()``; the rewriter is ``CONVSEARCH_REWRITER``)
-    and released by ``close()``. ``store`` (a ``convsearch.history`` store) makes ``session_id`` mean a stored
-    conversation under ``tenant`` / ``agent``: its history is the context and the turn is recorded; without a
-    store a ``session_id`` is an InputError (nothing to read it from).
+    and released by ``close()``. With neither, the backends the settings configure (``CONVSEARCH_BACKENDS``,
+    default the local index under ``CONVSEARCH_DATA_DIR``) are opened on the first search and closed with it, as
+    the framework's own retrievers build themselves from their environment. ``store`` (a ``convsearch.history``
+    store) makes ``session_id`` mean a stored conversation under ``tenant`` / ``agent``: its history is the
+    context and the turn is recorded; without a store a ``session_id`` is an InputError (nothing to read it from).
     """
 
     def __init__(self, backend: Any = None, settings: Settings | None = None, store: Any = None,
                  tenant: str = "local", agent: str = "integration", filters: Mapping[str, Any] | None = None, *,
                  pipeline: Any = None) -> None:
-        if backend is None and pipeline is None:
-            raise InputError("give a backend (any convsearch SearchBackend) or a pipeline (convsearch.Pipeline)")
         self.backend, self.settings, self.store = backend, settings, store
         self.tenant, self.agent, self.filters = tenant, agent, dict(filters) if filters else None
         self._pipeline, self._owned = pipeline, pipeline is None
