@@ -16,6 +16,11 @@ first question, in the topic, how many turns repeat it), the query holding it (w
 previous question's frame, its slot there, its rank among the candidates, a few products with the query's shape;
 then the turn features, so the term model sees the turn too.
 
+The candidates are the Analysis's (every mention of the window) followed by the session topic's mentions the window
+does not name (``role`` "topic", ``turn`` -1, ``distance`` one past the oldest turn): CANARD, CAsT and iKAT
+rewrites often bring the topic's name in ("What did they do?" → "What did The Waterboys do?" on the page "The
+Waterboys: Late 1980s"), which no turn of the window names.
+
 >>> from convsearch.types import Message
 >>> history = [Message("user", "AnySearch 支持哪些检索方式？"), Message("assistant", "支持 BM25 和向量检索。")]
 >>> v = view(history, "价格呢？")
@@ -38,6 +43,7 @@ import numpy as np
 from ..gate import decide
 from ..lang import detect, reading
 from ..rewrite.analysis import Analysis, Candidate
+from ..rewrite.entities import mentions
 from ..rewrite.shapes import asked_form
 from ..types import Decision, DecisionKind, Message
 from .tokens import content_words, read
@@ -53,8 +59,8 @@ _TURN_BASE = ("lang_zh", "q_words", "q_chars_log", "q_pronoun", "q_fragment", "q
 _TURN_IDF = ("q_idf_max", "q_idf_mean", "proper_out_near_idf")
 TURN_NAMES: tuple[str, ...] = _TURN_BASE + _TURN_IDF
 
-_CAND_BASE = ("c_proper", "c_relational", "c_cls_name", "c_cls_eng", "c_cls_noun", "c_words", "c_chars_log",
-              "c_no_words", "c_user", "c_dist_inv", "c_dist_log", "c_dist1", "c_dist2", "c_first_turn",
+_CAND_BASE = ("c_from_topic", "c_proper", "c_relational", "c_cls_name", "c_cls_eng", "c_cls_noun", "c_words",
+              "c_chars_log", "c_no_words", "c_user", "c_dist_inv", "c_dist_log", "c_dist1", "c_dist2", "c_first_turn",
               "c_in_first_question", "c_in_topic", "c_repeat", "c_in_query", "c_partial_query", "c_focus",
               "c_in_frame", "c_slot", "c_slot_place", "c_slot_time", "c_rank_inv", "c_focus_x_pronoun",
               "c_dist1_x_fragment", "c_proper_x_zh", "c_out_x_needed", "c_focus_x_needed", "c_dist1_x_needed")
@@ -116,6 +122,25 @@ def analyse(history: Sequence[Message], question: str, topic: str | None = None,
     return a, decide(a)
 
 
+def candidates_of(a: Analysis) -> tuple[Candidate, ...]:
+    """The Analysis's candidates, then the topic's mentions the window does not name (see the module docstring)."""
+    cands = a.candidates
+    if not a.topic:
+        return cands
+    seen = {c.text.lower() for c in cands}
+    focus = a.topic_focus.entity
+    q = a.q.lower()
+    extra = []
+    for x in mentions(a.topic, a.lang):
+        key = x.text.lower()
+        if key in seen:
+            continue
+        seen.add(key)
+        extra.append(Candidate(x.text, x.proper, x.cls, x.relational, -1, "topic", len(a.history) + 1, None, False,
+                               focus is not None and x.text == focus.text, key in q))
+    return cands + tuple(extra)
+
+
 def _share(words: Sequence[str], text: str) -> float:
     if not words:
         return 0.0
@@ -126,7 +151,7 @@ def _share(words: Sequence[str], text: str) -> float:
 def view(history: Sequence[Message], question: str, topic: str | None = None, lang: str | None = None) -> TurnView:
     """Read one turn (``history``: the windowed history, oldest first)."""
     a, d = analyse(history, question, topic, lang)
-    cands = a.candidates
+    cands = candidates_of(a)
     q = a.q
     ql = q.lower()
     qw = content_words(q)
@@ -158,8 +183,9 @@ def view(history: Sequence[Message], question: str, topic: str | None = None, la
         out = float(not c.in_query)
         dist1 = float(c.distance == 1)
         rows.append([
-            float(c.proper), float(c.relational), float(c.cls in _NAME_CLASSES), float(c.cls == "eng"),
-            float(c.cls in _NOUN_CLASSES), min(len(words), 6) / 6, math.log1p(len(c.text)) / 4, float(not words),
+            float(c.role == "topic"), float(c.proper), float(c.relational), float(c.cls in _NAME_CLASSES),
+            float(c.cls == "eng"), float(c.cls in _NOUN_CLASSES), min(len(words), 6) / 6,
+            math.log1p(len(c.text)) / 4, float(not words),
             float(c.role == "user"), 1.0 / c.distance, math.log1p(c.distance) / 3, dist1, float(c.distance == 2),
             float(c.turn == 0), float(key in first_q), float(any(w in topic_read for w in words)),
             math.log1p(sum(key in t for t in lowered)) / 2, float(c.in_query), _share(words, q), float(c.is_focus),

@@ -11,8 +11,9 @@ Printed: per training set, the out-of-fold gate accuracy / precision / recall / 
 (``needs_rewrite(...).needed``) on the same turns, and the term precision / recall / F1 beside a rules-shaped
 baseline (the conversation's focus, when the query does not name it). Then a model fitted on every fold scores the
 evaluation-only sets (``data.EVAL_ONLY``: Restoration-200K valid, Su 2019 dev; whole, tune half and frozen half),
-beside the rules; nothing is fitted or chosen on them. With ``--out``: ``report.json``, ``model.json`` (the two
-models and the IDF table) and ``MODEL_CARD.md``.
+beside the rules and beside the same model fitted on the English sets alone (a fixed diagnostic: does a gate learnt
+in English carry over to Chinese chit-chat?); nothing is fitted or chosen on them. With ``--out``: ``report.json``,
+``model.json`` (the two models and the IDF table) and ``MODEL_CARD.md``.
 
 Deterministic: fixed folds (SHA-1 of the dialog), a Newton fit from zero, turns in file order.
 """
@@ -213,19 +214,20 @@ def load_eval_only(ds: DataSet, root: Path) -> tuple[list[Turn], list[str]]:
     return turns, halves
 
 
-def score_eval_only(fitted: Fitted, root: Path) -> dict[str, Any]:
+def score_eval_only(models: dict[str, Fitted], root: Path) -> dict[str, Any]:
+    """Gate scores of the rules and of each model on the evaluation-only sets (whole, tune half, frozen half)."""
     out: dict[str, Any] = {}
     for ds in EVAL_ONLY:
         turns, halves = load_eval_only(ds, root)
         p = prepare(turns)
-        G, _, _ = design(p, fitted.idf)
-        prob = fitted.gate.proba(G)
+        probs = {name: f.gate.proba(design(p, f.idf)[0]) for name, f in models.items()}
         per: dict[str, Any] = {}
         for half in ("all", "tune", "frozen"):
             sel = np.array([half == "all" or h == half for h in halves])
             per[half] = {"turns": int(sel.sum()), "rewritten": float(p.gate_y[sel].mean()),
                          "rules_gate": _gate_row(p.rules[sel], p.gate_y[sel]),
-                         "learned_gate": _gate_row(prob[sel] >= GATE_THRESHOLD, p.gate_y[sel])}
+                         **{name: _gate_row(prob[sel] >= GATE_THRESHOLD, p.gate_y[sel])
+                            for name, prob in probs.items()}}
         out[ds.name] = per
     return out
 
@@ -237,25 +239,26 @@ def _pct(x: float) -> str:
 def markdown(oof: dict[str, Any], eval_only: dict[str, Any]) -> str:
     lines = ["Out-of-fold (5 folds by dialog); gate: accuracy / precision / recall; terms: precision / recall / F1 on "
              "the candidates of the turns the human rewrote", "",
-             "| set | turns | rewritten % | rules gate acc / P / R | learned gate acc / P / R / F1 | Brier | "
+             "| set | turns | rewritten % | rules gate acc / P / R | learned gate acc / P / R / F1 | Brier / ECE | "
              "term coverage % | learned terms P / R / F1 | focus baseline P / R / F1 |",
-             "|---|---:|---:|---|---|---:|---:|---|---|"]
+             "|---|---:|---:|---|---|---|---:|---|---|"]
     for name, r in oof.items():
         rg, lg, lt, ft = r["rules_gate"], r["learned_gate"], r["learned_terms"], r["rules_focus_terms"]
         lines.append(f"| {name} | {r['turns']} | {_pct(r['rewritten'])} | {_pct(rg['accuracy'])} / "
                      f"{_pct(rg['precision'])} / {_pct(rg['recall'])} | {_pct(lg['accuracy'])} / "
-                     f"{_pct(lg['precision'])} / {_pct(lg['recall'])} / {_pct(lg['f1'])} | {lg['brier']:.3f} | "
+                     f"{_pct(lg['precision'])} / {_pct(lg['recall'])} / {_pct(lg['f1'])} | "
+                     f"{lg['brier']:.3f} / {lg['ece']:.3f} | "
                      f"{_pct(r['term_coverage'])} | {_pct(lt['precision'])} / {_pct(lt['recall'])} / "
                      f"{_pct(lt['f1'])} | {_pct(ft['precision'])} / {_pct(ft['recall'])} / {_pct(ft['f1'])} |")
     lines += ["", "Evaluation only (a model fitted on every training fold; nothing fitted or chosen here); gate "
               "accuracy / precision / recall", "",
-              "| set | half | turns | rewritten % | rules gate | learned gate |", "|---|---|---:|---:|---|---|"]
+              "| set | half | turns | rewritten % | rules gate | learned gate | learned gate, English sets only |",
+              "|---|---|---:|---:|---|---|---|"]
     for name, per in eval_only.items():
         for half, r in per.items():
-            rg, lg = r["rules_gate"], r["learned_gate"]
-            lines.append(f"| {name} | {half} | {r['turns']} | {_pct(r['rewritten'])} | {_pct(rg['accuracy'])} / "
-                         f"{_pct(rg['precision'])} / {_pct(rg['recall'])} | {_pct(lg['accuracy'])} / "
-                         f"{_pct(lg['precision'])} / {_pct(lg['recall'])} |")
+            cells = " | ".join(f"{_pct(g['accuracy'])} / {_pct(g['precision'])} / {_pct(g['recall'])}"
+                               for g in (r["rules_gate"], r["learned_gate"], r["learned_gate_en"]))
+            lines.append(f"| {name} | {half} | {r['turns']} | {_pct(r['rewritten'])} | {cells} |")
     return "\n".join(lines) + "\n"
 
 
@@ -299,7 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _log(f"read {len(turns)} turns, {sum(len(y) for y in p.term_y)} candidates ({time.perf_counter() - t0:.1f} s)")
     oof = report(p, cross_validate(p))
     fitted = fit(p, np.arange(len(turns)))[0]
-    eval_only = {} if args.no_eval_only else score_eval_only(fitted, args.data)
+    # a diagnostic beside it: the same model fitted on the English sets alone (does the zh gate transfer from en?)
+    english = np.flatnonzero(np.array([t.lang != "zh" for t in turns]))
+    eval_only = {} if args.no_eval_only else score_eval_only(
+        {"learned_gate": fitted, "learned_gate_en": fit(p, english)[0]}, args.data)
     md = markdown(oof, eval_only)
     print(md)
     model = json.dumps(fitted.to_dict(), ensure_ascii=False, sort_keys=True)
