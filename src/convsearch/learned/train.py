@@ -150,6 +150,42 @@ def cross_validate(p: Prepared, folds: int = FOLDS, l2: float = L2) -> dict[str,
     return {"gate_p": gate_p, "term_p": term_p, "term_pred": term_pred, "term_thresholds": np.array(thresholds)}
 
 
+# Gate feature groups for --ablation: the rules' own verdict, and everything else (the Analysis's facts, IDF).
+RULES_COLUMNS = tuple(i for i, n in enumerate(TURN_NAMES) if n.startswith(("rules_", "kind_")))
+ABLATIONS = {"all features": tuple(range(len(TURN_NAMES))), "the rules' verdict only": RULES_COLUMNS,
+             "without the rules' verdict": tuple(i for i in range(len(TURN_NAMES)) if i not in RULES_COLUMNS)}
+
+
+def gate_ablation(p: Prepared, folds: int = FOLDS, l2: float = L2) -> dict[str, dict[str, float]]:
+    """Out-of-fold gate accuracy per training set for each column group of ``ABLATIONS`` (same folds, same IDF)."""
+    fold = np.array(by_fold(p.turns, folds))
+    probs = {name: np.zeros(len(p.turns)) for name in ABLATIONS}
+    for k in range(folds):
+        train = np.flatnonzero(fold != k)
+        G, _, _ = design(p, IdfTable.build(p.texts(train.tolist())))
+        held = fold == k
+        for name, cols in ABLATIONS.items():
+            c = list(cols)
+            m = fit_logistic(G[train][:, c], p.gate_y[train], l2=l2)
+            probs[name][held] = m.proba(G[held][:, c])
+    # leave one set out: fitted on the other sets only (how far a gate learnt elsewhere carries to a new domain)
+    loso = np.zeros(len(p.turns))
+    sets = np.array([t.dataset for t in p.turns])
+    for ds in TRAIN_SETS:
+        train = np.flatnonzero(sets != ds.name)
+        G, _, _ = design(p, IdfTable.build(p.texts(train.tolist())))
+        held = sets == ds.name
+        loso[held] = fit_logistic(G[train], p.gate_y[train], l2=l2).proba(G[held])
+    out: dict[str, dict[str, float]] = {}
+    for ds_name in [d.name for d in TRAIN_SETS] + ["all"]:
+        sel = np.array([ds_name == "all" or t.dataset == ds_name for t in p.turns])
+        out[ds_name] = {"rules": float(np.mean(p.rules[sel] == p.gate_y[sel])),
+                        **{name: float(np.mean((probs[name][sel] >= GATE_THRESHOLD) == p.gate_y[sel]))
+                           for name in ABLATIONS},
+                        "leave this set out": float(np.mean((loso[sel] >= GATE_THRESHOLD) == p.gate_y[sel]))}
+    return out
+
+
 def _gate_row(pred: np.ndarray, gold: np.ndarray) -> dict[str, float]:
     s = gate_from_flags(pred.tolist(), gold.tolist())
     return {"accuracy": s.accuracy, "precision": s.precision, "recall": s.recall, "f1": s.f1}
@@ -291,6 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="write report.json, model.json and MODEL_CARD.md here")
     ap.add_argument("--limit", type=int, default=None, help="at most this many turns per file (a quick look)")
     ap.add_argument("--no-eval-only", action="store_true", help="skip the evaluation-only sets")
+    ap.add_argument("--ablation", action="store_true", help="also print out-of-fold gate accuracy per feature group")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     turns: list[Turn] = []
@@ -307,6 +344,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     eval_only = {} if args.no_eval_only else score_eval_only(
         {"learned_gate": fitted, "learned_gate_en": fit(p, english)[0]}, args.data)
     md = markdown(oof, eval_only)
+    if args.ablation:
+        ab = gate_ablation(p)
+        names = ["rules", *ABLATIONS, "leave this set out"]
+        md += ("\nGate ablation: out-of-fold accuracy % by feature group (logistic regression, same folds); the last "
+               "column fits on the other sets only\n\n| set | "
+               + " | ".join(names) + " |\n|---|" + "---:|" * len(names) + "\n"
+               + "".join(f"| {ds} | " + " | ".join(_pct(r[n]) for n in names) + " |\n" for ds, r in ab.items()))
     print(md)
     model = json.dumps(fitted.to_dict(), ensure_ascii=False, sort_keys=True)
     sha = hashlib.sha256(model.encode("utf-8")).hexdigest()
@@ -317,7 +361,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         (args.out / "report.json").write_text(json.dumps({"oof": oof, "eval_only": eval_only}, indent=1,
                                                          sort_keys=True), encoding="utf-8")
         counts = {ds.name: sum(t.dataset == ds.name for t in turns) for ds in TRAIN_SETS}
-        command = "python -m convsearch.learned.train" + (f" --limit {args.limit}" if args.limit else "")
+        command = ("python -m convsearch.learned.train" + (f" --limit {args.limit}" if args.limit else "")
+                   + (" --ablation" if args.ablation else "") + (" --no-eval-only" if args.no_eval_only else "")
+                   + f" --out {args.out}")
         (args.out / "MODEL_CARD.md").write_text(_card(fitted, md, command, counts, sha), encoding="utf-8")
     return 0
 
