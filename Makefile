@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-unit lint bench bench-serve bench-web bench-milvus serve eval docs clean
+.PHONY: demo test test-unit lint bench bench-serve bench-web bench-milvus serve eval train docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ serve: $(STAMP)
 ## eval: rerun the quality rows of eval/expected.yaml, OK / FAIL each
 eval: $(STAMP)
 	$(VENV)/bin/convsearch eval regress --expected eval/expected.yaml
+
+## train: the learned gate and term selector, 5-fold by dialog on the licensed sets (~1-2 min) → .convsearch/learned/ (model.json, report.json, MODEL_CARD.md); see docs/LEARNED_PHASE1.md
+train: $(STAMP)
+	$(PY) -m convsearch.learned.train --ablation --out .convsearch/learned
 
 clean:
 	rm -rf .convsearch .pytest_cache
