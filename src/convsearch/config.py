@@ -286,6 +286,25 @@ class Settings:
         s.validate()
         return s
 
+    def to_env(self) -> dict[str, str]:
+        """Every setting as the ``CONVSEARCH_*`` variable that sets it (secrets revealed), the sections' variables
+        too: ``from_env(s.to_env())`` reads ``s`` back. For a child process of this one (``serve --workers``).
+
+        >>> s = Settings.from_env({}, window=3, llm_api_key="sk-1")
+        >>> e = s.to_env(); e["CONVSEARCH_WINDOW"], Settings.from_env(e).llm_api_key.reveal()
+        ('3', 'sk-1')
+        """
+        out: dict[str, str] = {}
+        for f in fields(self):
+            if not f.metadata.get("env", True):
+                continue
+            value = getattr(self, f.name)
+            if value is None:
+                continue  # a secret not set
+            out[f"CONVSEARCH_{f.name.upper()}"] = value.reveal() if isinstance(value, Secret) else str(value)
+        out.update({k: s.reveal() for k, s in self.sections})
+        return out
+
     def validate(self) -> None:
         if self.fusion not in ("rrf", "max"):
             raise ConfigError(f"fusion must be 'rrf' or 'max', not {self.fusion!r}")

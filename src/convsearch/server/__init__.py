@@ -26,8 +26,9 @@ def require() -> None:
 def serve(settings: Settings, *, workers: int = 1, log_level: str = "info") -> None:
     """Run the HTTP API with uvicorn on ``settings.server_host:server_port`` until interrupted.
 
-    With ``workers > 1`` each worker process builds its own app from the environment (rate limits and caches
-    are then per process)."""
+    With ``workers > 1`` each worker process builds its own app from the environment, which is given every one of
+    ``settings`` first (flags and settings made in code included: ``Settings.to_env``); rate limits and caches are
+    then per process."""
     require()
     import uvicorn
 
@@ -40,7 +41,7 @@ def serve(settings: Settings, *, workers: int = 1, log_level: str = "info") -> N
                               proxy_headers=False, server_header=False)
     if workers > 1:
         service.close()
-        os.environ["CONVSEARCH_DATA_DIR"] = str(settings.data_dir)  # the workers read Settings.from_env()
+        os.environ.update(settings.to_env())  # the workers read Settings.from_env(): every setting reaches them
         uvicorn.run("convsearch.server.app:create_served_app", factory=True, workers=workers, **kw)
     else:
         uvicorn.run(create_app(settings, service=service, warm=True), **kw)
