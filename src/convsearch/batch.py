@@ -77,7 +77,7 @@ def _from_messages(obj: dict) -> None:
 
 
 def _workers(rewriter: object) -> int:
-    if not getattr(rewriter, "io_bound", False):
+    if getattr(rewriter, "cost", "io") != "io":  # threads help only what waits on the network
         return 1
     from .config import Settings
 

@@ -389,10 +389,14 @@ def test_playground_page_and_its_safety(client: TestClient) -> None:
     assert not re.search(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(", source)
 
 
-def test_which_turns_run_inline(bm25_index) -> None:
+def test_which_turns_run_inline(bm25_index, monkeypatch) -> None:
+    from convsearch.rewrite import similar
     from convsearch.server.auth import Tenant
 
     t = Tenant("acme")
+    if similar.available():  # the rule rewriter may embed to break a tie: "compute", a worker thread's work
+        assert not Service(settings(), backend=bm25_index).inline(t, None, search=False)
+    monkeypatch.setattr(similar, "_AVAILABLE", False)  # without the embedder the rules are pure CPU work
     svc = Service(settings(), backend=bm25_index, store=InMemoryStore())
     assert svc.inline(t, None, search=True) and svc.inline(t, None, search=False)
     assert not svc.inline(t, "s1", search=True)  # a stored session waits on the database
@@ -508,3 +512,35 @@ def test_close_keeps_a_store_the_caller_passed_in(bm25_index, tmp_path: Path) ->
     svc = Service(settings(data_dir=tmp_path / "data"), backend=bm25_index, store=store)
     svc.close()
     assert svc.store() is store and not (tmp_path / "data").exists()
+
+
+def test_healthz_answers_while_a_rule_turn_that_may_embed_is_in_flight(make_client) -> None:
+    """The rule rewriter may embed to break a tie (``cost`` "compute" where the embedder is installed): its turns
+    run in a worker thread, so the event loop answers /healthz meanwhile (before: such a turn ran on the loop)."""
+    import threading
+
+    from convsearch.rewrite import similar
+
+    if not similar.available():
+        pytest.skip("the embedder (the dense extra) is not installed: the rule rewriter is pure CPU work then")
+    started, release = threading.Event(), threading.Event()
+
+    class Embedding(RuleRewriter):  # stands for a turn whose tie-break is still embedding
+        def rewrite(self, *args: Any, **kw: Any) -> RewriteResult:
+            started.set()
+            release.wait(10)
+            return super().rewrite(*args, **kw)
+
+    c = make_client(rewriter_factory=lambda s: Embedding())
+    done: list[int] = []
+    body = {"query": "香蕉呢？", "messages": [{"role": "user", "content": "猫可以吃葡萄吗？"}], "variants": False}
+    t = threading.Thread(target=lambda: done.append(c.post("/v1/rewrite", json=body, headers=A).status_code))
+    t.start()
+    try:
+        assert started.wait(10), "the rewrite never started"
+        health = c.get("/healthz")  # answered while the rewrite still holds its thread
+        assert health.status_code == 200 and not done
+    finally:
+        release.set()
+        t.join(10)
+    assert done == [200]

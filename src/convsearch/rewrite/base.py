@@ -15,10 +15,18 @@ class Rewriter(Protocol):
     ``decision`` is the gate's verdict on this turn when the caller already has it (the pipeline gates once
     and hands it on); a rewriter given none asks the gate itself. ``uncertain_below``: the pipeline also asks
     about standalone verdicts less sure than this (the LLM path; 0.0 for the rest). ``close()`` releases what
-    the rewriter holds (an LLM client), a no-op for the offline ones."""
+    the rewriter holds (an LLM client), a no-op for the offline ones.
+
+    ``cost`` says what a call may wait on, read once by whoever schedules the turn: ``"pure"`` (CPU work of about
+    a millisecond: the server may run it on its event loop), ``"compute"`` (may load or run a model in this
+    process: the embedder), ``"io"`` (may wait on the network: an LLM; batch runners call it from several
+    threads). A rewriter that does not say is taken as ``"io"``."""
 
     name: str
     uncertain_below: float
+
+    @property
+    def cost(self) -> str: ...
 
     def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
                 decision: Decision | None = None) -> RewriteResult: ...
@@ -31,6 +39,7 @@ class Passthrough:
 
     name = "passthrough"
     uncertain_below = 0.0
+    cost = "pure"
 
     def close(self) -> None:
         """Nothing to release."""
@@ -45,6 +54,7 @@ class Scripted:
 
     name = "scripted"
     uncertain_below = 0.0
+    cost = "pure"
 
     def close(self) -> None:
         """Nothing to release."""

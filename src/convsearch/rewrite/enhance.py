@@ -281,7 +281,7 @@ def hyde_search(backend: Any, enhanced: Enhanced, *, top_k: int = 10, filters: d
 class EnhancerRewriter:
     """Any enhancer as a ``Rewriter`` (``rewrite(history, query, topic=) -> RewriteResult``)."""
 
-    io_bound = True
+    cost = "io"  # (the Rewriter contract) it may call an LLM
 
     def __init__(self, enhancer: Enhancer, *, name: str | None = None, uncertain_below: float = 0.0) -> None:
         self.enhancer = enhancer

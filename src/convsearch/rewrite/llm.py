@@ -191,7 +191,7 @@ class LLMRewriter:
     ``{topic_clause}`` and ``{topic_line}`` are filled in when present."""
 
     name = "llm"
-    io_bound = True  # batch runners may call it from several threads
+    cost = "io"  # (the Rewriter contract) batch runners may call it from several threads
 
     def __init__(self, llm: LLM, *, system_prompt: str | dict[str, str] | None = None, window: int = 6,
                  limits: GuardLimits = GuardLimits(), cache: TTLCache | None = None, gate: bool = True,

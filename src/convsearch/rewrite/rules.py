@@ -34,6 +34,7 @@ from .entities import mentions
 from .focus import Focus
 from .guard import fluency_problem, fluency_repair, unfaithful_words
 from .stated import carry_constraints
+from . import similar
 from .scoring import Resolution, RuleTurn
 from .steps import FALLBACK, RESOLVE, REWRITE_STEPS, RULE_STEPS
 
@@ -67,6 +68,12 @@ class RuleRewriter:
 
     def __init__(self) -> None:
         self.scorer = RuleScorer()
+
+    @property
+    def cost(self) -> str:
+        """``"compute"`` where the shipped embedder is installed (a tie the lexicons leave is broken by embedding,
+        the first time loading the model: ``rewrite.similar``), else ``"pure"``."""
+        return "compute" if similar.available() else "pure"
 
     def close(self) -> None:
         """Nothing to release."""

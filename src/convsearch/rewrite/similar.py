@@ -87,6 +87,11 @@ def _openmp() -> Any:
 PEER = 0.88
 
 
+def available() -> bool:
+    """Is the embedder installed (the ``dense`` extra)? Then a tie may be broken by embedding."""
+    return _AVAILABLE
+
+
 def nearest(phrase: str, candidates: Sequence[str], *, min_sim: float = 0.0) -> str | None:
     """The candidate whose meaning is nearest ``phrase`` when it leads the others by a margin (and is at least
     ``min_sim`` similar); None when no candidate leads or the embedder is not installed.
@@ -107,4 +112,4 @@ def nearest(phrase: str, candidates: Sequence[str], *, min_sim: float = 0.0) -> 
     return best
 
 
-__all__ = ["PEER", "nearest"]
+__all__ = ["PEER", "available", "nearest"]

@@ -33,8 +33,7 @@ from ..infra.deadline import Deadline
 from ..infra.ratelimit import RateLimiter, TokenBucketLimiter
 from ..pipeline import Pipeline, validate_query
 from ..rewrite import get_rewriter, make_hyde, make_variant_maker
-from ..rewrite.base import Passthrough, Rewriter
-from ..rewrite.rules import RuleRewriter
+from ..rewrite.base import Rewriter
 from . import models as m
 from .auth import KeyRing, Tenant
 from .errors import InvalidField
@@ -176,8 +175,8 @@ class Service:
         if self.settings.inline_turns == "off" or session_id:
             return False
         state = self.tenant(t)
-        if state.variant_maker is not None or not isinstance(state.rewriter, (RuleRewriter, Passthrough)):
-            return False
+        if state.variant_maker is not None or getattr(state.rewriter, "cost", "io") != "pure":
+            return False  # (the rule rewriter embeds to break a tie where the embedder is installed: "compute")
         if not search:
             return True
         from ..backends.local import LocalIndex
