@@ -215,7 +215,7 @@ def zh_fragment(q: str) -> tuple[str, str, str, str] | None:
 
 
 # --- completion --------------------------------------------------------------------------------------
-def replace_span(frame: str, start: int, end: int, x: str) -> str:
+def _replace(frame: str, start: int, end: int, x: str) -> str:
     before, after = frame[:start], frame[end:]
     if before and x and not is_cjk(x[0]) and before[-1].isalnum() and not is_cjk(before[-1]):
         before += " "
@@ -257,7 +257,7 @@ def typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str]
                     and not bare.isupper() and not bare.lower().startswith("the ") and not bare.endswith("s"):
                 # "in the UK" → "in Canada": the article belonged to the old name
                 s = re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE).start()  # type: ignore[union-attr]
-            return replace_span(frame, s, e, rep), f"entity swap ({kind}): {frame[s:e]} → {rep}"
+            return _replace(frame, s, e, rep), f"entity swap ({kind}): {frame[s:e]} → {rep}"
         if kind in _QUALIFIER_KINDS and not any(k == kind for _, _, k in slot_spans(frame)):
             # "一等座呢？" after "北京到上海的高铁票多少钱": the frame names no class, the fragment adds one as a term
             return f"{frame.rstrip(_TRAIL)} {bare}", f"qualifier added ({kind}): {bare}"
@@ -269,7 +269,7 @@ def typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str]
             spans = [s for s in slot_spans(frame) if s[2] == xk and frame[s[0]:s[1]] != piece]
             if len(spans) == 1 and x[:xs[0][0]] in frame[:spans[0][0]] and x[xs[0][1]:] in frame[spans[0][1]:]:
                 s, e, _ = spans[0]
-                return replace_span(frame, s, e, piece), f"entity swap ({xk}): {frame[s:e]} → {piece}"
+                return _replace(frame, s, e, piece), f"entity swap ({xk}): {frame[s:e]} → {piece}"
     if _is_model(bare):
         out = _swap_model(bare, frame, lang, prep)
         if out is not None:
@@ -280,7 +280,7 @@ def typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str]
         found = list(re.finditer(after, frame, re.IGNORECASE))
         m = found[-1] if found else None
         if m is not None and 0 < len(m.group(1).split()) <= _EN_FRAGMENT_WORDS and name_like(bare):
-            return replace_span(frame, m.start(1), m.end(1), x), f"entity swap ({prep} …): {m.group(1)} → {x}"
+            return _replace(frame, m.start(1), m.end(1), x), f"entity swap ({prep} …): {m.group(1)} → {x}"
     return None
 
 
@@ -311,7 +311,7 @@ def possessor_swap(x: str, frame: str) -> tuple[str, str] | None:
         if "的" in mt.text or mt.relational or i < 0 or x in mt.text or mt.text in x:
             continue
         if frame[i + len(mt.text):].lstrip().startswith("的"):
-            return replace_span(frame, i, i + len(mt.text), x), f"entity swap (owner): {mt.text} → {x}"
+            return _replace(frame, i, i + len(mt.text), x), f"entity swap (owner): {mt.text} → {x}"
         return None  # the frame's first noun owns nothing: no confident slot
     return None
 
@@ -335,7 +335,7 @@ def attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
     m = rx.search(frame)
     if m is None or m.group(0).lower() == bare.lower():
         return None
-    return replace_span(frame, m.start(), m.end(), bare), f"attribute shift: {m.group(0)} → {bare}"
+    return _replace(frame, m.start(), m.end(), bare), f"attribute shift: {m.group(0)} → {bare}"
 
 
 _EN_COMPARE_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(?:how\s+(?:does|do|did|would|will)\s+(.+?)\s+"

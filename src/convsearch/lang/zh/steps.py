@@ -412,7 +412,7 @@ def preposition_swap(query: str, frame: str) -> tuple[str, str] | None:
         sp = [s for s in f.slot_spans(frame) if s[0] == pm.end()]
         if sp and f.slot_kind(x) == sp[0][2]:
             s, e, kind = sp[0]
-            return f.replace_span(frame, s, e, x), f"entity swap ({prep} {kind}): {frame[s:e]} → {x}"
+            return f._replace(frame, s, e, x), f"entity swap ({prep} {kind}): {frame[s:e]} → {x}"
     return None
 
 
