@@ -13,9 +13,9 @@ from collections.abc import Iterator, Sequence
 from .. import lexicon as lx
 from ..lang import detect, reading
 from ..lang.base import Mention
-from ..lang.en.mentions import is_cap
+from ..lang.en.mentions import _is_cap
 from ..lang.zh.markers import zh_ellipsis
-from ..lang.zh.mentions import compiled
+from ..lang.zh.mentions import _compiled
 from ..text import is_cjk
 from ..types import Message
 
@@ -92,7 +92,7 @@ def name_like(topic: str) -> bool:
     if any(is_cjk(ch) for ch in topic):
         return any(m.proper for m in mentions(topic, "zh"))
     content = [w for w in re.findall(r"[\w'’-]+", topic) if w.lower() not in lx.STOP_EN and w.lower() not in lx.EN_CONNECTORS]
-    return bool(content) and all(is_cap(w) or not w[:1].isalpha() for w in content)  # "Ludwig Mies van der Rohe"
+    return bool(content) and all(_is_cap(w) or not w[:1].isalpha() for w in content)  # "Ludwig Mies van der Rohe"
 
 
 def _cuts_latin_word(text: str, start: int, end: int) -> bool:
@@ -128,7 +128,7 @@ def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
             if ascii_low is not None and any(p.isascii() and p.lower() not in ascii_low for p in parts[i:i + size]):
                 continue
             pat = r"\b" + r"\s+".join(re.escape(p) for p in parts[i:i + size]) + r"\b"
-            m = compiled(pat).search(query)
+            m = _compiled(pat).search(query)
             if m:
                 return m.start(), m.end()
     return None
@@ -154,7 +154,7 @@ def _modifier_suffix(words_: list[str]) -> list[str]:
     return out
 
 
-def word_at(text_lower: str, word: str) -> Iterator[int]:
+def _word_at(text_lower: str, word: str) -> Iterator[int]:
     """Start offsets of ``word`` in ``text_lower`` on word boundaries (str.find: no pattern to compile)."""
     i = text_lower.find(word)
     n = len(word)
@@ -175,13 +175,13 @@ def definite_expansion(query: str, history: Sequence[Message]) -> tuple[int, int
             continue
         for msg in reversed(history):
             text = msg.content
-            for i in word_at(text.lower(), low):
+            for i in _word_at(text.lower(), low):
                 before = text[:i].split()[-6:]
                 if before and not before[-1][-1:].isalnum():
                     before = []  # punctuation right before the head ends the phrase
                 cut = max((k + 1 for k, w in enumerate(before) if not w[-1:].isalnum()), default=0)
                 mods = _modifier_suffix(before[cut:])
-                if not mods or not all(is_cap(w) or w.lower() in ("and", "of", "&") for w in mods):
+                if not mods or not all(_is_cap(w) or w.lower() in ("and", "of", "&") for w in mods):
                     continue
                 if not text[: i].strip()[: -len(" ".join(mods))].strip():
                     continue  # the name would open the message: likely a capitalised verb ("Answering call")
@@ -212,7 +212,7 @@ def class_reference(query: str, history: Sequence[Message], own: str = "") -> tu
         text = msg.content
         low = text.lower()
         names = [x for x in mentions(text, "en") if x.proper]
-        for i in word_at(low, noun):
+        for i in _word_at(low, noun):
             after = i + len(noun)
             for x in names:
                 j = text.find(x.text, after)

@@ -21,12 +21,12 @@ from functools import lru_cache
 from .. import lexicon as lx
 from ..lang.base import Mention
 from ..lang.en.markers import en_feedback_pronoun
-from ..lang.en.mentions import EN_DETS, en_tokens
+from ..lang.en.mentions import _EN_DETS, en_tokens
 from ..lang.timeref import is_time_phrase
-from ..lang.zh.mentions import follows_de
+from ..lang.zh.mentions import _follows_de
 from ..text import detect_lang, tagged
 from ..types import Message
-from .entities import attribute_noun, has_pronoun, leans_on_focus, mentions, name_like, topic_entity, word_at
+from .entities import _word_at, attribute_noun, has_pronoun, leans_on_focus, mentions, name_like, topic_entity
 
 # --- focus tracking --------------------------------------------------------------------------------
 
@@ -67,7 +67,7 @@ _ZH_REQUEST_RE = re.compile(r"想买|想找|想要|想了解|想学|求推荐|�
 # ... or about a thing of the user's own ("我家猫三岁了，最近老是掉毛"): what the follow-ups go on about
 _ZH_OWNED_RE = re.compile(r"^\W*(?:我家|我们家|我的|我们的|家里的?)")
 # A user turn that turns aside from what the conversation was about, and one that closes the side exchange
-DIGRESSION_RE = re.compile(r"^\W*(?:对了|另外(?![一两那这个款种家位些])|顺便|还有个问题|换个话题|话说|(?:by\s+the\s+way|btw|unrelated|on\s+another"
+_DIGRESSION_RE = re.compile(r"^\W*(?:对了|另外(?![一两那这个款种家位些])|顺便|还有个问题|换个话题|话说|(?:by\s+the\s+way|btw|unrelated|on\s+another"
                             r"\s+note|side\s+question|quick\s+question|different\s+question)\b)", re.IGNORECASE)
 _CLOSING_RE = re.compile(r"^\W*(?:(?:好的?|嗯|行|明白了?|懂了|知道了|了解了?|谢谢(?:你|您)?|多谢|ok|okay|got\s+it|makes\s+sense|"
                          r"i\s+see|thanks|thank\s+you|cool|great|alright|good\s+to\s+know|sounds\s+good)"
@@ -91,13 +91,13 @@ _WHO_RE = re.compile(r"^\s*(who|whom)\b|谁", re.IGNORECASE)
 def _definite(text: str, phrase: str) -> bool:
     """'the system' in a follow-up usually points back (bridging) rather than opening a new subject."""
     tl = text.lower()
-    for i in word_at(tl, phrase.lower()):
+    for i in _word_at(tl, phrase.lower()):
         if tl[:i].rstrip().endswith("the") and not tl[i + len(phrase):].lstrip().startswith("of "):
             return True
     return False
 
 
-def alias_of(short: Mention, full: Mention) -> bool:
+def _alias_of(short: Mention, full: Mention) -> bool:
     """True when every word of ``short`` is a word of ``full`` (a partial name)."""
     a = {w.lower() for w in short.text.split()}
     b = {w.lower() for w in full.text.split()}
@@ -119,7 +119,7 @@ _EN_TOPIC_SET_RE = re.compile(
     r")\s+(.+?)[\s?.!]*$", re.IGNORECASE)
 
 
-def en_topic_setting(text: str) -> bool:
+def _en_topic_setting(text: str) -> bool:
     """Does an English user turn open a (sub)topic ("What is X?", "Tell me about X", "What about X?") rather than
     ask about an aspect of the current one ("What is the best time to visit?", "What are the types of X?")?"""
     m = _EN_TOPIC_SET_RE.match(text)
@@ -129,7 +129,7 @@ def en_topic_setting(text: str) -> bool:
     if not ms or ms[0].relational:
         return False
     lead = m.group(1).lower().split()
-    while lead and (lead[0] in EN_DETS or lead[0] in ("some", "more", "any")):
+    while lead and (lead[0] in _EN_DETS or lead[0] in ("some", "more", "any")):
         lead = lead[1:]
     return " ".join(lead).startswith(ms[0].text.lower())
 
@@ -197,7 +197,7 @@ def _en_topic_in_use(name: str, history: Sequence[Message]) -> Mention | None:
             continue
         for x in mentions(msg.content, "en"):
             if not x.relational and not weak_anchor(x) and want & {w.lower() for w in x.text.split()}:
-                i = next(iter(word_at(msg.content.lower(), name.lower())), -1)
+                i = next(iter(_word_at(msg.content.lower(), name.lower())), -1)
                 if i >= 0 and len(name.split()) > len(x.text.split()) and x.text.lower() in name.lower() and whole:
                     # the turn says the whole topic ("related to irritable bowel syndrome"): keep all of it
                     text = msg.content[i:i + len(name)]
@@ -404,7 +404,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
         before, prev = prev, m
         if m.role == "user":
             digressing = False
-            if DIGRESSION_RE.match(m.content) and user_focus is not None and frame:
+            if _DIGRESSION_RE.match(m.content) and user_focus is not None and frame:
                 aside, digressing = (user_focus, frame, frame_mentions), True  # "对了，…" turns aside
             asked_who = bool(_WHO_RE.search(m.content))
             user_asked = bool(_QUESTION_RE.search(m.content) or (lang == "zh" and (
@@ -427,7 +427,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
                 def rank(x: Mention, text: str = m.content) -> int:
                     if "的" in x.text:
                         return 0  # the whole "A 的 B"
-                    return 1 if follows_de(text, x.text) else 2
+                    return 1 if _follows_de(text, x.text) else 2
                 plain.sort(key=rank)
                 proper.sort(key=rank)
             # "waterfalls in mid-April": the time is when, the waterfalls are what (a time alone stays the pick)
@@ -451,7 +451,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             if pick is not None:
                 # "What is the best time to visit the pools?" asks about an aspect of the current subject: the
                 # common noun it names is the local focus (for pronouns), not the subject of the conversation
-                if proper or user_subject is None or lang != "en" or en_topic_setting(m.content):
+                if proper or user_subject is None or lang != "en" or _en_topic_setting(m.content):
                     user_subject = pick
                 user_focus = pick
                 if proper:
@@ -479,9 +479,9 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
         topic_m = Mention(name, True, tm[0].cls if tm else "proper", tm[-1].head if tm else name)
         if name.isascii() and not name_like(name):
             topic_m = _en_topic_in_use(name, history) or (topic_m if _noun_phrase_topic(name) else None)
-    if topic_m is not None and user_focus is not None and user_focus.proper and alias_of(user_focus, topic_m):
+    if topic_m is not None and user_focus is not None and user_focus.proper and _alias_of(user_focus, topic_m):
         user_focus = topic_m  # "Ben" or "Stein" when the page is about "Ben Stein"
-    if topic_m is not None and user_subject is not None and user_subject.proper and alias_of(user_subject, topic_m):
+    if topic_m is not None and user_subject is not None and user_subject.proper and _alias_of(user_subject, topic_m):
         user_subject = topic_m
     recent_proper = user_focus is not None and user_focus.proper and (user_named_last or (topic_m is None and user_fresh))
     # In chit-chat (the user made a statement, not a question) the reply's own noun is what a follow-up
@@ -503,7 +503,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     # Studios") as a person; in a session about a named entity the person is that entity
     named_session = topic_m is not None and name_like(name)
     person = topic_m if topic_m is not None and (not recent_proper or named_session) else (person_focus or entity)
-    if last_answer is not None and any(x is not None and (alias_of(last_answer, x) or last_answer.text == x.text
+    if last_answer is not None and any(x is not None and (_alias_of(last_answer, x) or last_answer.text == x.text
                                                           or _acronym_of(last_answer.text, x.text))
                                        for x in (entity, subject, Mention(name, True, "proper", name) if name else None)):
         last_answer = None  # the answer named the subject itself ("IBS" in a session on irritable bowel syndrome)

@@ -170,7 +170,7 @@ def _zh_size(x: str) -> int:
     return len(_LATIN_WORD_RE.sub("字", x).replace(" ", ""))
 
 
-def en_fragment(q: str) -> tuple[str, str, str] | None:
+def _en_fragment(q: str) -> tuple[str, str, str] | None:
     """(lead, preposition, phrase) of an English fragment follow-up, or None."""
     if not q.rstrip().endswith("?") or q.count(" ") > _EN_FRAGMENT_WORDS + 3:
         return None  # a fragment is a short question: the cheap test first
@@ -191,7 +191,7 @@ def en_fragment(q: str) -> tuple[str, str, str] | None:
     return lead, prep, x
 
 
-def zh_fragment(q: str) -> tuple[str, str, str, str] | None:
+def _zh_fragment(q: str) -> tuple[str, str, str, str] | None:
     """(lead, preposition, phrase, verb tail) of a Chinese fragment follow-up ("那广州呢", "从重庆出发呢"), or None."""
     core = q.strip()
     core = zh_proverb_ne(core)  # "PostgreSQL 里怎么弄" reads as "PostgreSQL 呢"
@@ -234,7 +234,7 @@ _VERSION_AFTER_RE = re.compile(r"\s*\d+(?:\.\d+)*(?![\d.%])(?:\s*(?:LTS|SP\d))?"
 _QUALIFIER_KINDS = frozenset({"seat_class", "person_group"})
 
 
-def typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str] | None:
+def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str] | None:
     """The fragment replaces the frame's span of its slot type (the one after ``prep`` when there is one)."""
     kind = slot_kind(x)
     bare = _EN_ARTICLE_RE.sub("", x) if lang == "en" else x
@@ -300,7 +300,7 @@ def _plain_phrase(x: str) -> bool:
         w in lx.EN_AUX or w in lx.EN_WH or w in lx.EN_PRONOUNS for w in ws) and slot_kind(x) is None
 
 
-def possessor_swap(x: str, frame: str) -> tuple[str, str] | None:
+def _possessor_swap(x: str, frame: str) -> tuple[str, str] | None:
     """The frame's owner noun (the first mention 的 follows) replaced by ``x`` ("苹果公司的市值" → "微软的市值");
     ``x`` is a short phrase without a verb, and no attribute itself ("价格的呢" is no owner)."""
     if not x or len(x) > 8 or ATTRIBUTE_RES["zh"].fullmatch(x) or x in lx.RELATIONAL_ZH or any(
@@ -316,7 +316,7 @@ def possessor_swap(x: str, frame: str) -> tuple[str, str] | None:
     return None
 
 
-def attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
+def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
     """'And its price?' after 'What is the battery life of the X?' → 'What is the price of the X?'."""
     if lang == "en":
         bare = re.sub(r"^(?:its|their|the)\s+", "", x, flags=re.IGNORECASE)
@@ -382,7 +382,7 @@ def _zh_pair(e: str, y: str) -> str:
     return f"{e}{' ' if not is_cjk(e[-1]) else ''}和{' ' if not is_cjk(y[0]) else ''}{y}"
 
 
-def comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
+def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
     """'How does Gemini 1.5 Pro compare?' → the frame with 'E vs Y'; '跟泰诺林比哪个副作用小' → 'E和Y哪个副作用小'."""
     if lang == "en":
         b = _EN_BETTER_RE.match(q.strip())
@@ -465,7 +465,7 @@ _ZH_QWORD_RE = re.compile(r"什么|哪|怎么|多少|谁|几")
 _ZH_REQUEST_RE = re.compile(r"推荐|有没有.{0,12}[？?]?$|有哪些|" + lx.ZH_LOOK_UP)
 
 
-def condition(q: str, frame: str, lang: str) -> tuple[str, str] | None:
+def _condition(q: str, frame: str, lang: str) -> tuple[str, str] | None:
     """A condition added to a request for recommendations: "Any under $500?" after "What are the best cameras
     for beginners?" → "What are the best cameras for beginners under $500?"; "有带停车场的吗？" after a hotel
     request → the request and the condition as a separate term."""

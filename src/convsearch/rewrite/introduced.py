@@ -18,12 +18,12 @@ from functools import lru_cache
 
 from .. import lexicon as lx
 from ..lang.base import Mention
-from ..lang.en.mentions import en_adverb, en_tokens, is_cap, plain_noun
+from ..lang.en.mentions import _is_cap, _plain_noun, en_adverb, en_tokens
 from ..lang.zh.markers import zh_classifier_reference, zh_kind_nouns, zh_kind_phrase
 from ..text import tagged
 from ..types import Message
 from .entities import mentions
-from .focus import en_topic_setting, meaning_question
+from .focus import _en_topic_setting, meaning_question
 from .frame import coordinated_pair
 
 _ASKS_FOR_ENTITY = {
@@ -303,7 +303,7 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
     yellow garden spider, …", "Bohemian Rhapsody by Queen"); not "a sign of …", "a great question" or what the
     question said ("Yes, that's a spider" after "is this a spider?")."""
     m = _IDENTIFIED_RE.match(first)
-    if m is None or (en_topic_setting(question) and not _THIS_RE.search(question)):
+    if m is None or (_en_topic_setting(question) and not _THIS_RE.search(question)):
         return None  # "What is a virtual machine?" → "It is software that …": the answer defines what was named
     if _IT_OPENS_RE.match(first) and (any(x.proper for x in mentions(question, "en"))
                                       or (m.group(1) is None and not first[m.end():m.end() + 1].isupper())):
@@ -329,14 +329,14 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
     if text.lower() in question.lower():
         return None
     if plural and not (m.group(1) or "").lower() == "the" and not words_[-1][:1].isupper():
-        return Mention(" ".join([*words_[:-1], plural_of(words_[-1])]), False, "noun", words_[-1].lower())
+        return Mention(" ".join([*words_[:-1], _plural_of(words_[-1])]), False, "noun", words_[-1].lower())
     det = f"{m.group(1).lower()} " if m.group(1) else ""
     return Mention(text, words_[-1][:1].isupper(), "proper" if words_[-1][:1].isupper() else "noun",
                    words_[-1].lower(), det)
 
 
 
-def plural_of(word: str) -> str:
+def _plural_of(word: str) -> str:
     """robin → robins, berry → berries, finch → finches, goose → geese; a word already plural, or the same in both
     (deer, sheep), stays."""
     low = word.lower()
@@ -373,9 +373,9 @@ def _opening_name(first: str, question: str) -> Mention | None:
     the = i < len(toks) and toks[i].lower() == "the"
     i += the
     j = i
-    while j < len(toks) and (is_cap(toks[j]) or (j > i and toks[j] in _NAME_INNER)):
+    while j < len(toks) and (_is_cap(toks[j]) or (j > i and toks[j] in _NAME_INNER)):
         j += 1
-    while j > i and not is_cap(toks[j - 1]):
+    while j > i and not _is_cap(toks[j - 1]):
         j -= 1
     span = toks[i:j]
     k = j
@@ -404,7 +404,7 @@ _SUBJECT_QUANTIFIERS = frozenset({"most", "many", "all", "some"})
 
 def _lower_noun(tok: str) -> bool:
     """A lower-case word that can end a noun phrase: no function word, verb or adverb."""
-    return tok.isalpha() and tok.islower() and plain_noun(tok) and not en_adverb(tok)
+    return tok.isalpha() and tok.islower() and _plain_noun(tok) and not en_adverb(tok)
 
 
 _NAME_INNER = frozenset({"of", "the", "and", "&", "for", "de", "–", "-"})
