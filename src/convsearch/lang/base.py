@@ -12,7 +12,8 @@ A pack is the bottom of the follow-up resolver: it imports nothing of the rule l
 - ``stated``: how a user states their machine, budget or child in this language (``StatedForms``);
 - ``llm``: the LLM rewrite, variants, HyDE and summary prompts in this language (``LLMTexts``);
 - ``unspaced``: written without spaces between words (lengths then count characters);
-- ``courtesy``: the openers and closers around a request that ask for nothing (``Courtesy``).
+- ``courtesy``: the openers and closers around a request that ask for nothing (``Courtesy``);
+- ``ordinal``: how a reference picks a listed item by position, and how an answer lists things (``OrdinalForms``).
 """
 
 from __future__ import annotations
@@ -144,6 +145,38 @@ class StatedForms:
     for_person: re.Pattern[str]
 
 
+@dataclass(frozen=True, slots=True)
+class OrdinalRef:
+    """A reference to a listed item by its position ("the third step", "第二种"), found by a pack's ``OrdinalForms``."""
+
+    start: int
+    end: int
+    positions: tuple[int, ...]  # 1-based; negative counts from the end (-1 = last)
+    noun: str  # the head noun the reference used ("step", "one"), "" when none
+    strict: bool = False  # the noun is no list noun ("weeks"): only a list of that kind can answer
+    pair: bool = False  # 前者 / 后者: one of exactly two items
+
+
+# the lists of one sentence, each with its kind: "names", "nouns" or the kind noun the sentence gave ("technologies")
+Series = list[tuple[tuple[str, ...], str]]
+
+
+@dataclass(frozen=True, slots=True)
+class OrdinalForms:
+    """How a reference picks a listed item by position in one language, and how its answers list things
+    (``rewrite.ordinal``): ``find`` the first positional reference of a query ("the last two options", "第二种");
+    ``kind`` a position with a noun that is no list noun ("the first trail": only a list of that kind answers it;
+    None: the language has none); ``series`` the inline lists of one sentence ("A, B and C", "甲、乙和丙");
+    ``title_words`` the words of a numbered item's title (a long one is cut to its first clause); ``and_word`` joins
+    the items picked ("the first and second" → "A and B")."""
+
+    find: Callable[[str], OrdinalRef | None]
+    series: Callable[[str], Series]
+    title_words: Callable[[str], int]
+    and_word: str
+    kind: Callable[[str], OrdinalRef | None] | None = None
+
+
 @runtime_checkable
 class LanguagePack(Protocol):
     """What the resolver asks of a language (see the module docstring)."""
@@ -175,6 +208,9 @@ class LanguagePack(Protocol):
     @property
     def courtesy(self) -> Courtesy | None: ...
 
+    @property
+    def ordinal(self) -> OrdinalForms | None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Pack:
@@ -200,3 +236,4 @@ class Pack:
     # length cap is the characters cap, and words join without a space
     unspaced: bool = False
     courtesy: Courtesy | None = None  # None: no opener or closer is set aside
+    ordinal: OrdinalForms | None = None  # None: no item of a list is picked by its position

@@ -8,6 +8,7 @@ from ...text import words
 from ..base import Pack
 from .markers import COURTESY, has_pronoun
 from .mentions import mentions
+from .ordinal import ORDINAL
 from .stated import STATED
 from .texts import AGENT, LLM
 
@@ -17,4 +18,4 @@ def _claims(text: str) -> float:
 
 
 PACK = Pack("en", "English", claims=_claims, words=words, mentions=mentions, has_pronoun=has_pronoun,
-            agent=AGENT, stated=STATED, llm=LLM, courtesy=COURTESY, stopwords=lx.STOP_EN)
+            agent=AGENT, stated=STATED, llm=LLM, courtesy=COURTESY, ordinal=ORDINAL, stopwords=lx.STOP_EN)

@@ -161,3 +161,12 @@ COURTESY = Courtesy(
     lower_after_opener=True,
     asked=asked,
 )
+
+
+_SWAP = {"you": "me", "your": "my", "yours": "mine", "yourself": "myself"}
+_SWAP_RE = re.compile(r"\b(you|your|yours|yourself)\b", re.IGNORECASE)
+
+
+def user_side(text: str) -> str:
+    """Words an assistant wrote, as the user would say them: "give you" → "give me", "your own" → "my own"."""
+    return _SWAP_RE.sub(lambda w: _SWAP[w.group(1).lower()], text)
