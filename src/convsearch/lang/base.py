@@ -13,7 +13,8 @@ A pack is the bottom of the follow-up resolver: it imports nothing of the rule l
 - ``llm``: the LLM rewrite, variants, HyDE and summary prompts in this language (``LLMTexts``);
 - ``unspaced``: written without spaces between words (lengths then count characters);
 - ``courtesy``: the openers and closers around a request that ask for nothing (``Courtesy``);
-- ``ordinal``: how a reference picks a listed item by position, and how an answer lists things (``OrdinalForms``).
+- ``ordinal``: how a reference picks a listed item by position, and how an answer lists things (``OrdinalForms``);
+- ``introduced``: how an answer brings in the entity a question asked for (``IntroducedForms``).
 """
 
 from __future__ import annotations
@@ -177,6 +178,23 @@ class OrdinalForms:
     kind: Callable[[str], OrdinalRef | None] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class IntroducedForms:
+    """How an answer in one language brings in the entity its question asked for (``rewrite.introduced``): ``asks``
+    a question asking for one ("Which airline …", "推荐"); ``picks(name, clause)`` does the answer's first clause
+    (lower case) pick ``name``, one of two the question joined, by a word of it; ``quoted`` a name set in quotes
+    ("「费控通」": the one quoted name the question did not give is the one brought in; None: quotes say nothing);
+    ``known(mention, question)`` a name the question gave in other words ("位于中国" after a question on 中国; None:
+    only its words count); ``opens_on(sentence, name)`` does the sentence open on the name (the subject, when the
+    answer names several; None: no such reading)."""
+
+    asks: re.Pattern[str]
+    picks: Callable[[str, str], bool]
+    quoted: re.Pattern[str] | None = None
+    known: Callable[[Mention, str], bool] | None = None
+    opens_on: Callable[[str, str], bool] | None = None
+
+
 @runtime_checkable
 class LanguagePack(Protocol):
     """What the resolver asks of a language (see the module docstring)."""
@@ -211,6 +229,9 @@ class LanguagePack(Protocol):
     @property
     def ordinal(self) -> OrdinalForms | None: ...
 
+    @property
+    def introduced(self) -> IntroducedForms | None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Pack:
@@ -237,3 +258,4 @@ class Pack:
     unspaced: bool = False
     courtesy: Courtesy | None = None  # None: no opener or closer is set aside
     ordinal: OrdinalForms | None = None  # None: no item of a list is picked by its position
+    introduced: IntroducedForms | None = None  # None: no answer brings in what a pronoun then stands for
