@@ -14,7 +14,8 @@ A pack is the bottom of the follow-up resolver: it imports nothing of the rule l
 - ``unspaced``: written without spaces between words (lengths then count characters);
 - ``courtesy``: the openers and closers around a request that ask for nothing (``Courtesy``);
 - ``ordinal``: how a reference picks a listed item by position, and how an answer lists things (``OrdinalForms``);
-- ``introduced``: how an answer brings in the entity a question asked for (``IntroducedForms``).
+- ``introduced``: how an answer brings in the entity a question asked for (``IntroducedForms``);
+- ``focus``: what moves a conversation's focus in this language (``FocusForms``).
 """
 
 from __future__ import annotations
@@ -195,6 +196,30 @@ class IntroducedForms:
     opens_on: Callable[[str, str], bool] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class FocusForms:
+    """What moves a conversation's focus in one language (``rewrite.focus``); each left None is a reading the
+    language does without. ``answer_words`` an answer's size in words (None: split at spaces); ``informs_at`` the
+    characters at which an answer informs rather than chats (its own noun then is no reply's noun to fill in);
+    ``request_part`` a user turn without what is only feedback on the answer ("Thanks for that. Are there …");
+    ``request`` a request stated rather than asked ("想买…") and ``owned`` a thing of the user's own ("我家猫…"):
+    the user's noun is then what the conversation is about; ``points_back(text, phrase)`` a phrase the turn names
+    as already known ("the system"), passed over when something came before; ``head_rank(text, mention)`` the
+    order a turn's mentions are picked in (lower first: the noun after 的); ``sets_topic`` a turn that opens a
+    (sub)topic ("Tell me about X"; None: every turn naming something does); ``meaning`` a question about what a
+    word of the answer means ("CLTC 是什么意思？")."""
+
+    answer_words: Callable[[str], int] | None = None
+    informs_at: int | None = None
+    request_part: Callable[[str], str] | None = None
+    request: re.Pattern[str] | None = None
+    owned: re.Pattern[str] | None = None
+    points_back: Callable[[str, str], bool] | None = None
+    head_rank: Callable[[str, Mention], int] | None = None
+    sets_topic: Callable[[str], bool] | None = None
+    meaning: re.Pattern[str] | None = None
+
+
 @runtime_checkable
 class LanguagePack(Protocol):
     """What the resolver asks of a language (see the module docstring)."""
@@ -232,6 +257,9 @@ class LanguagePack(Protocol):
     @property
     def introduced(self) -> IntroducedForms | None: ...
 
+    @property
+    def focus(self) -> FocusForms | None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Pack:
@@ -259,3 +287,4 @@ class Pack:
     courtesy: Courtesy | None = None  # None: no opener or closer is set aside
     ordinal: OrdinalForms | None = None  # None: no item of a list is picked by its position
     introduced: IntroducedForms | None = None  # None: no answer brings in what a pronoun then stands for
+    focus: FocusForms | None = None  # None: the focus moves on what every language shares (FocusForms())

@@ -19,6 +19,7 @@ from functools import lru_cache
 from .. import lexicon as lx
 from ..lang import reading
 from ..lang.base import IntroducedForms, Mention
+from ..lang.en.focus import en_topic_setting
 from ..lang.en.markers import INTRODUCED as EN_INTRODUCED
 from ..lang.en.mentions import _is_cap, _plain_noun, en_adverb, en_tokens
 from ..lang.zh.markers import INTRODUCED as ZH_INTRODUCED
@@ -26,7 +27,7 @@ from ..lang.zh.markers import zh_classifier_reference, zh_kind_nouns, zh_kind_ph
 from ..text import tagged
 from ..types import Message
 from .entities import mentions
-from .focus import _en_topic_setting, meaning_question
+from .focus import meaning_question
 from .frame import coordinated_pair
 
 _PERSON_WORDS = (2, 3)
@@ -282,7 +283,7 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
     yellow garden spider, …", "Bohemian Rhapsody by Queen"); not "a sign of …", "a great question" or what the
     question said ("Yes, that's a spider" after "is this a spider?")."""
     m = _IDENTIFIED_RE.match(first)
-    if m is None or (_en_topic_setting(question) and not _THIS_RE.search(question)):
+    if m is None or (en_topic_setting(question) and not _THIS_RE.search(question)):
         return None  # "What is a virtual machine?" → "It is software that …": the answer defines what was named
     if _IT_OPENS_RE.match(first) and (any(x.proper for x in mentions(question, "en"))
                                       or (m.group(1) is None and not first[m.end():m.end() + 1].isupper())):

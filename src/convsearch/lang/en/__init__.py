@@ -6,6 +6,7 @@ from __future__ import annotations
 from ... import lexicon as lx
 from ...text import words
 from ..base import Pack
+from .focus import FOCUS
 from .markers import COURTESY, INTRODUCED, has_pronoun
 from .mentions import mentions
 from .ordinal import ORDINAL
@@ -18,5 +19,6 @@ def _claims(text: str) -> float:
 
 
 PACK = Pack("en", "English", claims=_claims, words=words, mentions=mentions, has_pronoun=has_pronoun,
-            agent=AGENT, stated=STATED, llm=LLM, courtesy=COURTESY, ordinal=ORDINAL, introduced=INTRODUCED,
+            agent=AGENT, stated=STATED, llm=LLM, courtesy=COURTESY, ordinal=ORDINAL,
+            introduced=INTRODUCED, focus=FOCUS,
             stopwords=lx.STOP_EN)

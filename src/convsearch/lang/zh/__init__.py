@@ -6,6 +6,7 @@ from __future__ import annotations
 from ... import lexicon as lx
 from ...text import detect_lang, words
 from ..base import Pack
+from .focus import FOCUS
 from .markers import COURTESY, INTRODUCED, has_pronoun
 from .mentions import mentions
 from .ordinal import ORDINAL
@@ -19,5 +20,6 @@ def _claims(text: str) -> float:
 
 
 PACK = Pack("zh", "Chinese", claims=_claims, words=words, mentions=mentions, has_pronoun=has_pronoun,
-            agent=AGENT, stated=STATED, llm=LLM, courtesy=COURTESY, ordinal=ORDINAL, introduced=INTRODUCED,
+            agent=AGENT, stated=STATED, llm=LLM, courtesy=COURTESY, ordinal=ORDINAL,
+            introduced=INTRODUCED, focus=FOCUS,
             unspaced=True, stopwords=lx.STOP_ZH)

@@ -20,7 +20,7 @@ from ...rewrite import scoring as s
 from ...rewrite import similar
 from ...rewrite.compose import Outcome
 from ...rewrite.entities import has_pronoun, mentions
-from ...rewrite.focus import Focus, find_focus, informs_zh, opening_subject
+from ...rewrite.focus import Focus, find_focus, informs, opening_subject
 from ...rewrite.introduced import introduced_work, kind_referent
 from ...rewrite.reply import remark_topic
 from ...rewrite.shapes import compound, own_thing_over_passage, things_asked
@@ -619,7 +619,7 @@ def _opening_left_out(q: str, history: Sequence[Message], ms: Sequence[Mention])
     after a passage). (The same test in English changes questions that needed nothing on CAsT 2021: keep −0.16,
     and costs a held-out follow-up set a case.)"""
     last = next((m for m in reversed(history) if m.role == "assistant"), None)
-    if last is None or not informs_zh(last) or any(compound(m, "zh") and m.text in last.content for m in ms):
+    if last is None or not informs(last) or any(compound(m, "zh") and m.text in last.content for m in ms):
         return None
     opening = opening_subject(history)
     if opening is None or opening.text in q:
