@@ -22,6 +22,8 @@ _EN_STEMMER = Stemmer.Stemmer("english")
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RE = re.compile(f"[{_CJK}]")
+# the marks and spaces a question or a fragment ends with, in either script
+TRAIL_MARKS = "？?！!。.，,~～ \t"
 _NONCJK_WORD = f"[^\\W_{_CJK}]+"
 _RUNS_RE = re.compile(f"([{_CJK}]+)|({_NONCJK_WORD}(?:['’]{_NONCJK_WORD})*)", re.UNICODE)
 _LATIN_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)

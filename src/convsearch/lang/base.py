@@ -15,7 +15,8 @@ A pack is the bottom of the follow-up resolver: it imports nothing of the rule l
 - ``courtesy``: the openers and closers around a request that ask for nothing (``Courtesy``);
 - ``ordinal``: how a reference picks a listed item by position, and how an answer lists things (``OrdinalForms``);
 - ``introduced``: how an answer brings in the entity a question asked for (``IntroducedForms``);
-- ``focus``: what moves a conversation's focus in this language (``FocusForms``).
+- ``focus``: what moves a conversation's focus in this language (``FocusForms``);
+- ``frame``: how a fragment fills the frame of the previous question (``FrameForms``).
 """
 
 from __future__ import annotations
@@ -220,6 +221,26 @@ class FocusForms:
     meaning: re.Pattern[str] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class FrameForms:
+    """How a fragment fills the frame of the previous question in one language (``rewrite.frame``): ``model_names``
+    the names of a frame holding a number ("RTX 4090"); ``pair_join`` the words between two things a question
+    joins ("A or B", "A和B"), ``alternatives`` two it joins that are no mentions (None: none); ``which`` a question
+    asking which of two ("Which is cheaper …", "哪个更…") and ``which_of(query, names)`` it completed with the
+    names; ``possessive`` what an attribute fragment opens with ("its", "它的"); ``attribute_frame`` a frame whose
+    shape says which words are its attribute ("What's the X of Y": group 2; None: the lexicon alone says);
+    ``opening_noun`` a frame naming no proper name is about the noun it opens with."""
+
+    model_names: Callable[[str], list[str]]
+    pair_join: re.Pattern[str]
+    which: re.Pattern[str]
+    which_of: Callable[[str, list[str]], tuple[str, str] | None]
+    possessive: re.Pattern[str]
+    alternatives: Callable[[str], list[str]] | None = None
+    attribute_frame: re.Pattern[str] | None = None
+    opening_noun: bool = False
+
+
 @runtime_checkable
 class LanguagePack(Protocol):
     """What the resolver asks of a language (see the module docstring)."""
@@ -260,6 +281,9 @@ class LanguagePack(Protocol):
     @property
     def focus(self) -> FocusForms | None: ...
 
+    @property
+    def frame(self) -> FrameForms | None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Pack:
@@ -288,3 +312,4 @@ class Pack:
     ordinal: OrdinalForms | None = None  # None: no item of a list is picked by its position
     introduced: IntroducedForms | None = None  # None: no answer brings in what a pronoun then stands for
     focus: FocusForms | None = None  # None: the focus moves on what every language shares (FocusForms())
+    frame: FrameForms | None = None  # None: no fragment swaps a model, joins a pair or asks which of two

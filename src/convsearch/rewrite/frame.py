@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .. import lexicon as lx
-from ..text import is_cjk, tagged
+from ..lang import reading
+from ..text import TRAIL_MARKS, is_cjk, tagged
 from ..types import Message
 from ..lang.zh.markers import zh_proverb_ne
-from ..lang.zh.mentions import zh_name_tokens
 from .entities import mentions
 
-_TRAIL = "？?！!。.，,~～ \t"
+_TRAIL = TRAIL_MARKS
 
 
 # --- slot spans -------------------------------------------------------------------------------------
@@ -97,11 +97,10 @@ def _is_model(phrase: str) -> bool:
 
 
 def _model_names(frame: str, lang: str) -> list[tuple[int, int]]:
-    """Spans of mixed-script names holding a number ("RTX 4090", "Llama 3.1 70B", "Galaxy S24 Ultra")."""
-    if lang == "zh":
-        names = [w for w, t in zh_name_tokens(frame) if t == "eng" and any(c.isdigit() for c in w)]
-    else:
-        names = [m.text for m in mentions(frame, "en") if m.proper and any(c.isdigit() for c in m.text)]
+    """Spans of mixed-script names holding a number ("RTX 4090", "Llama 3.1 70B", "Galaxy S24 Ultra"), as the
+    language finds them (none in a language whose pack has no ``FrameForms``)."""
+    forms = reading(lang).frame
+    names = forms.model_names(frame) if forms is not None else []
     out = []
     pos = 0
     for n in names:
@@ -289,10 +288,6 @@ def name_like(x: str) -> bool:
     return any(c.isupper() for c in x.split()[0][:2]) or any(c.isdigit() for c in x) if x.split() else False
 
 
-_EN_ATTR_FRAME_RE = re.compile(r"^\W*(what(?:'s|’s|\s+is|\s+are|\s+was|\s+were)\s+the\s+)([a-z][a-z -]*?)(\s+of\s+\S.*)$",
-                               re.IGNORECASE)
-
-
 def _plain_phrase(x: str) -> bool:
     """A short lowercase noun phrase ("fuel economy"): no name, no number, no clause, no typed slot."""
     ws = x.split()
@@ -318,15 +313,15 @@ def _possessor_swap(x: str, frame: str) -> tuple[str, str] | None:
 
 def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
     """'And its price?' after 'What is the battery life of the X?' → 'What is the price of the X?'."""
-    if lang == "en":
-        bare = re.sub(r"^(?:its|their|the)\s+", "", x, flags=re.IGNORECASE)
-    else:
-        bare = re.sub(r"^(?:它的|它|其)", "", x)
+    forms = reading(lang).frame
+    if forms is None or lang not in ATTRIBUTE_RES:
+        return None  # a language with no attribute lexicon or no possessives shifts none
+    bare = forms.possessive.sub("", x)
     rx = ATTRIBUTE_RES[lang]
     if not rx.fullmatch(bare):
         return None
     if not rx.search(frame):
-        shaped = _EN_ATTR_FRAME_RE.match(frame) if lang == "en" else None
+        shaped = forms.attribute_frame.match(frame) if forms.attribute_frame is not None else None
         if shaped is None or not _plain_phrase(bare) or shaped.group(2).lower() == bare.lower():
             return None
         # "What's the horsepower of the Ford Mustang GT?" + "And the fuel economy?": the frame's own shape says
@@ -368,7 +363,8 @@ def _frame_entity(frame: str, lang: str, other: str) -> str | None:
         if m.proper and m.text in frame and "的" not in m.text and other.lower() not in m.text.lower() \
                 and m.text.lower() not in other.lower():
             return m.text
-    if lang == "zh":
+    forms = reading(lang).frame
+    if forms is not None and forms.opening_noun:
         # "茅台今年的股价涨了多少": no proper name, but the noun the question opens with is what it is about
         first = next(iter(mentions(frame, lang)), None)
         if first is not None and not first.relational and frame.startswith(first.text) and "的" not in first.text \
@@ -484,37 +480,6 @@ def _condition(q: str, frame: str, lang: str) -> tuple[str, str] | None:
     return f"{frame.rstrip(_TRAIL)} {cond}", f"condition added: {cond}"
 
 
-_EN_WHICH_RE = re.compile(r"^\W*(?:so\s+|and\s+)?which(?:\s+one)?\s+(?:is|has|was|gets|offers|lasts|costs|would be|"
-                          r"should i)\b", re.IGNORECASE)
-_ZH_WHICH_RE = re.compile(r"哪个更|哪个比较|哪一个更|哪款更|哪家更|谁更")
-
-
-def _which_of(q: str, names: list[str], lang: str) -> tuple[str, str] | None:
-    """"Which is cheaper without ads?" after questions on Netflix and on Disney+ → "…, Netflix or Disney+?";
-    "哪个更快" → "A和B哪个更快". ``names``: the proper names of the user's last two questions."""
-    if len(names) != 2:
-        return None
-    if lang == "en":
-        if not _EN_WHICH_RE.match(q) or any(n.lower() in q.lower() for n in names):
-            return None
-        core = q.strip().rstrip(_TRAIL)
-        return f"{core}, {names[0]} or {names[1]}?", f"comparison between {names[0]} and {names[1]}"
-    if not _ZH_WHICH_RE.search(q) or any(n in q for n in names):
-        return None
-    a, b = names
-    sep = " " if not is_cjk(a[-1]) or not is_cjk(b[0]) else ""
-    body = q.strip().rstrip(_TRAIL)
-    i = _ZH_WHICH_RE.search(body).start()
-    head = body[:i].rstrip("，, ")
-    if head in lx.ZH_LEADS:
-        head = ""  # "那哪个更适合…": the follow-up marker has nothing left to mark
-    return f"{head}{'，' if head else ''}{a}{sep}和{sep}{b}{body[i:]}", f"comparison between {a} and {b}"
-
-
-_PAIR_JOIN = {"zh": re.compile(r"\s*(?:和|与|跟|还是|或者|或|[，,]?也有)\s*"),
-              "en": re.compile(r"\s+(?:and|or|vs\.?|versus)\s+(?:the\s+|a\s+|an\s+)?", re.IGNORECASE)}
-
-
 def coordinated_pair(text: str, lang: str) -> list[str]:
     """The two nouns a question joins ("布洛芬和对乙酰氨基酚都能退烧吗", "the Kindle Paperwhite or the Kobo Clara"):
     two mentions next to each other with only a conjunction between them; [] otherwise.
@@ -522,37 +487,16 @@ def coordinated_pair(text: str, lang: str) -> list[str]:
     >>> coordinated_pair("Should I get the Kindle Paperwhite or the Kobo Clara?", "en")
     ['Kindle Paperwhite', 'Kobo Clara']
     """
+    forms = reading(lang).frame
+    if forms is None:
+        return []  # a language that does not say how it joins two things joins none
     ms = [m for m in mentions(text, lang) if not m.relational and "的" not in m.text]
     for a, b in zip(ms, ms[1:]):
         i = text.find(a.text)
         j = text.find(b.text, i + len(a.text)) if i >= 0 else -1
-        if j > i >= 0 and _PAIR_JOIN[lang].fullmatch(text[i + len(a.text):j]) and a.text.lower() != b.text.lower():
+        if j > i >= 0 and forms.pair_join.fullmatch(text[i + len(a.text):j]) and a.text.lower() != b.text.lower():
             return [a.text, b.text]
-    return _zh_alternatives(text) if lang == "zh" and "还是" in text else []
-
-
-_ZH_CHUNK_STOP = frozenset({"v", "p", "x", "w", "uj", "ul", "uz", "c", "r", "y", "m", "q", "a"})
-
-
-def _zh_alternatives(text: str) -> list[str]:
-    """"纠结尤克里里还是民谣吉他": the two words either side of 还是, where the tagger found no mention of them (jieba
-    splits 尤/克里/里 and tags 民谣吉他 an idiom): from the verb before to the clause's end.
-
-    >>> _zh_alternatives("30岁了想学个乐器，在纠结尤克里里还是民谣吉他")
-    ['尤克里里', '民谣吉他']
-    """
-    toks = tagged(text)
-    k = next((i for i, (w, _) in enumerate(toks) if w == "还是"), None)
-    if k is None:
-        return []
-    i = k
-    while i > 0 and toks[i - 1][1] not in _ZH_CHUNK_STOP:
-        i -= 1
-    j = k + 1
-    while j < len(toks) and toks[j][1] not in _ZH_CHUNK_STOP:
-        j += 1
-    a, b = "".join(w for w, _ in toks[i:k]), "".join(w for w, _ in toks[k + 1:j])
-    return [a, b] if 2 <= len(a) <= 8 and 2 <= len(b) <= 8 and a != b else []
+    return forms.alternatives(text) if forms.alternatives is not None else []
 
 
 def compared_names(frames: list[str], lang: str) -> list[str]:
@@ -575,10 +519,12 @@ def compare_in_history(query: str, history: Sequence[Message], lang: str) -> tup
     """``_which_of`` over the proper names of the user's last two questions in ``history``."""
     if _CJK_RE.search(query):
         lang = "zh"
-    if not (_ZH_WHICH_RE if lang == "zh" else _EN_WHICH_RE).search(query):
+    forms = reading(lang).frame
+    if forms is None or not forms.which.search(query):
         return None
     frames = [m.content for m in history if m.role == "user"]
-    return _which_of(query, compared_names(frames, lang), lang) if frames else None
+    names = compared_names(frames, lang) if frames else []
+    return forms.which_of(query, names) if len(names) == 2 else None
 
 
 _EN_THERE_RE = re.compile(r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )(?<!\bbe )"

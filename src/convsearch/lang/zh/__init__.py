@@ -7,6 +7,7 @@ from ... import lexicon as lx
 from ...text import detect_lang, words
 from ..base import Pack
 from .focus import FOCUS
+from .frame import FRAME
 from .markers import COURTESY, INTRODUCED, has_pronoun
 from .mentions import mentions
 from .ordinal import ORDINAL
@@ -21,5 +22,5 @@ def _claims(text: str) -> float:
 
 PACK = Pack("zh", "Chinese", claims=_claims, words=words, mentions=mentions, has_pronoun=has_pronoun,
             agent=AGENT, stated=STATED, llm=LLM, courtesy=COURTESY, ordinal=ORDINAL,
-            introduced=INTRODUCED, focus=FOCUS,
+            introduced=INTRODUCED, focus=FOCUS, frame=FRAME,
             unspaced=True, stopwords=lx.STOP_ZH)
