@@ -229,7 +229,14 @@ class FrameForms:
     asking which of two ("Which is cheaper …", "哪个更…") and ``which_of(query, names)`` it completed with the
     names; ``possessive`` what an attribute fragment opens with ("its", "它的"); ``attribute_frame`` a frame whose
     shape says which words are its attribute ("What's the X of Y": group 2; None: the lexicon alone says);
-    ``opening_noun`` a frame naming no proper name is about the noun it opens with."""
+    ``opening_noun`` a frame naming no proper name is about the noun it opens with.
+
+    A typed fragment takes the place of the frame's span of its type; each of these left None is a reading the
+    language does without: ``article`` a leading article the fragment's bare form drops ("the UK"); with a
+    preposition in the fragment, ``after_prep(prep, before)`` does the text before a span end with it (the span it
+    anchors) and ``prep_slot(prep, frame)`` the phrase after the same preposition in the frame (group 1; "And by
+    TensorFlow 2.15?"); ``place(x, bare, frame, start, kind)`` where the fragment goes and in what words (None: at
+    the span, bare); ``slot_inside`` one typed span inside an untyped phrase swaps ("预算五千左右")."""
 
     model_names: Callable[[str], list[str]]
     pair_join: re.Pattern[str]
@@ -239,6 +246,11 @@ class FrameForms:
     alternatives: Callable[[str], list[str]] | None = None
     attribute_frame: re.Pattern[str] | None = None
     opening_noun: bool = False
+    article: re.Pattern[str] | None = None
+    after_prep: Callable[[str, str], bool] | None = None
+    prep_slot: Callable[[str, str], re.Match[str] | None] | None = None
+    place: Callable[[str, str, str, int, str], tuple[int, str]] | None = None
+    slot_inside: bool = False
 
 
 @runtime_checkable

@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from .. import lexicon as lx
 from ..lang import reading
+from ..lang.en.frame import EN_PREPS
 from ..text import TRAIL_MARKS, is_cjk, tagged
 from ..types import Message
 from ..lang.zh.markers import zh_proverb_ne
@@ -147,10 +148,7 @@ def _swap_model(x: str, frame: str, lang: str, prep: str = "") -> str | None:
 _EN_LEAD_RE = re.compile(r"^\W*(?:(?:so|ok|okay|but|also|then)\s*,?\s+)?"
                          r"(?:(?:(?:what|how)\s+about|what\s+of|same\s+for|and|"
                          r"any(?:thing|one)?|something)\b)?\s*", re.IGNORECASE)
-_EN_PREPS = ("in", "on", "for", "by", "at", "from", "to", "with", "during", "under", "over", "via", "using")
-_EN_AFTER_PREP_RE = re.compile(r"\b(?:" + "|".join(_EN_PREPS) + r")\s+$", re.IGNORECASE)
-_EN_PREP_RE = re.compile(r"^(" + "|".join(_EN_PREPS) + r")\s+", re.IGNORECASE)
-_EN_ARTICLE_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_EN_PREP_RE = re.compile(r"^(" + "|".join(EN_PREPS) + r")\s+", re.IGNORECASE)
 _EN_FRAGMENT_WORDS = 4
 _ZH_LEAD_RE = re.compile(r"^(?:那么|那|还有|换成|如果是|要是)\s*")
 _ZH_TAIL_RE = re.compile(r"(?:的)?呢?[？?！!。.，,~～\s]*$")
@@ -236,31 +234,26 @@ _QUALIFIER_KINDS = frozenset({"seat_class", "person_group"})
 def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str] | None:
     """The fragment replaces the frame's span of its slot type (the one after ``prep`` when there is one)."""
     kind = slot_kind(x)
-    bare = _EN_ARTICLE_RE.sub("", x) if lang == "en" else x
+    forms = reading(lang).frame
+    if forms is None:
+        return None  # a language that does not say how its fragments fill a frame fills none
+    bare = forms.article.sub("", x) if forms.article is not None else x
     if kind is not None:
         spans = [s for s in slot_spans(frame) if s[2] == kind and frame[s[0]:s[1]].lower() != bare.lower()]
-        if prep and lang == "en":
-            after_prep = re.compile(rf"\b{prep}\s+(?:the\s+|a\s+|an\s+)?$", re.IGNORECASE)
-            anchored = [s for s in spans if after_prep.search(frame[:s[0]])]
+        if prep and forms.after_prep is not None:
+            anchored = [s for s in spans if forms.after_prep(prep, frame[:s[0]])]
             spans = anchored or spans
         if spans:
             s, e, _ = spans[0]
             if kind == "platform" and (v := _VERSION_AFTER_RE.match(frame, e)) is not None:
                 e = v.end()  # "Debian 12" → "Arch Linux": the old platform's version goes with it
-            # "on a Mac" replaces "on Windows 11": an article of the fragment comes with it (and takes the place
-            # of the frame's own: "on a Chromebook" + "On an iPad?")
-            rep = x if lang == "en" and _EN_AFTER_PREP_RE.search(frame[:s]) else bare
-            if lang == "en" and x != bare and (art := re.search(r"\b(?:a|an|the)\s+$", frame[:s], re.IGNORECASE)):
-                s, rep = art.start(), x
-            if lang == "en" and kind == "place" and rep == bare and re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE) \
-                    and not bare.isupper() and not bare.lower().startswith("the ") and not bare.endswith("s"):
-                # "in the UK" → "in Canada": the article belonged to the old name
-                s = re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE).start()  # type: ignore[union-attr]
+            # where the fragment goes and in what words: "on a Mac" replaces "on Windows 11" with its article
+            s, rep = forms.place(x, bare, frame, s, kind) if forms.place is not None else (s, bare)
             return _replace(frame, s, e, rep), f"entity swap ({kind}): {frame[s:e]} → {rep}"
         if kind in _QUALIFIER_KINDS and not any(k == kind for _, _, k in slot_spans(frame)):
             # "一等座呢？" after "北京到上海的高铁票多少钱": the frame names no class, the fragment adds one as a term
             return f"{frame.rstrip(_TRAIL)} {bare}", f"qualifier added ({kind}): {bare}"
-    if kind is None and lang == "zh":
+    if kind is None and forms.slot_inside:
         # "预算五千左右": one typed span inside the phrase takes the place of the frame's span of that type
         xs = slot_spans(x)
         if len(xs) == 1:
@@ -273,11 +266,9 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
         out = _swap_model(bare, frame, lang, prep)
         if out is not None:
             return out, f"entity swap (model): → {bare}"
-    if prep and lang == "en":
+    if prep and forms.prep_slot is not None:
         # "And by TensorFlow 2.15?": what follows the same preposition in the frame, up to the next break
-        after = rf"\b{prep}\s+((?:the\s+|a\s+|an\s+)?[^,?.!;]+?)(?=\s+(?:{'|'.join(_EN_PREPS)}|and|or)\b|[,?.!;]|$)"
-        found = list(re.finditer(after, frame, re.IGNORECASE))
-        m = found[-1] if found else None
+        m = forms.prep_slot(prep, frame)
         if m is not None and 0 < len(m.group(1).split()) <= _EN_FRAGMENT_WORDS and name_like(bare):
             return _replace(frame, m.start(1), m.end(1), x), f"entity swap ({prep} …): {m.group(1)} → {x}"
     return None

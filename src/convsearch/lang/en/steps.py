@@ -24,6 +24,7 @@ from ...rewrite.focus import Focus, _alias_of, en_salient_noun, find_focus
 from ...rewrite.shapes import SOCIAL_RE, own_thing_over_passage, shares_word, things_asked
 from ...types import Decision, DecisionKind, Message
 from ..base import Mention
+from .frame import EN_ARTICLE_RE
 from .markers import EN_REQUEST_RE, en_ellipsis, en_info_question
 from .mentions import en_tokens
 
@@ -561,7 +562,7 @@ def comparison(query: str, frame: str) -> tuple[str, str] | None:
         t = _EN_COMPARE_TO_RE.search(query)
         y = t.group(1).strip() if t else ""
     e = f._frame_entity(frame, "en", y) if y else None
-    if not e or len(f._EN_ARTICLE_RE.sub("", y).split()) > f._EN_FRAGMENT_WORDS:
+    if not e or len(EN_ARTICLE_RE.sub("", y).split()) > f._EN_FRAGMENT_WORDS:
         return None
     i = frame.find(e)
     return frame[:i + len(e)] + f" and {y}" + frame[i + len(e):], f"comparison: {e} and {y}"

@@ -69,4 +69,6 @@ FRAME = FrameForms(
     possessive=re.compile(r"^(?:它的|它|其)"),
     # "茅台今年的股价涨了多少": no proper name, but the noun the question opens with is what it is about
     opening_noun=True,
+    # "预算五千左右": one typed span inside an untyped phrase takes the place of the frame's span of that type
+    slot_inside=True,
 )
