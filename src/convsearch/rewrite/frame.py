@@ -11,8 +11,9 @@ comparison ("和 Y 比呢？", "How does Y compare?") keeps the frame's entity a
 Precision first: when the fragment has no type the frame also holds, the completer answers None and the other
 rules (or nothing) take over.
 
-The steps that do it are each language's (``lang.zh.steps.FRAME_STEPS``, ``lang.en.steps.FRAME_STEPS``), run by
-``rewrite.steps.complete_fragment``; this module holds the slot primitives they are built on.
+The steps that do it are each language's (``lang.zh.steps.FRAME_STEPS``, ``lang.en.steps.FRAME_STEPS``; the
+comparison and the added condition are wholly theirs), run by ``rewrite.steps.complete_fragment``; this module holds
+the slot primitives they are built on, reading what differs between languages from the pack's ``FrameForms``.
 """
 
 from __future__ import annotations
