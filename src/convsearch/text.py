@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from functools import lru_cache
 from itertools import islice
 
@@ -21,6 +22,8 @@ _EN_STEMMER = Stemmer.Stemmer("english")
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RE = re.compile(f"[{_CJK}]")
+# the marks and spaces a question or a fragment ends with, in either script
+TRAIL_MARKS = "？?！!。.，,~～ \t"
 _NONCJK_WORD = f"[^\\W_{_CJK}]+"
 _RUNS_RE = re.compile(f"([{_CJK}]+)|({_NONCJK_WORD}(?:['’]{_NONCJK_WORD})*)", re.UNICODE)
 _LATIN_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
@@ -195,3 +198,14 @@ def truncate_tokens(text: str, limit: int, ellipsis: str = "…") -> str:
 
 def is_cjk(token: str) -> bool:
     return bool(CJK_RE.search(token))
+
+
+def word_at(text_lower: str, word: str) -> Iterator[int]:
+    """Start offsets of ``word`` in ``text_lower`` on word boundaries (str.find: no pattern to compile)."""
+    i = text_lower.find(word)
+    n = len(word)
+    while i >= 0:
+        if (i == 0 or not text_lower[i - 1].isalnum()) and (i + n == len(text_lower)
+                                                             or not text_lower[i + n].isalnum()):
+            yield i
+        i = text_lower.find(word, i + 1)

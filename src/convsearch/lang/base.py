@@ -12,7 +12,11 @@ A pack is the bottom of the follow-up resolver: it imports nothing of the rule l
 - ``stated``: how a user states their machine, budget or child in this language (``StatedForms``);
 - ``llm``: the LLM rewrite, variants, HyDE and summary prompts in this language (``LLMTexts``);
 - ``unspaced``: written without spaces between words (lengths then count characters);
-- ``courtesy``: the openers and closers around a request that ask for nothing (``Courtesy``).
+- ``courtesy``: the openers and closers around a request that ask for nothing (``Courtesy``);
+- ``ordinal``: how a reference picks a listed item by position, and how an answer lists things (``OrdinalForms``);
+- ``introduced``: how an answer brings in the entity a question asked for (``IntroducedForms``);
+- ``focus``: what moves a conversation's focus in this language (``FocusForms``);
+- ``frame``: how a fragment fills the frame of the previous question (``FrameForms``).
 """
 
 from __future__ import annotations
@@ -144,6 +148,111 @@ class StatedForms:
     for_person: re.Pattern[str]
 
 
+@dataclass(frozen=True, slots=True)
+class OrdinalRef:
+    """A reference to a listed item by its position ("the third step", "第二种"), found by a pack's ``OrdinalForms``."""
+
+    start: int
+    end: int
+    positions: tuple[int, ...]  # 1-based; negative counts from the end (-1 = last)
+    noun: str  # the head noun the reference used ("step", "one"), "" when none
+    strict: bool = False  # the noun is no list noun ("weeks"): only a list of that kind can answer
+    pair: bool = False  # 前者 / 后者: one of exactly two items
+
+
+# the lists of one sentence, each with its kind: "names", "nouns" or the kind noun the sentence gave ("technologies")
+Series = list[tuple[tuple[str, ...], str]]
+
+
+@dataclass(frozen=True, slots=True)
+class OrdinalForms:
+    """How a reference picks a listed item by position in one language, and how its answers list things
+    (``rewrite.ordinal``): ``find`` the first positional reference of a query ("the last two options", "第二种");
+    ``kind`` a position with a noun that is no list noun ("the first trail": only a list of that kind answers it;
+    None: the language has none); ``series`` the inline lists of one sentence ("A, B and C", "甲、乙和丙");
+    ``title_words`` the words of a numbered item's title (a long one is cut to its first clause); ``and_word`` joins
+    the items picked ("the first and second" → "A and B")."""
+
+    find: Callable[[str], OrdinalRef | None]
+    series: Callable[[str], Series]
+    title_words: Callable[[str], int]
+    and_word: str
+    kind: Callable[[str], OrdinalRef | None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IntroducedForms:
+    """How an answer in one language brings in the entity its question asked for (``rewrite.introduced``): ``asks``
+    a question asking for one ("Which airline …", "推荐"); ``picks(name, clause)`` does the answer's first clause
+    (lower case) pick ``name``, one of two the question joined, by a word of it; ``quoted`` a name set in quotes
+    ("「费控通」": the one quoted name the question did not give is the one brought in; None: quotes say nothing);
+    ``known(mention, question)`` a name the question gave in other words ("位于中国" after a question on 中国; None:
+    only its words count); ``opens_on(sentence, name)`` does the sentence open on the name (the subject, when the
+    answer names several; None: no such reading)."""
+
+    asks: re.Pattern[str]
+    picks: Callable[[str, str], bool]
+    quoted: re.Pattern[str] | None = None
+    known: Callable[[Mention, str], bool] | None = None
+    opens_on: Callable[[str, str], bool] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FocusForms:
+    """What moves a conversation's focus in one language (``rewrite.focus``); each left None is a reading the
+    language does without. ``answer_words`` an answer's size in words (None: split at spaces); ``informs_at`` the
+    characters at which an answer informs rather than chats (its own noun then is no reply's noun to fill in);
+    ``request_part`` a user turn without what is only feedback on the answer ("Thanks for that. Are there …");
+    ``request`` a request stated rather than asked ("想买…") and ``owned`` a thing of the user's own ("我家猫…"):
+    the user's noun is then what the conversation is about; ``points_back(text, phrase)`` a phrase the turn names
+    as already known ("the system"), passed over when something came before; ``head_rank(text, mention)`` the
+    order a turn's mentions are picked in (lower first: the noun after 的); ``sets_topic`` a turn that opens a
+    (sub)topic ("Tell me about X"; None: every turn naming something does); ``meaning`` a question about what a
+    word of the answer means ("CLTC 是什么意思？")."""
+
+    answer_words: Callable[[str], int] | None = None
+    informs_at: int | None = None
+    request_part: Callable[[str], str] | None = None
+    request: re.Pattern[str] | None = None
+    owned: re.Pattern[str] | None = None
+    points_back: Callable[[str, str], bool] | None = None
+    head_rank: Callable[[str, Mention], int] | None = None
+    sets_topic: Callable[[str], bool] | None = None
+    meaning: re.Pattern[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FrameForms:
+    """How a fragment fills the frame of the previous question in one language (``rewrite.frame``): ``model_names``
+    the names of a frame holding a number ("RTX 4090"); ``pair_join`` the words between two things a question
+    joins ("A or B", "A和B"), ``alternatives`` two it joins that are no mentions (None: none); ``which`` a question
+    asking which of two ("Which is cheaper …", "哪个更…") and ``which_of(query, names)`` it completed with the
+    names; ``possessive`` what an attribute fragment opens with ("its", "它的"); ``attribute_frame`` a frame whose
+    shape says which words are its attribute ("What's the X of Y": group 2; None: the lexicon alone says);
+    ``opening_noun`` a frame naming no proper name is about the noun it opens with.
+
+    A typed fragment takes the place of the frame's span of its type; each of these left None is a reading the
+    language does without: ``article`` a leading article the fragment's bare form drops ("the UK"); with a
+    preposition in the fragment, ``after_prep(prep, before)`` does the text before a span end with it (the span it
+    anchors) and ``prep_slot(prep, frame)`` the phrase after the same preposition in the frame (group 1; "And by
+    TensorFlow 2.15?"); ``place(x, bare, frame, start, kind)`` where the fragment goes and in what words (None: at
+    the span, bare); ``slot_inside`` one typed span inside an untyped phrase swaps ("预算五千左右")."""
+
+    model_names: Callable[[str], list[str]]
+    pair_join: re.Pattern[str]
+    which: re.Pattern[str]
+    which_of: Callable[[str, list[str]], tuple[str, str] | None]
+    possessive: re.Pattern[str]
+    alternatives: Callable[[str], list[str]] | None = None
+    attribute_frame: re.Pattern[str] | None = None
+    opening_noun: bool = False
+    article: re.Pattern[str] | None = None
+    after_prep: Callable[[str, str], bool] | None = None
+    prep_slot: Callable[[str, str], re.Match[str] | None] | None = None
+    place: Callable[[str, str, str, int, str], tuple[int, str]] | None = None
+    slot_inside: bool = False
+
+
 @runtime_checkable
 class LanguagePack(Protocol):
     """What the resolver asks of a language (see the module docstring)."""
@@ -175,6 +284,18 @@ class LanguagePack(Protocol):
     @property
     def courtesy(self) -> Courtesy | None: ...
 
+    @property
+    def ordinal(self) -> OrdinalForms | None: ...
+
+    @property
+    def introduced(self) -> IntroducedForms | None: ...
+
+    @property
+    def focus(self) -> FocusForms | None: ...
+
+    @property
+    def frame(self) -> FrameForms | None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Pack:
@@ -200,3 +321,7 @@ class Pack:
     # length cap is the characters cap, and words join without a space
     unspaced: bool = False
     courtesy: Courtesy | None = None  # None: no opener or closer is set aside
+    ordinal: OrdinalForms | None = None  # None: no item of a list is picked by its position
+    introduced: IntroducedForms | None = None  # None: no answer brings in what a pronoun then stands for
+    focus: FocusForms | None = None  # None: the focus moves on what every language shares (FocusForms())
+    frame: FrameForms | None = None  # None: no fragment swaps a model, joins a pair or asks which of two

@@ -15,14 +15,15 @@ from typing import Any, NamedTuple
 
 from .. import lexicon as lx
 from ..lang.base import Mention
+from ..lang.en.focus import en_request_part
 from ..lang.en.markers import _demonstrative_det, en_feedback_pronoun, en_info_question
 from ..lang.en.mentions import en_tokens
 from ..lang.zh.markers import zh_det_tokens
-from ..text import is_cjk, tagged
+from ..text import is_cjk, tagged, word_at
 from ..types import Message
 from . import similar
-from .entities import _word_at, attribute_noun, leans_on_focus, mentions, named_in
-from .focus import Focus, en_request_part, find_focus, informs_zh, meaning_question, weak_anchor
+from .entities import attribute_noun, leans_on_focus, mentions, named_in
+from .focus import Focus, find_focus, informs, meaning_question, weak_anchor
 from .frame import ATTRIBUTE_RES
 from .introduced import introduced_work
 
@@ -238,7 +239,7 @@ def _recent_focus(ent: Mention | None, history: Sequence[Message], resumed: bool
     last = history[-1]
     if last.role != "assistant":
         return None
-    if informs_zh(last):
+    if informs(last):
         return ent  # an answer that informs, not a chat reply: the user's subject is still the subject
     return next((x for x in mentions(last.content, "zh") if not x.relational), None)
 
@@ -431,7 +432,7 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
                 if m.relational and not ent.proper and not _EN_OF_AFTER_RE.match(
         core.lower(), core.lower().find(m.text.lower()) + len(m.text))), None)  # "the name of X" has its owner
     if rel is not None:  # "How long does approval take?" → "How long does expense reimbursement approval take?"
-        i = next(iter(_word_at(q.lower(), rel.text.lower())), -1)
+        i = next(iter(word_at(q.lower(), rel.text.lower())), -1)
         if i >= 0:
             return f"{q[:i]}{ent.text} {q[i:]}", f"frame completion with {ent.text}"
     if not en_info_question(q):

@@ -8,7 +8,7 @@ expedition"), a class phrase ("that album"), pronouns, and whether a text leans 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from .. import lexicon as lx
 from ..lang import detect, reading
@@ -16,7 +16,7 @@ from ..lang.base import Mention
 from ..lang.en.mentions import _is_cap
 from ..lang.zh.markers import zh_ellipsis
 from ..lang.zh.mentions import _compiled
-from ..text import is_cjk
+from ..text import is_cjk, word_at
 from ..types import Message
 
 
@@ -154,16 +154,6 @@ def _modifier_suffix(words_: list[str]) -> list[str]:
     return out
 
 
-def _word_at(text_lower: str, word: str) -> Iterator[int]:
-    """Start offsets of ``word`` in ``text_lower`` on word boundaries (str.find: no pattern to compile)."""
-    i = text_lower.find(word)
-    n = len(word)
-    while i >= 0:
-        if (i == 0 or not text_lower[i - 1].isalnum()) and (i + n == len(text_lower) or not text_lower[i + n].isalnum()):
-            yield i
-        i = text_lower.find(word, i + 1)
-
-
 def definite_expansion(query: str, history: Sequence[Message]) -> tuple[int, int, str] | None:
     """A definite noun phrase of the query whose head an earlier turn named more fully: "the expedition"
     after "the Lewis and Clark expedition" → (start, end, "Lewis and Clark expedition"). Most recent first.
@@ -175,7 +165,7 @@ def definite_expansion(query: str, history: Sequence[Message]) -> tuple[int, int
             continue
         for msg in reversed(history):
             text = msg.content
-            for i in _word_at(text.lower(), low):
+            for i in word_at(text.lower(), low):
                 before = text[:i].split()[-6:]
                 if before and not before[-1][-1:].isalnum():
                     before = []  # punctuation right before the head ends the phrase
@@ -212,7 +202,7 @@ def class_reference(query: str, history: Sequence[Message], own: str = "") -> tu
         text = msg.content
         low = text.lower()
         names = [x for x in mentions(text, "en") if x.proper]
-        for i in _word_at(low, noun):
+        for i in word_at(low, noun):
             after = i + len(noun)
             for x in names:
                 j = text.find(x.text, after)

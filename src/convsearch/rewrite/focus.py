@@ -16,17 +16,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from .. import lexicon as lx
-from ..lang.base import Mention
-from ..lang.en.markers import en_feedback_pronoun
-from ..lang.en.mentions import _EN_DETS, en_tokens
+from ..lang import reading
+from ..lang.base import FocusForms, Mention
 from ..lang.timeref import is_time_phrase
-from ..lang.zh.mentions import _follows_de
-from ..text import detect_lang, tagged
+from ..text import detect_lang, word_at
 from ..types import Message
-from .entities import _word_at, attribute_noun, has_pronoun, leans_on_focus, mentions, name_like, topic_entity
+from .entities import attribute_noun, has_pronoun, leans_on_focus, mentions, name_like, topic_entity
 
 # --- focus tracking --------------------------------------------------------------------------------
 
@@ -51,33 +49,38 @@ class Focus:
 _SHORT_ANSWER_TOKENS = 12
 
 
+_SHARED = FocusForms()  # a pack that says nothing of its focus: what every language shares
+
+
+def _forms(lang: str) -> FocusForms:
+    return reading(lang).focus or _SHARED
+
+
 def _answer_size(text: str, lang: str) -> int:
-    """Words of an answer: spaces split English; Chinese, written without them, counts its tokens."""
-    return len(text.split()) if lang != "zh" else sum(1 for _, t in tagged(text) if t not in ("x", "w"))
+    """Words of an answer: split at spaces, or counted the language's way (Chinese, written without them: its
+    tokens)."""
+    count = _forms(lang).answer_words
+    return count(text) if count is not None else len(text.split())
 
 
 _QUESTION_RE = re.compile(lx.ZH_A_NOT_A + r"|[?？]|吗|呢|什么|怎么|哪|谁|多少|多久|多长|多大|多远|如何|几|是否|是不是|有没有|"
                           r"^\s*(what|who|when|where|why|how|which|is|are|do|does|did|can|could|will|would|should)\b",
                           re.IGNORECASE)
-# A request stated rather than asked ("想买个游戏笔记本", "我预算 5000 左右"): the user's
-# noun is what the conversation is about, as after a question (a chat statement leaves the reply's noun instead)
-# (English statements of need are left out: on CamRest and iKAT, where users open with "I'm looking for …", the
-# reply's noun is what follow-ups leave out, −3.4 F1)
-_ZH_REQUEST_RE = re.compile(r"想买|想找|想要|想了解|想学|求推荐|推荐|帮我|请问|预算")
-# ... or about a thing of the user's own ("我家猫三岁了，最近老是掉毛"): what the follow-ups go on about
-_ZH_OWNED_RE = re.compile(r"^\W*(?:我家|我们家|我的|我们的|家里的?)")
 # A user turn that turns aside from what the conversation was about, and one that closes the side exchange
 _DIGRESSION_RE = re.compile(r"^\W*(?:对了|另外(?![一两那这个款种家位些])|顺便|还有个问题|换个话题|话说|(?:by\s+the\s+way|btw|unrelated|on\s+another"
                             r"\s+note|side\s+question|quick\s+question|different\s+question)\b)", re.IGNORECASE)
 _CLOSING_RE = re.compile(r"^\W*(?:(?:好的?|嗯|行|明白了?|懂了|知道了|了解了?|谢谢(?:你|您)?|多谢|ok|okay|got\s+it|makes\s+sense|"
                          r"i\s+see|thanks|thank\s+you|cool|great|alright|good\s+to\s+know|sounds\s+good)"
                          r"[\s，,。.!！~～]*)+$", re.IGNORECASE)
-INFORMATIVE_CHARS = 25  # Chinese answers that inform run 27-122 characters in the follow-up sets; chat replies 2-20
 
 
-def informs_zh(m: Message) -> bool:
-    """A Chinese answer long enough to inform, not a chat reply ("香山人多吗")."""
-    return m.role == "assistant" and len(m.content) >= INFORMATIVE_CHARS and detect_lang(m.content) == "zh"
+def informs(m: Message) -> bool:
+    """An answer long enough to inform, not a chat reply ("香山人多吗"), in a language that sets the length
+    (Chinese: 25 characters)."""
+    if m.role != "assistant":
+        return False
+    at = _forms(detect_lang(m.content)).informs_at
+    return at is not None and len(m.content) >= at
 
 
 def closes_exchange(text: str) -> bool:
@@ -86,15 +89,6 @@ def closes_exchange(text: str) -> bool:
 
 
 _WHO_RE = re.compile(r"^\s*(who|whom)\b|谁", re.IGNORECASE)
-
-
-def _definite(text: str, phrase: str) -> bool:
-    """'the system' in a follow-up usually points back (bridging) rather than opening a new subject."""
-    tl = text.lower()
-    for i in _word_at(tl, phrase.lower()):
-        if tl[:i].rstrip().endswith("the") and not tl[i + len(phrase):].lstrip().startswith("of "):
-            return True
-    return False
 
 
 def _alias_of(short: Mention, full: Mention) -> bool:
@@ -112,28 +106,6 @@ def _acronym_of(short: str, full: str) -> bool:
     return len(words_) == len(short) and "".join(w[0] for w in words_).upper() == short
 
 
-_EN_TOPIC_SET_RE = re.compile(
-    r"^\s*(?:(?:so|and|ok|okay|now|then)\s*,?\s+)?(?:"
-    r"(?:what|who)(?:\s+|['’])(?:is|are|was|were|s)|(?:can you\s+|could you\s+|please\s+)?tell (?:me|us)"
-    r"(?:\s+(?:some|something|a bit|a little|more|all))*\s+about|describe|explain|define|(?:what|how) about"
-    r")\s+(.+?)[\s?.!]*$", re.IGNORECASE)
-
-
-def _en_topic_setting(text: str) -> bool:
-    """Does an English user turn open a (sub)topic ("What is X?", "Tell me about X", "What about X?") rather than
-    ask about an aspect of the current one ("What is the best time to visit?", "What are the types of X?")?"""
-    m = _EN_TOPIC_SET_RE.match(text)
-    if not m or has_pronoun(m.group(1), "en"):
-        return False
-    ms = mentions(m.group(1), "en")
-    if not ms or ms[0].relational:
-        return False
-    lead = m.group(1).lower().split()
-    while lead and (lead[0] in _EN_DETS or lead[0] in ("some", "more", "any")):
-        lead = lead[1:]
-    return " ".join(lead).startswith(ms[0].text.lower())
-
-
 def _verbish(word: str) -> bool:
     """A word that reads as a verb or a gerund rather than as a thing: "finding", "help", "talk", "start"."""
     low = word.lower()
@@ -147,32 +119,6 @@ def weak_anchor(m: Mention) -> bool:
     if m.proper or " " in m.text.strip():
         return False
     return _verbish(m.text) or m.relational
-
-
-_EN_SENT_RE = re.compile(r"[^.!?]+[.!?]*\s*")
-_EN_THANKS_RE = re.compile(r"^\W*(?:(?:ok|okay|great|wow|oh|ah|yes|no)\W+)?(?:thanks|thank you|thank u|many thanks)\b",
-                           re.IGNORECASE)
-
-
-def _en_feedback_sentence(sent: str) -> bool:
-    """"Thanks for that suggestion.", "That sounds intriguing!", "Those are excellent points, thanks!": a
-    sentence about the last answer, whose nouns name no subject to search for."""
-    if _EN_THANKS_RE.match(sent):
-        return True
-    toks = en_tokens(sent)
-    k = next((i for i, t in enumerate(toks) if t[0].isalnum()), None)
-    return k is not None and en_feedback_pronoun(toks, k)
-
-
-def en_request_part(text: str) -> str:
-    """An English user turn without its feedback sentences ("Thanks for that suggestion. Are there any
-    specific foods I should avoid?" → "Are there any specific foods I should avoid?"); the whole turn when
-    every sentence is feedback."""
-    sents = _EN_SENT_RE.findall(text)
-    if len(sents) < 2:
-        return text
-    kept = [x for x in sents if not _en_feedback_sentence(x)]
-    return "".join(kept) if kept else text
 
 
 def _noun_phrase_topic(name: str) -> bool:
@@ -197,7 +143,7 @@ def _en_topic_in_use(name: str, history: Sequence[Message]) -> Mention | None:
             continue
         for x in mentions(msg.content, "en"):
             if not x.relational and not weak_anchor(x) and want & {w.lower() for w in x.text.split()}:
-                i = next(iter(_word_at(msg.content.lower(), name.lower())), -1)
+                i = next(iter(word_at(msg.content.lower(), name.lower())), -1)
                 if i >= 0 and len(name.split()) > len(x.text.split()) and x.text.lower() in name.lower() and whole:
                     # the turn says the whole topic ("related to irritable bowel syndrome"): keep all of it
                     text = msg.content[i:i + len(name)]
@@ -287,7 +233,7 @@ def opening_turn(history: Sequence[Message]) -> str | None:
     users = [i for i, m in enumerate(history) if m.role == "user"]
     if not users:
         return None
-    answered = next((i for i in users if i + 1 < len(history) and informs_zh(history[i + 1])), users[0])
+    answered = next((i for i in users if i + 1 < len(history) and informs(history[i + 1])), users[0])
     return history[answered].content
 
 
@@ -323,14 +269,6 @@ def _reply_to_question(text: str, prev: Message | None) -> bool:
     return not re.search(r"[?？]", text) and bool(_REPLY_RE.search(text))
 
 
-_MEANING_RE = {
-    "zh": re.compile(r"什么意思|啥意思|是指什么|指的是什么|是什么概念|是什么标准|是指|的意思|怎么理解|就是.{1,24}吗"),
-    "en": re.compile(r"\bwhat\s+(?:does|do|did)\b.*\b(?:mean|stand\s+for)\b|\bwhat\s+is\s+meant\s+by\b|"
-                     r"\bwhat\s+counts\s+as\b|\b(?:meaning|definition)\s+of\b|^\W*define\b|"
-                     r"\bwhat\s+do\s+you\s+mean\b", re.IGNORECASE),
-}
-
-
 def meaning_question(text: str, before: Message | None, lang: str | None = None) -> bool:
     """Does this user turn ask what a word of the latest answer means ("CLTC 是什么意思？", "What does EPA-rated
     mean exactly?", "What counts as a secondary caregiver?")? A clarification, not a new subject: the
@@ -342,7 +280,8 @@ def meaning_question(text: str, before: Message | None, lang: str | None = None)
     if before is None or before.role != "assistant":
         return False
     lang = lang or detect_lang(text)
-    if not _MEANING_RE[lang].search(text):
+    meaning = _forms(lang).meaning
+    if meaning is None or not meaning.search(text):
         return False
     asked = [x for x in mentions(text, lang) if not x.relational]
     low = before.content.lower()
@@ -378,7 +317,9 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     user_texts: list[str] = []
     for m in history:
         lang = detect_lang(m.content)
-        ms = mentions(en_request_part(m.content) if m.role == "user" and lang == "en" else m.content, lang)
+        forms = _forms(lang)
+        ms = mentions(forms.request_part(m.content) if m.role == "user" and forms.request_part is not None
+                      else m.content, lang)
         proper = [x for x in ms if x.proper]
         last_turn = None
         if m.role == "user" and _reply_to_question(m.content, prev) and all(
@@ -407,8 +348,9 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             if _DIGRESSION_RE.match(m.content) and user_focus is not None and frame:
                 aside, digressing = (user_focus, frame, frame_mentions), True  # "对了，…" turns aside
             asked_who = bool(_WHO_RE.search(m.content))
-            user_asked = bool(_QUESTION_RE.search(m.content) or (lang == "zh" and (
-                _ZH_REQUEST_RE.search(m.content) or _ZH_OWNED_RE.search(m.content))))
+            owned = forms.owned is not None and bool(forms.owned.search(m.content))
+            user_asked = bool(_QUESTION_RE.search(m.content) or owned or (
+                forms.request is not None and forms.request.search(m.content)))
             person_focus = next((x for x in proper if x.cls == "nr"), person_focus)
             old_frame, old_mentions = frame, frame_mentions
             frame, frame_mentions = m.content, tuple(ms)
@@ -422,14 +364,11 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
                 continue
             # "the system" points back (bridging) unless nothing came before ("Describe the oceanic crust.")
             bridging = user_focus is not None or answer_focus is not None or topic is not None
-            plain = [x for x in ms if not x.relational and not (lang == "en" and bridging and _definite(m.content, x.text))]
-            if lang == "zh":  # "公司的入职流程", "AnySearch 的 SDK": the noun after 的 is the head
-                def rank(x: Mention, text: str = m.content) -> int:
-                    if "的" in x.text:
-                        return 0  # the whole "A 的 B"
-                    return 1 if _follows_de(text, x.text) else 2
-                plain.sort(key=rank)
-                proper.sort(key=rank)
+            back = forms.points_back
+            plain = [x for x in ms if not x.relational and not (back is not None and bridging and back(m.content, x.text))]
+            if forms.head_rank is not None:  # "公司的入职流程", "AnySearch 的 SDK": the noun after 的 is the head
+                plain.sort(key=partial(forms.head_rank, m.content))
+                proper.sort(key=partial(forms.head_rank, m.content))
             # "waterfalls in mid-April": the time is when, the waterfalls are what (a time alone stays the pick)
             pick = next((x for x in (*proper, *plain) if not is_time_phrase(x.text)),
                         proper[0] if proper else (plain[0] if plain else None))
@@ -451,13 +390,13 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             if pick is not None:
                 # "What is the best time to visit the pools?" asks about an aspect of the current subject: the
                 # common noun it names is the local focus (for pronouns), not the subject of the conversation
-                if proper or user_subject is None or lang != "en" or _en_topic_setting(m.content):
+                if proper or user_subject is None or forms.sets_topic is None or forms.sets_topic(m.content):
                     user_subject = pick
                 user_focus = pick
                 if proper:
                     answer_focus = None
             # a thing of the user's own is as named as a proper noun: an answer's name does not replace it
-            question_named = bool(proper) or (lang == "zh" and pick is not None and bool(_ZH_OWNED_RE.search(m.content)))
+            question_named = bool(proper) or (pick is not None and owned)
         else:
             nouns = [x for x in ms if not x.relational]
             last_turn = nouns[0] if nouns else None
@@ -487,7 +426,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     # In chit-chat (the user made a statement, not a question) the reply's own noun is what a follow-up
     # most often leaves out: on su2019 and restoration-200k the last turn supplies most restored words.
     chat_noun = last_turn if (last_turn is not None and (not user_asked or (not user_fresh and not topic))
-                              and not informs_zh(history[-1])) else None
+                              and not informs(history[-1])) else None
 
     def ranked(user: Mention | None) -> list[tuple[Mention | None, str]]:
         return [(user, "user") if recent_proper else (None, ""),

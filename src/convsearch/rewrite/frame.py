@@ -11,8 +11,9 @@ comparison ("和 Y 比呢？", "How does Y compare?") keeps the frame's entity a
 Precision first: when the fragment has no type the frame also holds, the completer answers None and the other
 rules (or nothing) take over.
 
-The steps that do it are each language's (``lang.zh.steps.FRAME_STEPS``, ``lang.en.steps.FRAME_STEPS``), run by
-``rewrite.steps.complete_fragment``; this module holds the slot primitives they are built on.
+The steps that do it are each language's (``lang.zh.steps.FRAME_STEPS``, ``lang.en.steps.FRAME_STEPS``; the
+comparison and the added condition are wholly theirs), run by ``rewrite.steps.complete_fragment``; this module holds
+the slot primitives they are built on, reading what differs between languages from the pack's ``FrameForms``.
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .. import lexicon as lx
-from ..text import is_cjk, tagged
+from ..lang import reading
+from ..lang.en.frame import EN_PREPS
+from ..text import TRAIL_MARKS, is_cjk, tagged
 from ..types import Message
 from ..lang.zh.markers import zh_proverb_ne
-from ..lang.zh.mentions import zh_name_tokens
 from .entities import mentions
 
-_TRAIL = "？?！!。.，,~～ \t"
+_TRAIL = TRAIL_MARKS
 
 
 # --- slot spans -------------------------------------------------------------------------------------
@@ -97,11 +99,10 @@ def _is_model(phrase: str) -> bool:
 
 
 def _model_names(frame: str, lang: str) -> list[tuple[int, int]]:
-    """Spans of mixed-script names holding a number ("RTX 4090", "Llama 3.1 70B", "Galaxy S24 Ultra")."""
-    if lang == "zh":
-        names = [w for w, t in zh_name_tokens(frame) if t == "eng" and any(c.isdigit() for c in w)]
-    else:
-        names = [m.text for m in mentions(frame, "en") if m.proper and any(c.isdigit() for c in m.text)]
+    """Spans of mixed-script names holding a number ("RTX 4090", "Llama 3.1 70B", "Galaxy S24 Ultra"), as the
+    language finds them (none in a language whose pack has no ``FrameForms``)."""
+    forms = reading(lang).frame
+    names = forms.model_names(frame) if forms is not None else []
     out = []
     pos = 0
     for n in names:
@@ -148,10 +149,7 @@ def _swap_model(x: str, frame: str, lang: str, prep: str = "") -> str | None:
 _EN_LEAD_RE = re.compile(r"^\W*(?:(?:so|ok|okay|but|also|then)\s*,?\s+)?"
                          r"(?:(?:(?:what|how)\s+about|what\s+of|same\s+for|and|"
                          r"any(?:thing|one)?|something)\b)?\s*", re.IGNORECASE)
-_EN_PREPS = ("in", "on", "for", "by", "at", "from", "to", "with", "during", "under", "over", "via", "using")
-_EN_AFTER_PREP_RE = re.compile(r"\b(?:" + "|".join(_EN_PREPS) + r")\s+$", re.IGNORECASE)
-_EN_PREP_RE = re.compile(r"^(" + "|".join(_EN_PREPS) + r")\s+", re.IGNORECASE)
-_EN_ARTICLE_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_EN_PREP_RE = re.compile(r"^(" + "|".join(EN_PREPS) + r")\s+", re.IGNORECASE)
 _EN_FRAGMENT_WORDS = 4
 _ZH_LEAD_RE = re.compile(r"^(?:那么|那|还有|换成|如果是|要是)\s*")
 _ZH_TAIL_RE = re.compile(r"(?:的)?呢?[？?！!。.，,~～\s]*$")
@@ -237,31 +235,26 @@ _QUALIFIER_KINDS = frozenset({"seat_class", "person_group"})
 def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str] | None:
     """The fragment replaces the frame's span of its slot type (the one after ``prep`` when there is one)."""
     kind = slot_kind(x)
-    bare = _EN_ARTICLE_RE.sub("", x) if lang == "en" else x
+    forms = reading(lang).frame
+    if forms is None:
+        return None  # a language that does not say how its fragments fill a frame fills none
+    bare = forms.article.sub("", x) if forms.article is not None else x
     if kind is not None:
         spans = [s for s in slot_spans(frame) if s[2] == kind and frame[s[0]:s[1]].lower() != bare.lower()]
-        if prep and lang == "en":
-            after_prep = re.compile(rf"\b{prep}\s+(?:the\s+|a\s+|an\s+)?$", re.IGNORECASE)
-            anchored = [s for s in spans if after_prep.search(frame[:s[0]])]
+        if prep and forms.after_prep is not None:
+            anchored = [s for s in spans if forms.after_prep(prep, frame[:s[0]])]
             spans = anchored or spans
         if spans:
             s, e, _ = spans[0]
             if kind == "platform" and (v := _VERSION_AFTER_RE.match(frame, e)) is not None:
                 e = v.end()  # "Debian 12" → "Arch Linux": the old platform's version goes with it
-            # "on a Mac" replaces "on Windows 11": an article of the fragment comes with it (and takes the place
-            # of the frame's own: "on a Chromebook" + "On an iPad?")
-            rep = x if lang == "en" and _EN_AFTER_PREP_RE.search(frame[:s]) else bare
-            if lang == "en" and x != bare and (art := re.search(r"\b(?:a|an|the)\s+$", frame[:s], re.IGNORECASE)):
-                s, rep = art.start(), x
-            if lang == "en" and kind == "place" and rep == bare and re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE) \
-                    and not bare.isupper() and not bare.lower().startswith("the ") and not bare.endswith("s"):
-                # "in the UK" → "in Canada": the article belonged to the old name
-                s = re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE).start()  # type: ignore[union-attr]
+            # where the fragment goes and in what words: "on a Mac" replaces "on Windows 11" with its article
+            s, rep = forms.place(x, bare, frame, s, kind) if forms.place is not None else (s, bare)
             return _replace(frame, s, e, rep), f"entity swap ({kind}): {frame[s:e]} → {rep}"
         if kind in _QUALIFIER_KINDS and not any(k == kind for _, _, k in slot_spans(frame)):
             # "一等座呢？" after "北京到上海的高铁票多少钱": the frame names no class, the fragment adds one as a term
             return f"{frame.rstrip(_TRAIL)} {bare}", f"qualifier added ({kind}): {bare}"
-    if kind is None and lang == "zh":
+    if kind is None and forms.slot_inside:
         # "预算五千左右": one typed span inside the phrase takes the place of the frame's span of that type
         xs = slot_spans(x)
         if len(xs) == 1:
@@ -274,11 +267,9 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
         out = _swap_model(bare, frame, lang, prep)
         if out is not None:
             return out, f"entity swap (model): → {bare}"
-    if prep and lang == "en":
+    if prep and forms.prep_slot is not None:
         # "And by TensorFlow 2.15?": what follows the same preposition in the frame, up to the next break
-        after = rf"\b{prep}\s+((?:the\s+|a\s+|an\s+)?[^,?.!;]+?)(?=\s+(?:{'|'.join(_EN_PREPS)}|and|or)\b|[,?.!;]|$)"
-        found = list(re.finditer(after, frame, re.IGNORECASE))
-        m = found[-1] if found else None
+        m = forms.prep_slot(prep, frame)
         if m is not None and 0 < len(m.group(1).split()) <= _EN_FRAGMENT_WORDS and name_like(bare):
             return _replace(frame, m.start(1), m.end(1), x), f"entity swap ({prep} …): {m.group(1)} → {x}"
     return None
@@ -287,10 +278,6 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
 def name_like(x: str) -> bool:
     """A capitalised word, a camel-case name ("iPad", "eBay") or a number: a name, not a common noun."""
     return any(c.isupper() for c in x.split()[0][:2]) or any(c.isdigit() for c in x) if x.split() else False
-
-
-_EN_ATTR_FRAME_RE = re.compile(r"^\W*(what(?:'s|’s|\s+is|\s+are|\s+was|\s+were)\s+the\s+)([a-z][a-z -]*?)(\s+of\s+\S.*)$",
-                               re.IGNORECASE)
 
 
 def _plain_phrase(x: str) -> bool:
@@ -318,15 +305,15 @@ def _possessor_swap(x: str, frame: str) -> tuple[str, str] | None:
 
 def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
     """'And its price?' after 'What is the battery life of the X?' → 'What is the price of the X?'."""
-    if lang == "en":
-        bare = re.sub(r"^(?:its|their|the)\s+", "", x, flags=re.IGNORECASE)
-    else:
-        bare = re.sub(r"^(?:它的|它|其)", "", x)
+    forms = reading(lang).frame
+    if forms is None or lang not in ATTRIBUTE_RES:
+        return None  # a language with no attribute lexicon or no possessives shifts none
+    bare = forms.possessive.sub("", x)
     rx = ATTRIBUTE_RES[lang]
     if not rx.fullmatch(bare):
         return None
     if not rx.search(frame):
-        shaped = _EN_ATTR_FRAME_RE.match(frame) if lang == "en" else None
+        shaped = forms.attribute_frame.match(frame) if forms.attribute_frame is not None else None
         if shaped is None or not _plain_phrase(bare) or shaped.group(2).lower() == bare.lower():
             return None
         # "What's the horsepower of the Ford Mustang GT?" + "And the fuel economy?": the frame's own shape says
@@ -338,181 +325,20 @@ def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
     return _replace(frame, m.start(), m.end(), bare), f"attribute shift: {m.group(0)} → {bare}"
 
 
-_EN_COMPARE_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(?:how\s+(?:does|do|did|would|will)\s+(.+?)\s+"
-                            r"(?:compare|stack\s+up|measure\s+up|fare)\b.*|(?:(?:and\s+)?(?:compared\s+(?:to|with)|"
-                            r"vs\.?|versus)\s+(.+?)))\s*[?.!]*$", re.IGNORECASE)
-_EN_COMPARE_TO_RE = re.compile(r"\b(?:compare|compares|stack\s+up|measure\s+up)\s+(?:to|with|against)\s+(.+?)\s*[?.!]*$",
-                               re.IGNORECASE)
-# "比亚迪汉呢，哪个更便宜？": a 呢-fragment, then the comparison question
-_ZH_NE_WHICH_RE = re.compile(r"^(?:那)?\s*(.+?)\s*呢\s*[，,]\s*((?:哪个|哪一个|哪款|哪家|哪辆|谁).+?)[？?！!。\s]*$")
-# "微信零钱通是不是高点": a comparative with no 比 compares with the frame's entity ("更 X" or "X 点/些" marks it)
-_ZH_BETTER_RE = re.compile(r"^(?:那)?\s*(.+?)\s*(?:是不是|会不会|是否)?\s*(?:(?:更|还要)(便宜|贵|高|低|好|快|慢|大|小|多|少|长|"
-                           r"短|轻|重|安全|划算|好用|耐用|方便|舒服)(?:一)?(?:点|些)?|(便宜|贵|高|低|好|快|慢|大|小|多|少|长|短|轻|重|"
-                           r"安全|划算|好用|耐用|方便|舒服)(?:一)?(?:点|些))\s*(?:吗|呢|吧|么)?[？?！!。\s]*$")
-_ZH_NOT_NAME_RE = re.compile(r"谁|哪|什么|怎么|[他她它这那]")  # "他们俩谁更好", "哪个层次高一点": no compared name
-_ZH_ASK_TAIL_RE = re.compile(r"(?:是)?(?:多少钱|多少|几何|怎么样|如何|怎样|吗|呢|么)[？?！!。.\s]*$")
-# "比 Galaxy S24 好吗？": a comparison whose subject is the frame's entity
-_ZH_BI_RE = re.compile(r"^(?:那)?\s*(?:跟|和)?\s*比\s*(.+)$")
-_ZH_COMPARE_RE = re.compile(r"^(?:那)?\s*(?:(?:和|跟|与|同)\s*(.+?)\s*(?:比起来|比较|相比|对比|比)|"
-                            r"(.+?)\s*(?:相比|比起来|对比)(?=呢|的话|[？?！!。\s]*$))(?:的话)?\s*(.*?)"
-                            r"[？?！!。\s]*$")
-# "Is Ally better?", "Are the Sony ones cheaper?": a comparative with no "than" compares with the frame's entity
-_EN_BETTER_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(is|are|was|were|would)\s+(.+?)\s+(?:any\s+|much\s+)?"
-                           r"(better|worse|cheaper|faster|slower|safer|bigger|smaller|larger|lighter|heavier|easier|"
-                           r"harder|more\s+\w+|less\s+\w+)(\s+(?:for|at|in)\s+[^?]+?)?\s*\?$", re.IGNORECASE)
-
-
 def _frame_entity(frame: str, lang: str, other: str) -> str | None:
     """The frame's first proper name as written (not a merged "A 的 B" phrase), other than ``other``."""
     for m in mentions(frame, lang):
         if m.proper and m.text in frame and "的" not in m.text and other.lower() not in m.text.lower() \
                 and m.text.lower() not in other.lower():
             return m.text
-    if lang == "zh":
+    forms = reading(lang).frame
+    if forms is not None and forms.opening_noun:
         # "茅台今年的股价涨了多少": no proper name, but the noun the question opens with is what it is about
         first = next(iter(mentions(frame, lang)), None)
         if first is not None and not first.relational and frame.startswith(first.text) and "的" not in first.text \
                 and first.text not in other and other not in first.text:
             return first.text
     return None
-
-
-def _zh_pair(e: str, y: str) -> str:
-    """'宝马 X5' + '奔驰 GLE' → '宝马 X5 和奔驰 GLE'; '美林' + '泰诺林' → '美林和泰诺林'."""
-    return f"{e}{' ' if not is_cjk(e[-1]) else ''}和{' ' if not is_cjk(y[0]) else ''}{y}"
-
-
-def _comparison(q: str, frame: str, lang: str) -> tuple[str, str] | None:
-    """'How does Gemini 1.5 Pro compare?' → the frame with 'E vs Y'; '跟泰诺林比哪个副作用小' → 'E和Y哪个副作用小'."""
-    if lang == "en":
-        b = _EN_BETTER_RE.match(q.strip())
-        if b is not None and name_like(b.group(2)) and len(b.group(2).split()) <= _EN_FRAGMENT_WORDS:
-            e = _frame_entity(frame, "en", b.group(2))
-            if e is not None and e.lower() not in q.lower():
-                core = q.strip().rstrip(_TRAIL)
-                cut = b.start(4) if b.group(4) else len(core)
-                return f"{core[:cut]} than {e}{core[cut:]}?", f"comparison: {b.group(2)} than {e}"
-        m = _EN_COMPARE_RE.match(q.strip())
-        if not m:
-            return None
-        y = (m.group(1) or m.group(2) or "").strip()
-        if y.lower() in ("that", "it", "this", "they", "those", "these"):
-            # "And how does that compare to the Galaxy Buds 2 Pro?": the compared thing follows "to"
-            t = _EN_COMPARE_TO_RE.search(q)
-            y = t.group(1).strip() if t else ""
-        e = _frame_entity(frame, "en", y) if y else None
-        if not e or len(_EN_ARTICLE_RE.sub("", y).split()) > _EN_FRAGMENT_WORDS:
-            return None
-        i = frame.find(e)
-        return frame[:i + len(e)] + f" and {y}" + frame[i + len(e):], f"comparison: {e} and {y}"
-    better = _ZH_BETTER_RE.match(q.strip())
-    if better is not None and _zh_size(y := better.group(1).strip()) <= _ZH_FRAGMENT_CHARS \
-            and not _ZH_NOT_NAME_RE.search(y):
-        e = _frame_entity(frame, "zh", y)
-        core = _ZH_ASK_TAIL_RE.sub("", frame.strip())
-        if e is not None and e in core and e not in y and y not in frame:
-            i = core.find(e) + len(e)
-            both = core[:i] + ("和" if is_cjk(y[0]) else " 和 ") + y + core[i:]
-            return f"{both}哪个{better.group(2) or better.group(3)}", f"comparison: {e} 和 {y}"
-    w = _ZH_NE_WHICH_RE.match(q.strip())
-    if w is not None:
-        y, pred = w.group(1).strip(), w.group(2).strip()
-        e = _frame_entity(frame, "zh", y)
-        if e is None or _zh_size(y) > _ZH_FRAGMENT_CHARS:
-            return None
-        return f"{_zh_pair(e, y)}{pred}", f"comparison: {e} 和 {y}"
-    bi = _ZH_BI_RE.match(q.strip())
-    if bi is not None:
-        rest = bi.group(1).strip().rstrip(_TRAIL)
-        ym = next((x for x in mentions(rest, "zh") if x.proper and rest.startswith(x.text)), None)
-        e = _frame_entity(frame, "zh", ym.text) if ym is not None else None
-        if e is None:
-            return None
-        attr = ATTRIBUTE_RES["zh"].search(frame)
-        subject = f"{e}{' ' if not is_cjk(e[-1]) else ''}的{attr.group(0)}" if attr else e
-        return f"{subject}{' ' if not is_cjk(subject[-1]) else ''}比 {rest}", f"comparison: {e} 比 {ym.text}"  # type: ignore[union-attr]
-    m = _ZH_COMPARE_RE.match(q.strip())
-    if not m:
-        return None
-    y, pred = (m.group(1) or m.group(2)).strip(), m.group(3).strip()
-    pred = re.sub(r"^呢$", "", pred)
-    e = _frame_entity(frame, "zh", y)
-    if not e or _zh_size(y) > _ZH_FRAGMENT_CHARS:
-        return None
-    sep = " " if not is_cjk(e[-1]) or not is_cjk(y[0]) else ""
-    both = f"{e}{sep}和{' ' if not is_cjk(y[0]) else ''}{y}"
-    if pred:
-        return f"{both}{' ' if not is_cjk(y[-1]) and is_cjk(pred[0]) else ''}{pred}", f"comparison: {e} 和 {y}"
-    core = frame.rstrip(_TRAIL)
-    i = core.find(e)
-    after = core[i + len(e):]
-    return core[:i] + both + (" " if after and not is_cjk(y[-1]) and not after.startswith(" ") else "") + after, \
-        f"comparison: {e} 和 {y}"
-
-
-_EN_CONDITION_RE = re.compile(r"^\W*(?:(?:and|so|ok|okay|but)\s*,?\s+)?(?:any|anything|something|ones?)\s+"
-                              r"((?:under|over|below|above|with|without|near|within|less than|cheaper than|"
-                              r"for less than)"
-                              r"\b[^?]*?)\s*(?:instead)?\s*[?.!]*$", re.IGNORECASE)
-_EN_REQUEST_RE = re.compile(r"^\W*(?:what are|what's|what is|which|find|show|recommend|suggest|list|give me|any|"
-                            r"are there|where can i)\b", re.IGNORECASE)
-_ZH_CONDITION_RE = re.compile(r"^(?:那)?(?:有没有|有没|有|要)(.{1,10}?)的?(?:吗|呢)?[？?！!。\s]*$")
-# "人均 300 以内的呢？": a limit, as a 呢-fragment
-_ZH_LIMIT_RE = re.compile(r"^(?:那)?\s*([^，,。？?]{0,8}?\d[\d.]*\s*(?:元|块|万|千)?\s*(?:以内|以下|以上|左右|之内|上下))\s*的?"
-                          r"\s*呢?[？?！!。\s]*$")
-_ZH_QWORD_RE = re.compile(r"什么|哪|怎么|多少|谁|几")
-# a request for things to choose from: recommend, list, or look up ("查一下明天南京南到杭州东的高铁")
-_ZH_REQUEST_RE = re.compile(r"推荐|有没有.{0,12}[？?]?$|有哪些|" + lx.ZH_LOOK_UP)
-
-
-def _condition(q: str, frame: str, lang: str) -> tuple[str, str] | None:
-    """A condition added to a request for recommendations: "Any under $500?" after "What are the best cameras
-    for beginners?" → "What are the best cameras for beginners under $500?"; "有带停车场的吗？" after a hotel
-    request → the request and the condition as a separate term."""
-    if lang == "en":
-        m = _EN_CONDITION_RE.match(q.strip())
-        if not m or not _EN_REQUEST_RE.match(frame):
-            return None
-        core = frame.rstrip(_TRAIL)
-        return f"{core} {m.group(1)}{frame[len(core):].strip()[:1] or '?'}", f"condition added: {m.group(1)}"
-    m = _ZH_CONDITION_RE.match(q.strip()) or _ZH_LIMIT_RE.match(q.strip())
-    if not m or not _ZH_REQUEST_RE.search(frame) or _ZH_QWORD_RE.search(m.group(1)):
-        return None
-    cond = m.group(1).strip()
-    if not cond or cond in frame:
-        return None
-    return f"{frame.rstrip(_TRAIL)} {cond}", f"condition added: {cond}"
-
-
-_EN_WHICH_RE = re.compile(r"^\W*(?:so\s+|and\s+)?which(?:\s+one)?\s+(?:is|has|was|gets|offers|lasts|costs|would be|"
-                          r"should i)\b", re.IGNORECASE)
-_ZH_WHICH_RE = re.compile(r"哪个更|哪个比较|哪一个更|哪款更|哪家更|谁更")
-
-
-def _which_of(q: str, names: list[str], lang: str) -> tuple[str, str] | None:
-    """"Which is cheaper without ads?" after questions on Netflix and on Disney+ → "…, Netflix or Disney+?";
-    "哪个更快" → "A和B哪个更快". ``names``: the proper names of the user's last two questions."""
-    if len(names) != 2:
-        return None
-    if lang == "en":
-        if not _EN_WHICH_RE.match(q) or any(n.lower() in q.lower() for n in names):
-            return None
-        core = q.strip().rstrip(_TRAIL)
-        return f"{core}, {names[0]} or {names[1]}?", f"comparison between {names[0]} and {names[1]}"
-    if not _ZH_WHICH_RE.search(q) or any(n in q for n in names):
-        return None
-    a, b = names
-    sep = " " if not is_cjk(a[-1]) or not is_cjk(b[0]) else ""
-    body = q.strip().rstrip(_TRAIL)
-    i = _ZH_WHICH_RE.search(body).start()
-    head = body[:i].rstrip("，, ")
-    if head in lx.ZH_LEADS:
-        head = ""  # "那哪个更适合…": the follow-up marker has nothing left to mark
-    return f"{head}{'，' if head else ''}{a}{sep}和{sep}{b}{body[i:]}", f"comparison between {a} and {b}"
-
-
-_PAIR_JOIN = {"zh": re.compile(r"\s*(?:和|与|跟|还是|或者|或|[，,]?也有)\s*"),
-              "en": re.compile(r"\s+(?:and|or|vs\.?|versus)\s+(?:the\s+|a\s+|an\s+)?", re.IGNORECASE)}
 
 
 def coordinated_pair(text: str, lang: str) -> list[str]:
@@ -522,37 +348,16 @@ def coordinated_pair(text: str, lang: str) -> list[str]:
     >>> coordinated_pair("Should I get the Kindle Paperwhite or the Kobo Clara?", "en")
     ['Kindle Paperwhite', 'Kobo Clara']
     """
+    forms = reading(lang).frame
+    if forms is None:
+        return []  # a language that does not say how it joins two things joins none
     ms = [m for m in mentions(text, lang) if not m.relational and "的" not in m.text]
     for a, b in zip(ms, ms[1:]):
         i = text.find(a.text)
         j = text.find(b.text, i + len(a.text)) if i >= 0 else -1
-        if j > i >= 0 and _PAIR_JOIN[lang].fullmatch(text[i + len(a.text):j]) and a.text.lower() != b.text.lower():
+        if j > i >= 0 and forms.pair_join.fullmatch(text[i + len(a.text):j]) and a.text.lower() != b.text.lower():
             return [a.text, b.text]
-    return _zh_alternatives(text) if lang == "zh" and "还是" in text else []
-
-
-_ZH_CHUNK_STOP = frozenset({"v", "p", "x", "w", "uj", "ul", "uz", "c", "r", "y", "m", "q", "a"})
-
-
-def _zh_alternatives(text: str) -> list[str]:
-    """"纠结尤克里里还是民谣吉他": the two words either side of 还是, where the tagger found no mention of them (jieba
-    splits 尤/克里/里 and tags 民谣吉他 an idiom): from the verb before to the clause's end.
-
-    >>> _zh_alternatives("30岁了想学个乐器，在纠结尤克里里还是民谣吉他")
-    ['尤克里里', '民谣吉他']
-    """
-    toks = tagged(text)
-    k = next((i for i, (w, _) in enumerate(toks) if w == "还是"), None)
-    if k is None:
-        return []
-    i = k
-    while i > 0 and toks[i - 1][1] not in _ZH_CHUNK_STOP:
-        i -= 1
-    j = k + 1
-    while j < len(toks) and toks[j][1] not in _ZH_CHUNK_STOP:
-        j += 1
-    a, b = "".join(w for w, _ in toks[i:k]), "".join(w for w, _ in toks[k + 1:j])
-    return [a, b] if 2 <= len(a) <= 8 and 2 <= len(b) <= 8 and a != b else []
+    return forms.alternatives(text) if forms.alternatives is not None else []
 
 
 def compared_names(frames: list[str], lang: str) -> list[str]:
@@ -575,10 +380,12 @@ def compare_in_history(query: str, history: Sequence[Message], lang: str) -> tup
     """``_which_of`` over the proper names of the user's last two questions in ``history``."""
     if _CJK_RE.search(query):
         lang = "zh"
-    if not (_ZH_WHICH_RE if lang == "zh" else _EN_WHICH_RE).search(query):
+    forms = reading(lang).frame
+    if forms is None or not forms.which.search(query):
         return None
     frames = [m.content for m in history if m.role == "user"]
-    return _which_of(query, compared_names(frames, lang), lang) if frames else None
+    names = compared_names(frames, lang) if frames else []
+    return forms.which_of(query, names) if len(names) == 2 else None
 
 
 _EN_THERE_RE = re.compile(r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )(?<!\bbe )"

@@ -17,25 +17,19 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .. import lexicon as lx
-from ..lang.base import Mention
+from ..lang import reading
+from ..lang.base import IntroducedForms, Mention
+from ..lang.en.focus import en_topic_setting
+from ..lang.en.markers import INTRODUCED as EN_INTRODUCED
 from ..lang.en.mentions import _is_cap, _plain_noun, en_adverb, en_tokens
+from ..lang.zh.markers import INTRODUCED as ZH_INTRODUCED
 from ..lang.zh.markers import zh_classifier_reference, zh_kind_nouns, zh_kind_phrase
 from ..text import tagged
 from ..types import Message
 from .entities import mentions
-from .focus import _en_topic_setting, meaning_question
+from .focus import meaning_question
 from .frame import coordinated_pair
 
-_ASKS_FOR_ENTITY = {
-    "en": re.compile(r"^\W*(?:which|recommend|suggest|name)\b|\b(?:alternative|alternatives)\b|"
-                     r"^\W*what\s+(?:can|could|should|would)\s+(?:i|we)\s+(?:use|try|get|buy|install|read|watch)\b|"
-                     r"^\W*what(?:'s| is| are)?\s+(?:a|an|some|the best|the name)\b|"
-                     # "what's the oldest university …", "I need a …"
-                     r"^\W*(?:what|which|who)(?:['’]s|\s+is|\s+are|\s+was|\s+were)\s+the\s+(?:[a-z]+est|most|least)\b|"
-                     r"^\W*i(?:['’]m|\s+am)?\s+(?:want|need|looking\s+for)\s+(?:a|an|some)\b", re.IGNORECASE),
-    "zh": re.compile(r"哪|谁|什么|推荐|有没有|有哪些"),
-}
-_ZH_QUOTED_RE = re.compile(r"[「《“『]([^」》”』]{1,20})[」》”』]")
 _PERSON_WORDS = (2, 3)
 
 
@@ -45,16 +39,19 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
     item). With ``person``, a name of two or three words with no article before it."""
     if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
         return None
+    forms = reading(lang).introduced
+    if forms is None:
+        return None  # a language that does not say how its answers bring in a name has none brought in
     question, answer = history[-2].content, history[-1].content
     first = first_sentence(answer)
-    if (chosen := _chosen_of_pair(question, first, lang)) is not None:
+    if (chosen := _chosen_of_pair(question, first, lang, forms)) is not None:
         return chosen  # "Is Notion or Obsidian better …?" → "Obsidian, since …": the pick
-    if not _ASKS_FOR_ENTITY[lang].search(question) or meaning_question(
+    if not forms.asks.search(question) or meaning_question(
             question, history[-3] if len(history) > 2 else None):
         return None  # an answer saying what a word means introduces no new subject ("CLTC 是中国…工况")
     low_q = question.lower()
-    if lang == "zh" and not person:
-        quoted = [m.group(1).strip() for m in _ZH_QUOTED_RE.finditer(first) if m.group(1).strip() not in question]
+    if forms.quoted is not None and not person:
+        quoted = [m.group(1).strip() for m in forms.quoted.finditer(first) if m.group(1).strip() not in question]
         if len(quoted) == 1:
             return Mention(quoted[0], True, "nz", quoted[0])
     # a name the question gave, or one sharing a word with a name it gave ("Toyota" after "Toyota Corolla"); a
@@ -64,8 +61,7 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
     for m in mentions(first, lang):
         if not m.proper or m.text.lower() in low_q or any(w in q_names for w in m.text.lower().split()):
             continue
-        if lang == "zh" and any(m.text[k:k + 2] in question for k in range(len(m.text) - 1)) \
-                and not _instance_of(m, question):
+        if forms.known is not None and forms.known(m, question):
             continue  # "位于中国" after a question about 中国: not new
         if person and (m.det or not person_shaped(m)):
             continue
@@ -78,21 +74,9 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
         in_clause = [m for m in new if m.text in clause]
         if len(in_clause) == 1:
             return in_clause[0]
-        if lang == "en" and _opens_with(first, new[0].text):
+        if forms.opens_on is not None and forms.opens_on(first, new[0].text):
             return new[0]  # "The University of al-Qarawiyyin in Fez, Morocco, …": the subject it opens on
     return new[0] if len(new) == 1 else None
-
-
-def _opens_with(sentence: str, name: str) -> bool:
-    """Does an English sentence open on ``name`` (after "the")?"""
-    low = sentence.lstrip(" \t\n\"'“*-").lower()
-    return low.removeprefix("the ").startswith(name.lower())
-
-
-def _instance_of(m: Mention, question: str) -> bool:
-    """Is ``m`` one of a kind the question asked for, named in full ("双子座流星雨" after "有没有值得看的流星雨")?
-    Its name ends in a common noun of the question and says more."""
-    return any(not x.proper and len(m.text) > len(x.text) and m.text.endswith(x.text) for x in mentions(question, "zh"))
 
 
 def kind_referent(text: str, history: Sequence[Message]) -> tuple[Mention, tuple[int, int]] | None:
@@ -119,7 +103,7 @@ def kind_referent(text: str, history: Sequence[Message]) -> tuple[Mention, tuple
     return (intro, kind[:2]) if intro is not None else None
 
 
-def _chosen_of_pair(question: str, first: str, lang: str) -> Mention | None:
+def _chosen_of_pair(question: str, first: str, lang: str, forms: IntroducedForms) -> Mention | None:
     """The one of two things a question joined that the answer's first clause picks ("Honda Civic 和 Toyota
     Corolla 哪个更省油？" → "Corolla Hybrid 更省。" → Toyota Corolla), by a word of its name (a whole word in
     English: "Go" is not in "good"); a clause that negates ("Neither …", "都不") picks nothing."""
@@ -129,11 +113,7 @@ def _chosen_of_pair(question: str, first: str, lang: str) -> Mention | None:
     clause = re.split(r"[，,]", first, maxsplit=1)[0].lower()
     if _NEGATED_RE.search(clause):
         return None
-    if lang == "en":
-        words_ = set(re.findall(r"[\w+#.-]+", clause))
-        hits = [p for p in pair if any(w in words_ for w in p.lower().split())]
-    else:
-        hits = [p for p in pair if any(len(w) > 1 and w in clause for w in p.lower().split())]
+    hits = [p for p in pair if forms.picks(p, clause)]
     return Mention(hits[0], True, "proper", hits[0].split()[-1].lower()) if len(hits) == 1 else None
 
 
@@ -151,7 +131,7 @@ def introduced_work(history: Sequence[Message]) -> str | None:
     if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
         return None
     question, answer = history[-2].content, history[-1].content
-    if not _ASKS_FOR_ENTITY["zh"].search(question):
+    if not ZH_INTRODUCED.asks.search(question):
         return None
     text = answer.strip()
     titles = list(_ZH_WORK_RE.finditer(text))
@@ -303,7 +283,7 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
     yellow garden spider, …", "Bohemian Rhapsody by Queen"); not "a sign of …", "a great question" or what the
     question said ("Yes, that's a spider" after "is this a spider?")."""
     m = _IDENTIFIED_RE.match(first)
-    if m is None or (_en_topic_setting(question) and not _THIS_RE.search(question)):
+    if m is None or (en_topic_setting(question) and not _THIS_RE.search(question)):
         return None  # "What is a virtual machine?" → "It is software that …": the answer defines what was named
     if _IT_OPENS_RE.match(first) and (any(x.proper for x in mentions(question, "en"))
                                       or (m.group(1) is None and not first[m.end():m.end() + 1].isupper())):
@@ -361,7 +341,7 @@ def _opening_name(first: str, question: str) -> Mention | None:
     inside ("KLM"), or one after "Yes," ("Yes, Zotero does that"), "the" or "most" (not a sentence's first word);
     no person's name. A name saying more than the question's is new ("Heathrow Express" after "Heathrow")."""
     if any(x.proper for x in mentions(question, "en")) and not (
-            _ASKS_FOR_ENTITY["en"].search(question) or _ASKS_WHERE_TO_RE.search(question)):
+            EN_INTRODUCED.asks.search(question) or _ASKS_WHERE_TO_RE.search(question)):
         return None  # "Does the Kindle Paperwhite support audiobooks?" → "Yes, Amazon has …", "What is Ozempic used
         # for?" → "The FDA has approved it …": still the Kindle, still Ozempic ("where can I look up … New York"
         # asks for a place to look: the answer's Foundation is new)

@@ -13,14 +13,13 @@ import re
 from collections.abc import Sequence
 
 from .. import lexicon as lx
+from ..lang.en.markers import user_side
 from ..types import Message
 
 _ACCEPT_RE = re.compile(r"^\s*(?:(?:yes|yeah|yep|sure|ok|okay|please|please do|of course|definitely|absolutely|"
                         r"that would be (?:great|nice|helpful)|sounds good|go ahead)[\s,.!]*){1,3}$", re.IGNORECASE)
 _OFFER_RE = re.compile(r"(?:would you like|do you want|do you need|shall i|should i|can i|may i)\s+"
                        r"(?:me\s+to\s+|to\s+)?([^?]{2,160})\?\s*$", re.IGNORECASE)
-_SWAP = {"you": "me", "your": "my", "yours": "mine", "yourself": "myself"}
-_SWAP_RE = re.compile(r"\b(you|your|yours|yourself)\b", re.IGNORECASE)
 
 
 def accepted_offer(query: str, history: Sequence[Message]) -> str | None:
@@ -40,11 +39,6 @@ def accepted_offer(query: str, history: Sequence[Message]) -> str | None:
     if tokens[0] not in lx.EN_INFO_OFFER_VERBS and tokens[0] not in lx.EN_FUNCTION and tokens[0] not in lx.EN_INFO_OFFER:
         return None
     return user_side(phrase)
-
-
-def user_side(text: str) -> str:
-    """Words an assistant wrote, as the user would say them: "give you" → "give me", "your own" → "my own"."""
-    return _SWAP_RE.sub(lambda w: _SWAP[w.group(1).lower()], text)
 
 
 __all__ = ["accepted_offer", "user_side"]

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 
 from ... import lexicon as lx
-from ..base import Courtesy
+from ..base import Courtesy, IntroducedForms
 from .mentions import en_tokens
 
 EN_ELLIPSIS_RE = re.compile(r"^\s*(?:(?:so|ok|okay|and|but)\s*,?\s+)?(what about|how about|and|what of|"
@@ -160,4 +160,38 @@ COURTESY = Courtesy(
     closer_after=2,
     lower_after_opener=True,
     asked=asked,
+)
+
+
+_SWAP = {"you": "me", "your": "my", "yours": "mine", "yourself": "myself"}
+_SWAP_RE = re.compile(r"\b(you|your|yours|yourself)\b", re.IGNORECASE)
+
+
+def user_side(text: str) -> str:
+    """Words an assistant wrote, as the user would say them: "give you" → "give me", "your own" → "my own"."""
+    return _SWAP_RE.sub(lambda w: _SWAP[w.group(1).lower()], text)
+
+
+def _opens_with(sentence: str, name: str) -> bool:
+    """Does an English sentence open on ``name`` (after "the")?"""
+    low = sentence.lstrip(" \t\n\"'“*-").lower()
+    return low.removeprefix("the ").startswith(name.lower())
+
+
+def _picks(name: str, clause: str) -> bool:
+    """Does a (lower-case) clause name ``name`` by a whole word of it ("Go" is not in "good")?"""
+    words_ = set(re.findall(r"[\w+#.-]+", clause))
+    return any(w in words_ for w in name.lower().split())
+
+
+# A question asking for an entity ("which …", "recommend …", "what's the oldest …", "I need a …").
+INTRODUCED = IntroducedForms(
+    asks=re.compile(r"^\W*(?:which|recommend|suggest|name)\b|\b(?:alternative|alternatives)\b|"
+                    r"^\W*what\s+(?:can|could|should|would)\s+(?:i|we)\s+(?:use|try|get|buy|install|read|watch)\b|"
+                    r"^\W*what(?:'s| is| are)?\s+(?:a|an|some|the best|the name)\b|"
+                    # "what's the oldest university …", "I need a …"
+                    r"^\W*(?:what|which|who)(?:['’]s|\s+is|\s+are|\s+was|\s+were)\s+the\s+(?:[a-z]+est|most|least)\b|"
+                    r"^\W*i(?:['’]m|\s+am)?\s+(?:want|need|looking\s+for)\s+(?:a|an|some)\b", re.IGNORECASE),
+    picks=_picks,
+    opens_on=_opens_with,
 )

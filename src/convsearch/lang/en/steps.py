@@ -24,6 +24,7 @@ from ...rewrite.focus import Focus, _alias_of, en_salient_noun, find_focus
 from ...rewrite.shapes import SOCIAL_RE, own_thing_over_passage, shares_word, things_asked
 from ...types import Decision, DecisionKind, Message
 from ..base import Mention
+from .frame import EN_ARTICLE_RE
 from .markers import EN_REQUEST_RE, en_ellipsis, en_info_question
 from .mentions import en_tokens
 
@@ -522,13 +523,49 @@ def resolve(query: str, focus: Focus, history: Sequence[Message], topic: str | N
 # --- frame completion of a fragment -------------------------------------------------------------------------
 
 
+_EN_COMPARE_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(?:how\s+(?:does|do|did|would|will)\s+(.+?)\s+"
+                            r"(?:compare|stack\s+up|measure\s+up|fare)\b.*|(?:(?:and\s+)?(?:compared\s+(?:to|with)|"
+                            r"vs\.?|versus)\s+(.+?)))\s*[?.!]*$", re.IGNORECASE)
+_EN_COMPARE_TO_RE = re.compile(r"\b(?:compare|compares|stack\s+up|measure\s+up)\s+(?:to|with|against)\s+"
+                               r"(.+?)\s*[?.!]*$", re.IGNORECASE)
+# "Is Ally better?", "Are the Sony ones cheaper?": a comparative with no "than" compares with the frame's entity
+_EN_BETTER_RE = re.compile(r"^\W*(?:(?:and|so|but|ok)\s*,?\s+)?(is|are|was|were|would)\s+(.+?)\s+(?:any\s+|much\s+)?"
+                           r"(better|worse|cheaper|faster|slower|safer|bigger|smaller|larger|lighter|heavier|easier|"
+                           r"harder|more\s+\w+|less\s+\w+)(\s+(?:for|at|in)\s+[^?]+?)?\s*\?$", re.IGNORECASE)
+_EN_CONDITION_RE = re.compile(r"^\W*(?:(?:and|so|ok|okay|but)\s*,?\s+)?(?:any|anything|something|ones?)\s+"
+                              r"((?:under|over|below|above|with|without|near|within|less than|cheaper than|"
+                              r"for less than)"
+                              r"\b[^?]*?)\s*(?:instead)?\s*[?.!]*$", re.IGNORECASE)
+_EN_REQUEST_RE = re.compile(r"^\W*(?:what are|what's|what is|which|find|show|recommend|suggest|list|give me|any|"
+                            r"are there|where can i)\b", re.IGNORECASE)
+
+
 def comparison(query: str, frame: str) -> tuple[str, str] | None:
     """"How does Y compare?" keeps the frame's entity and predicate and adds Y beside it.
 
     >>> comparison("How does Gemini 1.5 Pro compare?", "What's the context window of Claude 3.5 Sonnet?")[0]
     "What's the context window of Claude 3.5 Sonnet and Gemini 1.5 Pro?"
     """
-    return f._comparison(query, frame, "en")
+    b = _EN_BETTER_RE.match(query.strip())
+    if b is not None and f.name_like(b.group(2)) and len(b.group(2).split()) <= f._EN_FRAGMENT_WORDS:
+        e = f._frame_entity(frame, "en", b.group(2))
+        if e is not None and e.lower() not in query.lower():
+            core = query.strip().rstrip(f._TRAIL)
+            cut = b.start(4) if b.group(4) else len(core)
+            return f"{core[:cut]} than {e}{core[cut:]}?", f"comparison: {b.group(2)} than {e}"
+    m = _EN_COMPARE_RE.match(query.strip())
+    if not m:
+        return None
+    y = (m.group(1) or m.group(2) or "").strip()
+    if y.lower() in ("that", "it", "this", "they", "those", "these"):
+        # "And how does that compare to the Galaxy Buds 2 Pro?": the compared thing follows "to"
+        t = _EN_COMPARE_TO_RE.search(query)
+        y = t.group(1).strip() if t else ""
+    e = f._frame_entity(frame, "en", y) if y else None
+    if not e or len(EN_ARTICLE_RE.sub("", y).split()) > f._EN_FRAGMENT_WORDS:
+        return None
+    i = frame.find(e)
+    return frame[:i + len(e)] + f" and {y}" + frame[i + len(e):], f"comparison: {e} and {y}"
 
 
 def typed_swap(query: str, frame: str) -> tuple[str, str] | None:
@@ -559,7 +596,11 @@ def condition(query: str, frame: str) -> tuple[str, str] | None:
     >>> condition("Any under $500?", "What are the best mirrorless cameras for beginners?")[0]
     'What are the best mirrorless cameras for beginners under $500?'
     """
-    return f._condition(query, frame, "en")
+    m = _EN_CONDITION_RE.match(query.strip())
+    if not m or not _EN_REQUEST_RE.match(frame):
+        return None
+    core = frame.rstrip(f._TRAIL)
+    return f"{core} {m.group(1)}{frame[len(core):].strip()[:1] or '?'}", f"condition added: {m.group(1)}"
 
 
 FRAME_STEPS = (comparison, typed_swap, attribute_shift, condition)

@@ -6,8 +6,11 @@ from __future__ import annotations
 from ... import lexicon as lx
 from ...text import detect_lang, words
 from ..base import Pack
-from .markers import COURTESY, has_pronoun
+from .focus import FOCUS
+from .frame import FRAME
+from .markers import COURTESY, INTRODUCED, has_pronoun
 from .mentions import mentions
+from .ordinal import ORDINAL
 from .stated import STATED
 from .texts import AGENT, LLM
 
@@ -18,4 +21,6 @@ def _claims(text: str) -> float:
 
 
 PACK = Pack("zh", "Chinese", claims=_claims, words=words, mentions=mentions, has_pronoun=has_pronoun,
-            agent=AGENT, stated=STATED, llm=LLM, courtesy=COURTESY, unspaced=True, stopwords=lx.STOP_ZH)
+            agent=AGENT, stated=STATED, llm=LLM, courtesy=COURTESY, ordinal=ORDINAL,
+            introduced=INTRODUCED, focus=FOCUS, frame=FRAME,
+            unspaced=True, stopwords=lx.STOP_ZH)

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from ... import lexicon as lx
 from ...text import is_cjk, tagged
-from ..base import Courtesy
+from ..base import Courtesy, IntroducedForms, Mention
 from .mentions import mentions, zh_anaphor_at
 
 # --- Chinese follow-up markers ---------------------------------------------------------------------
@@ -167,4 +167,22 @@ COURTESY = Courtesy(
     closer=re.compile(r"([啊呀]+)(\s*[？?！!。.~～]*\s*)$"),
     closer_after=1,
     closer_asks=lambda text: bool(ZH_QUESTION_RE.search(text)),
+)
+
+
+def _known(m: Mention, question: str) -> bool:
+    """Is ``m`` a name the question gave in other words: two characters of it in the question ("位于中国" after a
+    question about 中国), unless it is one of a kind the question asked for, named in full ("双子座流星雨" after
+    "有没有值得看的流星雨": its name ends in a common noun of the question and says more)?"""
+    return any(m.text[k:k + 2] in question for k in range(len(m.text) - 1)) and not any(
+        not x.proper and len(m.text) > len(x.text) and m.text.endswith(x.text) for x in mentions(question))
+
+
+# A question asking for an entity (哪 / 谁 / 什么 / 推荐 …); one of two names picked by a word of it longer than one
+# character (a word of an unspaced clause is found inside it); a name the answer sets in quotes or title marks.
+INTRODUCED = IntroducedForms(
+    asks=re.compile(r"哪|谁|什么|推荐|有没有|有哪些"),
+    picks=lambda name, clause: any(len(w) > 1 and w in clause for w in name.lower().split()),
+    quoted=re.compile(r"[「《“『]([^」》”』]{1,20})[」》”』]"),
+    known=_known,
 )

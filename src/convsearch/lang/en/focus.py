@@ -1,0 +1,80 @@
+"""How an English conversation's focus moves (``FOCUS``, read by ``rewrite.focus``): the request part of a user turn
+that opens with feedback, a definite phrase pointing back ("the system"), a turn opening a (sub)topic ("Tell me
+about X") and a question about what a word of the answer means."""
+
+from __future__ import annotations
+
+import re
+
+from ...text import word_at
+from ..base import FocusForms
+from .markers import en_feedback_pronoun, has_pronoun
+from .mentions import _EN_DETS, en_tokens, mentions
+
+_EN_SENT_RE = re.compile(r"[^.!?]+[.!?]*\s*")
+_EN_THANKS_RE = re.compile(r"^\W*(?:(?:ok|okay|great|wow|oh|ah|yes|no)\W+)?(?:thanks|thank you|thank u|many thanks)\b",
+                           re.IGNORECASE)
+
+
+def _en_feedback_sentence(sent: str) -> bool:
+    """"Thanks for that suggestion.", "That sounds intriguing!", "Those are excellent points, thanks!": a
+    sentence about the last answer, whose nouns name no subject to search for."""
+    if _EN_THANKS_RE.match(sent):
+        return True
+    toks = en_tokens(sent)
+    k = next((i for i, t in enumerate(toks) if t[0].isalnum()), None)
+    return k is not None and en_feedback_pronoun(toks, k)
+
+
+def en_request_part(text: str) -> str:
+    """An English user turn without its feedback sentences ("Thanks for that suggestion. Are there any
+    specific foods I should avoid?" → "Are there any specific foods I should avoid?"); the whole turn when
+    every sentence is feedback."""
+    sents = _EN_SENT_RE.findall(text)
+    if len(sents) < 2:
+        return text
+    kept = [x for x in sents if not _en_feedback_sentence(x)]
+    return "".join(kept) if kept else text
+
+
+_EN_TOPIC_SET_RE = re.compile(
+    r"^\s*(?:(?:so|and|ok|okay|now|then)\s*,?\s+)?(?:"
+    r"(?:what|who)(?:\s+|['’])(?:is|are|was|were|s)|(?:can you\s+|could you\s+|please\s+)?tell (?:me|us)"
+    r"(?:\s+(?:some|something|a bit|a little|more|all))*\s+about|describe|explain|define|(?:what|how) about"
+    r")\s+(.+?)[\s?.!]*$", re.IGNORECASE)
+
+
+def en_topic_setting(text: str) -> bool:
+    """Does an English user turn open a (sub)topic ("What is X?", "Tell me about X", "What about X?") rather than
+    ask about an aspect of the current one ("What is the best time to visit?", "What are the types of X?")?"""
+    m = _EN_TOPIC_SET_RE.match(text)
+    if not m or has_pronoun(m.group(1)):
+        return False
+    ms = mentions(m.group(1))
+    if not ms or ms[0].relational:
+        return False
+    lead = m.group(1).lower().split()
+    while lead and (lead[0] in _EN_DETS or lead[0] in ("some", "more", "any")):
+        lead = lead[1:]
+    return " ".join(lead).startswith(ms[0].text.lower())
+
+
+def _definite(text: str, phrase: str) -> bool:
+    """'the system' in a follow-up usually points back (bridging) rather than opening a new subject."""
+    tl = text.lower()
+    for i in word_at(tl, phrase.lower()):
+        if tl[:i].rstrip().endswith("the") and not tl[i + len(phrase):].lstrip().startswith("of "):
+            return True
+    return False
+
+
+# (English statements of need set no subject: on CamRest and iKAT, where users open with "I'm looking for …", the
+# reply's noun is what follow-ups leave out, −3.4 F1; an answer's size is its words, split at spaces)
+FOCUS = FocusForms(
+    request_part=en_request_part,
+    points_back=_definite,
+    sets_topic=en_topic_setting,
+    meaning=re.compile(r"\bwhat\s+(?:does|do|did)\b.*\b(?:mean|stand\s+for)\b|\bwhat\s+is\s+meant\s+by\b|"
+                       r"\bwhat\s+counts\s+as\b|\b(?:meaning|definition)\s+of\b|^\W*define\b|"
+                       r"\bwhat\s+do\s+you\s+mean\b", re.IGNORECASE),
+)
