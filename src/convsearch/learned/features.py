@@ -155,7 +155,7 @@ def view(history: Sequence[Message], question: str, topic: str | None = None, la
     q = a.q
     ql = q.lower()
     qw = content_words(q)
-    zh = float(a.lang == "zh")
+    zh = float(a.lang == "zh")  # a feature, not a branch: which of the two trained languages the turn is in
     pronoun = float(reading(a.lang).has_pronoun(q))
     fragment = float(a.fragment() is not None)
     ments = a.mentions

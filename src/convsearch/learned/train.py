@@ -214,6 +214,7 @@ def report(p: Prepared, oof: dict[str, np.ndarray]) -> dict[str, Any]:
     names = [ds.name for ds in TRAIN_SETS]
     for name in names:
         groups[name] = np.array([t.dataset == name for t in p.turns])
+    # (the report's rows per trained language)
     groups["all (en)"] = np.array([t.lang != "zh" for t in p.turns])
     groups["all (zh)"] = np.array([t.lang == "zh" for t in p.turns])
     groups["all"] = np.ones(len(p.turns), dtype=bool)
@@ -340,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     oof = report(p, cross_validate(p))
     fitted = fit(p, np.arange(len(turns)))[0]
     # a diagnostic beside it: the same model fitted on the English sets alone (does the zh gate transfer from en?)
-    english = np.flatnonzero(np.array([t.lang != "zh" for t in turns]))
+    english = np.flatnonzero(np.array([t.lang != "zh" for t in turns]))  # (the English-only diagnostic's turns)
     eval_only = {} if args.no_eval_only else score_eval_only(
         {"learned_gate": fitted, "learned_gate_en": fit(p, english)[0]}, args.data)
     md = markdown(oof, eval_only)
