@@ -75,6 +75,6 @@ def test_what_the_side_answers_named_does_not_outlive_the_digression() -> None:
 
 def test_lingwai_before_a_classifier_is_no_digression() -> None:
     # 另外那款: "the other one", a question about the answer, not a turn aside
-    from convsearch.rewrite.focus import _DIGRESSION_RE
+    from convsearch.rewrite.focus import DIGRESSION_RE
 
-    assert _DIGRESSION_RE.match("另外，想问下体检前要空腹多久") and not _DIGRESSION_RE.match("另外那款多少钱")
+    assert DIGRESSION_RE.match("另外，想问下体检前要空腹多久") and not DIGRESSION_RE.match("另外那款多少钱")

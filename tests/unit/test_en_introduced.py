@@ -224,9 +224,9 @@ def test_they_after_an_answer_naming_several_is_not_the_first_alone() -> None:
 
 
 def test_they_takes_an_irregular_plural_of_the_kind() -> None:
-    from convsearch.rewrite.introduced import _plural_of
+    from convsearch.rewrite.introduced import plural_of
 
-    assert [_plural_of(w) for w in ("robin", "berry", "deer", "mouse", "Goose", "wolf")] == [
+    assert [plural_of(w) for w in ("robin", "berry", "deer", "mouse", "Goose", "wolf")] == [
         "robins", "berries", "deer", "mice", "Geese", "wolves"]
     h = [Message("user", "a small grey animal keeps getting into my pantry at night"),
          Message("assistant", "That's almost certainly a house mouse.")]

@@ -528,8 +528,8 @@ def test_questions_of_their_own_and_list_edges(turns, query, want) -> None:
 
 
 def test_that_year_is_the_year_closing_a_sentence() -> None:
-    from convsearch.rewrite.compose import _year_reference
+    from convsearch.rewrite.compose import year_reference
 
     history = [Message("user", "In 2012 I lived in Paris."), Message("assistant", "OK."),
                Message("user", "I moved to Berlin in 2015."), Message("assistant", "Nice.")]
-    assert _year_reference("And the rent that year?", history)[2] == "in 2015"
+    assert year_reference("And the rent that year?", history)[2] == "in 2015"

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from .. import lexicon as lx
 from ..lang.base import Mention
 from ..lang.en.focus import en_request_part
-from ..lang.en.markers import _demonstrative_det, en_feedback_pronoun, en_info_question
+from ..lang.en.markers import demonstrative_det, en_feedback_pronoun, en_info_question
 from ..lang.en.mentions import en_tokens
 from ..lang.zh.markers import zh_det_tokens
 from ..text import is_cjk, tagged, word_at
@@ -27,7 +27,7 @@ from .focus import Focus, find_focus, informs, meaning_question, weak_anchor
 from .frame import ATTRIBUTE_RES
 from .introduced import introduced_work
 
-_TRAIL_PUNCT = "？?！!。.，,~～ \t"
+TRAIL_PUNCT = "？?！!。.，,~～ \t"
 _PRODUCTISH = frozenset({"nz", "eng", "nt"})
 
 
@@ -56,11 +56,6 @@ class Turn:
 
 def first(steps: Sequence[Step], turn: Any) -> tuple[str | None, str]:
     """The first outcome of ``steps`` on ``turn`` (in order; a step may annotate the turn for the next ones)."""
-    return _first(steps, turn)
-
-
-def _first(steps: Sequence[Step], turn: Any) -> tuple[str | None, str]:
-    """The first outcome of ``steps`` on ``turn`` (in order; a step may annotate the turn for the next ones)."""
     for step in steps:
         done = step(turn)
         if done is not None:
@@ -68,14 +63,14 @@ def _first(steps: Sequence[Step], turn: Any) -> tuple[str | None, str]:
     return None, "no rule applies"
 
 
-def _attach(entity: str, rest: str, *, de: bool) -> str:
+def attach(entity: str, rest: str, *, de: bool) -> str:
     """'AnySearch' + '价格' → 'AnySearch 的价格'; '入职流程' + '需要多久' (de=False) → '入职流程需要多久'."""
     glue = "的" if de else ""
     sep = " " if entity and not is_cjk(entity[-1]) and (glue or (rest and is_cjk(rest[0]))) else ""
     return f"{entity}{sep}{glue}{rest}"
 
 
-def _join_script(left: str, right: str) -> str:
+def join_script(left: str, right: str) -> str:
     """Concatenate, with a space where a Latin word would touch a Chinese character."""
     if left and right and not left[-1].isspace() and not right[0].isspace() and (
             (left[-1].isascii() and left[-1].isalnum() and is_cjk(right[0]))
@@ -92,7 +87,7 @@ def _same_kind(x: Mention, y: Mention) -> bool:
     return False
 
 
-def _swap_target(x_mentions: list[Mention], frame_mentions: Sequence[Mention], frame: str = "") -> Mention | None:
+def swap_target(x_mentions: list[Mention], frame_mentions: Sequence[Mention], frame: str = "") -> Mention | None:
     """The frame's mention a lone new mention replaces: the first of its kind, or with ``frame`` (English) the
     first that is not a modifier of a common noun after it ("the AWS free tier … RDS" + "What about DynamoDB?":
     RDS, not AWS)."""
@@ -126,22 +121,22 @@ def _modifies_noun(frame: str, name: str) -> bool:
 
 
 _ZH_FRAME_REACH = 2
-_ZH_ATTRIBUTE_END_RE = re.compile("(?:" + "|".join(sorted(map(re.escape, lx.SLOTS["attribute_zh"]), key=len,
+ZH_ATTRIBUTE_END_RE = re.compile("(?:" + "|".join(sorted(map(re.escape, lx.SLOTS["attribute_zh"]), key=len,
                                                            reverse=True))
                                   + ")$")
-_ZH_ATTRIBUTE_RE = ATTRIBUTE_RES["zh"]
+ZH_ATTRIBUTE_RE = ATTRIBUTE_RES["zh"]
 # pronouns that take what the latest exchange named (or a focus a follow-up kept alive), like frame completion
-_ZH_RECENT_PRONOUNS = frozenset({"这个", "那个", "这些", "那些", "他", "她", "他们", "她们"})
+ZH_RECENT_PRONOUNS = frozenset({"这个", "那个", "这些", "那些", "他", "她", "他们", "她们"})
 # Interjections that are also adverbs of degree or copulas: "好的" / "好想吃", "是啊" / "是真的"
-_ZH_ADVERB_TOO = frozenset({"好", "是", "对"})
-_ZH_PREDICATE_TAGS = frozenset({"v", "vd", "vi", "a", "ad", "d", "l"})
+ZH_ADVERB_TOO = frozenset({"好", "是", "对"})
+ZH_PREDICATE_TAGS = frozenset({"v", "vd", "vi", "a", "ad", "d", "l"})
 
 
-def _restated_head_cut(m: Mention, query: str) -> Mention:
+def restated_head_cut(m: Mention, query: str) -> Mention:
     """The subject without its last word when the query says that word itself: "网上报名…" goes on about the
     报名 of "上海浦东幼儿园小班报名", so "上海浦东幼儿园小班" is what it leaves out.
 
-    >>> _restated_head_cut(Mention("幼儿园小班报名", True, "nr", "报名"), "网上报名几月开始").text
+    >>> restated_head_cut(Mention("幼儿园小班报名", True, "nr", "报名"), "网上报名几月开始").text
     '幼儿园小班'
     """
     if m.head == m.text or m.head not in query or not m.text.endswith(m.head):
@@ -150,7 +145,7 @@ def _restated_head_cut(m: Mention, query: str) -> Mention:
     return replace(m, text=text, head=tagged(text)[-1][0])
 
 
-def _work_reference(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
+def work_reference(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
     """"这本书" / "这部电影" after an answer that named one work in 《》 for a request: the phrase becomes that work
     ("推荐一本历史书" → "推荐黄仁宇的《万历十五年》" → "这本书有英文版吗？" → "黄仁宇《万历十五年》有英文版吗")."""
     if not any(d in query for d in lx.ZH_WORK_DETS):
@@ -158,14 +153,14 @@ def _work_reference(query: str, history: Sequence[Message]) -> tuple[str, str] |
     work = introduced_work(history)
     if work is None:
         return None
-    body = query.strip().rstrip(_TRAIL_PUNCT)
+    body = query.strip().rstrip(TRAIL_PUNCT)
     for d in sorted(lx.ZH_WORK_DETS):
         i = body.find(d)
         if i >= 0:
             toks = zh_det_tokens(body[i:])
             noun_next = len(toks) > 1 and toks[0][0] == d and toks[1][1].startswith("n")
             end = i + len(d) + (len(toks[1][0]) if noun_next else 0)
-            return _join_zh(body[:i], work, body[end:]), f"work reference {body[i:end]} → {work}"
+            return join_zh(body[:i], work, body[end:]), f"work reference {body[i:end]} → {work}"
     return None
 
 
@@ -208,7 +203,7 @@ def answer_alias(ent: Mention | None, history: Sequence[Message]) -> Mention | N
 _ZH_LOOK_UP_RE = re.compile(lx.ZH_LOOK_UP)
 
 
-def _request_asked(history: Sequence[Message], topic: str | None) -> Mention | None:
+def request_asked(history: Sequence[Message], topic: str | None) -> Mention | None:
     """What the user's request right before the assistant's question named ("帮我订酒店" → 酒店), when the
     assistant asked back instead of answering; None after a remark or a question of the user's own."""
     if len(history) < 2 or history[-2].role != "user" or not _ZH_LOOK_UP_RE.search(history[-2].content):
@@ -217,7 +212,7 @@ def _request_asked(history: Sequence[Message], topic: str | None) -> Mention | N
     return ent if ent is not None and ent.text in history[-2].content else None
 
 
-def _recent_focus(ent: Mention | None, history: Sequence[Message], resumed: bool = False) -> Mention | None:
+def recent_focus(ent: Mention | None, history: Sequence[Message], resumed: bool = False) -> Mention | None:
     """What a query that names nothing leaves out comes from the last exchange: a noun named two exchanges ago
     is no longer the subject of a chat, the reply's first noun is. On restoration-200k a focus older than the
     last two turns supplies 8% of the words it adds, the reply's noun 37%."""
@@ -250,7 +245,7 @@ _ZH_VERB_TAGS = frozenset({"v", "vd", "vg", "vi", "vq"})
 _ZH_FINAL_TAGS = frozenset({"x", "w", "y", "e", "ul", "uj", "zg"})
 
 
-def _object_slot(toks: Sequence[tuple[str, str]]) -> int | None:
+def object_slot(toks: Sequence[tuple[str, str]]) -> int | None:
     """Where an omitted object goes: right after the clause's last word when that word is a verb (only
     sentence-final particles and punctuation after it): "都懒得去了" → after 去; None otherwise."""
     j = len(toks)
@@ -269,7 +264,7 @@ def _object_slot(toks: Sequence[tuple[str, str]]) -> int | None:
     return j
 
 
-def _join_zh(before: str, entity: str, after: str) -> str:
+def join_zh(before: str, entity: str, after: str) -> str:
     """Put ``entity`` between two pieces of Chinese text, with a space only next to a Latin word."""
     left = " " if before and not is_cjk(before[-1]) and before[-1].isalnum() and entity[:1].isalnum() else ""
     right = " " if after and not is_cjk(entity[-1]) and after[:1].isalnum() and not is_cjk(after[0]) else ""
@@ -290,7 +285,7 @@ _EN_SECTION_TIME_RE = re.compile(r"\b(?:this|that)\s+(?:time\s+(?:period|frame)|
 _EN_YEARS_RE = re.compile(r"\b(?:1[5-9]|20)\d\d(?:\s*[-–]\s*(?:\d{4}|\d{2}|present))?\b")
 
 
-def _section_reference(q: str, section: str) -> tuple[int, int, str] | None:
+def section_reference(q: str, section: str) -> tuple[int, int, str] | None:
     """ "during this time (period)" in a session on a page section dated by its title ("1966-1982", "Early career
     (1985-1989)") → (start, end, those years). A section without years is no time span: left alone (naming the
     section title instead gained nothing on CANARD dev)."""
@@ -306,7 +301,7 @@ _EN_GIST_NAMES = 4  # "Besides Tony Esperti, Jim Robinson, Donnie Fleeman, ...":
 _EN_GIST_STRIP = ' ,;:."“”'
 
 
-def _answer_gist(answer: str, focus: Focus) -> str | None:
+def answer_gist(answer: str, focus: Focus) -> str | None:
     """What the last answer already said, for "Besides <it>, what else ...": a short fragment whole, else the names
     it gave (up to four, without the conversation's own entity), else its first proper noun.
     On CANARD dev this beats the first proper noun alone by +0.3 BLEU and +0.3 restoration F1."""
@@ -323,7 +318,7 @@ def _answer_gist(answer: str, focus: Focus) -> str | None:
     return focus.last_answer.text if focus.last_answer is not None else None
 
 
-def _answer_said(history: Sequence[Message]) -> Mention | None:
+def answer_said(history: Sequence[Message]) -> Mention | None:
     """What a standalone "that" / "this" stands for: the last answer when it is a short fragment ("Country Boy",
     "the album Calling All Lovers"). Its first proper noun instead cost iKAT 1.1 restoration F1."""
     if not history or history[-1].role != "assistant":
@@ -352,7 +347,7 @@ _EN_THAT_YEAR_RE = re.compile(r"\b(?:(in|during)\s+)?(?:that|the same)\s+year\b"
 _YEAR_RE = re.compile(r"(?<![\d.])(?:1[5-9]|20)\d\d(?!\d|\.\d)")  # "in 2015." is a year, "2015.5" no
 
 
-def _year_reference(q: str, history: Sequence[Message]) -> tuple[int, int, str] | None:
+def year_reference(q: str, history: Sequence[Message]) -> tuple[int, int, str] | None:
     """ "that year" / "the same year" → (start, end, "in <year>") with the one year the latest user turn that
     names a year gave ("What was Microsoft's revenue in fiscal 2023?" … "And the net income that year?"). A turn
     naming two years is no single antecedent: None."""
@@ -376,7 +371,7 @@ _EN_QUESTION_RE = re.compile(r"\?|^\s*(?:what|who|when|where|why|how|which|is|ar
                              r"should|tell me|describe|explain)\b", re.IGNORECASE)
 
 
-def _relational_owner(q: str, focus: Focus) -> Mention | None:
+def relational_owner(q: str, focus: Focus) -> Mention | None:
     """For a query whose only nouns are relational ("How long does approval take?"), the thing they belong
     to is what the previous question was about: its first plain common noun ("expense reimbursement")."""
     qm = mentions(q, "en")
@@ -389,7 +384,7 @@ def _relational_owner(q: str, focus: Focus) -> Mention | None:
             or not re.search(r"\bat\s+(?:the\s+)?" + re.escape(ent.text), focus.frame)):
         # "the daily dose of vitamin D" + "the symptoms of too much": vitamin D's; but "an expense reimbursement
         # at Acme" + "approval": the reimbursement's (a name after "at" is where, not whose)
-        return _attribute_owner(ent)
+        return attribute_owner(ent)
     return common
 
 
@@ -400,7 +395,7 @@ def _singular(word: str) -> str:
     return w[:-1] if w.endswith("s") and not w.endswith(_EN_SINGULAR_S) else w
 
 
-def _en_names(q: str, m: Mention) -> bool:
+def en_names(q: str, m: Mention) -> bool:
     """Does ``q`` already name ``m``: its text, or (for a common noun) its head in either number
     ("the best universities" names "university")?"""
     if m.text.lower() in q.lower():
@@ -411,7 +406,7 @@ def _en_names(q: str, m: Mention) -> bool:
     return any(_singular(w) == head for w in re.findall(r"[A-Za-z][\w'’-]*", q))
 
 
-def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
+def complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
     """Put the focus where English puts it: "What happened in 1990?" → "What happened to X in 1990?";
     "Did the band tour?" → "Did the X band tour?"; "What are the safety features?" → "... features of X?";
     otherwise after the question. A vague focus ("help", "tips", "finding") is no subject: nothing is added."""
@@ -423,7 +418,7 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
     m = _EN_CLASS_NP_RE.search(q)
     if m:
         return f"{q[:m.end(1)]} {ent.text}{q[m.end(1):]}", f"frame completion with {ent.text}"
-    core = q.rstrip(_TRAIL_PUNCT)
+    core = q.rstrip(TRAIL_PUNCT)
     last = mentions(core, "en")
     if last and (last[-1].head in lx.RELATIONAL_EN or last[-1].text.lower() in _EN_ATTRIBUTES) \
             and core.lower().endswith(last[-1].text.lower()):
@@ -440,15 +435,15 @@ def _complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
     return f"{core} in {ent.phrase}{q[len(core):].strip()}", f"frame completion with {ent.text}"
 
 
-_EN_SENT_END_RE = re.compile(r"[.!?]+\s+")
-_EN_EXCLUDE_MAX_WORDS = 60
+EN_SENT_END_RE = re.compile(r"[.!?]+\s+")
+EN_EXCLUDE_MAX_WORDS = 60
 _EN_ATTRIBUTES = lx.ATTRIBUTES_EN
 _EN_ATTRIBUTE_OF_RE = re.compile(r"^(?:the\s+)?(?:"
                                  + "|".join(sorted(map(re.escape, _EN_ATTRIBUTES), key=len, reverse=True))
                                  + r")\s+of\s+(?:the\s+)?(.+)$", re.IGNORECASE)
 
 
-def _attribute_owner(ent: Mention) -> Mention:
+def attribute_owner(ent: Mention) -> Mention:
     """'CEO of Nvidia' → 'Nvidia': a question about another attribute is about the owner, not the attribute."""
     m = _EN_ATTRIBUTE_OF_RE.match(ent.text)
     if m is None:
@@ -458,18 +453,18 @@ def _attribute_owner(ent: Mention) -> Mention:
 _EN_OF_AFTER_RE = re.compile(r"\s+(?:of|for)\b")
 
 
-def _asks_for_more(q: str) -> bool:
+def asks_for_more(q: str) -> bool:
     """'What else ...', 'Did he play any other sports?', 'Other songs?': else/other asks for more (after any/what,
     or among the first four words of its sentence), not 'the risk of developing other health conditions'."""
     if _EN_MORE_RE.search(q):
         return True
-    return any(_EN_ELSE_RE.search(" ".join(sent.split()[:4])) for sent in _EN_SENT_END_RE.split(q))
+    return any(EN_ELSE_RE.search(" ".join(sent.split()[:4])) for sent in EN_SENT_END_RE.split(q))
 
 
 _EN_MORE_RE = re.compile(r"\b(?:any|anything|anyone|anybody|anywhere|something|what|who|where)\s+"
                          r"(?:else|other|another)\b|"
                          r"\bbesides\b", re.IGNORECASE)
-_EN_ELSE_RE = re.compile(r"\b(else|other|another|besides|additional)\b", re.IGNORECASE)
+EN_ELSE_RE = re.compile(r"\b(else|other|another|besides|additional)\b", re.IGNORECASE)
 def _possessive_suffix(name: str) -> str:
     if name.endswith(("'s", "’s")):
         return ""
@@ -499,29 +494,29 @@ _OF_POSSESSIVES = frozenset({"their", "its"})
 _EN_SINGULAR_S = ("ss", "us", "is", "ics", "ous", "sis")
 
 
-def _plural(m: Mention) -> bool:
+def plural(m: Mention) -> bool:
     """A plural noun phrase: "lavender plants", "red blood cells", "The Avengers", "Cubesats"."""
     head = m.text.split()[-1].lower()
     return (len(head) > 3 and head.endswith("s") and not head.endswith(_EN_SINGULAR_S) and head[-2:] != "'s") \
         or head in lx.EN_SINGULAR_OF
 
 
-def _agrees(m: Mention, pronoun: str) -> bool:
+def agrees(m: Mention, pronoun: str) -> bool:
     """Number agreement: it/its stand for a singular phrase, they/them/their for a plural one."""
     if pronoun in ("it", "its"):
-        return not _plural(m) or m.proper  # "Fleet Foxes", "A-Teens": names of one band, one album
+        return not plural(m) or m.proper  # "Fleet Foxes", "A-Teens": names of one band, one album
     if pronoun in ("they", "them", "their", "these", "those"):
         # "my landlord … can they refuse": a singular they stands for a role, not for "my brother"
-        return _plural(m) or m.proper or (_person_noun(m) and _singular(m.head) not in lx.EN_GENDERED_PERSON_NOUNS)
+        return plural(m) or m.proper or (person_noun(m) and _singular(m.head) not in lx.EN_GENDERED_PERSON_NOUNS)
     return True
 
 
-def _person_noun(m: Mention) -> bool:
+def person_noun(m: Mention) -> bool:
     """A common noun naming a person by role or kin ("my landlord", "my kids")."""
     return not m.proper and _singular(m.head) in lx.EN_PERSON_NOUNS
 
 
-def _candidates(focus: Focus, history: Sequence[Message]) -> list[Mention]:
+def candidates(focus: Focus, history: Sequence[Message]) -> list[Mention]:
     """Antecedents other than the focus, most likely first: the subject of the conversation, then what the
     user's turns named, most recent first."""
     out = [focus.subject] if focus.subject is not None else []
@@ -540,7 +535,7 @@ _EN_NAME_ANSWER_WORDS = 5
 _EN_PERSON_RE = re.compile(r"\b(?:he|she|him|his|her|hers)\b", re.IGNORECASE)
 
 
-def _things_named(focus: Focus, history: Sequence[Message]) -> list[Mention]:
+def things_named(focus: Focus, history: Sequence[Message]) -> list[Mention]:
     """What "it" may stand for once the user has called the session's person he or she: the names the latest
     answer gave (the album, the film, the memorial), then those the user's turns gave, most recent first,
     never the person under another name ("Kaif" for "Katrina Kaif")."""
@@ -557,11 +552,11 @@ def _things_named(focus: Focus, history: Sequence[Message]) -> list[Mention]:
     return [x for x in out if not ({w.lower() for w in x.text.split()} & pw) and len(x.text) > 2]
 
 
-def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
+def replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
                      others: Sequence[Mention] = (), things: Sequence[Mention] = (),
                      said: Mention | None = None) -> tuple[str | None, str]:
     """Replace the first personal pronoun (or, failing that, a demonstrative standing alone). ``things``: what
-    it/its stand for when the focus is the session's person (see ``_things_named``)."""
+    it/its stand for when the focus is the session's person (see ``things_named``)."""
     toks = en_tokens(q)
     words_lower = [t.lower() for t in toks]
     matches = list(_EN_PRON_RE.finditer(q))
@@ -574,7 +569,7 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
         if w == "it" and len(personal) > 1 and _EN_EXTRAPOSED_IT_RE.match(q, mt.start()):
             continue  # "how much does it cost to replace them": the "it" of "to replace them", whose them is meant
         if w in lx.EN_DEMONSTRATIVES:
-            if k is not None and _demonstrative_det(toks, k):
+            if k is not None and demonstrative_det(toks, k):
                 continue  # "that album": a determiner
             if w == "that" and k is not None and k > 0 \
                     and words_lower[k - 1] not in lx.EN_AUX | lx.EN_WH | {"about", "of", "is"}:
@@ -584,12 +579,12 @@ def _replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
             target = said  # a standalone "that" points at what the last answer named ("Who was that by?")
         if w in ("it", "its") and things and person is not None and target.text == person.text:
             target = next((x for x in things if x.text.lower() not in q.lower()), target)  # a person is no "it"
-        if w in _EN_PERSON and not target.proper and not _person_noun(target):
+        if w in _EN_PERSON and not target.proper and not person_noun(target):
             continue  # he/she name a person: "market research" is no antecedent of "She is a business major"
         # "Tell me about its invention" after "What are the types of networks?"
-        if not _agrees(target, w) or weak_anchor(target):
+        if not agrees(target, w) or weak_anchor(target):
             target = next((x for x in others
-                           if _agrees(x, w) and not weak_anchor(x) and x.text.lower() not in q.lower()),
+                           if agrees(x, w) and not weak_anchor(x) and x.text.lower() not in q.lower()),
                           target)
         if weak_anchor(target):
             return None, f"pronoun {mt.group(1)}: no antecedent ({target.text} is too vague)"

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from .. import lexicon as lx
 from ..lang import detect, reading
 from ..lang.base import Mention
-from ..lang.en.mentions import _is_cap
+from ..lang.en.mentions import is_cap
 from ..lang.zh.markers import zh_ellipsis
-from ..lang.zh.mentions import _compiled
+from ..lang.zh.mentions import compiled
 from ..text import is_cjk, word_at
 from ..types import Message
 
@@ -92,7 +92,7 @@ def name_like(topic: str) -> bool:
     if any(is_cjk(ch) for ch in topic):
         return any(m.proper for m in mentions(topic, "zh"))
     content = [w for w in re.findall(r"[\w'’-]+", topic) if w.lower() not in lx.STOP_EN and w.lower() not in lx.EN_CONNECTORS]
-    return bool(content) and all(_is_cap(w) or not w[:1].isalpha() for w in content)  # "Ludwig Mies van der Rohe"
+    return bool(content) and all(is_cap(w) or not w[:1].isalpha() for w in content)  # "Ludwig Mies van der Rohe"
 
 
 def _cuts_latin_word(text: str, start: int, end: int) -> bool:
@@ -128,7 +128,7 @@ def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
             if ascii_low is not None and any(p.isascii() and p.lower() not in ascii_low for p in parts[i:i + size]):
                 continue
             pat = r"\b" + r"\s+".join(re.escape(p) for p in parts[i:i + size]) + r"\b"
-            m = _compiled(pat).search(query)
+            m = compiled(pat).search(query)
             if m:
                 return m.start(), m.end()
     return None
@@ -171,7 +171,7 @@ def definite_expansion(query: str, history: Sequence[Message]) -> tuple[int, int
                     before = []  # punctuation right before the head ends the phrase
                 cut = max((k + 1 for k, w in enumerate(before) if not w[-1:].isalnum()), default=0)
                 mods = _modifier_suffix(before[cut:])
-                if not mods or not all(_is_cap(w) or w.lower() in ("and", "of", "&") for w in mods):
+                if not mods or not all(is_cap(w) or w.lower() in ("and", "of", "&") for w in mods):
                     continue
                 if not text[: i].strip()[: -len(" ".join(mods))].strip():
                     continue  # the name would open the message: likely a capitalised verb ("Answering call")

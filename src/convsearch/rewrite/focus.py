@@ -67,7 +67,7 @@ _QUESTION_RE = re.compile(lx.ZH_A_NOT_A + r"|[?？]|吗|呢|什么|怎么|哪|�
                           r"^\s*(what|who|when|where|why|how|which|is|are|do|does|did|can|could|will|would|should)\b",
                           re.IGNORECASE)
 # A user turn that turns aside from what the conversation was about, and one that closes the side exchange
-_DIGRESSION_RE = re.compile(r"^\W*(?:对了|另外(?![一两那这个款种家位些])|顺便|还有个问题|换个话题|话说|(?:by\s+the\s+way|btw|unrelated|on\s+another"
+DIGRESSION_RE = re.compile(r"^\W*(?:对了|另外(?![一两那这个款种家位些])|顺便|还有个问题|换个话题|话说|(?:by\s+the\s+way|btw|unrelated|on\s+another"
                             r"\s+note|side\s+question|quick\s+question|different\s+question)\b)", re.IGNORECASE)
 _CLOSING_RE = re.compile(r"^\W*(?:(?:好的?|嗯|行|明白了?|懂了|知道了|了解了?|谢谢(?:你|您)?|多谢|ok|okay|got\s+it|makes\s+sense|"
                          r"i\s+see|thanks|thank\s+you|cool|great|alright|good\s+to\s+know|sounds\s+good)"
@@ -91,7 +91,7 @@ def closes_exchange(text: str) -> bool:
 _WHO_RE = re.compile(r"^\s*(who|whom)\b|谁", re.IGNORECASE)
 
 
-def _alias_of(short: Mention, full: Mention) -> bool:
+def alias_of(short: Mention, full: Mention) -> bool:
     """True when every word of ``short`` is a word of ``full`` (a partial name)."""
     a = {w.lower() for w in short.text.split()}
     b = {w.lower() for w in full.text.split()}
@@ -345,7 +345,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
         before, prev = prev, m
         if m.role == "user":
             digressing = False
-            if _DIGRESSION_RE.match(m.content) and user_focus is not None and frame:
+            if DIGRESSION_RE.match(m.content) and user_focus is not None and frame:
                 aside, digressing = (user_focus, frame, frame_mentions), True  # "对了，…" turns aside
             asked_who = bool(_WHO_RE.search(m.content))
             owned = forms.owned is not None and bool(forms.owned.search(m.content))
@@ -418,9 +418,9 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
         topic_m = Mention(name, True, tm[0].cls if tm else "proper", tm[-1].head if tm else name)
         if name.isascii() and not name_like(name):
             topic_m = _en_topic_in_use(name, history) or (topic_m if _noun_phrase_topic(name) else None)
-    if topic_m is not None and user_focus is not None and user_focus.proper and _alias_of(user_focus, topic_m):
+    if topic_m is not None and user_focus is not None and user_focus.proper and alias_of(user_focus, topic_m):
         user_focus = topic_m  # "Ben" or "Stein" when the page is about "Ben Stein"
-    if topic_m is not None and user_subject is not None and user_subject.proper and _alias_of(user_subject, topic_m):
+    if topic_m is not None and user_subject is not None and user_subject.proper and alias_of(user_subject, topic_m):
         user_subject = topic_m
     recent_proper = user_focus is not None and user_focus.proper and (user_named_last or (topic_m is None and user_fresh))
     # In chit-chat (the user made a statement, not a question) the reply's own noun is what a follow-up
@@ -442,7 +442,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     # Studios") as a person; in a session about a named entity the person is that entity
     named_session = topic_m is not None and name_like(name)
     person = topic_m if topic_m is not None and (not recent_proper or named_session) else (person_focus or entity)
-    if last_answer is not None and any(x is not None and (_alias_of(last_answer, x) or last_answer.text == x.text
+    if last_answer is not None and any(x is not None and (alias_of(last_answer, x) or last_answer.text == x.text
                                                           or _acronym_of(last_answer.text, x.text))
                                        for x in (entity, subject, Mention(name, True, "proper", name) if name else None)):
         last_answer = None  # the answer named the subject itself ("IBS" in a session on irritable bowel syndrome)

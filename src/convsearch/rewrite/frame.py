@@ -30,7 +30,7 @@ from ..types import Message
 from ..lang.zh.markers import zh_proverb_ne
 from .entities import mentions
 
-_TRAIL = TRAIL_MARKS
+TRAIL = TRAIL_MARKS
 
 
 # --- slot spans -------------------------------------------------------------------------------------
@@ -150,11 +150,11 @@ _EN_LEAD_RE = re.compile(r"^\W*(?:(?:so|ok|okay|but|also|then)\s*,?\s+)?"
                          r"(?:(?:(?:what|how)\s+about|what\s+of|same\s+for|and|"
                          r"any(?:thing|one)?|something)\b)?\s*", re.IGNORECASE)
 _EN_PREP_RE = re.compile(r"^(" + "|".join(EN_PREPS) + r")\s+", re.IGNORECASE)
-_EN_FRAGMENT_WORDS = 4
+EN_FRAGMENT_WORDS = 4
 _ZH_LEAD_RE = re.compile(r"^(?:那么|那|还有|换成|如果是|要是)\s*")
 _ZH_TAIL_RE = re.compile(r"(?:的)?呢?[？?！!。.，,~～\s]*$")
 _ZH_PREPS = ("从", "去", "到", "在", "用", "对于", "给")
-_ZH_FRAGMENT_CHARS = 12
+ZH_FRAGMENT_CHARS = 12
 _LATIN_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-]*")
 
 
@@ -163,16 +163,16 @@ def starts_with_preposition(phrase: str) -> bool:
     return _EN_PREP_RE.match(phrase) is not None
 
 
-def _zh_size(x: str) -> int:
+def zh_size(x: str) -> int:
     """A phrase's length in Chinese characters, a Latin word counting as one ("索尼 WF-1000XM5" is 3)."""
     return len(_LATIN_WORD_RE.sub("字", x).replace(" ", ""))
 
 
-def _en_fragment(q: str) -> tuple[str, str, str] | None:
+def en_fragment(q: str) -> tuple[str, str, str] | None:
     """(lead, preposition, phrase) of an English fragment follow-up, or None."""
-    if not q.rstrip().endswith("?") or q.count(" ") > _EN_FRAGMENT_WORDS + 3:
+    if not q.rstrip().endswith("?") or q.count(" ") > EN_FRAGMENT_WORDS + 3:
         return None  # a fragment is a short question: the cheap test first
-    core = q.strip().rstrip(_TRAIL).strip()
+    core = q.strip().rstrip(TRAIL).strip()
     core = re.sub(r"\s+instead$", "", core, flags=re.IGNORECASE)
     m = _EN_LEAD_RE.match(core)
     lead = core[:m.end()] if m else ""
@@ -180,7 +180,7 @@ def _en_fragment(q: str) -> tuple[str, str, str] | None:
     pm = _EN_PREP_RE.match(rest)
     prep = pm.group(1).lower() if pm else ""
     x = rest[pm.end():] if pm else rest
-    if not x or len(x.split()) > _EN_FRAGMENT_WORDS or not q.strip().endswith("?"):
+    if not x or len(x.split()) > EN_FRAGMENT_WORDS or not q.strip().endswith("?"):
         return None
     if not lead.strip() and not prep and len(x.split()) > 2:
         return None  # "Which one is cheaper?" is a question of its own
@@ -189,7 +189,7 @@ def _en_fragment(q: str) -> tuple[str, str, str] | None:
     return lead, prep, x
 
 
-def _zh_fragment(q: str) -> tuple[str, str, str, str] | None:
+def zh_fragment(q: str) -> tuple[str, str, str, str] | None:
     """(lead, preposition, phrase, verb tail) of a Chinese fragment follow-up ("那广州呢", "从重庆出发呢"), or None."""
     core = q.strip()
     core = zh_proverb_ne(core)  # "PostgreSQL 里怎么弄" reads as "PostgreSQL 呢"
@@ -207,13 +207,13 @@ def _zh_fragment(q: str) -> tuple[str, str, str, str] | None:
         sp = slot_spans(x)
         if sp and sp[0][0] == 0:
             x, tail = x[:sp[0][1]], x[sp[0][1]:].strip()
-    if not x or _zh_size(x) > _ZH_FRAGMENT_CHARS:
+    if not x or zh_size(x) > ZH_FRAGMENT_CHARS:
         return None
     return lead, prep, x, tail
 
 
 # --- completion --------------------------------------------------------------------------------------
-def _replace(frame: str, start: int, end: int, x: str) -> str:
+def replace_span(frame: str, start: int, end: int, x: str) -> str:
     before, after = frame[:start], frame[end:]
     if before and x and not is_cjk(x[0]) and before[-1].isalnum() and not is_cjk(before[-1]):
         before += " "
@@ -232,7 +232,7 @@ _VERSION_AFTER_RE = re.compile(r"\s*\d+(?:\.\d+)*(?![\d.%])(?:\s*(?:LTS|SP\d))?"
 _QUALIFIER_KINDS = frozenset({"seat_class", "person_group"})
 
 
-def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str] | None:
+def typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str] | None:
     """The fragment replaces the frame's span of its slot type (the one after ``prep`` when there is one)."""
     kind = slot_kind(x)
     forms = reading(lang).frame
@@ -250,10 +250,10 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
                 e = v.end()  # "Debian 12" → "Arch Linux": the old platform's version goes with it
             # where the fragment goes and in what words: "on a Mac" replaces "on Windows 11" with its article
             s, rep = forms.place(x, bare, frame, s, kind) if forms.place is not None else (s, bare)
-            return _replace(frame, s, e, rep), f"entity swap ({kind}): {frame[s:e]} → {rep}"
+            return replace_span(frame, s, e, rep), f"entity swap ({kind}): {frame[s:e]} → {rep}"
         if kind in _QUALIFIER_KINDS and not any(k == kind for _, _, k in slot_spans(frame)):
             # "一等座呢？" after "北京到上海的高铁票多少钱": the frame names no class, the fragment adds one as a term
-            return f"{frame.rstrip(_TRAIL)} {bare}", f"qualifier added ({kind}): {bare}"
+            return f"{frame.rstrip(TRAIL)} {bare}", f"qualifier added ({kind}): {bare}"
     if kind is None and forms.slot_inside:
         # "预算五千左右": one typed span inside the phrase takes the place of the frame's span of that type
         xs = slot_spans(x)
@@ -262,7 +262,7 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
             spans = [s for s in slot_spans(frame) if s[2] == xk and frame[s[0]:s[1]] != piece]
             if len(spans) == 1 and x[:xs[0][0]] in frame[:spans[0][0]] and x[xs[0][1]:] in frame[spans[0][1]:]:
                 s, e, _ = spans[0]
-                return _replace(frame, s, e, piece), f"entity swap ({xk}): {frame[s:e]} → {piece}"
+                return replace_span(frame, s, e, piece), f"entity swap ({xk}): {frame[s:e]} → {piece}"
     if _is_model(bare):
         out = _swap_model(bare, frame, lang, prep)
         if out is not None:
@@ -270,8 +270,8 @@ def _typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str
     if prep and forms.prep_slot is not None:
         # "And by TensorFlow 2.15?": what follows the same preposition in the frame, up to the next break
         m = forms.prep_slot(prep, frame)
-        if m is not None and 0 < len(m.group(1).split()) <= _EN_FRAGMENT_WORDS and name_like(bare):
-            return _replace(frame, m.start(1), m.end(1), x), f"entity swap ({prep} …): {m.group(1)} → {x}"
+        if m is not None and 0 < len(m.group(1).split()) <= EN_FRAGMENT_WORDS and name_like(bare):
+            return replace_span(frame, m.start(1), m.end(1), x), f"entity swap ({prep} …): {m.group(1)} → {x}"
     return None
 
 
@@ -287,7 +287,7 @@ def _plain_phrase(x: str) -> bool:
         w in lx.EN_AUX or w in lx.EN_WH or w in lx.EN_PRONOUNS for w in ws) and slot_kind(x) is None
 
 
-def _possessor_swap(x: str, frame: str) -> tuple[str, str] | None:
+def possessor_swap(x: str, frame: str) -> tuple[str, str] | None:
     """The frame's owner noun (the first mention 的 follows) replaced by ``x`` ("苹果公司的市值" → "微软的市值");
     ``x`` is a short phrase without a verb, and no attribute itself ("价格的呢" is no owner)."""
     if not x or len(x) > 8 or ATTRIBUTE_RES["zh"].fullmatch(x) or x in lx.RELATIONAL_ZH or any(
@@ -298,12 +298,12 @@ def _possessor_swap(x: str, frame: str) -> tuple[str, str] | None:
         if "的" in mt.text or mt.relational or i < 0 or x in mt.text or mt.text in x:
             continue
         if frame[i + len(mt.text):].lstrip().startswith("的"):
-            return _replace(frame, i, i + len(mt.text), x), f"entity swap (owner): {mt.text} → {x}"
+            return replace_span(frame, i, i + len(mt.text), x), f"entity swap (owner): {mt.text} → {x}"
         return None  # the frame's first noun owns nothing: no confident slot
     return None
 
 
-def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
+def attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
     """'And its price?' after 'What is the battery life of the X?' → 'What is the price of the X?'."""
     forms = reading(lang).frame
     if forms is None or lang not in ATTRIBUTE_RES:
@@ -322,10 +322,10 @@ def _attribute_shift(x: str, frame: str, lang: str) -> tuple[str, str] | None:
     m = rx.search(frame)
     if m is None or m.group(0).lower() == bare.lower():
         return None
-    return _replace(frame, m.start(), m.end(), bare), f"attribute shift: {m.group(0)} → {bare}"
+    return replace_span(frame, m.start(), m.end(), bare), f"attribute shift: {m.group(0)} → {bare}"
 
 
-def _frame_entity(frame: str, lang: str, other: str) -> str | None:
+def frame_entity(frame: str, lang: str, other: str) -> str | None:
     """The frame's first proper name as written (not a merged "A 的 B" phrase), other than ``other``."""
     for m in mentions(frame, lang):
         if m.proper and m.text in frame and "的" not in m.text and other.lower() not in m.text.lower() \

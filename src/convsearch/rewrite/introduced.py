@@ -21,7 +21,7 @@ from ..lang import reading
 from ..lang.base import IntroducedForms, Mention
 from ..lang.en.focus import en_topic_setting
 from ..lang.en.markers import INTRODUCED as EN_INTRODUCED
-from ..lang.en.mentions import _is_cap, _plain_noun, en_adverb, en_tokens
+from ..lang.en.mentions import en_adverb, en_tokens, is_cap, plain_noun
 from ..lang.zh.markers import INTRODUCED as ZH_INTRODUCED
 from ..lang.zh.markers import zh_classifier_reference, zh_kind_nouns, zh_kind_phrase
 from ..text import tagged
@@ -309,14 +309,14 @@ def _identified_kind(first: str, question: str, plural: bool) -> Mention | None:
     if text.lower() in question.lower():
         return None
     if plural and not (m.group(1) or "").lower() == "the" and not words_[-1][:1].isupper():
-        return Mention(" ".join([*words_[:-1], _plural_of(words_[-1])]), False, "noun", words_[-1].lower())
+        return Mention(" ".join([*words_[:-1], plural_of(words_[-1])]), False, "noun", words_[-1].lower())
     det = f"{m.group(1).lower()} " if m.group(1) else ""
     return Mention(text, words_[-1][:1].isupper(), "proper" if words_[-1][:1].isupper() else "noun",
                    words_[-1].lower(), det)
 
 
 
-def _plural_of(word: str) -> str:
+def plural_of(word: str) -> str:
     """robin → robins, berry → berries, finch → finches, goose → geese; a word already plural, or the same in both
     (deer, sheep), stays."""
     low = word.lower()
@@ -353,9 +353,9 @@ def _opening_name(first: str, question: str) -> Mention | None:
     the = i < len(toks) and toks[i].lower() == "the"
     i += the
     j = i
-    while j < len(toks) and (_is_cap(toks[j]) or (j > i and toks[j] in _NAME_INNER)):
+    while j < len(toks) and (is_cap(toks[j]) or (j > i and toks[j] in _NAME_INNER)):
         j += 1
-    while j > i and not _is_cap(toks[j - 1]):
+    while j > i and not is_cap(toks[j - 1]):
         j -= 1
     span = toks[i:j]
     k = j
@@ -384,7 +384,7 @@ _SUBJECT_QUANTIFIERS = frozenset({"most", "many", "all", "some"})
 
 def _lower_noun(tok: str) -> bool:
     """A lower-case word that can end a noun phrase: no function word, verb or adverb."""
-    return tok.isalpha() and tok.islower() and _plain_noun(tok) and not en_adverb(tok)
+    return tok.isalpha() and tok.islower() and plain_noun(tok) and not en_adverb(tok)
 
 
 _NAME_INNER = frozenset({"of", "the", "and", "&", "for", "de", "–", "-"})

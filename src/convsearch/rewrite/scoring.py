@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..types import Decision, DecisionKind
-from .compose import _join_script, _replace_pronoun, _restated_head_cut, answer_alias
+from .compose import answer_alias, join_script, replace_pronoun, restated_head_cut
 from .entities import mentions, name_like, partial_name_span, topic_entity
 from .focus import Focus, opening_subject, opening_turn
 from .introduced import introduced_entity, person_shaped
@@ -98,7 +98,7 @@ def ordinal(tidy: Callable[[str], str] = lambda out: out) -> Step:
         if found is None:
             return None
         start, end, items = found
-        out = tidy(_join_script(_join_script(t.query[:start], items), t.query[end:]))  # "Obsidian 支持离线吗"
+        out = tidy(join_script(join_script(t.query[:start], items), t.query[end:]))  # "Obsidian 支持离线吗"
         return Resolution(out, t.why(f"ordinal: {t.query[start:end]} → {items}"), "ordinal")
     positional.__name__ = "ordinal"
     return positional
@@ -112,7 +112,7 @@ def offer(t: RuleTurn) -> Resolution | None:
         return None
     named = next((m for m in mentions(t.history[-1].content, t.lang) if m.proper), None) or t.focus.entity
     if named is not None:
-        offered = _replace_pronoun(offered, named, named)[0] or offered
+        offered = replace_pronoun(offered, named, named)[0] or offered
     return Resolution(f"{t.query.rstrip()} {offered}", t.why(f"offer accepted: {offered}"), "offer")
 
 
@@ -129,7 +129,7 @@ def opening_focus(t: RuleTurn) -> None:
     ("山顶扎营…" → "武功山山顶扎营…")."""
     if t.decision.kind is DecisionKind.OPENING and (opening := opening_subject(t.history)) is not None:
         first = opening_turn(t.history) or ""
-        opening = _restated_head_cut(opening, t.query)
+        opening = restated_head_cut(opening, t.query)
         t.focus = replace(t.focus, entity=opening, subject=opening, frame=first, frame_mentions=mentions(first))
 
 

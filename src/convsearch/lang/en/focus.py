@@ -9,7 +9,7 @@ import re
 from ...text import word_at
 from ..base import FocusForms
 from .markers import en_feedback_pronoun, has_pronoun
-from .mentions import _EN_DETS, en_tokens, mentions
+from .mentions import EN_DETS, en_tokens, mentions
 
 _EN_SENT_RE = re.compile(r"[^.!?]+[.!?]*\s*")
 _EN_THANKS_RE = re.compile(r"^\W*(?:(?:ok|okay|great|wow|oh|ah|yes|no)\W+)?(?:thanks|thank you|thank u|many thanks)\b",
@@ -54,7 +54,7 @@ def en_topic_setting(text: str) -> bool:
     if not ms or ms[0].relational:
         return False
     lead = m.group(1).lower().split()
-    while lead and (lead[0] in _EN_DETS or lead[0] in ("some", "more", "any")):
+    while lead and (lead[0] in EN_DETS or lead[0] in ("some", "more", "any")):
         lead = lead[1:]
     return " ".join(lead).startswith(ms[0].text.lower())
 

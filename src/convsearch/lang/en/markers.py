@@ -98,7 +98,7 @@ def en_feedback_pronoun(toks: Sequence[str], k: int) -> bool:
     return j > k + 1 and j < len(toks) and toks[j].lower() in lx.EN_EVALUATIVE
 
 
-def _demonstrative_det(toks: Sequence[str], k: int) -> bool:
+def demonstrative_det(toks: Sequence[str], k: int) -> bool:
     """'that album' (a determiner) rather than 'that' (a pronoun)."""
     low = toks[k].lower()
     if low not in lx.EN_DEMONSTRATIVES:
@@ -119,7 +119,7 @@ def has_pronoun(text: str) -> bool:
     """A pronoun or demonstrative standing alone for something named before (it, they, his, that; not "that
     album", nor the "that" of "That's very helpful")."""
     toks = en_tokens(text)
-    return any(t.lower() in lx.EN_PRONOUNS and not _demonstrative_det(toks, k) and not en_feedback_pronoun(toks, k)
+    return any(t.lower() in lx.EN_PRONOUNS and not demonstrative_det(toks, k) and not en_feedback_pronoun(toks, k)
                for k, t in enumerate(toks))
 
 

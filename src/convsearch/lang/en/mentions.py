@@ -33,7 +33,7 @@ _EN_CLOSE_QUOTES = frozenset({'"', "”"})
 _EN_TITLE_MAX = 6
 
 
-def _is_cap(tok: str) -> bool:
+def is_cap(tok: str) -> bool:
     if tok.isascii():  # the same test without a generator per character (ASCII: upper = changed by lower())
         head = tok[:1]
         if head.isupper():
@@ -85,8 +85,8 @@ def en_mentions(text: str) -> list[Mention]:
         if tok in _EN_OPEN_QUOTES:
             j = next((k for k in range(i + 1, min(n, i + _EN_TITLE_MAX + 2)) if not toks[k][0].isalnum()), n)
             inner = toks[i + 1:j]
-            if inner and j < n and toks[j] in _EN_CLOSE_QUOTES and _is_cap(inner[0]) and all(
-                    _is_cap(t) or t.lower() in lx.EN_FUNCTION for t in inner):
+            if inner and j < n and toks[j] in _EN_CLOSE_QUOTES and is_cap(inner[0]) and all(
+                    is_cap(t) or t.lower() in lx.EN_FUNCTION for t in inner):
                 # a quoted title ("This Is Music", "Chikni Chameli"): one name, even with small words inside
                 out.append(Mention(" ".join(inner), True, "title", inner[-1].lower()))
                 i = j + 1
@@ -99,13 +99,13 @@ def en_mentions(text: str) -> list[Mention]:
         if i and toks[i - 1] == "°" and len(tok) == 1:
             i += 1  # a temperature's unit ("-6°C", "180 °F"), not a name
             continue
-        if _is_cap(tok) and not (sentence_start and (low in lx.STOP_EN or low in lx.RELATIONAL_EN or low in lx.EN_OPENERS)) \
+        if is_cap(tok) and not (sentence_start and (low in lx.STOP_EN or low in lx.RELATIONAL_EN or low in lx.EN_OPENERS)) \
                 and low not in lx.EN_PRONOUNS and low != "i" and not low.startswith(("i'", "i’")):
             j = i + 1
             end = i + 1
             while j < n:
                 t2 = toks[j]
-                if t2[0].isalnum() and _is_cap(t2) and t2.lower() not in lx.EN_PRONOUNS:
+                if t2[0].isalnum() and is_cap(t2) and t2.lower() not in lx.EN_PRONOUNS:
                     j += 1
                     end = j
                 elif (_model_part(t2) and not (j + 1 < n and toks[j + 1] in _EN_RANGE_MARKS)) or (
@@ -116,7 +116,7 @@ def en_mentions(text: str) -> list[Mention]:
                     k = j
                     while k < n and toks[k].lower() in lx.EN_CONNECTORS:
                         k += 1
-                    if k < n and k - j <= 2 and _is_cap(toks[k]) and toks[k].lower() not in lx.EN_PRONOUNS:
+                    if k < n and k - j <= 2 and is_cap(toks[k]) and toks[k].lower() not in lx.EN_PRONOUNS:
                         j = k
                     else:
                         break
@@ -126,7 +126,7 @@ def en_mentions(text: str) -> list[Mention]:
             if det and not (i >= 2 and toks[i - 2].lower() in lx.EN_AUX):
                 # "the Bronze Age collapse", "the BBC experiment": a name modifying a common head noun
                 k = end
-                while k < n and k - end < 2 and _plain_noun(toks[k]):
+                while k < n and k - end < 2 and plain_noun(toks[k]):
                     k += 1
                 end = k
             span = toks[i:end]
@@ -142,7 +142,7 @@ def en_mentions(text: str) -> list[Mention]:
             if len(span) == 1 and sentence_start and not det and en_initial_common(toks, i):
                 # "Border collies are …", "Diagonal cracks mean …": a sentence-initial capital on a common noun
                 k = i + 1
-                while k < n and k - i < 3 and _plain_noun(toks[k]) and not en_adverb(toks[k]) \
+                while k < n and k - i < 3 and plain_noun(toks[k]) and not en_adverb(toks[k]) \
                         and not _verb_form(toks[k]):  # "… sales rose …": the phrase ends before its verb
                     k += 1
                 words_ = [tok, *(t.lower() for t in toks[i + 1:k])]
@@ -165,13 +165,13 @@ def en_mentions(text: str) -> list[Mention]:
             subject = _after_do(toks, i)
             verb_next = False
             while j < n and toks[j][0].isalnum() and toks[j].lower() not in lx.STOP_EN and not (
-                    _is_cap(toks[j]) and j > i) and j - i < 4 and not _no_noun(toks[j].lower()):
+                    is_cap(toks[j]) and j > i) and j - i < 4 and not _no_noun(toks[j].lower()):
                 if j > i and (_ends_subject(toks, j, subject) or (
                         _verb_with_object(toks, j) and not (i >= 2 and toks[i - 2].lower() in _EN_BE))):
                     verb_next = True
                     break
                 j += 1
-            span = [t.lower() if not _is_cap(t) else t for t in toks[i:j]]
+            span = [t.lower() if not is_cap(t) else t for t in toks[i:j]]
             k = _lower_model_end(span)
             model = k > 0
             rest: list[str] = []
@@ -212,7 +212,7 @@ def en_initial_common(toks: Sequence[str], i: int) -> bool:
     """
     tok = toks[i]
     if tok.isupper() or not tok.isalpha() or any(c.isupper() for c in tok[1:]) or i + 1 >= len(toks) \
-            or not _plain_noun(toks[i + 1]) or _verb_form(toks[i + 1]):
+            or not plain_noun(toks[i + 1]) or _verb_form(toks[i + 1]):
         return False  # (McDonald's, Coca-Cola, iPhone-like inner capitals, "Netflix grew …" are names)
     k = i + 2
     while k < len(toks) and toks[k] not in (".", "?", "!", ";", ":"):
@@ -300,23 +300,23 @@ def _no_noun(low: str) -> bool:
 
 
 _EN_DO_MODAL = frozenset({"do", "does", "did", "can", "could", "will", "would", "should", "may", "might", "must"})
-_EN_DETS = frozenset({"the", "this", "that", "these", "those", "a", "an", "my", "your", "his", "her", "its", "their",
+EN_DETS = frozenset({"the", "this", "that", "these", "those", "a", "an", "my", "your", "his", "her", "its", "their",
                       "our"})
 _EN_BE_CONTRACTED = frozenset({"i'm", "i’m", "we're", "we’re", "you're", "you’re", "they're", "they’re", "he's", "he’s",
                                "she's", "she’s"})
 
 
-def _plain_noun(tok: str) -> bool:
+def plain_noun(tok: str) -> bool:
     """A lower-case content word that can head a noun phrase (not a verb form, not relational)."""
     low = tok.lower()
-    return (tok[:1].isalpha() and not _is_cap(tok) and low not in lx.STOP_EN and low not in lx.RELATIONAL_EN
+    return (tok[:1].isalpha() and not is_cap(tok) and low not in lx.STOP_EN and low not in lx.RELATIONAL_EN
             and low not in lx.EN_VERBS and low not in lx.EN_PARTICIPLES and not low.endswith(("ed", "ing")))
 
 
 def _after_do(toks: Sequence[str], i: int) -> bool:
     """Token i opens the subject of a do/modal question ("How did [this tradition] start?")."""
     k = i - 1
-    if k >= 0 and toks[k].lower() in _EN_DETS:
+    if k >= 0 and toks[k].lower() in EN_DETS:
         k -= 1
     return k >= 0 and toks[k].lower() in _EN_DO_MODAL
 
@@ -328,7 +328,7 @@ def _ends_subject(toks: Sequence[str], j: int, subject: bool) -> bool:
     plural_before = toks[j - 1].lower().endswith("s") and not toks[j - 1].lower().endswith("ss")
     if low in lx.EN_VERBS:
         if subject and not plural_before and j + 2 < len(toks) and toks[j + 2].lower() in lx.EN_VERBS \
-                and (_plain_noun(toks[j + 1]) or toks[j + 1].lower() in lx.RELATIONAL_EN):
+                and (plain_noun(toks[j + 1]) or toks[j + 1].lower() in lx.RELATIONAL_EN):
             return False  # "does our parental leave | policy work": a noun, as the verb comes after the next one
         return subject or plural_before
     return plural_before and low.endswith("ing")

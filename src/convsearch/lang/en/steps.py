@@ -20,7 +20,7 @@ from ...rewrite import introduced, similar
 from ...rewrite import scoring as s
 from ...rewrite.compose import Outcome
 from ...rewrite.entities import definite_expansion, has_pronoun, mentions
-from ...rewrite.focus import Focus, _alias_of, en_salient_noun, find_focus
+from ...rewrite.focus import Focus, alias_of, en_salient_noun, find_focus
 from ...rewrite.shapes import SOCIAL_RE, own_thing_over_passage, shares_word, things_asked
 from ...types import Decision, DecisionKind, Message
 from ..base import Mention
@@ -97,7 +97,7 @@ def section_reference(t: Turn) -> None:
     >>> section_reference(t), t.q
     (None, 'What did he do during 1985-1989?')
     """
-    sref = (r._section_reference(t.q, t.section) if t.section else None) or r._year_reference(t.q, t.history)
+    sref = (r.section_reference(t.q, t.section) if t.section else None) or r.year_reference(t.q, t.history)
     if sref is not None:
         t.q, t.sref = t.q[:sref[0]] + sref[2] + t.q[sref[1]:], sref
 
@@ -114,7 +114,7 @@ def ellipsis(t: Turn) -> Outcome | None:
     m = en_ellipsis(q)
     if not m:
         return None
-    x_raw = q[m.end():].strip().rstrip(r._TRAIL_PUNCT).strip()
+    x_raw = q[m.end():].strip().rstrip(r.TRAIL_PUNCT).strip()
     prep = re.match(r"(?:for|about|with|in|on|at|to|of|during|after|before)\s+", x_raw, re.IGNORECASE)
     x = re.sub(r"^(?:(?:the|a|an)\s+)", "", x_raw[prep.end():] if prep else x_raw, flags=re.IGNORECASE)
     if not x:
@@ -126,7 +126,7 @@ def ellipsis(t: Turn) -> Outcome | None:
     if focus.frame:
         frame = focus.frame.strip()
         fm = list(focus.frame_mentions)
-        target = r._swap_target(xm[:1], fm, frame)
+        target = r.swap_target(xm[:1], fm, frame)
         if target is None and xm[0].proper and ent is not None and ent.proper and ent.text in frame:
             target = ent
         if target is not None and target.text in frame:
@@ -146,7 +146,7 @@ def ellipsis(t: Turn) -> Outcome | None:
             # "And for annual leave?" after "How long does approval take?": add to the frame; a bare name that takes
             # no phrase's place goes with the frame's predicate ("California state?" after "… a federal tax return?";
             # "What about the BBC experiment?" more often opens a subject of its own)
-            core = frame.rstrip(r._TRAIL_PUNCT)
+            core = frame.rstrip(r.TRAIL_PUNCT)
             add = x_raw if prep else f"{'in' if f.slot_kind(x) == 'place' else 'for'} {x_raw}"
             return Outcome(f"{core} {add}{frame[len(core):].strip()}", f"ellipsis: frame + {add}")
     if not xm[0].proper and ent is not None and ent.text.lower() not in x.lower():
@@ -269,7 +269,7 @@ def opened_subject(t: Turn) -> None:
         if intro is not None and m.group(1) is None and introduced.person_shaped(intro):
             intro = None  # one person is no "they"
     if intro is not None and intro.text.lower() not in t.q.lower() and (
-            m.group(1) is None or intro.det != "the " or not r._plural(intro)):  # "The Arabs …" is no "it"
+            m.group(1) is None or intro.det != "the " or not r.plural(intro)):  # "The Arabs …" is no "it"
         t.ent = intro
         t.focus = replace(t.focus, entity=intro, subject=intro)
 
@@ -291,7 +291,7 @@ def shortened_name(history: Sequence[Message]) -> Mention | None:
     q_ms = e.mentions(history[-2].content, "en")
     if any(x.text == short.text for x in q_ms):
         return None  # the user wrote the short form too ("the Invesco QQQ Trust (QQQ)"): the alias it is
-    full = [x for x in q_ms if x.proper and _alias_of(short, x)]
+    full = [x for x in q_ms if x.proper and alias_of(short, x)]
     return full[0] if len(full) == 1 else None
 
 
@@ -320,8 +320,8 @@ def person_agreement(t: Turn) -> None:
         target = t.focus.person or t.ent
         if not role[0] and (target is None or _place_in(target, frame) or not target.proper):
             t.focus = replace(t.focus, person=role[1])
-    elif r._agrees(role[1], "they") and (t.ent is None or _place_in(t.ent, frame)
-                                        or (not t.ent.proper and not r._plural(t.ent))):
+    elif r.agrees(role[1], "they") and (t.ent is None or _place_in(t.ent, frame)
+                                        or (not t.ent.proper and not r.plural(t.ent))):
         t.ent = role[1]  # they: the landlord, not NYC; one person or several ("my kids")
         t.focus = replace(t.focus, entity=role[1])
 
@@ -363,11 +363,11 @@ def pronoun(t: Turn) -> None:
     """
     focus, ent, history = t.focus, t.ent, t.history
     ent = _plural_referent(t.q, ent, focus.frame_mentions)
-    said = r._answer_said(history) if ent is not None else None
-    t.out, t.how = r._replace_pronoun(t.q, ent, focus.person, r._candidates(focus, history),
-                                      r._things_named(focus, history), said) if ent is not None else (None, "no focus")
+    said = r.answer_said(history) if ent is not None else None
+    t.out, t.how = r.replace_pronoun(t.q, ent, focus.person, r.candidates(focus, history),
+                                      r.things_named(focus, history), said) if ent is not None else (None, "no focus")
     if t.out is not None and ent is not None and t.how.startswith(("pronoun they → ", "pronoun They → ")) \
-            and r._person_noun(ent) and not r._plural(ent):
+            and r.person_noun(ent) and not r.plural(ent):
         t.out = singular_verb(t.out, ent.phrase)
 
 
@@ -458,8 +458,8 @@ def frame_completion(t: Turn) -> None:
     """
     focus, ent, q = t.focus, t.ent, t.q
     subject = focus.subject or ent
-    if t.out is None and not r._en_names(q, ent) and not r._en_names(q, subject):
-        t.out, t.how = r._complete_en(q, r._relational_owner(q, focus) or r._attribute_owner(subject))
+    if t.out is None and not r.en_names(q, ent) and not r.en_names(q, subject):
+        t.out, t.how = r.complete_en(q, r.relational_owner(q, focus) or r.attribute_owner(subject))
 
 
 def exclusion(t: Turn) -> None:
@@ -473,14 +473,14 @@ def exclusion(t: Turn) -> None:
     ('Besides Tom Sawyer, what else did Mark Twain write?', 'pronoun he → Mark Twain; exclusion: besides Tom Sawyer')
     """
     focus, history, q = t.focus, t.history, t.q
-    excluding = focus.last_answer is not None and r._asks_for_more(q) and bool(history) and \
-        len(history[-1].content.split()) <= r._EN_EXCLUDE_MAX_WORDS
-    gist = r._answer_gist(history[-1].content, focus) if excluding and history else None
+    excluding = focus.last_answer is not None and r.asks_for_more(q) and bool(history) and \
+        len(history[-1].content.split()) <= r.EN_EXCLUDE_MAX_WORDS
+    gist = r.answer_gist(history[-1].content, focus) if excluding and history else None
     if excluding and gist and gist.lower() not in (t.out or q).lower():
         base = t.out or q
         # before the sentence that asks for more ("Thanks! What else ...?" → "Thanks! Besides X, what else ...?")
-        m_else = r._EN_ELSE_RE.search(base)
-        cut = max((mm.end() for mm in r._EN_SENT_END_RE.finditer(base, 0, m_else.start() if m_else else 0)), default=0)
+        m_else = r.EN_ELSE_RE.search(base)
+        cut = max((mm.end() for mm in r.EN_SENT_END_RE.finditer(base, 0, m_else.start() if m_else else 0)), default=0)
         head, tail = base[:cut], base[cut:]
         t.out = f"{head}Besides {gist}, {tail[:1].lower()}{tail[1:]}"
         t.how = (t.how + "; " if t.out is not None and t.how != "no pronoun" else "") + f"exclusion: besides {gist}"
@@ -515,7 +515,7 @@ def resolve(query: str, focus: Focus, history: Sequence[Message], topic: str | N
     answer = history[-1].content if history and history[-1].role == "assistant" else ""
     there = f.locative_there(query, focus.frame, answer)
     q_in = there[0] if there is not None else query
-    out, op = r._first(steps, Turn(q_in, focus, history, e.topic_section(topic) if topic else ""))
+    out, op = r.first(steps, Turn(q_in, focus, history, e.topic_section(topic) if topic else ""))
     if there is not None:
         out, op = (out or q_in), f"{there[1]}; {op}"
     return out, op
@@ -547,10 +547,10 @@ def comparison(query: str, frame: str) -> tuple[str, str] | None:
     "What's the context window of Claude 3.5 Sonnet and Gemini 1.5 Pro?"
     """
     b = _EN_BETTER_RE.match(query.strip())
-    if b is not None and f.name_like(b.group(2)) and len(b.group(2).split()) <= f._EN_FRAGMENT_WORDS:
-        e = f._frame_entity(frame, "en", b.group(2))
+    if b is not None and f.name_like(b.group(2)) and len(b.group(2).split()) <= f.EN_FRAGMENT_WORDS:
+        e = f.frame_entity(frame, "en", b.group(2))
         if e is not None and e.lower() not in query.lower():
-            core = query.strip().rstrip(f._TRAIL)
+            core = query.strip().rstrip(f.TRAIL)
             cut = b.start(4) if b.group(4) else len(core)
             return f"{core[:cut]} than {e}{core[cut:]}?", f"comparison: {b.group(2)} than {e}"
     m = _EN_COMPARE_RE.match(query.strip())
@@ -561,8 +561,8 @@ def comparison(query: str, frame: str) -> tuple[str, str] | None:
         # "And how does that compare to the Galaxy Buds 2 Pro?": the compared thing follows "to"
         t = _EN_COMPARE_TO_RE.search(query)
         y = t.group(1).strip() if t else ""
-    e = f._frame_entity(frame, "en", y) if y else None
-    if not e or len(EN_ARTICLE_RE.sub("", y).split()) > f._EN_FRAGMENT_WORDS:
+    e = f.frame_entity(frame, "en", y) if y else None
+    if not e or len(EN_ARTICLE_RE.sub("", y).split()) > f.EN_FRAGMENT_WORDS:
         return None
     i = frame.find(e)
     return frame[:i + len(e)] + f" and {y}" + frame[i + len(e):], f"comparison: {e} and {y}"
@@ -576,8 +576,8 @@ def typed_swap(query: str, frame: str) -> tuple[str, str] | None:
     >>> typed_swap("And by TensorFlow 2.15?", "Is Python 3.12 supported by PyTorch 2.2?")[0]
     'Is Python 3.12 supported by TensorFlow 2.15?'
     """
-    ef = f._en_fragment(query)
-    return f._typed_swap(ef[2], frame, "en", ef[1]) if ef is not None else None
+    ef = f.en_fragment(query)
+    return f.typed_swap(ef[2], frame, "en", ef[1]) if ef is not None else None
 
 
 def attribute_shift(query: str, frame: str) -> tuple[str, str] | None:
@@ -586,8 +586,8 @@ def attribute_shift(query: str, frame: str) -> tuple[str, str] | None:
     >>> attribute_shift("And its price?", "What is the battery life of the Sony WH-1000XM5?")[0]
     'What is the price of the Sony WH-1000XM5?'
     """
-    ef = f._en_fragment(query)
-    return f._attribute_shift(ef[2], frame, "en") if ef is not None else None
+    ef = f.en_fragment(query)
+    return f.attribute_shift(ef[2], frame, "en") if ef is not None else None
 
 
 def condition(query: str, frame: str) -> tuple[str, str] | None:
@@ -599,7 +599,7 @@ def condition(query: str, frame: str) -> tuple[str, str] | None:
     m = _EN_CONDITION_RE.match(query.strip())
     if not m or not _EN_REQUEST_RE.match(frame):
         return None
-    core = frame.rstrip(f._TRAIL)
+    core = frame.rstrip(f.TRAIL)
     return f"{core} {m.group(1)}{frame[len(core):].strip()[:1] or '?'}", f"condition added: {m.group(1)}"
 
 

@@ -8,7 +8,7 @@ import re
 
 from ...text import tagged
 from ..base import FocusForms, Mention
-from .mentions import _follows_de
+from .mentions import follows_de
 
 
 def _answer_words(text: str) -> int:
@@ -20,7 +20,7 @@ def _head_rank(text: str, x: Mention) -> int:
     """"公司的入职流程", "AnySearch 的 SDK": the noun after 的 is the head (the whole "A 的 B" first)."""
     if "的" in x.text:
         return 0  # the whole "A 的 B"
-    return 1 if _follows_de(text, x.text) else 2
+    return 1 if follows_de(text, x.text) else 2
 
 
 FOCUS = FocusForms(

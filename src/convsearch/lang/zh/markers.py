@@ -13,7 +13,7 @@ from .mentions import mentions, zh_anaphor_at
 
 # --- Chinese follow-up markers ---------------------------------------------------------------------
 
-_ZH_NE_RE = re.compile(r"呢[\s？?！!。.，,~～]*$")
+ZH_NE_RE = re.compile(r"呢[\s？?！!。.，,~～]*$")
 
 
 _ZH_NOT_LEAD = frozenset("个款家种些位部台项件样里儿边时")
@@ -57,9 +57,9 @@ def zh_ellipsis(query: str) -> bool:
     """'X呢' where X is a short phrase without a verb ("价格呢", "那番禺呢", "末班十点呢", "Apache 上怎么弄"). In a
     longer clause or after a verb, 呢 is a modal particle ("你觉得呢", "我们正讨论呢"), not an ellipsis."""
     q = zh_proverb_ne(query.strip())
-    if not _ZH_NE_RE.search(q):
+    if not ZH_NE_RE.search(q):
         return False
-    core = _ZH_NE_RE.sub("", q)
+    core = ZH_NE_RE.sub("", q)
     lead = zh_lead(core)
     body = core[len(lead):] if lead else core
     toks = [(w, t) for w, t in tagged(body) if t not in ("x", "w") and w.strip()]

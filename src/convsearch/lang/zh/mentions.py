@@ -14,7 +14,7 @@ from ..base import Mention
 # --- Chinese ---------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=4096)
-def _compiled(pattern: str) -> re.Pattern[str]:
+def compiled(pattern: str) -> re.Pattern[str]:
     """Patterns built from conversation text recur turn after turn: compile each once (case-insensitive)."""
     return re.compile(pattern, re.IGNORECASE)
 
@@ -101,7 +101,7 @@ def zh_name_tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _as_written(words: Sequence[str], text: str) -> str:
+def as_written(words: Sequence[str], text: str) -> str:
     """Join words as ``join_tokens`` does, keeping a space the text has between a Latin word and Chinese
     ("git 设置 HTTP 代理", not "git设置HTTP代理")."""
     out = ""
@@ -128,7 +128,7 @@ def _zh_clause_mentions(text: str) -> list[Mention]:
             cls = propers[-1] if propers else "n"
             if cls in ("nrt", "nrfg"):
                 cls = "nr"
-            phrase = _as_written(words, text)
+            phrase = as_written(words, text)
             # 乜/nr, 爪/ns: one-character tags are noise, except a thing the speaker owns (我家猫, 我的车)
             if len(phrase) > 1 or (propers and not is_cjk(phrase)) or owned:
                 out.append(Mention(phrase, bool(propers), cls, words[-1]))
@@ -247,7 +247,7 @@ def _de_joined(text: str, a: str, b: str) -> bool:
     return False
 
 
-def _follows_de(text: str, b: str) -> bool:
+def follows_de(text: str, b: str) -> bool:
     """True when ``b`` comes right after a 的 (spaces allowed)."""
     i = text.find("的")
     while i >= 0:

@@ -27,8 +27,8 @@ from ...rewrite.shapes import compound, own_thing_over_passage, things_asked
 from ...text import is_cjk, tagged
 from ...types import Decision, DecisionKind, Message
 from ..base import Mention
-from .markers import _ZH_NE_RE, ZH_QUESTION_RE, zh_classifier_reference, zh_ellipsis, zh_lead, zh_proverb_ne
-from .mentions import _as_written, zh_anaphor_at, zh_common_person, zh_name_tokens
+from .markers import ZH_NE_RE, ZH_QUESTION_RE, zh_classifier_reference, zh_ellipsis, zh_lead, zh_proverb_ne
+from .mentions import as_written, zh_anaphor_at, zh_common_person, zh_name_tokens
 
 if TYPE_CHECKING:  # the analysis is built above the steps that read it
     from ...rewrite.analysis import Analysis
@@ -45,14 +45,14 @@ class Turn:
     def __init__(self, query: str, focus: Focus, history: Sequence[Message] = ()) -> None:
         self.query, self.focus, self.history = query, focus, history
         self.q = q = query.strip()
-        self.core = core = q.rstrip(r._TRAIL_PUNCT)
+        self.core = core = q.rstrip(r.TRAIL_PUNCT)
         self.lead = lead = zh_lead(core)
         body = core[len(lead):].lstrip(" ，,") if lead else core
         self.ent = focus.entity
         self.is_ne = zh_ellipsis(q)  # "X呢" or a bare "那X"
         if self.is_ne:
             body = zh_proverb_ne(body)  # "Apache 上怎么弄": the body is "Apache"
-        self.body = re.sub(r"呢$", "", body).rstrip(r._TRAIL_PUNCT) if self.is_ne else body
+        self.body = re.sub(r"呢$", "", body).rstrip(r.TRAIL_PUNCT) if self.is_ne else body
         self._toks: list[tuple[str, str]] | None = None
 
     @property
@@ -84,17 +84,17 @@ def ellipsis(t: Turn) -> Outcome | None:
     if not ((t.is_ne or (t.lead and bare_x)) and not has_pron):
         return None
     if not body:
-        return Outcome(focus.frame.rstrip(r._TRAIL_PUNCT) if focus.frame else None,
+        return Outcome(focus.frame.rstrip(r.TRAIL_PUNCT) if focus.frame else None,
                        "ellipsis: repeat previous question")
-    target = r._swap_target(xm, focus.frame_mentions) if focus.frame else None
+    target = r.swap_target(xm, focus.frame_mentions) if focus.frame else None
     if target is not None and focus.frame:
         old = _kind_prefix(target.text, xm[0].text)
-        return Outcome(focus.frame.rstrip(r._TRAIL_PUNCT).replace(old, xm[0].text, 1),
+        return Outcome(focus.frame.rstrip(r.TRAIL_PUNCT).replace(old, xm[0].text, 1),
                        f"entity swap: {old} → {xm[0].text}")
     if focus.frame and (done := _stand_in(body, xm, focus.frame)) is not None:
         return done
     if ent is not None and ent.text not in body:
-        return Outcome(r._attach(ent.text, body, de=True), f"ellipsis completion with {ent.text}")
+        return Outcome(r.attach(ent.text, body, de=True), f"ellipsis completion with {ent.text}")
     return Outcome(body, "ellipsis without a focus")
 
 
@@ -134,7 +134,7 @@ def _stand_in(x: str, xm: Sequence[Mention], frame: str) -> Outcome | None:
     noun = len(xm) == 1 and len(xm[0].text) >= len(x) - 1 and not xm[0].relational
     if not (verb or noun) or (noun and e.attribute_noun(xm[0])):
         return None
-    core = frame.rstrip(r._TRAIL_PUNCT)
+    core = frame.rstrip(r.TRAIL_PUNCT)
     toks = zh_name_tokens(core)
     # the frame's nouns (names whole: "上海迪士尼", "苹果手机"), or its verbs for a verb
     cands = [m.text for m in e.mentions(core, "zh") if not m.relational and "的" not in m.text
@@ -165,7 +165,7 @@ def classifier_reference(t: Turn) -> Outcome | None:
         # that is only the kind, 手机 for 这款手机, names no thing)
         ent, cref = kind_referent(body, t.history) or (None, None)
     if ent is not None and cref is not None:
-        return Outcome(r._join_zh(body[:cref[0]], ent.text, body[cref[1]:]),
+        return Outcome(r.join_zh(body[:cref[0]], ent.text, body[cref[1]:]),
                        f"classifier reference {body[cref[0]:cref[1]]} → {ent.text}")
     return None
 
@@ -191,19 +191,19 @@ def pronoun(t: Turn) -> Outcome | None:
                 and (who := _person_named(t.history)) is not None:
             rep = who.text  # "我家宝宝 8 个月了，最近开始长牙" → "他老流口水正常吗": 他 is the baby, not 长牙
         elif ent is not None:
-            near = r._recent_focus(ent, t.history, focus.resumed) if w in r._ZH_RECENT_PRONOUNS else ent
+            near = r.recent_focus(ent, t.history, focus.resumed) if w in r.ZH_RECENT_PRONOUNS else ent
             if near is None:
                 return Outcome(None, f"{w}: nothing named in the latest exchange")
             rep = _aspect_owner(near).text  # 它 is the car, not "特斯拉 Model Y 的续航"
         else:
             return Outcome(None, "pronoun without an antecedent")
-        before = _as_written([x for x, _ in toks[:i]], t.body)
+        before = as_written([x for x, _ in toks[:i]], t.body)
         after_toks = toks[i + 1:]
         if w in lx.ZH_DETERMINERS and after_toks and after_toks[0][1] in lx.ZH_NOUN_TAGS:
             noun = after_toks[0][0]
             if noun in rep:  # "这款产品" when the focus is "AnySearch 产品"
                 after_toks = after_toks[1:]
-        after = _as_written([x for x, _ in after_toks], t.body)
+        after = as_written([x for x, _ in after_toks], t.body)
         sep_l = " " if before and not is_cjk(before[-1]) and before[-1].isalnum() else ""
         sep_r = " " if after and not is_cjk(rep[-1]) and rep[-1].isalnum() and (
             is_cjk(after[0]) or after[0].isalnum()) else ""
@@ -244,7 +244,7 @@ def _aspect_owner(ent: Mention) -> Mention:
     '小鹏 G6'
     """
     owner, de, aspect = ent.text.rpartition("的")
-    if de and owner.strip() and (aspect.strip() in lx.RELATIONAL_ZH or r._ZH_ATTRIBUTE_RE.fullmatch(aspect.strip())):
+    if de and owner.strip() and (aspect.strip() in lx.RELATIONAL_ZH or r.ZH_ATTRIBUTE_RE.fullmatch(aspect.strip())):
         return replace(ent, text=owner.strip(), head=owner.strip().split()[-1])
     return ent
 
@@ -315,7 +315,7 @@ def _own_subject(toks: list[tuple[str, str]]) -> bool:
     """
     w, tag = toks[0]
     return tag in ("n", "nz") and len(w) > 2 and w not in lx.RELATIONAL_ZH \
-        and not r._ZH_ATTRIBUTE_RE.fullmatch(w) and len(toks) > 1
+        and not r.ZH_ATTRIBUTE_RE.fullmatch(w) and len(toks) > 1
 
 
 def frame_completion(t: Turn) -> Outcome:
@@ -326,14 +326,14 @@ def frame_completion(t: Turn) -> Outcome:
     Outcome(out='入职流程审批需要多久', reason='frame completion with 入职流程')
     """
     q, core, body, lead, history = t.q, t.core, t.body, t.lead, t.history
-    ent = reply_thing(r._recent_focus(t.ent, history, t.focus.resumed), history)
+    ent = reply_thing(r.recent_focus(t.ent, history, t.focus.resumed), history)
     if ent is None:
         return Outcome(None, "no focus to complete with")
     if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
         return Outcome(None, "already names the focus")
-    asked_aspect = q.rstrip(r._TRAIL_PUNCT).endswith("呢") and r._ZH_ATTRIBUTE_END_RE.search(
+    asked_aspect = q.rstrip(r.TRAIL_PUNCT).endswith("呢") and r.ZH_ATTRIBUTE_END_RE.search(
         re.sub(r"的?呢$", "", body))
-    if "的" not in ent.text and asked_aspect and (tail := r._ZH_ATTRIBUTE_END_RE.search(ent.text)) is not None \
+    if "的" not in ent.text and asked_aspect and (tail := r.ZH_ATTRIBUTE_END_RE.search(ent.text)) is not None \
             and ent.text[:tail.start()].strip():
         owner = ent.text[:tail.start()].strip()  # "招商银行信用卡年费" + "取现手续费呢": the card's, not the fee's
         ent = replace(ent, text=owner, head=owner.split()[-1])
@@ -345,7 +345,7 @@ def frame_completion(t: Turn) -> Outcome:
     prefix = ""
     rest = toks
     while rest and (rest[0][0] in lx.ZH_INTERJECTIONS or rest[0][1] in ("x", "w", "y", "e")):
-        if rest[0][0] in r._ZH_ADVERB_TOO and len(rest) > 1 and rest[1][1] in r._ZH_PREDICATE_TAGS:
+        if rest[0][0] in r.ZH_ADVERB_TOO and len(rest) > 1 and rest[1][1] in r.ZH_PREDICATE_TAGS:
             break  # "好想吃" (so want to eat), "好可怜": an adverb in its clause, not an interjection before it
         prefix += rest[0][0]
         rest = rest[1:]
@@ -356,13 +356,13 @@ def frame_completion(t: Turn) -> Outcome:
         return Outcome(None, "nothing to complete")
     if not ent.proper and _verb_noun(ent.text) and _own_subject(rest):
         return Outcome(None, f"names its own subject beside the common noun {ent.text}")
-    slot = r._object_slot(rest)
+    slot = r.object_slot(rest)
     if slot is not None:  # "你吃过吗" → "你吃过大列巴吗": a clause-final verb is missing its object
         before = "".join(w for w, _ in rest[:slot])
         after = "".join(w for w, _ in rest[slot:])
-        return Outcome(prefix + r._join_zh(before, ent.text, after), f"frame completion (object) with {ent.text}")
+        return Outcome(prefix + r.join_zh(before, ent.text, after), f"frame completion (object) with {ent.text}")
     noun_first = rest[0][1] in lx.ZH_NOUN_TAGS and rest[0][0] in lx.RELATIONAL_ZH  # 的 only before an aspect (的价格)
-    return Outcome(prefix + r._attach(ent.text, rest_text, de=noun_first), f"frame completion with {ent.text}")
+    return Outcome(prefix + r.attach(ent.text, rest_text, de=noun_first), f"frame completion with {ent.text}")
 
 
 def short_remark(t: Turn) -> Outcome | None:
@@ -372,7 +372,7 @@ def short_remark(t: Turn) -> Outcome | None:
     >>> short_remark(turn("太热了", [M("user", "好无聊"), M("assistant", "出去走走")]))
     Outcome(out='出去走走太热了', reason='a comment takes the short remark it answers as its topic: 出去走走')
     """
-    if r._recent_focus(t.ent, t.history, t.focus.resumed) is not None:
+    if r.recent_focus(t.ent, t.history, t.focus.resumed) is not None:
         return None  # frame completion has a thing to complete with
     done = remark_topic(t.query, t.history)
     return Outcome(*done) if done is not None else None
@@ -384,7 +384,7 @@ REWRITE_STEPS = (ellipsis, classifier_reference, pronoun, interjection, short_re
 def resolve(query: str, focus: Focus, history: Sequence[Message], topic: str | None,
             steps: Sequence[r.Step]) -> tuple[str | None, str]:
     """The first answer of ``steps`` (this language's ``REWRITE_STEPS``, as registered) on the turn."""
-    return r._first(steps, Turn(query, focus, history))
+    return r.first(steps, Turn(query, focus, history))
 
 # --- frame completion of a fragment -------------------------------------------------------------------------
 
@@ -426,9 +426,9 @@ def comparison(query: str, frame: str) -> tuple[str, str] | None:
     '美林和泰诺林哪个副作用小'
     """
     better = _ZH_BETTER_RE.match(query.strip())
-    if better is not None and f._zh_size(y := better.group(1).strip()) <= f._ZH_FRAGMENT_CHARS \
+    if better is not None and f.zh_size(y := better.group(1).strip()) <= f.ZH_FRAGMENT_CHARS \
             and not _ZH_NOT_NAME_RE.search(y):
-        e = f._frame_entity(frame, "zh", y)
+        e = f.frame_entity(frame, "zh", y)
         core = _ZH_ASK_TAIL_RE.sub("", frame.strip())
         if e is not None and e in core and e not in y and y not in frame:
             i = core.find(e) + len(e)
@@ -437,15 +437,15 @@ def comparison(query: str, frame: str) -> tuple[str, str] | None:
     w = _ZH_NE_WHICH_RE.match(query.strip())
     if w is not None:
         y, pred = w.group(1).strip(), w.group(2).strip()
-        e = f._frame_entity(frame, "zh", y)
-        if e is None or f._zh_size(y) > f._ZH_FRAGMENT_CHARS:
+        e = f.frame_entity(frame, "zh", y)
+        if e is None or f.zh_size(y) > f.ZH_FRAGMENT_CHARS:
             return None
         return f"{_zh_pair(e, y)}{pred}", f"comparison: {e} 和 {y}"
     bi = _ZH_BI_RE.match(query.strip())
     if bi is not None:
-        rest = bi.group(1).strip().rstrip(f._TRAIL)
+        rest = bi.group(1).strip().rstrip(f.TRAIL)
         ym = next((x for x in mentions(rest, "zh") if x.proper and rest.startswith(x.text)), None)
-        e = f._frame_entity(frame, "zh", ym.text) if ym is not None else None
+        e = f.frame_entity(frame, "zh", ym.text) if ym is not None else None
         if e is None:
             return None
         attr = f.ATTRIBUTE_RES["zh"].search(frame)
@@ -456,14 +456,14 @@ def comparison(query: str, frame: str) -> tuple[str, str] | None:
         return None
     y, pred = (m.group(1) or m.group(2)).strip(), m.group(3).strip()
     pred = re.sub(r"^呢$", "", pred)
-    e = f._frame_entity(frame, "zh", y)
-    if not e or f._zh_size(y) > f._ZH_FRAGMENT_CHARS:
+    e = f.frame_entity(frame, "zh", y)
+    if not e or f.zh_size(y) > f.ZH_FRAGMENT_CHARS:
         return None
     sep = " " if not is_cjk(e[-1]) or not is_cjk(y[0]) else ""
     both = f"{e}{sep}和{' ' if not is_cjk(y[0]) else ''}{y}"
     if pred:
         return f"{both}{' ' if not is_cjk(y[-1]) and is_cjk(pred[0]) else ''}{pred}", f"comparison: {e} 和 {y}"
-    core = frame.rstrip(f._TRAIL)
+    core = frame.rstrip(f.TRAIL)
     i = core.find(e)
     after = core[i + len(e):]
     return core[:i] + both + (" " if after and not is_cjk(y[-1]) and not after.startswith(" ") else "") + after, \
@@ -476,7 +476,7 @@ def preposition_swap(query: str, frame: str) -> tuple[str, str] | None:
     >>> preposition_swap("去马来西亚呢？", "中国护照去新加坡需要签证吗")[0]
     '中国护照去马来西亚需要签证吗'
     """
-    zf = f._zh_fragment(query)
+    zf = f.zh_fragment(query)
     if zf is None:
         return None
     _, prep, x, _tail = zf
@@ -484,7 +484,7 @@ def preposition_swap(query: str, frame: str) -> tuple[str, str] | None:
         sp = [s for s in f.slot_spans(frame) if s[0] == pm.end()]
         if sp and f.slot_kind(x) == sp[0][2]:
             s, e, kind = sp[0]
-            return f._replace(frame, s, e, x), f"entity swap ({prep} {kind}): {frame[s:e]} → {x}"
+            return f.replace_span(frame, s, e, x), f"entity swap ({prep} {kind}): {frame[s:e]} → {x}"
     return None
 
 
@@ -496,8 +496,8 @@ def typed_swap(query: str, frame: str) -> tuple[str, str] | None:
     >>> typed_swap("4080 SUPER 呢？", "RTX 4090 的功耗是多少")[0]
     'RTX 4080 SUPER 的功耗是多少'
     """
-    zf = f._zh_fragment(query)
-    return f._typed_swap(zf[2], frame, "zh") if zf is not None else None
+    zf = f.zh_fragment(query)
+    return f.typed_swap(zf[2], frame, "zh") if zf is not None else None
 
 
 def possessor_swap(query: str, frame: str) -> tuple[str, str] | None:
@@ -506,10 +506,10 @@ def possessor_swap(query: str, frame: str) -> tuple[str, str] | None:
     >>> possessor_swap("微软的呢？", "苹果公司的市值是多少")[0]
     '微软的市值是多少'
     """
-    zf = f._zh_fragment(query)
+    zf = f.zh_fragment(query)
     if zf is None or zf[1] or not re.search(r"的\s*呢?[？?！!。.，,~～\s]*$", query):
         return None
-    return f._possessor_swap(zf[2], frame)
+    return f.possessor_swap(zf[2], frame)
 
 
 def attribute_shift(query: str, frame: str) -> tuple[str, str] | None:
@@ -518,8 +518,8 @@ def attribute_shift(query: str, frame: str) -> tuple[str, str] | None:
     >>> attribute_shift("续航呢？", "小鹏 G6 的百公里加速是多少")[0]
     '小鹏 G6 的续航是多少'
     """
-    zf = f._zh_fragment(query)
-    return f._attribute_shift(zf[2], frame, "zh") if zf is not None else None
+    zf = f.zh_fragment(query)
+    return f.attribute_shift(zf[2], frame, "zh") if zf is not None else None
 
 
 def condition(query: str, frame: str) -> tuple[str, str] | None:
@@ -534,7 +534,7 @@ def condition(query: str, frame: str) -> tuple[str, str] | None:
     cond = m.group(1).strip()
     if not cond or cond in frame:
         return None
-    return f"{frame.rstrip(f._TRAIL)} {cond}", f"condition added: {cond}"
+    return f"{frame.rstrip(f.TRAIL)} {cond}", f"condition added: {cond}"
 
 
 _ZH_MANNER_PREPS = frozenset({"用", "通过", "拿", "靠", "坐", "乘", "打车", "开车", "骑车", "走路"})
@@ -551,15 +551,15 @@ def _manner_into_frame(x: str, frame: str) -> str | None:
     xt = tagged(x)
     if not xt or xt[0][0] not in _ZH_MANNER_PREPS or any(w in frame for w, _ in xt if len(w) > 1):
         return None
-    toks = tagged(frame.rstrip(r._TRAIL_PUNCT))
+    toks = tagged(frame.rstrip(r.TRAIL_PUNCT))
     j = max((i for i, (_, t) in enumerate(toks) if t.startswith("v")), default=-1)
     while j > 0 and toks[j - 1][1] in _ZH_PREDICATE_RUN:
         j -= 1
     if j < 1:
         return None
-    core = frame.rstrip(r._TRAIL_PUNCT)
-    return r._join_script(r._join_script(_as_written([w for w, _ in toks[:j]], core), x),
-                          _as_written([w for w, _ in toks[j:]], core))
+    core = frame.rstrip(r.TRAIL_PUNCT)
+    return r.join_script(r.join_script(as_written([w for w, _ in toks[:j]], core), x),
+                          as_written([w for w, _ in toks[j:]], core))
 
 
 def _kind_prefix(target: str, x: str) -> str:
@@ -576,7 +576,7 @@ def means(query: str, frame: str) -> tuple[str, str] | None:
     >>> means("打车呢？", "从机场到市区要多久")[0]
     '从机场到市区打车要多久'
     """
-    zf = f._zh_fragment(query)
+    zf = f.zh_fragment(query)
     x = "".join(zf[1:]) if zf is not None else ""
     done = _manner_into_frame(x, frame) if x else None
     return (done, f"verb ellipsis: {x} takes the predicate of {frame}") if done is not None else None
@@ -712,7 +712,7 @@ def _opening_left_out(q: str, history: Sequence[Message], ms: Sequence[Mention])
 
 def _swapped_in(text: str, opening: Mention) -> bool:
     """Is ``text`` a "那 X 呢" fragment naming another thing by name, which the conversation then goes on about?"""
-    return bool(_ZH_NE_RE.search(text)) and any(m.proper and m.text != opening.text for m in mentions(text, "zh"))
+    return bool(ZH_NE_RE.search(text)) and any(m.proper and m.text != opening.text for m in mentions(text, "zh"))
 
 
 @lru_cache(maxsize=4096)
@@ -757,12 +757,12 @@ GATE_STEPS = (c.no_context, c.social, remark, c.partial_name, c.offer, c.ordinal
 
 def _tidy_ordinal(out: str) -> str:
     """"第二种呢？" → "向量检索": the item alone, without the ellipsis' 呢 and the final mark."""
-    return _ZH_NE_RE.sub("", out).rstrip(r._TRAIL_PUNCT) or out
+    return ZH_NE_RE.sub("", out).rstrip(r.TRAIL_PUNCT) or out
 
 
 def work_reference(t: s.RuleTurn) -> s.Resolution | None:
     """这本书 / 那部电影 naming a work the latest answer introduced takes its title."""
-    work = r._work_reference(t.query, t.history)
+    work = r.work_reference(t.query, t.history)
     return s.Resolution(work[0], t.why(work[1]), "work") if work is not None else None
 
 
@@ -774,7 +774,7 @@ def reply(t: s.RuleTurn) -> s.Resolution | None:
     if echo is None:
         return None
     out, how = echo
-    asked = r._request_asked(t.history, t.topic)
+    asked = r.request_asked(t.history, t.topic)
     if asked is not None and asked.text not in out:
         out, how = f"{asked.text} {out}", f"{how}; with the request's {asked.text}"
     return s.Resolution(out, t.why(how), "reply")
