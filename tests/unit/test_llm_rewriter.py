@@ -403,3 +403,18 @@ def test_variants_hyde_and_summaries_append_their_calls():
     LLMSummarizer(ScriptedLLM(["The user asks about SpaceX."], usage=Usage(30, 8))).summarize(list(EN), calls=calls)
     assert [c.step for c in calls] == ["variants", "summary"]
     assert sum((c.usage for c in calls), Usage()) == Usage(90, 20)
+
+
+def test_auto_reads_the_decision_and_skips_the_llm_where_the_rules_are_sure():
+    """An ordinal into a listed answer, a yes to an offer: the gate's Decision says the rules are sure, so the
+    ``auto`` rewriter answers with them and makes no LLM call; a pronoun turn still asks the LLM."""
+    llm = ScriptedLLM(default="When did SpaceX first launch a rocket?")
+    auto = auto_rewriter(llm)
+    listed = [Message("user", "Which note apps work offline?"), Message("assistant", "1. Obsidian 2. Joplin 3. Logseq")]
+    r = auto.rewrite(listed, "Does the second one sync?")
+    assert "Joplin" in r.rewritten and r.method == "rules" and len(llm.calls) == 0
+    offered = [Message("user", "Is the Louvre open on Mondays?"),
+               Message("assistant", "No, it is closed. Would you like the opening hours?")]
+    assert "opening hours" in auto.rewrite(offered, "Yes please").rewritten and len(llm.calls) == 0
+    r = auto.rewrite(list(EN), "When did it first launch a rocket?")
+    assert r.method == "llm" and len(llm.calls) == 1

@@ -10,7 +10,8 @@ An enhancer may rewrite the query (``Rules``, ``LLM``), add a hypothetical answe
 - ``Logged(inner)``: logs every request and result, with its time (the debug decorator).
 
 ``EnhancerRewriter`` adapts any enhancer to the ``Rewriter`` contract the pipeline uses; ``auto_rewriter``
-builds the ``auto`` rewriter: gate → LLM (when configured) → guard → rules → original.
+builds the ``auto`` rewriter: gate → (the rules alone where the Decision says they are sure: ``RulesWhenSure``) →
+LLM (when configured) → guard → rules → original.
 
 Example::
 
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ..gate import needs_rewrite
-from ..types import Decision, LLMCall, Message, RewriteResult, Usage, total_usage
+from ..types import Decision, DecisionKind, LLMCall, Message, RewriteResult, Usage, total_usage
 
 log = logging.getLogger("convsearch.enhance")
 
@@ -195,6 +196,33 @@ class Gated:
         self.inner.close()
 
 
+# The gate's verdicts the rules resolve with certainty: a positional reference into the list the latest answer
+# gave, a yes to the information it offered. The rules take the item or the offer as written; an LLM adds nothing.
+RULES_SURE = frozenset({DecisionKind.ORDINAL, DecisionKind.OFFER})
+
+
+class RulesWhenSure:
+    """Where the turn's Decision says the rules are sure (``RULES_SURE``), the rules answer and ``inner`` (the LLM
+    chain) is not called; a rule answer that falls back still goes on to ``inner``."""
+
+    def __init__(self, inner: Enhancer, rules: Enhancer | None = None) -> None:
+        self.inner = inner
+        self.rules = rules if rules is not None else Rules()
+        self.name = f"rules_when_sure({inner.name})"
+
+    def enhance(self, request: EnhanceRequest) -> Enhanced:
+        d = request.decision or needs_rewrite(request.history, request.query, topic=request.topic)
+        if d.kind in RULES_SURE:
+            done = self.rules.enhance(replace(request, decision=d))
+            if not done.fell_back:
+                return replace(done, steps=(f"rules sure ({d.kind.value}): no LLM call", *done.steps))
+        return self.inner.enhance(request)
+
+    def close(self) -> None:
+        self.inner.close()
+        self.rules.close()
+
+
 class SkipFilterOnly:
     """An empty query that comes with filters is a filter-only request: nothing to rewrite, no LLM call."""
 
@@ -305,7 +333,7 @@ def auto_rewriter(llm: Any | None, *, uncertain_below: float = 0.0, **llm_kw: An
 
     if llm is None:
         return RuleRewriter()
-    chain = Gated(Chain(LLM(llm, **llm_kw), Rules()), uncertain_below=uncertain_below)
+    chain = Gated(RulesWhenSure(Chain(LLM(llm, **llm_kw), Rules())), uncertain_below=uncertain_below)
     rw = EnhancerRewriter(chain, name="auto", uncertain_below=uncertain_below)
     rw.llm = llm  # for stats and benchmarks
     return rw
@@ -313,5 +341,6 @@ def auto_rewriter(llm: Any | None, *, uncertain_below: float = 0.0, **llm_kw: An
 
 __all__ = [
     "Chain", "EnhanceRequest", "Enhanced", "Enhancer", "EnhancerRewriter", "Gated", "HyDE", "LLM", "Logged",
-    "Passthrough", "Rules", "SkipFilterOnly", "auto_rewriter", "from_rewrite", "hyde_search",
+    "Passthrough", "RULES_SURE", "Rules", "RulesWhenSure", "SkipFilterOnly", "auto_rewriter", "from_rewrite",
+    "hyde_search",
 ]
