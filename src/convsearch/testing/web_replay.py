@@ -579,6 +579,7 @@ class WebReplayServer:
         out = []
         for i, p in enumerate(pages):
             host = urlsplit(p.url).hostname or ""
+            # (a replayed page's first sentence, as its language ends one)
             first = p.content.split("。")[0] if p.lang == "zh" else p.content.split(". ")[0]
             r: dict[str, Any] = {"id": f"https://api.bochaai.com/v1/#WebPages.{i}", "name": p.title, "url": p.url,
                                  "displayUrl": p.url, "snippet": first, "siteName": host.removeprefix("www."),
