@@ -19,7 +19,7 @@ from ..lang.en.focus import en_request_part
 from ..lang.en.markers import demonstrative_det, en_feedback_pronoun, en_info_question
 from ..lang.en.mentions import en_tokens
 from ..lang.zh.markers import zh_det_tokens
-from ..text import is_cjk, tagged, word_at
+from ..text import TRAIL_MARKS, is_cjk, tagged, word_at
 from ..types import Message
 from . import similar
 from .entities import attribute_noun, leans_on_focus, mentions, named_in
@@ -27,7 +27,6 @@ from .focus import Focus, find_focus, informs, meaning_question, weak_anchor
 from .frame import ATTRIBUTE_RES
 from .introduced import introduced_work
 
-TRAIL_PUNCT = "？?！!。.，,~～ \t"
 _PRODUCTISH = frozenset({"nz", "eng", "nt"})
 
 
@@ -153,7 +152,7 @@ def work_reference(query: str, history: Sequence[Message]) -> tuple[str, str] | 
     work = introduced_work(history)
     if work is None:
         return None
-    body = query.strip().rstrip(TRAIL_PUNCT)
+    body = query.strip().rstrip(TRAIL_MARKS)
     for d in sorted(lx.ZH_WORK_DETS):
         i = body.find(d)
         if i >= 0:
@@ -418,7 +417,7 @@ def complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
     m = _EN_CLASS_NP_RE.search(q)
     if m:
         return f"{q[:m.end(1)]} {ent.text}{q[m.end(1):]}", f"frame completion with {ent.text}"
-    core = q.rstrip(TRAIL_PUNCT)
+    core = q.rstrip(TRAIL_MARKS)
     last = mentions(core, "en")
     if last and (last[-1].head in lx.RELATIONAL_EN or last[-1].text.lower() in _EN_ATTRIBUTES) \
             and core.lower().endswith(last[-1].text.lower()):

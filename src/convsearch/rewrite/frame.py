@@ -30,7 +30,6 @@ from ..types import Message
 from ..lang.zh.markers import zh_proverb_ne
 from .entities import mentions
 
-TRAIL = TRAIL_MARKS
 
 
 # --- slot spans -------------------------------------------------------------------------------------
@@ -172,7 +171,7 @@ def en_fragment(q: str) -> tuple[str, str, str] | None:
     """(lead, preposition, phrase) of an English fragment follow-up, or None."""
     if not q.rstrip().endswith("?") or q.count(" ") > EN_FRAGMENT_WORDS + 3:
         return None  # a fragment is a short question: the cheap test first
-    core = q.strip().rstrip(TRAIL).strip()
+    core = q.strip().rstrip(TRAIL_MARKS).strip()
     core = re.sub(r"\s+instead$", "", core, flags=re.IGNORECASE)
     m = _EN_LEAD_RE.match(core)
     lead = core[:m.end()] if m else ""
@@ -253,7 +252,7 @@ def typed_swap(x: str, frame: str, lang: str, prep: str = "") -> tuple[str, str]
             return replace_span(frame, s, e, rep), f"entity swap ({kind}): {frame[s:e]} → {rep}"
         if kind in _QUALIFIER_KINDS and not any(k == kind for _, _, k in slot_spans(frame)):
             # "一等座呢？" after "北京到上海的高铁票多少钱": the frame names no class, the fragment adds one as a term
-            return f"{frame.rstrip(TRAIL)} {bare}", f"qualifier added ({kind}): {bare}"
+            return f"{frame.rstrip(TRAIL_MARKS)} {bare}", f"qualifier added ({kind}): {bare}"
     if kind is None and forms.slot_inside:
         # "预算五千左右": one typed span inside the phrase takes the place of the frame's span of that type
         xs = slot_spans(x)

@@ -29,6 +29,7 @@ from typing import Any
 from ..lang import reading
 from ..lang.en import steps as en
 from ..lang.zh import steps as zh
+from ..text import TRAIL_MARKS
 from .compose import Turn, first
 from .scoring import DEFAULT_STEPS
 
@@ -77,7 +78,6 @@ def unregister_steps(code: str) -> None:
         _complete.cache_clear()
 
 
-_TRAIL = "？?！!。.，,~～ \t"
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _MAX_EN_WORDS = 14  # every fragment, comparison and condition form is shorter: a cheap exit on the hot path
 _MAX_ZH_CHARS = 24
@@ -102,7 +102,7 @@ def _complete(query: str, frame: str, lang: str) -> tuple[str, str] | None:
     the rewriter ask the same question per turn, so it is answered once."""
     frame_core = frame.strip()
     if reading(lang).unspaced:  # "杭州今天会下雨吗？": a frame written without spaces loses its final marks
-        frame_core = frame_core.rstrip(_TRAIL)
+        frame_core = frame_core.rstrip(TRAIL_MARKS)
     for step in FRAME_STEPS.get(lang, ()):
         done = step(query, frame_core)
         if done is not None:

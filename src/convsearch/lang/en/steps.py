@@ -22,6 +22,7 @@ from ...rewrite.compose import Outcome
 from ...rewrite.entities import definite_expansion, has_pronoun, mentions
 from ...rewrite.focus import Focus, alias_of, en_salient_noun, find_focus
 from ...rewrite.shapes import SOCIAL_RE, own_thing_over_passage, shares_word, things_asked
+from ...text import TRAIL_MARKS
 from ...types import Decision, DecisionKind, Message
 from ..base import Mention
 from .frame import EN_ARTICLE_RE
@@ -114,7 +115,7 @@ def ellipsis(t: Turn) -> Outcome | None:
     m = en_ellipsis(q)
     if not m:
         return None
-    x_raw = q[m.end():].strip().rstrip(r.TRAIL_PUNCT).strip()
+    x_raw = q[m.end():].strip().rstrip(TRAIL_MARKS).strip()
     prep = re.match(r"(?:for|about|with|in|on|at|to|of|during|after|before)\s+", x_raw, re.IGNORECASE)
     x = re.sub(r"^(?:(?:the|a|an)\s+)", "", x_raw[prep.end():] if prep else x_raw, flags=re.IGNORECASE)
     if not x:
@@ -146,7 +147,7 @@ def ellipsis(t: Turn) -> Outcome | None:
             # "And for annual leave?" after "How long does approval take?": add to the frame; a bare name that takes
             # no phrase's place goes with the frame's predicate ("California state?" after "… a federal tax return?";
             # "What about the BBC experiment?" more often opens a subject of its own)
-            core = frame.rstrip(r.TRAIL_PUNCT)
+            core = frame.rstrip(TRAIL_MARKS)
             add = x_raw if prep else f"{'in' if f.slot_kind(x) == 'place' else 'for'} {x_raw}"
             return Outcome(f"{core} {add}{frame[len(core):].strip()}", f"ellipsis: frame + {add}")
     if not xm[0].proper and ent is not None and ent.text.lower() not in x.lower():
@@ -550,7 +551,7 @@ def comparison(query: str, frame: str) -> tuple[str, str] | None:
     if b is not None and f.name_like(b.group(2)) and len(b.group(2).split()) <= f.EN_FRAGMENT_WORDS:
         e = f.frame_entity(frame, "en", b.group(2))
         if e is not None and e.lower() not in query.lower():
-            core = query.strip().rstrip(f.TRAIL)
+            core = query.strip().rstrip(TRAIL_MARKS)
             cut = b.start(4) if b.group(4) else len(core)
             return f"{core[:cut]} than {e}{core[cut:]}?", f"comparison: {b.group(2)} than {e}"
     m = _EN_COMPARE_RE.match(query.strip())
@@ -599,7 +600,7 @@ def condition(query: str, frame: str) -> tuple[str, str] | None:
     m = _EN_CONDITION_RE.match(query.strip())
     if not m or not _EN_REQUEST_RE.match(frame):
         return None
-    core = frame.rstrip(f.TRAIL)
+    core = frame.rstrip(TRAIL_MARKS)
     return f"{core} {m.group(1)}{frame[len(core):].strip()[:1] or '?'}", f"condition added: {m.group(1)}"
 
 

@@ -24,7 +24,7 @@ from ...rewrite.focus import Focus, find_focus, informs, opening_subject
 from ...rewrite.introduced import introduced_work, kind_referent
 from ...rewrite.reply import remark_topic
 from ...rewrite.shapes import compound, own_thing_over_passage, things_asked
-from ...text import is_cjk, tagged
+from ...text import TRAIL_MARKS, is_cjk, tagged
 from ...types import Decision, DecisionKind, Message
 from ..base import Mention
 from .markers import ZH_NE_RE, ZH_QUESTION_RE, zh_classifier_reference, zh_ellipsis, zh_lead, zh_proverb_ne
@@ -45,14 +45,14 @@ class Turn:
     def __init__(self, query: str, focus: Focus, history: Sequence[Message] = ()) -> None:
         self.query, self.focus, self.history = query, focus, history
         self.q = q = query.strip()
-        self.core = core = q.rstrip(r.TRAIL_PUNCT)
+        self.core = core = q.rstrip(TRAIL_MARKS)
         self.lead = lead = zh_lead(core)
         body = core[len(lead):].lstrip(" ，,") if lead else core
         self.ent = focus.entity
         self.is_ne = zh_ellipsis(q)  # "X呢" or a bare "那X"
         if self.is_ne:
             body = zh_proverb_ne(body)  # "Apache 上怎么弄": the body is "Apache"
-        self.body = re.sub(r"呢$", "", body).rstrip(r.TRAIL_PUNCT) if self.is_ne else body
+        self.body = re.sub(r"呢$", "", body).rstrip(TRAIL_MARKS) if self.is_ne else body
         self._toks: list[tuple[str, str]] | None = None
 
     @property
@@ -84,12 +84,12 @@ def ellipsis(t: Turn) -> Outcome | None:
     if not ((t.is_ne or (t.lead and bare_x)) and not has_pron):
         return None
     if not body:
-        return Outcome(focus.frame.rstrip(r.TRAIL_PUNCT) if focus.frame else None,
+        return Outcome(focus.frame.rstrip(TRAIL_MARKS) if focus.frame else None,
                        "ellipsis: repeat previous question")
     target = r.swap_target(xm, focus.frame_mentions) if focus.frame else None
     if target is not None and focus.frame:
         old = _kind_prefix(target.text, xm[0].text)
-        return Outcome(focus.frame.rstrip(r.TRAIL_PUNCT).replace(old, xm[0].text, 1),
+        return Outcome(focus.frame.rstrip(TRAIL_MARKS).replace(old, xm[0].text, 1),
                        f"entity swap: {old} → {xm[0].text}")
     if focus.frame and (done := _stand_in(body, xm, focus.frame)) is not None:
         return done
@@ -134,7 +134,7 @@ def _stand_in(x: str, xm: Sequence[Mention], frame: str) -> Outcome | None:
     noun = len(xm) == 1 and len(xm[0].text) >= len(x) - 1 and not xm[0].relational
     if not (verb or noun) or (noun and e.attribute_noun(xm[0])):
         return None
-    core = frame.rstrip(r.TRAIL_PUNCT)
+    core = frame.rstrip(TRAIL_MARKS)
     toks = zh_name_tokens(core)
     # the frame's nouns (names whole: "上海迪士尼", "苹果手机"), or its verbs for a verb
     cands = [m.text for m in e.mentions(core, "zh") if not m.relational and "的" not in m.text
@@ -331,7 +331,7 @@ def frame_completion(t: Turn) -> Outcome:
         return Outcome(None, "no focus to complete with")
     if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
         return Outcome(None, "already names the focus")
-    asked_aspect = q.rstrip(r.TRAIL_PUNCT).endswith("呢") and r.ZH_ATTRIBUTE_END_RE.search(
+    asked_aspect = q.rstrip(TRAIL_MARKS).endswith("呢") and r.ZH_ATTRIBUTE_END_RE.search(
         re.sub(r"的?呢$", "", body))
     if "的" not in ent.text and asked_aspect and (tail := r.ZH_ATTRIBUTE_END_RE.search(ent.text)) is not None \
             and ent.text[:tail.start()].strip():
@@ -443,7 +443,7 @@ def comparison(query: str, frame: str) -> tuple[str, str] | None:
         return f"{_zh_pair(e, y)}{pred}", f"comparison: {e} 和 {y}"
     bi = _ZH_BI_RE.match(query.strip())
     if bi is not None:
-        rest = bi.group(1).strip().rstrip(f.TRAIL)
+        rest = bi.group(1).strip().rstrip(TRAIL_MARKS)
         ym = next((x for x in mentions(rest, "zh") if x.proper and rest.startswith(x.text)), None)
         e = f.frame_entity(frame, "zh", ym.text) if ym is not None else None
         if e is None:
@@ -463,7 +463,7 @@ def comparison(query: str, frame: str) -> tuple[str, str] | None:
     both = f"{e}{sep}和{' ' if not is_cjk(y[0]) else ''}{y}"
     if pred:
         return f"{both}{' ' if not is_cjk(y[-1]) and is_cjk(pred[0]) else ''}{pred}", f"comparison: {e} 和 {y}"
-    core = frame.rstrip(f.TRAIL)
+    core = frame.rstrip(TRAIL_MARKS)
     i = core.find(e)
     after = core[i + len(e):]
     return core[:i] + both + (" " if after and not is_cjk(y[-1]) and not after.startswith(" ") else "") + after, \
@@ -534,7 +534,7 @@ def condition(query: str, frame: str) -> tuple[str, str] | None:
     cond = m.group(1).strip()
     if not cond or cond in frame:
         return None
-    return f"{frame.rstrip(f.TRAIL)} {cond}", f"condition added: {cond}"
+    return f"{frame.rstrip(TRAIL_MARKS)} {cond}", f"condition added: {cond}"
 
 
 _ZH_MANNER_PREPS = frozenset({"用", "通过", "拿", "靠", "坐", "乘", "打车", "开车", "骑车", "走路"})
@@ -551,13 +551,13 @@ def _manner_into_frame(x: str, frame: str) -> str | None:
     xt = tagged(x)
     if not xt or xt[0][0] not in _ZH_MANNER_PREPS or any(w in frame for w, _ in xt if len(w) > 1):
         return None
-    toks = tagged(frame.rstrip(r.TRAIL_PUNCT))
+    toks = tagged(frame.rstrip(TRAIL_MARKS))
     j = max((i for i, (_, t) in enumerate(toks) if t.startswith("v")), default=-1)
     while j > 0 and toks[j - 1][1] in _ZH_PREDICATE_RUN:
         j -= 1
     if j < 1:
         return None
-    core = frame.rstrip(r.TRAIL_PUNCT)
+    core = frame.rstrip(TRAIL_MARKS)
     return r.join_script(r.join_script(as_written([w for w, _ in toks[:j]], core), x),
                           as_written([w for w, _ in toks[j:]], core))
 
@@ -757,7 +757,7 @@ GATE_STEPS = (c.no_context, c.social, remark, c.partial_name, c.offer, c.ordinal
 
 def _tidy_ordinal(out: str) -> str:
     """"第二种呢？" → "向量检索": the item alone, without the ellipsis' 呢 and the final mark."""
-    return ZH_NE_RE.sub("", out).rstrip(r.TRAIL_PUNCT) or out
+    return ZH_NE_RE.sub("", out).rstrip(TRAIL_MARKS) or out
 
 
 def work_reference(t: s.RuleTurn) -> s.Resolution | None:
