@@ -136,3 +136,15 @@ def test_the_penalty_shrinks_and_a_constant_column_is_harmless() -> None:
     loose, tight = fit_logistic(X, y, l2=0.1), fit_logistic(X, y, l2=100.0)
     assert abs(tight.weights[0]) < abs(loose.weights[0])
     assert loose.weights[2] == 0.0
+
+
+def test_no_evaluation_only_set_reaches_training() -> None:
+    """../shared/data/conv-rewrite-train/README.md: Restoration-200K, Su 2019, MuDoCo and the search follow-ups
+    measure; none of their files is a training file, and the evaluation-only sets are apart from the training ones."""
+    from convsearch.learned.data import EVAL_ONLY, TRAIN_SETS
+
+    files = [f for ds in TRAIN_SETS for f in ds.files]
+    for banned in ("restoration-200k", "su2019", "mudoco", "search-followups"):
+        assert not any(banned in f for f in files), banned
+    assert not {ds.name for ds in EVAL_ONLY} & {ds.name for ds in TRAIN_SETS}
+    assert all(ds.license and ds.attribution for ds in TRAIN_SETS)

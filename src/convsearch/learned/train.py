@@ -318,6 +318,10 @@ Gate: {len(TURN_NAMES)} turn features, threshold {GATE_THRESHOLD}. Term selector
 features (the turn's included), threshold {fitted.term_threshold:.2f} (best F1 on the training rows).
 IDF table: {fitted.idf.n_docs} distinct training texts, {len(fitted.idf.df)} words.
 
+Turn features: {", ".join(TURN_NAMES)}.
+
+Candidate features: {", ".join(CANDIDATE_NAMES)}.
+
 ## Scores
 {md}"""
 
