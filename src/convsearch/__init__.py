@@ -17,6 +17,17 @@ from .rewrite.rules import RuleRewriter
 from .types import BackendRun, Citation, Completion, Decision, DecisionKind, Document, Hit, Message, QueryComparison, RewriteResult, SearchResponse, ToolCall, Trace, Usage
 from .window import history_window
 
+# The built-in settings sections register themselves where they are declared; importing those modules here makes
+# Settings.from_env read them all, whatever else the caller imported (convsearch.config imports no area).
+from .agent import settings as _agent_settings  # noqa: F401, E402
+from .backends import milvus as _milvus  # noqa: F401, E402
+from .backends.web import bocha as _bocha, brave as _brave, searxng as _searxng, serpapi as _serpapi  # noqa: F401, E402
+from .backends.web import tavily as _tavily  # noqa: F401, E402
+from .history import base as _history  # noqa: F401, E402
+from .infra import cache as _cache  # noqa: F401, E402
+from .llm import LLMSettings as _LLMSettings  # noqa: F401, E402
+from .server import settings as _server_settings  # noqa: F401, E402
+
 __version__ = "0.1.0"
 
 __all__ = [

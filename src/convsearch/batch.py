@@ -79,6 +79,6 @@ def _from_messages(obj: dict) -> None:
 def _workers(rewriter: object) -> int:
     if getattr(rewriter, "cost", "io") != "io":  # threads help only what waits on the network
         return 1
-    from .config import Settings
+    from .llm import LLMSettings
 
-    return max(1, Settings.from_env().llm_max_concurrency)
+    return max(1, LLMSettings.from_env().max_concurrency)

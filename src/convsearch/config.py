@@ -1,4 +1,27 @@
-"""Typed settings, read from the environment in this one place.
+"""Typed settings: the machinery of settings sections, and the core settings that belong to no area.
+
+Each area owns its settings: it declares a ``Section`` (a frozen dataclass with its environment prefix) in its own
+module and registers it with ``@register``; ``Settings.from_env`` reads the core fields below and every registered
+section, and ``LLMSettings.of(settings)`` (or ``settings.section("llm")``) hands an area its own. This module
+imports no area: a backend or rewriter added by entry point declares its section the same way, with its own prefix,
+and its variables are read, checked and passed to ``serve --workers`` workers without an edit here. A mode is a
+``StrEnum`` (its value is the environment's word, so JSON and ``==`` against the word still hold); a bad value is
+one ConfigError line naming the variable and the allowed values (exit 3).
+
+| section | declared in                      | variables                                                         |
+|---------|----------------------------------|-------------------------------------------------------------------|
+| (core)  | config.py (``Settings``)         | DATA_DIR, WINDOW … TOP_K, MODE, REWRITER, BACKENDS, WEB_VARIANTS, MIXED_VARIANTS |
+| llm     | llm.py (``LLMSettings``)         | LLM_*, HYDE                                                        |
+| history | history/base.py (``HistorySettings``) | DB_*, MAX_MESSAGE_BYTES, HISTORY_TOKENS, SUMMARY_*, TASK_ROUNDS, PROFILE |
+| server  | server/settings.py (``ServerSettings``) | SERVER_*, API_KEYS*, RATE_*, MAX_BODY_BYTES, DEADLINE_S, MCP_TENANT, INLINE_TURNS, CHAT_PROFILES |
+| cache   | infra/cache.py (``CacheSettings``) | CACHE_URL, CACHE_SIZE, CACHE_TTL_S                               |
+| agent   | agent/settings.py (``AgentSettings``) | AGENT_*                                                     |
+| web     | backends/web/_factory.py (``WebSettings``) | WEB_* (but WEB_VARIANTS), SITE_POLICY, SENSITIVE_TERMS   |
+| tavily, brave, serpapi, searxng, bocha | backends/web/<name>.py (``SECTION``) | <NAME>_API_KEYS, _BASE_URL, _RATE, … |
+| milvus  | backends/milvus.py (``MilvusSettings``) | MILVUS_*                                                   |
+
+Every variable of the built-in sections, in one table (a section added elsewhere documents its own in its module's
+docstring, as bocha's does):
 
 | variable                     | default              | meaning                                   |
 |------------------------------|----------------------|-------------------------------------------|
@@ -102,345 +125,379 @@
 | CONVSEARCH_MILVUS_PREFIX     | convsearch           | collection name prefix: PREFIX_faq and PREFIX_documents |
 | CONVSEARCH_MIXED_VARIANTS    | auto                 | a Chinese technical question also gets one variant with its terms in English (data/terms_zh_en.txt): on, off; auto = on only where measured to raise recall on the demo corpus (docs/BENCHMARKS.md) |
 
-Sections declared elsewhere: a backend may declare its own variables in its module (a web provider's
-``SECTION``, see ``backends/web/_factory.py``: ``CONVSEARCH_<NAME>_API_KEYS``, ``_BASE_URL``, ``_RATE`` …, documented
-in its module). ``from_env`` keeps every ``CONVSEARCH_*`` variable that is no field above in ``Settings.sections``, each
-held as a Secret (so nothing of it prints); the declaring module reads and checks its own when it is opened.
+``from_env`` keeps every ``CONVSEARCH_*`` variable that no registered section claims in ``Settings.unclaimed``, each
+held as a Secret (so nothing of it prints): a section registered later (an entry point loaded when its backend is
+opened) reads its own from there on first use, and ``to_env`` passes them on unchanged.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass, field, fields, replace
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from .errors import ConfigError
-from .llm import STRUCTURED_MODES
+from .fuse import Fusion
 from .secret import Secret
 
-# When CONVSEARCH_* is unset, the OpenAI SDK's own variables stand in.
-_ENV_FALLBACKS = {"llm_base_url": "OPENAI_BASE_URL", "llm_api_key": "OPENAI_API_KEY"}
-# Held as Secrets: printed as the variable's name only; a plain string given in code becomes one.
-SECRET_FIELDS = ("db_url", "llm_api_key", "api_keys", "tavily_api_keys", "brave_api_keys", "serpapi_api_keys",
-                 "cache_url", "milvus_token")
-REWRITER_NAMES = ("auto", "llm", "rules", "passthrough")
+PREFIX = "CONVSEARCH_"
+S = TypeVar("S", bound="Section")
+E = TypeVar("E", bound=Enum)
 
 
-def _env_names(name: str) -> tuple[str, ...]:
-    """The variables a field is read from, in order (``CONVSEARCH_*`` first, then a fallback)."""
-    own = f"CONVSEARCH_{name.upper()}"
-    return (own, _ENV_FALLBACKS[name]) if name in _ENV_FALLBACKS else (own,)
+class Switch(StrEnum):
+    """An on/off setting."""
+
+    ON = "on"
+    OFF = "off"
+
+
+class AutoSwitch(StrEnum):
+    """auto (decided by what is installed or configured), on or off."""
+
+    AUTO = "auto"
+    ON = "on"
+    OFF = "off"
+
+
+class SearchMode(StrEnum):
+    """rewrite: search the standalone query; dual: the original query too."""
+
+    REWRITE = "rewrite"
+    DUAL = "dual"
+
+
+def parse_enum(kind: type[E], raw: str | E, variable: str) -> E:
+    """``raw`` as a member of ``kind`` (case and blanks ignored); else one ConfigError line naming ``variable`` and
+    the allowed values.
+
+    >>> parse_enum(Fusion, " RRF", "CONVSEARCH_FUSION")
+    <Fusion.RRF: 'rrf'>
+    >>> parse_enum(Fusion, "sum", "CONVSEARCH_FUSION")
+    Traceback (most recent call last):
+    convsearch.errors.ConfigError: CONVSEARCH_FUSION must be one of rrf, max, not 'sum'
+    """
+    if isinstance(raw, kind):
+        return raw
+    word = str(raw).strip().lower()
+    for member in kind:
+        if member.value == word:
+            return member
+    raise ConfigError(f"{variable} must be one of {', '.join(str(m.value) for m in kind)}, not {raw!r}")
+
+
+def _kinds(cls: type) -> dict[str, Any]:
+    """field name → the type that parses it (``Secret`` for ``Secret | None``), from the class's annotations."""
+    hints = typing.get_type_hints(cls)
+    out: dict[str, Any] = {}
+    for f in fields(cls):
+        t = hints[f.name]
+        args = [a for a in typing.get_args(t) if a is not type(None)]
+        out[f.name] = args[0] if args and typing.get_origin(t) is not None else t
+    return out
+
+
+_KINDS: dict[type, dict[str, Any]] = {}
+
+
+def _parse_fields(cls: type, variables: Mapping[str, tuple[str, ...]], env: Mapping[str, str]) -> dict[str, Any]:
+    """The fields of ``cls`` set in ``env`` (each under its variable, or a fallback), parsed to their types."""
+    kinds = _KINDS.get(cls) or _KINDS.setdefault(cls, _kinds(cls))
+    values: dict[str, Any] = {}
+    for name, names in variables.items():
+        var, raw = next(((n, env[n]) for n in names if env.get(n) is not None), (names[0], None))
+        if raw is None:
+            continue
+        kind = kinds[name]
+        try:
+            if kind is Secret:
+                values[name] = Secret.from_env_var(*names, env=env)
+            elif isinstance(kind, type) and issubclass(kind, Enum):
+                values[name] = parse_enum(kind, raw, var)
+            elif kind in (int, float, Path):
+                values[name] = kind(raw.strip() if kind is not Path else raw)
+            else:
+                values[name] = raw
+        except ValueError as exc:
+            raise ConfigError(f"{var}={raw!r} is not a valid {kind.__name__}") from exc
+    return values
+
+
+def _as_env(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, Secret):
+        return value.reveal()
+    return str(value.value) if isinstance(value, Enum) else str(value)
+
+
+def _coerce(obj: Any, variables: Mapping[str, tuple[str, ...]]) -> None:
+    """In-code values made what ``from_env`` would make: a str secret a Secret (blank: None), a word an enum member."""
+    kinds = _KINDS.get(type(obj)) or _KINDS.setdefault(type(obj), _kinds(type(obj)))
+    for name, kind in kinds.items():
+        value = getattr(obj, name)
+        if kind is Secret and isinstance(value, str):
+            object.__setattr__(obj, name, Secret.from_token(value) if value.strip() else None)
+        elif isinstance(kind, type) and issubclass(kind, Enum) and not isinstance(value, kind):
+            object.__setattr__(obj, name, parse_enum(kind, value, variables.get(name, (name,))[0]))
+
+
+class Section:
+    """A settings section: subclass it as a ``@dataclass(frozen=True, slots=True)`` with ``name`` and the variables'
+    ``prefix``, and ``@register`` it. A field ``timeout_s`` is read from ``PREFIX + "TIMEOUT_S"``; a field whose
+    variable is named otherwise says so in ``field(metadata={"env": "CONVSEARCH_HYDE"})`` (and a fallback
+    variable, ``{"fallback": "OPENAI_API_KEY"}``; one read from no variable, ``{"read": False}``). Field types: str, int, float, Path, ``Secret | None`` and
+    StrEnum modes. ``check()`` raises ConfigError for what one field's type cannot say (a range, a pairing).
+
+    >>> @dataclass(frozen=True, slots=True)
+    ... class Demo(Section):
+    ...     name = "demo"
+    ...     prefix = "CONVSEARCH_DEMO_"
+    ...     size: int = 3
+    ...     fusion: Fusion = Fusion.RRF
+    >>> Demo.from_env({"CONVSEARCH_DEMO_SIZE": "5"}), Demo(fusion="max").to_env()["CONVSEARCH_DEMO_FUSION"]
+    (Demo(size=5, fusion=<Fusion.RRF: 'rrf'>), 'max')
+    """
+
+    __slots__ = ()
+    name: ClassVar[str] = ""
+    prefix: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        _coerce(self, self.variables())
+        self.check()
+
+    def check(self) -> None:
+        """Raise ConfigError naming the variable when a value is out of range (fields are already typed)."""
+
+    @classmethod
+    def variables(cls) -> dict[str, tuple[str, ...]]:
+        """field name → the variables it is read from, in order (its own first, then a fallback)."""
+        out: dict[str, tuple[str, ...]] = {}
+        for f in fields(cls):  # type: ignore[arg-type]
+            if not f.metadata.get("read", True):
+                continue
+            own = f.metadata.get("env") or f"{cls.prefix}{f.name.upper()}"
+            out[f.name] = (own, f.metadata["fallback"]) if "fallback" in f.metadata else (own,)
+        return out
+
+    @classmethod
+    def from_env(cls: type[S], env: Mapping[str, str] | None = None) -> S:
+        """The section as ``env`` (default: the process environment) sets it; ConfigError on a bad value."""
+        env = os.environ if env is None else env
+        return cls(**_parse_fields(cls, cls.variables(), env))
+
+    def to_env(self) -> dict[str, str]:
+        """Every field as the variable that sets it (secrets revealed; unset ones left out)."""
+        out: dict[str, str] = {}
+        for name, names in self.variables().items():
+            value = _as_env(getattr(self, name))
+            if value is not None:
+                out[names[0]] = value
+        return out
+
+    @classmethod
+    def of(cls: type[S], settings: Settings) -> S:
+        """This section of ``settings``."""
+        return settings.section(cls)
+
+    def _require(self, *names: str, positive: bool = True) -> None:
+        """ConfigError naming the variable of the first of ``names`` that is not positive (or, ``positive=False``,
+        is negative)."""
+        variables = self.variables()
+        for name in names:
+            value = getattr(self, name)
+            if value < 0 or (positive and value == 0):
+                raise ConfigError(f"{variables[name][0]} must be {'positive' if positive else 'zero or more'}, "
+                                  f"not {value!r}")
+
+
+SECTIONS: dict[str, type[Section]] = {}
+
+
+def register(cls: type[S]) -> type[S]:
+    """Add a section to the settings (a class decorator over its dataclass). Its name and its variables must be new:
+    two sections never read one variable."""
+    if not cls.name or not cls.prefix.startswith(PREFIX):
+        raise TypeError(f"{cls.__name__}: a section needs a name and a prefix starting {PREFIX}")
+    if SECTIONS.get(cls.name, cls) is not cls and SECTIONS[cls.name].__qualname__ != cls.__qualname__:
+        raise TypeError(f"a settings section named {cls.name!r} is already registered")
+    SECTIONS.pop(cls.name, None)
+    taken = _claimed()
+    mine = {v for names in cls.variables().values() for v in names[:1]}
+    if mine & taken:
+        raise TypeError(f"{cls.__name__}: {', '.join(sorted(mine & taken))} already belong to another section")
+    SECTIONS[cls.name] = cls
+    return cls
+
+
+def named(variable: str, default: Any, **kw: Any) -> Any:
+    """A section field read from ``variable`` rather than from its prefix + name (``hyde: Switch =
+    named("CONVSEARCH_HYDE", Switch.OFF)``)."""
+    return field(default=default, metadata={"env": variable, **kw.pop("metadata", {})}, **kw)
+
+
+def unregister(name: str) -> None:
+    """Remove a section (tests that register one of their own)."""
+    SECTIONS.pop(name, None)
+
+
+def _core_variables() -> dict[str, tuple[str, ...]]:
+    return {f.name: (f"{PREFIX}{f.name.upper()}",) for f in fields(Settings) if f.metadata.get("env", True)}
+
+
+def _claimed() -> set[str]:
+    """Every variable the core and the registered sections read."""
+    out = {names[0] for names in _core_variables().values()}
+    for cls in SECTIONS.values():
+        out.update(v for names in cls.variables().values() for v in names)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
+    """The core settings (fields) and the registered sections (``section``); read with ``from_env``."""
+
     data_dir: Path = Path(".convsearch")
     window: int = 8
     max_query_chars: int = 4096
     max_variants: int = 3
-    fusion: str = "rrf"
-    dense: str = "auto"
+    fusion: Fusion = Fusion.RRF
+    dense: AutoSwitch = AutoSwitch.AUTO
     stale_days: int = 365
     snippet_tokens: int = 120
     near_dup_bits: int = 12
     near_dup_jaccard: float = 0.8
     top_k: int = 5
-    mode: str = "rewrite"  # rewrite | dual (search the original and the rewrite)
-    # history store (convsearch.history); db_url may hold a password: a Secret
-    db_url: Secret | None = field(default=None, repr=False)
-    db_timeout: float = 1.0
-    max_message_bytes: int = 65536
-    history_tokens: int = 1500
-    summary_threshold: int = 14
-    summary_chars: int = 1200
-    summary_keep: int = 8
-    task_rounds: int = 3
-    profile: str = "off"  # off | on (collect user-stated facts)
-    # the LLM path (convsearch.llm, rewrite/llm.py, rewrite/enhance.py)
+    mode: SearchMode = SearchMode.REWRITE
+    # the pipeline's rewriter by name: its registry (convsearch.rewrite.get_rewriter) knows the names and checks it
     rewriter: str = "auto"
-    llm_base_url: str = ""
-    llm_api_key: Secret | None = None
-    llm_model: str = ""
-    llm_timeout_s: float = 3.0
-    llm_max_retries: int = 1
-    llm_max_concurrency: int = 8
-    llm_window: int = 6
-    llm_temperature: float = 0.0
-    llm_structured: str = "json_schema"
-    llm_max_zh_chars: int = 30
-    llm_max_en_words: int = 20
-    llm_blocked_words: str = ""
-    llm_cache_size: int = 1024
-    llm_uncertain_below: float = 0.0
-    llm_variants: str = "off"  # off | on
-    hyde: str = "off"  # off | on: a hypothetical answer for the dense side of the standalone query
-    # the HTTP API and MCP server (convsearch.server); api_keys holds secrets: a Secret
-    server_host: str = "127.0.0.1"
-    server_port: int = 8000
-    server_auth: str = "auto"  # auto | on | off
-    api_keys: Secret | None = field(default=None, repr=False)
-    api_keys_file: str = ""
-    rate_limit: float = 50.0
-    rate_burst: int = 100
-    max_body_bytes: int = 1_048_576
-    deadline_s: float = 10.0
-    cache_size: int = 1024
-    cache_ttl_s: float = 60.0
-    mcp_tenant: str = "local"
-    inline_turns: str = "auto"  # auto | off
-    # backends (convsearch.backends.registry, backends/fanout.py)
-    backends: str = "local"  # comma list of registry names; several = fan-out
-    web_variants: str = "off"  # off | on: query variants to paid backends too
-    # the search agent (convsearch.agent)
-    agent_max_searches: int = 5
-    agent_max_steps: int = 6
-    agent_deadline_s: float = 30.0
-    agent_answer_reserve_s: float = 5.0
-    agent_llm_timeout_s: float = 15.0
-    agent_context_tokens: int = 6000
-    agent_max_answer_chars: int = 300
-    agent_strict: str = "off"  # off | on
-    agent_top_k: int = 5
-    agent_top_k_compare: int = 8
-    agent_dynamic_count: str = "on"  # on | off
-    agent_top_k_fixed: int = 10
-    agent_compress: str = "on"  # on | off
-    agent_cache_size: int = 512
-    agent_cache_ttl_s: float = 300.0
-    agent_parallel: int = 4
-    agent_no_search_check: str = "on"  # on | off
-    # the OpenAI-compatible chat endpoint (server/chat.py): agent profiles offered as models convsearch/NAME
-    chat_profiles: str = ""  # NAME or NAME=BACKEND+BACKEND, comma-separated
-    # web search providers (backends/web/); the key lists and the cache URL are Secrets
-    tavily_api_keys: Secret | None = field(default=None, repr=False)
-    tavily_base_url: str = "https://api.tavily.com"
-    tavily_rate: str = "100/min"
-    tavily_topic: str = "general"
-    brave_api_keys: Secret | None = field(default=None, repr=False)
-    brave_base_url: str = "https://api.search.brave.com"
-    brave_rate: str = "1/s"
-    serpapi_api_keys: Secret | None = field(default=None, repr=False)
-    serpapi_base_url: str = "https://serpapi.com"
-    serpapi_rate: str = "100/min"
-    serpapi_engine: str = "google"
-    searxng_base_url: str = ""
-    searxng_rate: str = "60/min"
-    web_timeout_s: float = 5.0
-    web_max_retries: int = 2
-    web_max_wait_s: float = 5.0
-    web_breaker_failures: int = 5
-    web_breaker_cooldown_s: float = 30.0
-    web_providers: str = ""
-    web_cache: str = "on"
-    cache_url: Secret | None = field(default=None, repr=False)
-    site_policy: str = ""
-    sensitive_terms: str = ""
-    web_result_count: str = "dynamic"  # dynamic | fixed
-    # the milvus backend (convsearch.backends.milvus); the token is a Secret
-    milvus_uri: str = ""
-    milvus_token: Secret | None = field(default=None, repr=False)
-    milvus_prefix: str = "convsearch"
+    # backends (convsearch.backends.registry, backends/fanout.py): registry names, comma list; several = fan-out
+    backends: str = "local"
+    web_variants: Switch = Switch.OFF  # query variants to paid backends too
+    deadline_s: float = 10.0  # one turn's (one API request's) time budget: the fan-out, the server, the pipeline
     # mixed-language query variants (variants.mixed_variant)
-    mixed_variants: str = "auto"  # auto | on | off
-    # CONVSEARCH_* variables of sections declared by other modules (see the module docstring), as Secrets
-    sections: tuple[tuple[str, Secret], ...] = field(default=(), repr=False, metadata={"env": False})
+    mixed_variants: AutoSwitch = AutoSwitch.AUTO
+    # the sections as read, one instance per class: every section registered when these settings were made (one
+    # registered later is read from ``unclaimed`` on first use)
+    sections: tuple[Section, ...] = field(default=(), repr=False, metadata={"env": False})
+    # CONVSEARCH_* variables no section registered at from_env claimed, as Secrets (see the module docstring)
+    unclaimed: tuple[tuple[str, Secret], ...] = field(default=(), repr=False, metadata={"env": False})
+    _late: dict[type, Section] = field(default_factory=dict, repr=False, compare=False, hash=False,
+                                       metadata={"env": False})
 
     def __post_init__(self) -> None:
-        for name in SECRET_FIELDS:  # Settings(db_url="postgresql://…") in code: still a Secret
-            value = getattr(self, name)
-            if isinstance(value, str):
-                object.__setattr__(self, name, Secret.from_token(value) if value.strip() else None)
+        _coerce(self, _core_variables())
+        self.check()
+        have = {type(s) for s in self.sections}
+        missing = [c for c in SECTIONS.values() if c not in have]
+        if missing:  # Settings() in code, or a section registered since: read from what no section claimed
+            env = {k: v.reveal() for k, v in self.unclaimed}
+            read = tuple(c.from_env(env) if env else _default(c) for c in missing)
+            object.__setattr__(self, "sections", self.sections + read)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """The settings as ``env`` (default: the process environment) sets them. ``overrides`` are variables
+        without their ``CONVSEARCH_`` prefix (``llm_model="m"`` sets CONVSEARCH_LLM_MODEL; None leaves it), so
+        code, flags and the environment meet in one parse.
+
+        >>> s = Settings.from_env({"CONVSEARCH_TOP_K": "7"}, llm_model="m")
+        >>> s.top_k, s.section("llm").model
+        (7, 'm')
+        """
         env = dict(os.environ if env is None else env)
-        values: dict[str, Any] = {}
-        own = {f"CONVSEARCH_{f.name.upper()}" for f in fields(cls)}
-        values["sections"] = tuple(sorted((k, Secret(k, v.strip())) for k, v in env.items()
-                                          if k.startswith("CONVSEARCH_") and k not in own and v.strip()))
-        for f in fields(cls):
-            if not f.metadata.get("env", True):
-                continue
-            raw = env.get(f"CONVSEARCH_{f.name.upper()}")
-            if raw is None and f.name in _ENV_FALLBACKS:
-                raw = env.get(_ENV_FALLBACKS[f.name])
-            if raw is None:
-                continue
-            try:
-                if f.name == "data_dir":
-                    values[f.name] = Path(raw)
-                elif f.name in SECRET_FIELDS:
-                    values[f.name] = Secret.from_env_var(*_env_names(f.name), env=env)
-                elif isinstance(getattr(cls(), f.name), float):
-                    values[f.name] = float(raw)
-                elif isinstance(getattr(cls(), f.name), int):
-                    values[f.name] = int(raw)
-                else:
-                    values[f.name] = raw
-            except ValueError as exc:
-                raise ConfigError(f"CONVSEARCH_{f.name.upper()}={raw!r} is not a valid {f.name}") from exc
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        s = replace(cls(), **values)  # __post_init__ turns str secrets into Secrets
-        s.validate()
-        return s
+        claimed = _claimed()
+        for key, value in overrides.items():
+            var = f"{PREFIX}{key.upper()}"
+            if var not in claimed:
+                raise TypeError(f"Settings.from_env: no setting {key!r} (no section reads {var})")
+            text = _as_env(value)
+            if text is not None:
+                env[var] = text
+                env.pop(_fallback(var), None)
+        unclaimed = tuple(sorted((k, Secret(k, v)) for k, v in env.items()
+                                 if k.startswith(PREFIX) and k not in claimed and v.strip()))
+        return cls(**_parse_fields(cls, _core_variables(), env),
+                   sections=tuple(c.from_env(env) for c in SECTIONS.values()), unclaimed=unclaimed)
+
+    def with_sections(self, *sections: Section) -> Settings:
+        """A copy with ``sections`` in place of those of the same classes (in code: ``Settings().with_sections(
+        LLMSettings(model="m"))``)."""
+        mine = {type(s): s for s in self.sections}
+        mine.update({type(s): s for s in sections})
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("env", True)}
+        return Settings(**values, sections=tuple(mine.values()), unclaimed=self.unclaimed)
+
+    def section(self, which: type[S] | str) -> S:
+        """The section ``which`` (its class, or its name: ``settings.section("bocha")``). A section registered after
+        these settings were read is read now from ``unclaimed``.
+
+        >>> Settings().section("nope")
+        Traceback (most recent call last):
+        convsearch.errors.ConfigError: no settings section 'nope'; registered: ...
+        """
+        cls: Any = which
+        if isinstance(which, str):
+            cls = SECTIONS.get(which)
+            if cls is None:
+                raise ConfigError(f"no settings section {which!r}; registered: {', '.join(sorted(SECTIONS))}")
+        for s in self.sections:
+            if type(s) is cls:
+                return s  # type: ignore[return-value]
+        got = self._late.get(cls)
+        if got is None:
+            got = self._late.setdefault(cls, cls.from_env({k: v.reveal() for k, v in self.unclaimed}))
+        return got  # type: ignore[return-value]
 
     def to_env(self) -> dict[str, str]:
-        """Every setting as the ``CONVSEARCH_*`` variable that sets it (secrets revealed), the sections' variables
-        too: ``from_env(s.to_env())`` reads ``s`` back. For a child process of this one (``serve --workers``).
+        """Every setting as the ``CONVSEARCH_*`` variable that sets it (secrets revealed), every section's and the
+        unclaimed ones too: ``from_env(s.to_env())`` reads ``s`` back. For a child process (``serve --workers``).
 
         >>> s = Settings.from_env({}, window=3, llm_api_key="sk-1")
-        >>> e = s.to_env(); e["CONVSEARCH_WINDOW"], Settings.from_env(e).llm_api_key.reveal()
+        >>> e = s.to_env(); e["CONVSEARCH_WINDOW"], Settings.from_env(e).section("llm").api_key.reveal()
         ('3', 'sk-1')
         """
-        out: dict[str, str] = {}
-        for f in fields(self):
-            if not f.metadata.get("env", True):
-                continue
-            value = getattr(self, f.name)
-            if value is None:
-                continue  # a secret not set
-            out[f"CONVSEARCH_{f.name.upper()}"] = value.reveal() if isinstance(value, Secret) else str(value)
-        out.update({k: s.reveal() for k, s in self.sections})
+        out = {names[0]: v for name, names in _core_variables().items()
+               if (v := _as_env(getattr(self, name))) is not None}
+        out.update({k: s.reveal() for k, s in self.unclaimed})
+        for cls in SECTIONS.values():
+            out.update(self.section(cls).to_env())
+        for s in self.sections:
+            out.update(s.to_env())
         return out
 
-    def validate(self) -> None:
-        if self.fusion not in ("rrf", "max"):
-            raise ConfigError(f"fusion must be 'rrf' or 'max', not {self.fusion!r}")
-        if self.dense not in ("auto", "on", "off"):
-            raise ConfigError(f"dense must be auto, on or off, not {self.dense!r}")
-        if self.mode not in ("rewrite", "dual"):
-            raise ConfigError(f"mode must be 'rewrite' or 'dual', not {self.mode!r}")
-        if self.profile not in ("off", "on"):
-            raise ConfigError(f"profile must be 'off' or 'on', not {self.profile!r}")
-        if self.db_timeout < 0:
-            raise ConfigError("db_timeout must not be negative")
-        if self.summary_keep < 0 or self.summary_threshold < self.summary_keep:
-            raise ConfigError("summary_threshold must be at least summary_keep (≥ 0)")
-        for name in ("max_message_bytes", "history_tokens", "summary_chars", "task_rounds"):
+    def check(self) -> None:
+        variables = _core_variables()
+        for name in ("window", "max_query_chars", "snippet_tokens", "top_k", "deadline_s"):
             if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be positive")
-        for name in ("window", "max_query_chars", "snippet_tokens", "top_k"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be positive")
-        self._validate_llm()
-        self._validate_server()
-        self._validate_backends()
-        self._validate_agent()
-        self._validate_web()
-        if self.mixed_variants not in ("auto", "on", "off"):
-            raise ConfigError(f"CONVSEARCH_MIXED_VARIANTS must be auto, on or off, not {self.mixed_variants!r}")
-
-    def _validate_llm(self) -> None:
-        if self.rewriter not in REWRITER_NAMES:
-            raise ConfigError(f"rewriter must be one of {', '.join(REWRITER_NAMES)}, not {self.rewriter!r}")
-        if self.llm_structured not in STRUCTURED_MODES:
-            raise ConfigError(f"llm_structured must be one of {', '.join(STRUCTURED_MODES)}, "
-                              f"not {self.llm_structured!r}")
-        for name in ("llm_variants", "hyde"):
-            if getattr(self, name) not in ("off", "on"):
-                raise ConfigError(f"{name} must be 'off' or 'on', not {getattr(self, name)!r}")
-        if self.llm_timeout_s <= 0:
-            raise ConfigError("llm_timeout_s must be positive")
-        if self.llm_max_retries < 0 or self.llm_window < 0 or self.llm_cache_size < 0:
-            raise ConfigError("llm_max_retries, llm_window and llm_cache_size must not be negative")
-        for name in ("llm_max_concurrency", "llm_max_zh_chars", "llm_max_en_words"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be positive")
-
-    def _validate_server(self) -> None:
-        if self.inline_turns not in ("auto", "off"):
-            raise ConfigError(f"inline_turns must be 'auto' or 'off', not {self.inline_turns!r}")
-        if self.server_auth not in ("auto", "on", "off"):
-            raise ConfigError(f"server_auth must be auto, on or off, not {self.server_auth!r}")
-        if not 0 < self.server_port < 65536:
-            raise ConfigError("server_port must be between 1 and 65535")
-        if self.rate_limit < 0 or self.cache_size < 0:
-            raise ConfigError("rate_limit and cache_size must not be negative")
-        for name in ("rate_burst", "max_body_bytes", "deadline_s", "cache_ttl_s"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be positive")
-
-    def _validate_backends(self) -> None:
+                raise ConfigError(f"{variables[name][0]} must be positive, not {getattr(self, name)!r}")
         if not any(n.strip() for n in self.backends.split(",")):
-            raise ConfigError("backends must name at least one backend, e.g. CONVSEARCH_BACKENDS=local")
-        if self.web_variants not in ("off", "on"):
-            raise ConfigError(f"web_variants must be 'off' or 'on', not {self.web_variants!r}")
+            raise ConfigError("CONVSEARCH_BACKENDS must name at least one backend, e.g. CONVSEARCH_BACKENDS=local")
 
-    def _validate_agent(self) -> None:
-        for name in ("agent_strict", "agent_dynamic_count", "agent_compress", "agent_no_search_check"):
-            if getattr(self, name) not in ("off", "on"):
-                raise ConfigError(f"{name} must be 'off' or 'on', not {getattr(self, name)!r}")
-        for name in ("agent_max_steps", "agent_deadline_s", "agent_llm_timeout_s", "agent_context_tokens",
-                     "agent_max_answer_chars", "agent_top_k", "agent_top_k_compare", "agent_top_k_fixed",
-                     "agent_cache_ttl_s", "agent_parallel"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be positive")
-        if self.agent_max_searches < 0 or self.agent_cache_size < 0 or self.agent_answer_reserve_s < 0:
-            raise ConfigError("agent_max_searches, agent_cache_size and agent_answer_reserve_s must not be negative")
-        self.chat_profile_specs  # noqa: B018 - parsed here so a bad value fails at start-up
 
-    @property
-    def chat_profile_specs(self) -> dict[str, tuple[str, ...]]:
-        """CONVSEARCH_CHAT_PROFILES parsed: agent name → the backends it searches (() = all of the server's).
+_DEFAULTS: dict[type, Section] = {}
 
-        >>> Settings(chat_profiles="support-bot, web=tavily+brave").chat_profile_specs
-        {'support-bot': (), 'web': ('tavily', 'brave')}
-        """
-        out: dict[str, tuple[str, ...]] = {}
-        for item in (x.strip() for x in self.chat_profiles.split(",")):
-            if not item:
-                continue
-            name, eq, spec = (x.strip() for x in item.partition("="))
-            parts = [b.strip().lower() for b in spec.split("+")] if eq else []
-            backends = tuple(dict.fromkeys(parts))
-            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name) or name in out \
-                    or not all(re.fullmatch(r"[a-z0-9_.-]{1,64}", b) for b in parts):
-                raise ConfigError(f"CONVSEARCH_CHAT_PROFILES: bad profile {item!r}: NAME or NAME=BACKEND+BACKEND, "
-                                  "NAME 1-64 letters, digits, '_', '.', '-', each once (the model is convsearch/NAME)")
-            out[name] = backends
-        return out
 
-    def _validate_web(self) -> None:
-        from .backends.web._http import parse_rate
+def _default(cls: type[S]) -> S:
+    """The section with every default (one instance per class: sections are immutable)."""
+    got = _DEFAULTS.get(cls)
+    if got is None:
+        got = _DEFAULTS.setdefault(cls, cls())
+    return got  # type: ignore[return-value]
 
-        for p in ("tavily", "brave", "serpapi", "searxng"):
-            parse_rate(getattr(self, f"{p}_rate"), variable=f"CONVSEARCH_{p.upper()}_RATE")
-        if self.serpapi_engine not in ("google", "bing"):
-            raise ConfigError(f"CONVSEARCH_SERPAPI_ENGINE must be google or bing, not {self.serpapi_engine!r}")
-        if self.tavily_topic not in ("general", "news", "finance"):
-            raise ConfigError(f"CONVSEARCH_TAVILY_TOPIC must be general, news or finance, not {self.tavily_topic!r}")
-        if self.web_result_count not in ("dynamic", "fixed"):
-            raise ConfigError(f"CONVSEARCH_WEB_RESULT_COUNT must be dynamic or fixed, not {self.web_result_count!r}")
-        if self.web_cache not in ("on", "off"):
-            raise ConfigError(f"CONVSEARCH_WEB_CACHE must be 'on' or 'off', not {self.web_cache!r}")
-        if self.web_timeout_s <= 0 or self.web_max_wait_s < 0 or self.web_max_retries < 0:
-            raise ConfigError("web_timeout_s must be positive; web_max_wait_s and web_max_retries not negative")
-        if self.web_breaker_failures < 1 or self.web_breaker_cooldown_s <= 0:
-            raise ConfigError("web_breaker_failures must be ≥ 1 and web_breaker_cooldown_s positive")
-        if self.cache_url and not self.cache_url.reveal().startswith(("redis://", "rediss://", "unix://")):
-            raise ConfigError("CONVSEARCH_CACHE_URL must be a redis://, rediss:// or unix:// URL")
 
-    def section(self, variable: str) -> str | None:
-        """The value of ``variable`` (``CONVSEARCH_<NAME>_BASE_URL``) of a section declared elsewhere, or None."""
-        secret = self.section_secret(variable)
-        return None if secret is None else secret.reveal()
+def _fallback(var: str) -> str:
+    for cls in SECTIONS.values():
+        for names in cls.variables().values():
+            if names[0] == var and len(names) > 1:
+                return names[1]
+    return ""
 
-    def section_secret(self, variable: str) -> Secret | None:
-        """The same, as the Secret that remembers the variable (for keys)."""
-        return next((v for k, v in self.sections if k == variable), None)
 
-    @property
-    def llm_blocked(self) -> tuple[str, ...]:
-        """CONVSEARCH_LLM_BLOCKED_WORDS as a tuple (comma-separated, blanks dropped)."""
-        return tuple(w.strip() for w in self.llm_blocked_words.split(",") if w.strip())
-
-    @property
-    def mixed_variants_on(self) -> bool:
-        """CONVSEARCH_MIXED_VARIANTS resolved: auto = on only for a hybrid index (variants.mixed_auto)."""
-        if self.mixed_variants == "auto":
-            from .variants import mixed_auto
-
-            return mixed_auto(self.dense)
-        return self.mixed_variants == "on"
+__all__ = ["AutoSwitch", "Fusion", "SECTIONS", "SearchMode", "Section", "Settings", "Switch", "parse_enum",
+           "named", "register", "unregister"]

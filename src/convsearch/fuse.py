@@ -10,14 +10,16 @@ RRF: score(d) = Σ_lists 1 / (k + rank_d), k = 60 (Cormack, Clarke & Büttcher, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
+from enum import StrEnum
 
 from .types import Hit
 
 RRF_K = 60
 
 
-class Fusion(str, Enum):
+class Fusion(StrEnum):
+    """rrf: reciprocal rank fusion (ranks only); max: the best score, within one engine's lists."""
+
     RRF = "rrf"
     MAX = "max"
 

@@ -40,8 +40,10 @@ import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast, runtime_checkable
 
+from .config import Section, Switch, register
 from .errors import (
     ConfigError,
     LLMBadOutput,
@@ -59,10 +61,63 @@ from .types import Completion, Message, ToolCall, Usage
 if TYPE_CHECKING:  # pydantic is part of the [llm] extra; imported lazily at run time
     from pydantic import BaseModel
 
+    from .config import Settings
+
 log = logging.getLogger("convsearch.llm")
 
 ModelT = TypeVar("ModelT", bound="BaseModel")
-STRUCTURED_MODES = ("json_schema", "json_object", "tools", "prompt")
+
+
+class Structured(StrEnum):
+    """How structured output is asked for: a JSON schema, a JSON object, a tool (function) call, or the prompt."""
+
+    JSON_SCHEMA = "json_schema"
+    JSON_OBJECT = "json_object"
+    TOOLS = "tools"
+    PROMPT = "prompt"
+
+
+STRUCTURED_MODES = tuple(m.value for m in Structured)
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class LLMSettings(Section):
+    """The LLM path's settings (``CONVSEARCH_LLM_*``, and ``CONVSEARCH_HYDE``; the table in convsearch.config)."""
+
+    name = "llm"
+    prefix = "CONVSEARCH_LLM_"
+    base_url: str = field(default="", metadata={"fallback": "OPENAI_BASE_URL"})
+    api_key: Secret | None = field(default=None, metadata={"fallback": "OPENAI_API_KEY"})
+    model: str = ""
+    timeout_s: float = 3.0
+    max_retries: int = 1
+    max_concurrency: int = 8
+    window: int = 6
+    temperature: float = 0.0
+    structured: Structured = Structured.JSON_SCHEMA
+    max_zh_chars: int = 30
+    max_en_words: int = 20
+    blocked_words: str = ""
+    cache_size: int = 1024
+    uncertain_below: float = 0.0
+    variants: Switch = Switch.OFF
+    hyde: Switch = field(default=Switch.OFF, metadata={"env": "CONVSEARCH_HYDE"})
+
+    def check(self) -> None:
+        self._require("timeout_s", "max_concurrency", "max_zh_chars", "max_en_words")
+        self._require("max_retries", "window", "cache_size", positive=False)
+
+    @property
+    def blocked(self) -> tuple[str, ...]:
+        """CONVSEARCH_LLM_BLOCKED_WORDS as a tuple (comma-separated, blanks dropped)."""
+        return tuple(w.strip() for w in self.blocked_words.split(",") if w.strip())
+
+    @property
+    def configured(self) -> bool:
+        """A model and an endpoint are named (a base URL, or a key for the default one)."""
+        return bool(self.model and (self.base_url or self.api_key))
+
 
 # --- configuration --------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
@@ -112,19 +167,23 @@ class NoLLM:
         pass
 
 
-def llm_configured(settings: Any) -> bool:
+def llm_configured(settings: Settings | LLMSettings) -> bool:
     """True when ``settings`` name a model and an endpoint (a base URL, or a key for the default one)."""
-    return bool(settings.llm_model and (settings.llm_base_url or settings.llm_api_key))
+    return _section(settings).configured
 
 
-def llm_config(settings: Any) -> LLMConfig:
+def _section(settings: Settings | LLMSettings) -> LLMSettings:
+    return settings if isinstance(settings, LLMSettings) else LLMSettings.of(settings)
+
+
+def llm_config(settings: Settings | LLMSettings) -> LLMConfig:
     """The client configuration from ``Settings``, or a ConfigError saying which variables to set."""
-    if not llm_configured(settings):
+    s = _section(settings)
+    if not s.configured:
         raise ConfigError(NOT_CONFIGURED)
-    return LLMConfig(model=settings.llm_model, base_url=settings.llm_base_url, api_key=settings.llm_api_key,
-                     timeout_s=settings.llm_timeout_s, max_retries=settings.llm_max_retries,
-                     max_concurrency=settings.llm_max_concurrency, temperature=settings.llm_temperature,
-                     structured=settings.llm_structured)
+    return LLMConfig(model=s.model, base_url=s.base_url, api_key=s.api_key, timeout_s=s.timeout_s,
+                     max_retries=s.max_retries, max_concurrency=s.max_concurrency, temperature=s.temperature,
+                     structured=s.structured)
 
 
 # --- the contract ---------------------------------------------------------------------------------
@@ -1059,9 +1118,9 @@ def shared_llm(settings: Any) -> SharedLLM:
 
 
 __all__ = [
-    "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
+    "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMSettings", "LLMStats",
     "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "NoLLM", "OpenAILLM", "STRUCTURED_MODES",
-    "ScriptedCall", "ScriptedLLM", "Secret", "SharedLLM", "Slots", "StreamEvent", "assistant_message",
+    "ScriptedCall", "ScriptedLLM", "Secret", "SharedLLM", "Slots", "StreamEvent", "Structured", "assistant_message",
     "endpoint_slots", "estimate_prompt_tokens", "estimate_tokens", "llm_config", "llm_configured", "open_llm",
     "shared_llm",
     "parse_structured",

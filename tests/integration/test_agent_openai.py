@@ -69,7 +69,7 @@ def llm_server() -> Iterator[FakeOpenAIServer]:
 
 def agent_over(bm25_index, srv: FakeOpenAIServer, **settings: Any) -> Agent:
     llm = OpenAILLM(LLMConfig(base_url=srv.base_url, model="fake", timeout_s=5.0, max_retries=0))
-    return Agent(bm25_index, llm, Settings(dense="off", **settings), today=date(2024, 11, 30))
+    return Agent(bm25_index, llm, Settings.from_env({}, dense="off", **settings), today=date(2024, 11, 30))
 
 
 def test_one_search_then_an_answer(bm25_index, llm_server: FakeOpenAIServer) -> None:

@@ -146,7 +146,8 @@ def test_the_password_never_shows(tmp_path):
     with pytest.raises(HistoryUnavailable) as e:
         store.window(A, 8)
     assert "hunter2" not in str(e.value)
-    assert "hunter2" not in repr(Settings(db_url="postgresql://app:hunter2@h/db"))
+    s = Settings.from_env({}, db_url="postgresql://app:hunter2@h/db")
+    assert "hunter2" not in repr(s) + repr(s.section("history"))
 
 
 # --- faults -----------------------------------------------------------------------------------------

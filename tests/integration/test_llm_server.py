@@ -491,7 +491,8 @@ def test_the_api_key_never_appears_in_logs_reprs_or_errors(srv, opened, caplog):
     assert r.fell_back and "HTTP 401" in r.reason
     exc = info.value
     texts = [caplog.text, r.reason, repr(r), repr(s), str(s), repr(rw), repr(llm), repr(llm_config(s)), str(exc),
-             repr(exc), "".join(traceback.format_exception(exc)), repr(s.llm_api_key)]
+             repr(exc), "".join(traceback.format_exception(exc)), repr(s.section("llm").api_key),
+             repr(s.section("llm"))]
     for text in texts:
         assert KEY not in text and "SECRET-5f3c" not in text
     assert "***" in str(exc)  # the echoed header was scrubbed, not dropped silently
@@ -546,7 +547,7 @@ def test_hyde_fails_open_to_an_ordinary_search(srv, hybrid_index):
 def test_hyde_setting_is_checked():
     from convsearch.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="hyde must be 'off' or 'on'"):
+    with pytest.raises(ConfigError, match="CONVSEARCH_HYDE must be one of on, off, not 'yes'"):
         Settings.from_env({"CONVSEARCH_HYDE": "yes"})
 
 

@@ -148,8 +148,8 @@ def one_search_then(answer: Reply, query: str):
 
 
 def agent_over(bm25_index: Any, srv: FakeOpenAIServer, **settings: Any) -> Agent:
-    return Agent(bm25_index, client(srv), Settings(**({"dense": "off", "agent_max_searches": 1} | settings)),
-                 today=date(2024, 11, 30))
+    s = Settings.from_env({}, **({"dense": "off", "agent_max_searches": 1} | settings))
+    return Agent(bm25_index, client(srv), s, today=date(2024, 11, 30))
 
 
 def stream_events(agent: Agent, question: str) -> list[tuple[float, Any]]:

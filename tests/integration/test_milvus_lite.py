@@ -17,7 +17,7 @@ pytest.importorskip("pymilvus")
 
 from convsearch import SearchBackend  # noqa: E402
 from convsearch.backends.base import Filters, Recency  # noqa: E402
-from convsearch.backends.milvus import MilvusBackend, from_settings  # noqa: E402
+from convsearch.backends.milvus import MilvusBackend, MilvusSettings, from_settings  # noqa: E402
 from convsearch.config import Settings  # noqa: E402
 from convsearch.embed import HashEmbedder  # noqa: E402
 from convsearch.errors import BackendError, ConfigError, IndexMissingError, InputError  # noqa: E402
@@ -225,18 +225,20 @@ def test_a_second_process_gets_one_clear_line(tmp_path, corpus):
 def test_from_settings(tmp_path, monkeypatch):
     s = Settings.from_env({"CONVSEARCH_DATA_DIR": str(tmp_path), "CONVSEARCH_DENSE": "off",
                            "CONVSEARCH_MILVUS_TOKEN": "root:Milvus", "CONVSEARCH_MILVUS_PREFIX": "kb1"})
-    assert "root:Milvus" not in repr(s) and "CONVSEARCH_MILVUS_TOKEN" in repr(s.milvus_token)
-    b = from_settings(replace(s, milvus_token=None), create=True)
+    conf = MilvusSettings.of(s)
+    assert "root:Milvus" not in repr(s) + repr(conf) and "CONVSEARCH_MILVUS_TOKEN" in repr(conf.token)
+    assert conf.collection_prefix == "kb1"
+    b = from_settings(s.with_sections(replace(conf, token=None)), create=True)
     with pytest.raises(IndexMissingError):
-        from_settings(replace(s, milvus_prefix="other"))
+        from_settings(Settings.from_env(s.to_env(), milvus_prefix="other"))
     try:
         assert b.uri == str((tmp_path / "milvus.db").absolute()) and b.prefix == "kb1" and b.embedder is None
     finally:
         b.close()
     with pytest.raises(ConfigError, match=r"must end in \.db"):
-        from_settings(replace(s, milvus_uri=str(tmp_path / "kb.sqlite")))
+        from_settings(Settings.from_env(s.to_env(), milvus_uri=str(tmp_path / "kb.sqlite")))
     with pytest.raises(ConfigError, match="CONVSEARCH_MILVUS_PREFIX"):
-        from_settings(replace(s, milvus_prefix="bad-prefix"))
+        from_settings(Settings.from_env(s.to_env(), milvus_prefix="bad-prefix"))
 
 
 def test_server_token_is_sent_and_checked(milvus_server):

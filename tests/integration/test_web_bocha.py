@@ -95,13 +95,15 @@ def test_errors_in_a_200_answer_and_http_errors(srv: WebReplayServer) -> None:
 
 def test_its_settings_are_declared_in_its_module_and_stay_secret(caplog: pytest.LogCaptureFixture) -> None:
     s = Settings.from_env({"CONVSEARCH_BOCHA_API_KEYS": "sk-live-hunter2"})
-    assert bocha.SECTION.endpoint(s) == "https://api.bochaai.com" and bocha.PATH == "/v1/web-search"
-    assert bocha.SECTION.call_rate(s) == (60, 60.0)
-    keys = bocha.SECTION.api_keys(s)
+    conf = bocha.SECTION.of(s)
+    assert conf is s.section("bocha") and conf.summary == "on"
+    assert conf.endpoint() == "https://api.bochaai.com" and bocha.PATH == "/v1/web-search"
+    assert conf.call_rate() == (60, 60.0)
+    keys = conf.secrets()
     assert [k.env_var for k in keys] == ["CONVSEARCH_BOCHA_API_KEYS"] and keys[0].reveal() == "sk-live-hunter2"
     with caplog.at_level(logging.DEBUG):
-        logging.getLogger("convsearch.test").info("%s %r", s, s.sections)
-    assert "hunter2" not in repr(s) + str(s) + caplog.text
+        logging.getLogger("convsearch.test").info("%s %r %r", s, s.sections, conf)
+    assert "hunter2" not in repr(s) + str(s) + repr(conf) + caplog.text
     with pytest.raises(ConfigError, match="CONVSEARCH_BOCHA_API_KEYS is not set"):
         bocha.from_settings(Settings())
     with pytest.raises(ConfigError, match="CONVSEARCH_BOCHA_RATE"):

@@ -83,6 +83,5 @@ class TestCachedFailoverContract(_WebContract):
     provider = "brave"
 
     def make(self, s: Settings):
-        from dataclasses import replace
-
-        return web_from_settings(replace(s, web_providers="brave,searxng", searxng_base_url="http://127.0.0.1:9"))
+        return web_from_settings(Settings.from_env(s.to_env(), web_providers="brave,searxng",
+                                                   searxng_base_url="http://127.0.0.1:9"))

@@ -33,7 +33,7 @@ def backend(corpus) -> InMemoryBackend:
 
 
 def agent_for(backend: Any, llm: Any, **settings: Any) -> Agent:
-    return Agent(backend, llm, Settings(**settings), today=TODAY)
+    return Agent(backend, llm, Settings.from_env({}, **settings), today=TODAY)
 
 
 def cite_all(msgs: list[dict[str, Any]], tools: Any) -> str:

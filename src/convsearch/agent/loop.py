@@ -36,13 +36,13 @@ from functools import lru_cache, partial
 from typing import Any
 
 from ..backends.base import Recency
-from ..config import Settings
+from ..config import Settings, Switch
 from ..errors import ConvsearchError, HistoryUnavailable
 from ..format import domain as domain_of
 from ..gate import needs_rewrite
 from ..infra.deadline import MIN_ATTEMPT_S, Deadline
 from ..infra.turn import turn
-from ..llm import LLMBadOutput, LLMError, LLMTimeout, stream_reply
+from ..llm import LLMBadOutput, LLMError, LLMSettings, LLMTimeout, stream_reply
 from ..server.tools import openai_tools
 from ..text import count_tokens, detect_lang, truncate_tokens
 from ..types import Citation, Completion, Message, ToolCall, Usage
@@ -59,6 +59,7 @@ from .policy import (
     result_count,
 )
 from .search import ResultCache, Searcher, as_searcher
+from .settings import AgentSettings
 from .types import AgentEvent, Answer, AnswerFlags, LLMCallRecord, SearchStep, Source
 
 MAX_TOKENS = 1024          # completion cap of one agent call
@@ -144,12 +145,14 @@ class Agent:
                  today: date | None = None) -> None:
         self.settings = settings or Settings()
         s = self.settings
+        self.conf = AgentSettings.of(s)
+        self.llm_conf = LLMSettings.of(s)
         self.searcher: Searcher = as_searcher(pipeline, s, today=today)
         self.llm = llm
         self.tenant = tenant
         self.name = name
         self.store = store
-        self.cache = cache if cache is not None else ResultCache(s.agent_cache_size, s.agent_cache_ttl_s)
+        self.cache = cache if cache is not None else ResultCache(self.conf.cache_size, self.conf.cache_ttl_s)
         self.today = today
         self.tools = _tools()  # fixed here: nothing a result says can change it
         self._sem: asyncio.Semaphore | None = None
@@ -243,22 +246,22 @@ class Agent:
             raise InputError(f"question is {len(q):,} characters long; the limit is {s.max_query_chars:,}")
         conv = self._conversation(session)
         given = history_window(to_messages(history or ()), s.window)
-        task = _Task(question=q, lang=detect_lang(q), deadline=Deadline(s.agent_deadline_s), history=tuple(given),
+        task = _Task(question=q, lang=detect_lang(q), deadline=Deadline(self.conf.deadline_s), history=tuple(given),
                      summary=None, ns=(self.tenant, self.name), sync_llm=sync_llm, emit=emit)
         if conv is not None:
             task.ns = (conv.scope.tenant, conv.scope.agent)
             tm = time.perf_counter()
             await self._load_memory(task, conv)
             task.memory_ms = (time.perf_counter() - tm) * 1000
-        task.top_k = (result_count(q, simple=s.agent_top_k, compare=s.agent_top_k_compare)
-                      if s.agent_dynamic_count == "on" else s.agent_top_k_fixed)
+        task.top_k = (result_count(q, simple=self.conf.top_k, compare=self.conf.top_k_compare)
+                      if self.conf.dynamic_count is Switch.ON else self.conf.top_k_fixed)
         flags: dict[str, Any] = {}
         saved = 0
         try:
             if getattr(self.llm, "configured", True) is False:  # NoLLM: no call at all, the sources say so
                 raise _LLMFailed("no LLM configured")
-            skip = no_search_reason(q) if s.agent_no_search_check == "on" else None
-            if skip or s.agent_max_searches == 0:
+            skip = no_search_reason(q) if self.conf.no_search_check is Switch.ON else None
+            if skip or self.conf.max_searches == 0:
                 task.notes.append(f"no-search pre-check: {skip}; the tool was not offered" if skip
                                   else "CONVSEARCH_AGENT_MAX_SEARCHES=0: the tool was not offered")
                 saved += 1 if skip else 0
@@ -305,19 +308,18 @@ class Agent:
         return answer
 
     async def _loop(self, task: _Task, emit: Emit | None) -> str:
-        s = self.settings
         step = 0
         while True:
             step += 1
-            near = task.deadline.remaining() <= s.agent_answer_reserve_s
+            near = task.deadline.remaining() <= self.conf.answer_reserve_s
             if near and task.rounds:
                 task.partial = True
                 task.notes.append(f"step {step}: {task.deadline.remaining():.1f} s left; no new search, answering")
                 return await self._final(task, purpose="final", reason="deadline")
-            if task.searches >= s.agent_max_searches and task.rounds:
+            if task.searches >= self.conf.max_searches and task.rounds:
                 return await self._final(task, purpose="final", reason="budget")
-            if step > s.agent_max_steps:
-                task.notes.append(f"step limit ({s.agent_max_steps}) reached")
+            if step > self.conf.max_steps:
+                task.notes.append(f"step limit ({self.conf.max_steps}) reached")
                 return await self._final(task, purpose="final", reason="steps")
             comp = await self._call(task, self._messages(task), tools=True, purpose="step", step=step)
             if not comp.tool_calls:
@@ -327,7 +329,6 @@ class Agent:
             await self._run_calls(task, step, comp, emit)
 
     async def _run_calls(self, task: _Task, step: int, comp: Completion, emit: Emit | None) -> None:
-        s = self.settings
         lang = task.lang
         rnd = _Round(step, comp.text.strip(), list(comp.tool_calls))
         from ..history.memory import cited_refs
@@ -349,18 +350,18 @@ class Agent:
                 task.steps.append(SearchStep(step, args.query, args.recency.value, error="repeated call"))
                 task.notes.append(f"step {step}: refused a repeated search {args.query!r}")
                 continue
-            if task.searches + planned >= s.agent_max_searches:
+            if task.searches + planned >= self.conf.max_searches:
                 rnd.replies[i] = P.budget_refusal(lang, task.searches + planned)
                 task.steps.append(SearchStep(step, args.query, args.recency.value, error="search budget used up"))
                 task.budget_exhausted = True
                 continue
-            if task.deadline.remaining() <= s.agent_answer_reserve_s:
+            if task.deadline.remaining() <= self.conf.answer_reserve_s:
                 rnd.replies[i] = P.deadline_refusal(lang)
                 task.steps.append(SearchStep(step, args.query, args.recency.value, error="deadline near"))
                 task.partial = True
                 continue
-            g = guard_query(args.query, max_zh_chars=s.llm_max_zh_chars, max_en_words=s.llm_max_en_words,
-                            blocked=s.llm_blocked)
+            lc = self.llm_conf
+            g = guard_query(args.query, max_zh_chars=lc.max_zh_chars, max_en_words=lc.max_en_words, blocked=lc.blocked)
             if g.error is not None:
                 rnd.replies[i] = g.error
                 task.steps.append(SearchStep(step, args.query, args.recency.value, error="blocked word"))
@@ -386,13 +387,12 @@ class Agent:
             if emit is not None:
                 emit("search", st)
         task.rounds.append(rnd)
-        if task.searches >= s.agent_max_searches:
+        if task.searches >= self.conf.max_searches:
             task.budget_exhausted = True
-            task.notes.append(f"step {step}: search budget ({s.agent_max_searches}) used up")
+            task.notes.append(f"step {step}: search budget ({self.conf.max_searches}) used up")
 
     async def _search(self, task: _Task, step: int, query: str, recency: Recency | None, notes: list[str],
                       raw: ToolCall) -> tuple[SearchStep, list[Source]]:
-        s = self.settings
         model_query = parse_tool_call(raw.arguments, raw.name).query
         leans = needs_rewrite(task.history, query).needed if task.history else False
         label = recency.value if recency is not None else "auto"  # auto: the pipeline's default window
@@ -407,7 +407,7 @@ class Agent:
             async with sem:
                 queued = (time.perf_counter() - tq) * 1000
                 t1 = time.perf_counter()
-                budget = max(task.deadline.remaining() - s.agent_answer_reserve_s / 2, MIN_ATTEMPT_S)
+                budget = max(task.deadline.remaining() - self.conf.answer_reserve_s / 2, MIN_ATTEMPT_S)
                 try:
                     # the turn's scope and deadline reach the backends: web caches are namespaced tenant →
                     # agent, and a web call does not start past the deadline
@@ -451,15 +451,14 @@ class Agent:
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
         if self._sem is None or self._sem_loop is not loop:
-            self._sem, self._sem_loop = asyncio.Semaphore(self.settings.agent_parallel), loop
+            self._sem, self._sem_loop = asyncio.Semaphore(self.conf.parallel), loop
         return self._sem
 
     # --- prompts -----------------------------------------------------------------------------------
     def _system(self, task: _Task, *, offer_tools: bool) -> str:
-        s = self.settings
         today = (self.today or date.today()).isoformat()
-        text = P.system_prompt(task.lang, today=today, max_searches=s.agent_max_searches,
-                               max_chars=s.agent_max_answer_chars)
+        text = P.system_prompt(task.lang, today=today, max_searches=self.conf.max_searches,
+                               max_chars=self.conf.max_answer_chars)
         mem = P.memory_block(task.lang, task.memory, task.summary)
         if mem:
             text += "\n\n" + mem
@@ -470,7 +469,7 @@ class Agent:
     def _messages(self, task: _Task, *, final: str | None = None, offer_tools: bool = True) -> list[dict[str, Any]]:
         """The prompt of the next call, cut to CONVSEARCH_AGENT_CONTEXT_TOKENS: first the oldest history
         messages go, then the latest round's snippets are shortened, then dropped."""
-        budget = self.settings.agent_context_tokens - (TOOL_SCHEMA_TOKENS if offer_tools else 0) - MAX_TOKENS // 4
+        budget = self.conf.context_tokens - (TOOL_SCHEMA_TOKENS if offer_tools else 0) - MAX_TOKENS // 4
         drop, snippet = 0, None
         while True:
             msgs = self._build(task, final=final, offer_tools=offer_tools, drop_history=drop, snippet_tokens=snippet)
@@ -491,7 +490,7 @@ class Agent:
 
     def _build(self, task: _Task, *, final: str | None, offer_tools: bool, drop_history: int,
                snippet_tokens: int | None) -> list[dict[str, Any]]:
-        compress = self.settings.agent_compress == "on"
+        compress = self.conf.compress is Switch.ON
         msgs: list[dict[str, Any]] = [{"role": "system", "content": self._system(task, offer_tools=offer_tools)}]
         for m in task.history[drop_history:]:
             msgs.append({"role": "assistant" if m.role == "assistant" else "user", "content": m.content})
@@ -518,9 +517,8 @@ class Agent:
     # --- LLM calls ---------------------------------------------------------------------------------
     async def _call(self, task: _Task, msgs: list[dict[str, Any]], *, tools: bool, purpose: str,
                     step: int) -> Completion:
-        s = self.settings
         est = _estimate(msgs) + (TOOL_SCHEMA_TOKENS if tools else 0)
-        budget = min(s.agent_llm_timeout_s, task.deadline.remaining())
+        budget = min(self.conf.llm_timeout_s, task.deadline.remaining())
         t0 = time.perf_counter()
         err: str | None = None
         comp = Completion()
@@ -616,7 +614,7 @@ class Agent:
         shown = task.shown
         check = check_citations(text, shown)
         repaired = False
-        if not check.ok and shown and self.settings.agent_strict == "on" and \
+        if not check.ok and shown and self.conf.strict is Switch.ON and \
                 task.deadline.remaining() > MIN_ATTEMPT_S * 20:
             msgs = self._messages(task, offer_tools=False)
             msgs.append({"role": "assistant", "content": text})

@@ -65,15 +65,31 @@ import logging
 import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from ..config import Section, named, register
 from ..embed import Embedder
 from ..errors import BackendError, ConfigError, InputError
+from ..secret import Secret
 from ..text import detect_lang, index_terms
 from ..types import Document, Hit
 from .base import FILTER_FIELDS, Capabilities, Filters, Recency, batches
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class MilvusSettings(Section):
+    """The milvus backend's section: ``uri`` (empty: DATA_DIR/milvus.db), a server's ``token`` (a Secret) and the
+    collections' name ``prefix``."""
+
+    name = "milvus"
+    prefix = "CONVSEARCH_MILVUS_"
+    uri: str = ""
+    token: Secret | None = field(default=None, repr=False)
+    collection_prefix: str = named("CONVSEARCH_MILVUS_PREFIX", "convsearch")
 
 SCHEMA_VERSION = 1
 RRF_K = 60  # Cormack, Clarke & Büttcher (SIGIR 2009), the constant Milvus's RRFRanker and our fuse_rrf use
@@ -609,13 +625,14 @@ def from_settings(settings: Any, *, create: bool = False) -> MilvusBackend:
     from .factory import dense_enabled
 
     _pymilvus()
-    uri = settings.milvus_uri or str(Path(settings.data_dir) / "milvus.db")
+    conf = MilvusSettings.of(settings)
+    uri = conf.uri or str(Path(settings.data_dir) / "milvus.db")
     embedder = None
     if dense_enabled(settings):
         from ..embed import default_embedder
 
         embedder = default_embedder()
-    return MilvusBackend(uri, embedder=embedder, token=settings.milvus_token, prefix=settings.milvus_prefix,
+    return MilvusBackend(uri, embedder=embedder, token=conf.token, prefix=conf.collection_prefix,
                          create=create)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import CitedResult, Fact, HistoryStore, MemoryStore, Scope, StoredMessage, Summary
+from .base import CitedResult, Fact, HistorySettings, HistoryStore, MemoryStore, Scope, StoredMessage, Summary
 from .memory import Memory, cited_refs, extract_facts, fit_tokens
 from .memory_store import InMemoryStore
 from .session import Conversation
@@ -41,6 +41,7 @@ def flush_refreshes(timeout: float | None = 30.0) -> bool:
     return default_refresher().flush(timeout)
 
 
-__all__ = ["BackgroundRefresher", "CitedResult", "Conversation", "ExtractiveSummarizer", "Fact", "HistoryStore",
-           "InMemoryStore", "Memory", "MemoryStore", "Scope", "StoredMessage", "Summarizer", "Summary", "cited_refs",
-           "default_refresher", "extract_facts", "fit_tokens", "flush_refreshes", "open_store", "refresh_summary"]
+__all__ = ["BackgroundRefresher", "CitedResult", "Conversation", "ExtractiveSummarizer", "Fact", "HistorySettings",
+           "HistoryStore", "InMemoryStore", "Memory", "MemoryStore", "Scope", "StoredMessage", "Summarizer", "Summary",
+           "cited_refs", "default_refresher", "extract_facts", "fit_tokens", "flush_refreshes", "open_store",
+           "refresh_summary"]

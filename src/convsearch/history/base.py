@@ -14,13 +14,40 @@ the assistant's replies to them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import InputError, MessageTooLarge
+from ..config import Section, Switch, register
+from ..errors import ConfigError, InputError, MessageTooLarge
+from ..secret import Secret
 from ..types import Message
 from ..window import to_messages
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class HistorySettings(Section):
+    """The history store's settings (CONVSEARCH_DB_*, _MAX_MESSAGE_BYTES, _HISTORY_TOKENS, _SUMMARY_*, _TASK_ROUNDS,
+    _PROFILE; the table in convsearch.config). ``db_url`` may hold a password: a Secret."""
+
+    name = "history"
+    prefix = "CONVSEARCH_"
+    db_url: Secret | None = field(default=None, repr=False)
+    db_timeout: float = 1.0
+    max_message_bytes: int = 65536
+    history_tokens: int = 1500
+    summary_threshold: int = 14
+    summary_chars: int = 1200
+    summary_keep: int = 8
+    task_rounds: int = 3
+    profile: Switch = Switch.OFF
+
+    def check(self) -> None:
+        self._require("max_message_bytes", "history_tokens", "summary_chars", "task_rounds")
+        self._require("db_timeout", "summary_keep", positive=False)
+        if self.summary_threshold < self.summary_keep:
+            raise ConfigError("CONVSEARCH_SUMMARY_THRESHOLD must be at least CONVSEARCH_SUMMARY_KEEP")
 
 MAX_ID_CHARS = 128
 MAX_SESSION_CHARS = 256

@@ -20,11 +20,11 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..config import Settings
+from ..config import Settings, Switch
 from ..errors import HistoryUnavailable
 from ..types import Citation, Message
 from ..window import to_messages
-from .base import CitedResult, HistoryStore, MemoryStore, Scope, StoredMessage, Summary
+from .base import CitedResult, HistorySettings, HistoryStore, MemoryStore, Scope, StoredMessage, Summary
 from .memory import Memory, cited_refs, dedupe_tasks, extract_facts, fit_tokens
 from .summary import BackgroundRefresher, Summarizer, default_refresher, refresh_summary
 
@@ -82,12 +82,13 @@ class Conversation:
             summary = self.store.summary(self.scope, speaker=self.speaker)
             rows = self.store.window(self.scope, s.window, speaker=self.speaker)
             if isinstance(self.store, MemoryStore):
-                tasks = dedupe_tasks(self.store.cited(self.scope, rounds=s.task_rounds, speaker=self.speaker))
+                rounds = HistorySettings.of(s).task_rounds
+                tasks = dedupe_tasks(self.store.cited(self.scope, rounds=rounds, speaker=self.speaker))
                 if self.profile:
                     facts = tuple(self.store.facts(self.scope, self.profile_user))
         if summary is not None:
             rows = [r for r in rows if r.seq > summary.through]
-        window = fit_tokens([r.as_message() for r in rows], s.history_tokens)
+        window = fit_tokens([r.as_message() for r in rows], HistorySettings.of(s).history_tokens)
         return Memory(window=window, summary=summary, tasks=tasks, profile=facts)
 
     # --- writing ----------------------------------------------------------------------------------
@@ -126,7 +127,7 @@ class Conversation:
         return row
 
     def _collect_facts(self, text: str, source: str, s: Settings) -> None:
-        if s.profile != "on" or not isinstance(self.store, MemoryStore):
+        if HistorySettings.of(s).profile is not Switch.ON or not isinstance(self.store, MemoryStore):
             return
         facts = extract_facts(text, source=source)
         if facts:
@@ -134,9 +135,9 @@ class Conversation:
 
     # --- summary ----------------------------------------------------------------------------------
     def refresh_summary(self, settings: Settings | None = None) -> Summary | None:
-        s = settings or Settings()
+        h = HistorySettings.of(settings or Settings())
         return refresh_summary(self.store, self.scope, speaker=self.speaker, summarizer=self.summarizer,
-                               threshold=s.summary_threshold, keep=s.summary_keep, max_chars=s.summary_chars)
+                               threshold=h.summary_threshold, keep=h.summary_keep, max_chars=h.summary_chars)
 
     def schedule_refresh(self, settings: Settings | None = None) -> None:
         """Refresh the summary as ``refresh`` says: on the background thread (never blocking), now, or not."""

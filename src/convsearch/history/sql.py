@@ -42,7 +42,7 @@ from ..errors import ConfigError, HistoryUnavailable, MessageIdConflict
 from ..types import Message
 from ..window import KEPT_ROLES, in_window
 from . import schema as t
-from .base import CitedResult, Fact, Scope, StoredMessage, Summary, check_id, check_size, checked_append
+from .base import CitedResult, Fact, HistorySettings, Scope, StoredMessage, Summary, check_id, check_size, checked_append
 from .memory_store import resolve_thread
 
 log = logging.getLogger("convsearch.history")
@@ -214,9 +214,10 @@ class SqlStore:
 
     @classmethod
     def from_settings(cls, settings: Any) -> "SqlStore":
-        """The store ``Settings`` describe: ``db_url``, else SQLite under ``data_dir``."""
-        url = settings.db_url.reveal() if settings.db_url else sqlite_url(settings.data_dir)
-        return cls(url, timeout=settings.db_timeout, max_message_bytes=settings.max_message_bytes)
+        """The store ``Settings`` describe: CONVSEARCH_DB_URL, else SQLite under ``data_dir``."""
+        h = HistorySettings.of(settings)
+        url = h.db_url.reveal() if h.db_url else sqlite_url(settings.data_dir)
+        return cls(url, timeout=h.db_timeout, max_message_bytes=h.max_message_bytes)
 
     @property
     def display_url(self) -> str:

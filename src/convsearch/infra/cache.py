@@ -27,8 +27,31 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from ..config import Section, register
+from ..errors import ConfigError
+from ..secret import Secret
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class CacheSettings(Section):
+    """The caches' settings: ``size`` and ``ttl_s`` of the server's response cache (per tenant), and ``url``, a
+    Redis that the web cache and the outbound limiter share across workers (a Secret: it may hold a password)."""
+
+    name = "cache"
+    prefix = "CONVSEARCH_CACHE_"
+    url: Secret | None = field(default=None, repr=False)
+    size: int = 1024
+    ttl_s: float = 60.0
+
+    def check(self) -> None:
+        self._require("ttl_s")
+        self._require("size", positive=False)
+        if self.url and not self.url.reveal().startswith(("redis://", "rediss://", "unix://")):
+            raise ConfigError("CONVSEARCH_CACHE_URL must be a redis://, rediss:// or unix:// URL")
 
 
 @runtime_checkable

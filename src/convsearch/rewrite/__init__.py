@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..config import Switch
 from ..errors import ConfigError
 from .base import Passthrough, Rewriter, Scripted
 
@@ -11,10 +12,14 @@ if TYPE_CHECKING:
     from ..config import Settings
 
 REWRITERS = ("rules", "passthrough", "llm", "auto")
+# third-party rewriters: ``name = "package.module:factory"``, ``factory(settings) -> Rewriter``; the module may
+# declare its own settings section (convsearch.config.Section) with its own prefix
+ENTRY_POINT_GROUP = "convsearch.rewriters"
 
 
 def get_rewriter(name: str, settings: "Settings | None" = None) -> Rewriter:
-    """Return a rewriter by name: ``rules``, ``passthrough``, ``llm`` or ``auto``.
+    """Return a rewriter by name: ``rules``, ``passthrough``, ``llm`` or ``auto``, or one an installed package
+    registers in the entry-point group ``convsearch.rewriters``.
 
     ``llm`` needs an OpenAI-compatible endpoint in ``settings`` (default: ``Settings.from_env()``) and raises a
     ConfigError naming the variables to set otherwise. ``auto`` is gate → LLM → guard → rules → original when
@@ -38,7 +43,30 @@ def get_rewriter(name: str, settings: "Settings | None" = None) -> Rewriter:
             return RuleRewriter()
         llm_config(s)  # ConfigError naming the variables, before any import of the [llm] extra
         return _llm_rewriter(name, s, _open_llm(s))
-    raise ConfigError(f"unknown rewriter {name!r}; choose one of: {', '.join(REWRITERS)}")
+    factory = _entry_point(name)
+    if factory is not None:
+        from ..config import Settings
+
+        return factory(settings if settings is not None else Settings.from_env())  # type: ignore[no-any-return]
+    known = [*REWRITERS, *sorted(_entry_points())]
+    raise ConfigError(f"unknown rewriter {name!r}; choose one of: {', '.join(known)}")
+
+
+def _entry_points() -> dict[str, Any]:
+    from importlib import metadata
+
+    return {ep.name.lower(): ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _entry_point(name: str) -> Any:
+    """The factory an installed package registers as rewriter ``name``, or None."""
+    ep = _entry_points().get(name.lower())
+    if ep is None:
+        return None
+    try:
+        return ep.load()
+    except Exception as exc:  # a broken plug-in is a configuration problem: one line, exit 3
+        raise ConfigError(f"rewriter {name!r} cannot be loaded from {ep.value}: {exc}") from exc
 
 
 def _open_llm(settings: "Settings") -> Any:
@@ -56,27 +84,31 @@ def _llm_rewriter(name: str, s: "Settings", llm: Any) -> Rewriter:
     except ImportError as exc:  # pydantic / openai: the [llm] extra
         raise ConfigError(f"the LLM rewriter needs the [llm] extra ({exc.name} is missing): "
                           "pip install 'convsearch[llm]'") from exc
-    kw = dict(window=s.llm_window, cache=MemoryCache(s.llm_cache_size), budget_s=s.llm_timeout_s,
-              limits=GuardLimits(s.llm_max_zh_chars, s.llm_max_en_words, s.llm_blocked))
+    from ..llm import LLMSettings
+
+    c = LLMSettings.of(s)
+    kw = dict(window=c.window, cache=MemoryCache(c.cache_size), budget_s=c.timeout_s,
+              limits=GuardLimits(c.max_zh_chars, c.max_en_words, c.blocked))
     if name == "llm":
-        return LLMRewriter(llm, uncertain_below=s.llm_uncertain_below, **kw)
-    return auto_rewriter(llm, uncertain_below=s.llm_uncertain_below, **kw)
+        return LLMRewriter(llm, uncertain_below=c.uncertain_below, **kw)
+    return auto_rewriter(llm, uncertain_below=c.uncertain_below, **kw)
 
 
 def make_variant_maker(settings: "Settings") -> Any:
     """A new ``HybridVariants`` (LLM + heuristic, its own cache; the process's shared client) when
     CONVSEARCH_LLM_VARIANTS=on and an LLM is configured, else None (the heuristic table alone). The caller (a
     Pipeline) owns it: ``close()``."""
-    from ..llm import llm_configured
+    from ..llm import LLMSettings
 
-    if settings.llm_variants != "on" or not llm_configured(settings):
+    c = LLMSettings.of(settings)
+    if c.variants is not Switch.ON or not c.configured:
         return None
     from ..infra.cache import MemoryCache
     from .llm import GuardLimits, HybridVariants, LLMVariants
 
-    limits = GuardLimits(settings.llm_max_zh_chars, settings.llm_max_en_words, settings.llm_blocked)
-    return HybridVariants(LLMVariants(_open_llm(settings), limits=limits, cache=MemoryCache(settings.llm_cache_size),
-                                      budget_s=settings.llm_timeout_s))
+    limits = GuardLimits(c.max_zh_chars, c.max_en_words, c.blocked)
+    return HybridVariants(LLMVariants(_open_llm(settings), limits=limits, cache=MemoryCache(c.cache_size),
+                                      budget_s=c.timeout_s))
 
 
 class HydeWriter:
@@ -104,14 +136,14 @@ class HydeWriter:
 def make_hyde(settings: "Settings") -> HydeWriter | None:
     """A new HyDE writer (its own cache; the process's shared client) when CONVSEARCH_HYDE=on and an LLM is
     configured, else None (no dense rewrite). The caller (a Pipeline) owns it: ``close()``."""
-    from ..llm import llm_configured
+    from ..llm import LLMSettings
 
-    if settings.hyde != "on" or not llm_configured(settings):
+    c = LLMSettings.of(settings)
+    if c.hyde is not Switch.ON or not c.configured:
         return None
     from ..infra.cache import MemoryCache
 
-    return HydeWriter(_open_llm(settings), budget_s=settings.llm_timeout_s, cache=MemoryCache(settings.llm_cache_size),
-                      blocked=settings.llm_blocked)
+    return HydeWriter(_open_llm(settings), budget_s=c.timeout_s, cache=MemoryCache(c.cache_size), blocked=c.blocked)
 
 
 __all__ = ["REWRITERS", "HydeWriter", "Passthrough", "Rewriter", "Scripted", "get_rewriter", "make_hyde",

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import ConfigError
+from .settings import ServerSettings
 
 
 def require() -> None:
@@ -24,7 +25,7 @@ def require() -> None:
 
 
 def serve(settings: Settings, *, workers: int = 1, log_level: str = "info") -> None:
-    """Run the HTTP API with uvicorn on ``settings.server_host:server_port`` until interrupted.
+    """Run the HTTP API with uvicorn on CONVSEARCH_SERVER_HOST:PORT until interrupted.
 
     With ``workers > 1`` each worker process builds its own app from the environment, which is given every one of
     ``settings`` first (flags and settings made in code included: ``Settings.to_env``); rate limits and caches are
@@ -37,7 +38,8 @@ def serve(settings: Settings, *, workers: int = 1, log_level: str = "info") -> N
 
     service = Service(settings)
     check_bind(settings, service)
-    kw: dict[str, Any] = dict(host=settings.server_host, port=settings.server_port, log_level=log_level,
+    conf = ServerSettings.of(settings)
+    kw: dict[str, Any] = dict(host=conf.host, port=conf.port, log_level=log_level,
                               proxy_headers=False, server_header=False)
     if workers > 1:
         service.close()

@@ -32,13 +32,14 @@ from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
-from ..config import Settings
+from ..config import AutoSwitch, Settings
 from ..errors import BodyTooLarge, ConfigError, ConvsearchError
 from ..warmup import freeze_heap
 from . import errors as errmap
 from . import models as m
 from .auth import Tenant
 from .service import Service
+from .settings import ServerSettings
 from .tools import openai_tools
 
 STATIC = FsPath(__file__).parent / "static"
@@ -70,7 +71,7 @@ class _Edge:
 
     def __init__(self, app: Any, *, service: Service) -> None:
         self.app = app
-        self.max_body = service.settings.max_body_bytes
+        self.max_body = service.server.max_body_bytes
         self.metrics = service.metrics
         # request ids: a random per-process prefix and a counter (os.urandom per request costs ~0.6 ms on
         # some VMs; these ids only need to be unique, not secret)
@@ -275,8 +276,8 @@ def create_app(settings: Settings | None = None, *, service: Service | None = No
 
         inner = mcp_server.streamable_http_app(
             streamable_http_path="/mcp", stateless_http=True, json_response=True,
-            max_request_body_size=settings.max_body_bytes, transport_security=_mcp_security(service, settings),
-            host=settings.server_host)
+            max_request_body_size=service.server.max_body_bytes, transport_security=_mcp_security(service, settings),
+            host=service.server.host)
         for r in inner.routes:
             if isinstance(r, Route) and r.path == "/mcp":
                 app.router.routes.append(Route("/mcp", endpoint=_McpGate(r.app, service),
@@ -331,7 +332,7 @@ def _mcp_security(service: Service, settings: Settings) -> Any:
     """DNS-rebinding protection for an open server on loopback; with API keys the key is the protection."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    if service.keys.open and _is_loopback(settings.server_host):
+    if service.keys.open and _is_loopback(ServerSettings.of(settings).host):
         return TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                          allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
                                          allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
@@ -345,9 +346,10 @@ def _page_headers() -> dict[str, str]:
 
 def check_bind(settings: Settings, service: Service) -> None:
     """An open server (no API key configured) listens on loopback only, unless CONVSEARCH_SERVER_AUTH=off."""
-    if service.keys.open and settings.server_auth == "auto" and not _is_loopback(settings.server_host):
+    conf = ServerSettings.of(settings)
+    if service.keys.open and conf.auth is AutoSwitch.AUTO and not _is_loopback(conf.host):
         raise ConfigError(f"no API key is configured, so the server would be open to anyone at "
-                          f"{settings.server_host}; set CONVSEARCH_API_KEYS or CONVSEARCH_API_KEYS_FILE, or "
+                          f"{conf.host}; set CONVSEARCH_API_KEYS or CONVSEARCH_API_KEYS_FILE, or "
                           "CONVSEARCH_SERVER_AUTH=off to serve without keys anyway")
 
 

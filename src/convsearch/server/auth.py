@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings
+from ..config import AutoSwitch, Settings
 from ..errors import AuthError, ConfigError
 from ..infra.ratelimit import Rate
+from ..secret import reveal
+from .settings import ServerSettings
 
 OPEN_TENANT = "local"
 log = logging.getLogger("convsearch.server")
@@ -96,9 +98,10 @@ class KeyRing:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "KeyRing":
-        """Keys from ``settings.api_keys`` and ``settings.api_keys_file``; open when none and auth is not ``on``."""
+        """Keys from CONVSEARCH_API_KEYS and CONVSEARCH_API_KEYS_FILE; open when none and auth is not ``on``."""
+        conf = ServerSettings.of(settings)
         by_digest: dict[str, Tenant] = {}
-        for item in (x.strip() for x in (settings.api_keys.reveal() if settings.api_keys else "").split(",")):
+        for item in (x.strip() for x in reveal(conf.api_keys).split(",")):
             if not item:
                 continue
             name, sep, key = item.partition(":")
@@ -106,13 +109,13 @@ class KeyRing:
                 raise ConfigError("CONVSEARCH_API_KEYS must be 'tenant:key' pairs separated by commas")
             _add(by_digest, Tenant(_tenant_name(name.strip(), "CONVSEARCH_API_KEYS")), digest(key.strip()),
                  "CONVSEARCH_API_KEYS")
-        if settings.api_keys_file:
-            for tenant, digests in _load_file(Path(settings.api_keys_file)):
+        if conf.api_keys_file:
+            for tenant, digests in _load_file(Path(conf.api_keys_file)):
                 for d in digests:
-                    _add(by_digest, tenant, d, settings.api_keys_file)
-        if settings.server_auth == "off":
+                    _add(by_digest, tenant, d, conf.api_keys_file)
+        if conf.auth is AutoSwitch.OFF:
             return cls({}, open=True)
-        if not by_digest and settings.server_auth == "on":
+        if not by_digest and conf.auth is AutoSwitch.ON:
             raise ConfigError("CONVSEARCH_SERVER_AUTH=on but no API key is configured "
                               "(set CONVSEARCH_API_KEYS or CONVSEARCH_API_KEYS_FILE)")
         return cls(by_digest, open=not by_digest)

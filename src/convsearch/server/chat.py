@@ -60,6 +60,7 @@ from .answer import Answers, SearchStepOut, UsageOut, answers_for
 from .auth import Tenant
 from .errors import InvalidField
 from .service import Service
+from .settings import ServerSettings
 
 log = logging.getLogger("convsearch.server")
 DEFAULT_MODEL = "convsearch"
@@ -374,9 +375,9 @@ def _session_id(value: str | None) -> str | None:
 
 
 def _profile(service: Service, model: str) -> tuple[str, tuple[str, ...]]:
-    found = profiles(service.settings.chat_profile_specs).get(model)
+    found = profiles(service.server.chat_profile_specs).get(model)
     if found is None:
-        known = ", ".join(profiles(service.settings.chat_profile_specs))
+        known = ", ".join(profiles(service.server.chat_profile_specs))
         raise ModelNotFound("model", f"model {model!r} does not exist here; GET /v1/models lists them ({known})")
     return found
 
@@ -395,7 +396,7 @@ def check_profiles(settings: Any) -> None:
     from ..errors import ConfigError
 
     known = set(parse_names(settings.backends))
-    for name, backends in settings.chat_profile_specs.items():
+    for name, backends in ServerSettings.of(settings).chat_profile_specs.items():
         unknown = [b for b in backends if b not in known]
         if unknown:
             raise ConfigError(f"CONVSEARCH_CHAT_PROFILES: profile {name!r} names {', '.join(unknown)}, not among "
@@ -474,7 +475,7 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     def model_list() -> ModelList:
-        return ModelList(data=[ModelOut(id=k, created=started) for k in profiles(service.settings.chat_profile_specs)])
+        return ModelList(data=[ModelOut(id=k, created=started) for k in profiles(service.server.chat_profile_specs)])
 
     @app.get("/v1/models", response_model=ModelList, tags=["openai"], responses={401: errs[401], 429: errs[429]})
     async def list_models(t: Annotated[Tenant, Depends(tenant_dep)]) -> ModelList:

@@ -77,7 +77,7 @@ def build_mcp(service: Service, *, transport: Literal["stdio", "http"] = "stdio"
 
     if tenant_of is None:
         if transport == "stdio":
-            fixed = Tenant(service.settings.mcp_tenant)
+            fixed = Tenant(service.server.mcp_tenant)
 
             def tenant_of(ctx: object) -> Tenant:
                 return fixed

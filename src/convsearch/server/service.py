@@ -28,7 +28,7 @@ from ..backends.base import Filters, SearchBackend
 from ..infra.turn import turn
 from ..config import Settings
 from ..errors import ConvsearchError, DeadlineExceeded, IndexMissingError, InputError, RateLimited
-from ..infra.cache import MemoryCache, NullCache, TTLCache
+from ..infra.cache import CacheSettings, MemoryCache, NullCache, TTLCache
 from ..infra.deadline import Deadline
 from ..infra.ratelimit import RateLimiter, TokenBucketLimiter
 from ..pipeline import Pipeline, validate_query
@@ -36,6 +36,7 @@ from ..rewrite import get_rewriter, make_hyde, make_variant_maker
 from ..rewrite.base import Rewriter
 from . import models as m
 from .auth import KeyRing, Tenant
+from .settings import InlineTurns, ServerSettings
 from .errors import InvalidField
 from .metrics import Metrics
 
@@ -77,9 +78,10 @@ class Service:
                  rewriter_factory: Callable[[Settings], Rewriter] | None = None,
                  today: Callable[[], date] = date.today) -> None:
         self.settings = settings
+        self.server = ServerSettings.of(settings)
         self.keys = keys if keys is not None else KeyRing.from_settings(settings)
         self.limiter: RateLimiter = limiter if limiter is not None else TokenBucketLimiter(
-            settings.rate_limit, settings.rate_burst, rates=self.keys.rates())
+            self.server.rate_limit, self.server.rate_burst, rates=self.keys.rates())
         self.metrics = metrics or Metrics()
         self._rewriter_factory = rewriter_factory or (lambda s: get_rewriter(s.rewriter, s))
         self._today = today
@@ -130,7 +132,8 @@ class Service:
                 state = self._tenants.get(t.name)
                 if state is None:
                     s = self.settings
-                    cache: TTLCache = MemoryCache(s.cache_size, ttl_s=s.cache_ttl_s) if s.cache_size else NullCache()
+                    c = CacheSettings.of(s)
+                    cache: TTLCache = MemoryCache(c.size, ttl_s=c.ttl_s) if c.size else NullCache()
                     rw, vm, hy = self._rewriter_factory(s), make_variant_maker(s), make_hyde(s)
                     # the tenant's own parts (closed with it); the backends are the service's, shared
                     pipeline = Pipeline(self.backend, settings=s, rewriter=rw, variant_maker=vm, hyde=hy,
@@ -172,7 +175,7 @@ class Service:
         throughput on 2 cores, docs/BENCHMARKS_SERVE.md) and buy nothing, since the GIL serialises the work
         anyway. Anything that may wait (LLM, history database, embeddings, a remote backend) goes to a
         thread under the deadline. ``CONVSEARCH_INLINE_TURNS=off`` sends every turn to a thread."""
-        if self.settings.inline_turns == "off" or session_id:
+        if self.server.inline_turns is InlineTurns.OFF or session_id:
             return False
         state = self.tenant(t)
         if state.variant_maker is not None or getattr(state.rewriter, "cost", "io") != "pure":

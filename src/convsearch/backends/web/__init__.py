@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...errors import ConfigError
+from ._factory import WebSettings
 from .guard import guarded, reset_shared_caches, shared_cache
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def configured(settings: Settings) -> list[str]:
     """The providers the ``web`` chain takes by default: the chained registry rows whose key (or URL) is set."""
     from ..registry import web_provider_module, web_providers
 
-    return [n for n in web_providers(chain=True) if web_provider_module(n).SECTION.configured(settings)]
+    return [n for n in web_providers(chain=True) if web_provider_module(n).SECTION.of(settings).configured]
 
 
 def from_settings(settings: Settings) -> SearchBackend:
@@ -34,9 +35,10 @@ def from_settings(settings: Settings) -> SearchBackend:
     from ..registry import backend_factory, web_provider_module, web_providers
     from .cached import Failover
 
-    names = [n.strip().lower() for n in settings.web_providers.split(",") if n.strip()] or configured(settings)
+    order = WebSettings.of(settings).providers
+    names = [n.strip().lower() for n in order.split(",") if n.strip()] or configured(settings)
     if not names:
-        needs = [web_provider_module(n).SECTION.needs for n in web_providers(chain=True)]
+        needs = [web_provider_module(n).SECTION.needs() for n in web_providers(chain=True)]
         raise ConfigError(f"the web backend has no provider: set {', '.join(needs[:-1])} or {needs[-1]} "
                           "(or CONVSEARCH_WEB_PROVIDERS)")
     members = []

@@ -18,20 +18,33 @@ An error comes as ``{"code": …, "message" (or "msg"): …}``, with its HTTP st
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ...errors import ConfigError
+from ...config import Switch, register
 from ...types import Hit
 from ..base import Capabilities, Recency
-from ._factory import ProviderSection
+from ._factory import ProviderSettings
 from ._http import Request, UpstreamRateLimited, UpstreamRejected, WebBackend
 from .clean import web_hit
 
 if TYPE_CHECKING:
     from ...config import Settings
 
-SECTION = ProviderSection("bocha", base_url="https://api.bochaai.com", rate="60/min")
+@register
+@dataclass(frozen=True, slots=True)
+class BochaSettings(ProviderSettings):
+    """bocha's section: CONVSEARCH_BOCHA_API_KEYS, _BASE_URL, _RATE, _SUMMARY."""
+
+    name = "bocha"
+    prefix = "CONVSEARCH_BOCHA_"
+    base_url: str = "https://api.bochaai.com"
+    rate: str = "60/min"
+    summary: Switch = Switch.ON
+
+
+SECTION = BochaSettings
 PATH = "/v1/web-search"
 _FRESHNESS = {Recency.DAY: "oneDay", Recency.WEEK: "oneWeek", Recency.MONTH: "oneMonth", Recency.YEAR: "oneYear"}
 
@@ -72,12 +85,10 @@ class BochaBackend(WebBackend):
 def from_settings(settings: Settings) -> BochaBackend:
     from ._factory import call_options, window_store
 
-    summary = SECTION.value(settings, "SUMMARY", "on").strip().lower()
-    if summary not in ("on", "off"):
-        raise ConfigError(f"{SECTION.variable('SUMMARY')} must be 'on' or 'off', not {summary!r}")
-    return BochaBackend(base_url=SECTION.endpoint(settings), keys=SECTION.api_keys(settings),
-                        rate=SECTION.call_rate(settings), options=call_options(settings),
-                        store=window_store(settings), summary=summary == "on")
+    conf = BochaSettings.of(settings)
+    return BochaBackend(base_url=conf.endpoint(), keys=conf.secrets(),
+                        rate=conf.call_rate(), options=call_options(settings),
+                        store=window_store(settings), summary=conf.summary is Switch.ON)
 
 
 __all__ = ["PATH", "SECTION", "BochaBackend", "from_settings"]

@@ -6,19 +6,32 @@ it is cut to length).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ...config import register
 from ...types import Hit
 from ..base import Capabilities, Recency
-from ._factory import ProviderSection
+from ._factory import ProviderSettings
 from ._http import Request, WebBackend
 from .clean import web_hit
 
 if TYPE_CHECKING:
     from ...config import Settings
 
-SECTION = ProviderSection("brave", base_url="https://api.search.brave.com", rate="1/s")
+@register
+@dataclass(frozen=True, slots=True)
+class BraveSettings(ProviderSettings):
+    """brave's section: CONVSEARCH_BRAVE_API_KEYS, _BASE_URL, _RATE."""
+
+    name = "brave"
+    prefix = "CONVSEARCH_BRAVE_"
+    base_url: str = "https://api.search.brave.com"
+    rate: str = "1/s"
+
+
+SECTION = BraveSettings
 _FRESHNESS = {Recency.DAY: "pd", Recency.WEEK: "pw", Recency.MONTH: "pm", Recency.YEAR: "py"}
 
 
@@ -51,8 +64,9 @@ class BraveBackend(WebBackend):
 def from_settings(settings: Settings) -> BraveBackend:
     from ._factory import call_options, window_store
 
-    return BraveBackend(base_url=SECTION.endpoint(settings), keys=SECTION.api_keys(settings),
-                        rate=SECTION.call_rate(settings), options=call_options(settings), store=window_store(settings))
+    conf = BraveSettings.of(settings)
+    return BraveBackend(base_url=conf.endpoint(), keys=conf.secrets(),
+                        rate=conf.call_rate(), options=call_options(settings), store=window_store(settings))
 
 
 __all__ = ["BraveBackend", "from_settings"]

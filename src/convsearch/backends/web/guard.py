@@ -6,6 +6,11 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ...config import Switch
+from ...infra.cache import CacheSettings
+from ...secret import reveal
+from ._factory import ResultCount, WebSettings
+
 if TYPE_CHECKING:
     from ...config import Settings
     from ..base import SearchBackend
@@ -17,7 +22,7 @@ _LOCK = threading.Lock()
 def shared_cache(settings: Settings) -> tuple[Any, Any]:
     """(TTLCache, SeenCounter) for the web results of this process: in memory, or Redis with
     CONVSEARCH_CACHE_URL (one cache and one set of look-up counts for every worker)."""
-    url = settings.cache_url.reveal().strip() if settings.cache_url else ""
+    url = reveal(CacheSettings.of(settings).url).strip()
     with _LOCK:
         if url not in _CACHES:
             if url:
@@ -43,11 +48,12 @@ def guarded(settings: Settings, backend: SearchBackend) -> SearchBackend:
     """The provider(s) behind the cache (unless off) and the policy (sensitive queries, result count, sites)."""
     from .policy import Policed, SitePolicy
 
-    if settings.web_cache != "off":
+    web = WebSettings.of(settings)
+    if web.cache is Switch.ON:
         from .cached import CachedWeb
 
         cache, seen = shared_cache(settings)
         backend = CachedWeb(backend, cache, seen=seen)
-    site = SitePolicy.load(settings.site_policy) if settings.site_policy.strip() else None
-    return Policed(backend, site_policy=site, dynamic_count=settings.web_result_count == "dynamic",
-                   sensitive_path=settings.sensitive_terms.strip() or None)
+    site = SitePolicy.load(web.site_policy) if web.site_policy.strip() else None
+    return Policed(backend, site_policy=site, dynamic_count=web.result_count is ResultCount.DYNAMIC,
+                   sensitive_path=web.sensitive_terms.strip() or None)

@@ -8,13 +8,16 @@ enable it. Free to call (not ``paid``), but an instance still deserves a rate li
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ...config import register
 from ...errors import ConfigError
+from ...secret import Secret
 from ...types import Hit
 from ..base import Capabilities, Recency
-from ._factory import ProviderSection
+from ._factory import ProviderSettings
 from ._http import Request, WebBackend
 from .clean import web_hit
 
@@ -22,7 +25,20 @@ if TYPE_CHECKING:
     from ...config import Settings
 
 
-SECTION = ProviderSection("searxng", rate="60/min", keys=False)  # no default URL: an instance of your own
+@register
+@dataclass(frozen=True, slots=True)
+class SearxngSettings(ProviderSettings):
+    """searxng's section: CONVSEARCH_SEARXNG_API_KEYS, _BASE_URL, _RATE."""
+
+    name = "searxng"
+    prefix = "CONVSEARCH_SEARXNG_"
+    needs_keys = False  # a keyless instance of your own: its URL is what configures it
+    api_keys: Secret | None = field(default=None, repr=False, metadata={"read": False})
+    base_url: str = ""
+    rate: str = "60/min"
+
+
+SECTION = SearxngSettings
 
 
 class SearxngBackend(WebBackend):
@@ -62,10 +78,11 @@ class SearxngBackend(WebBackend):
 def from_settings(settings: Settings) -> SearxngBackend:
     from ._factory import call_options, window_store
 
-    if not SECTION.configured(settings):
+    conf = SearxngSettings.of(settings)
+    if not conf.configured:
         raise ConfigError("CONVSEARCH_SEARXNG_BASE_URL is not set: the searxng backend needs an instance's URL "
                           "(one with the json format enabled)")
-    return SearxngBackend(base_url=SECTION.endpoint(settings), rate=SECTION.call_rate(settings),
+    return SearxngBackend(base_url=conf.endpoint(), rate=conf.call_rate(),
                           options=call_options(settings), store=window_store(settings))
 
 

@@ -9,21 +9,43 @@ retired on 2025-08-11 (it answers 410 Gone); Bing results come through SerpApi's
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from ...config import register
 from ...types import Hit
 from ..base import Capabilities, Recency
-from ._factory import ProviderSection
+from ._factory import ProviderSettings
 from ._http import Request, UpstreamRateLimited, UpstreamRejected, WebBackend
 from .clean import web_hit
 
 if TYPE_CHECKING:
     from ...config import Settings
 
-SECTION = ProviderSection("serpapi", base_url="https://serpapi.com", rate="100/min")
+class Engine(StrEnum):
+    """SerpApi's engine: Google, or Bing (Bing's own Web Search API was retired on 2025-08-11)."""
+
+    GOOGLE = "google"
+    BING = "bing"
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class SerpApiSettings(ProviderSettings):
+    """serpapi's section: CONVSEARCH_SERPAPI_API_KEYS, _BASE_URL, _RATE, _ENGINE."""
+
+    name = "serpapi"
+    prefix = "CONVSEARCH_SERPAPI_"
+    base_url: str = "https://serpapi.com"
+    rate: str = "100/min"
+    engine: Engine = Engine.GOOGLE
+
+
+SECTION = SerpApiSettings
 _TBS = {Recency.DAY: "qdr:d", Recency.WEEK: "qdr:w", Recency.MONTH: "qdr:m", Recency.YEAR: "qdr:y"}
-ENGINES = ("google", "bing")
+ENGINES = tuple(e.value for e in Engine)
 
 
 class SerpApiBackend(WebBackend):
@@ -67,9 +89,10 @@ class SerpApiBackend(WebBackend):
 def from_settings(settings: Settings, *, engine: str | None = None) -> SerpApiBackend:
     from ._factory import call_options, window_store
 
-    return SerpApiBackend(engine=engine or SECTION.value(settings, "ENGINE", "google"),
-                          base_url=SECTION.endpoint(settings), keys=SECTION.api_keys(settings),
-                          rate=SECTION.call_rate(settings), options=call_options(settings),
+    conf = SerpApiSettings.of(settings)
+    return SerpApiBackend(engine=engine or conf.engine,
+                          base_url=conf.endpoint(), keys=conf.secrets(),
+                          rate=conf.call_rate(), options=call_options(settings),
                           store=window_store(settings))
 
 

@@ -7,12 +7,15 @@ A recency window asks the ``news`` topic (unless ``finance`` was configured): on
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from ...config import register
 from ...types import Hit
 from ..base import Capabilities, Recency
-from ._factory import ProviderSection
+from ._factory import ProviderSettings
 from ._http import Request, WebBackend
 from .clean import web_hit
 
@@ -20,7 +23,27 @@ if TYPE_CHECKING:
     from ...config import Settings
 
 
-SECTION = ProviderSection("tavily", base_url="https://api.tavily.com", rate="100/min")
+class Topic(StrEnum):
+    """Tavily's topic (a recency window asks ``news``: only its results are dated)."""
+
+    GENERAL = "general"
+    NEWS = "news"
+    FINANCE = "finance"
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class TavilySettings(ProviderSettings):
+    """tavily's section: CONVSEARCH_TAVILY_API_KEYS, _BASE_URL, _RATE, _TOPIC."""
+
+    name = "tavily"
+    prefix = "CONVSEARCH_TAVILY_"
+    base_url: str = "https://api.tavily.com"
+    rate: str = "100/min"
+    topic: Topic = Topic.GENERAL
+
+
+SECTION = TavilySettings
 
 
 class TavilyBackend(WebBackend):
@@ -57,9 +80,10 @@ class TavilyBackend(WebBackend):
 def from_settings(settings: Settings) -> TavilyBackend:
     from ._factory import call_options, window_store
 
-    return TavilyBackend(base_url=SECTION.endpoint(settings), keys=SECTION.api_keys(settings),
-                         rate=SECTION.call_rate(settings), options=call_options(settings),
-                         store=window_store(settings), topic=SECTION.value(settings, "TOPIC", "general"))
+    conf = TavilySettings.of(settings)
+    return TavilyBackend(base_url=conf.endpoint(), keys=conf.secrets(),
+                         rate=conf.call_rate(), options=call_options(settings),
+                         store=window_store(settings), topic=conf.topic)
 
 
 __all__ = ["TavilyBackend", "from_settings"]
