@@ -55,6 +55,7 @@ eval: $(STAMP)
 ## train: the learned gate and term selector, 5-fold by dialog on the licensed sets (~1-2 min) → .convsearch/learned/ (model.json, report.json, MODEL_CARD.md); see docs/LEARNED_PHASE1.md
 train: $(STAMP)
 	$(PY) -m convsearch.learned.train --ablation --out .convsearch/learned
+	$(PY) -m convsearch.learned.export --out src/convsearch/models
 
 clean:
 	rm -rf .convsearch .pytest_cache

@@ -11,8 +11,11 @@ In order, the first that places the most probable term (``chosen[0]``) fluently:
    "… of X", "What happened to X in 1990?": **insertion**). Kept only when the output holds the term;
 3. **appended as plain terms** after the question (before its final mark) when neither found a place.
 
-A second chosen term the output does not hold yet is appended as a plain term after that (``How`` stays the first
-placement's; the reason names both). The guard (``rewrite.guard``) is applied by the rewriter, not here.
+In English a pronoun the steps left alone (they test agreement with the rules' own focus) is tried once more with
+``rewrite.compose.replace_pronoun`` and the term, before appending. A second chosen term that shares no content word
+with what the output holds is appended as a plain term after that (``How`` stays the first placement's; the reason
+names both); the resolver passes a second term only when it is probable enough (``Resolver.second_min``).
+The guard (``rewrite.guard``) is applied by the rewriter, not here.
 
 >>> from convsearch.types import Message as M
 >>> from convsearch.learned.features import analyse, candidates_of
@@ -27,11 +30,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from enum import Enum
 
+from ..lang import reading
 from ..lang.base import Mention
 from ..rewrite.analysis import Analysis, Candidate
+from ..rewrite.compose import replace_pronoun
 from ..rewrite.entities import mentions
 from ..rewrite.steps import FALLBACK, RESOLVE, REWRITE_STEPS
 from ..text import TRAIL_MARKS, is_cjk
+from .tokens import content_words
 
 
 class How(str, Enum):
@@ -97,9 +103,19 @@ def compose_terms(a: Analysis, question: str, chosen: Sequence[Candidate]) -> tu
             how = (How.SUBSTITUTION if ("pronoun" in low or "→" in op) else
                    How.SLOT_SWAP if ("swap" in low or "frame" in low and "completion" not in low) else How.INSERTION)
             why = f"{how.value} ({op})"
+    if out is None and a.lang == "en" and reading("en").has_pronoun(q):
+        got, op = replace_pronoun(q, mention_of(top, a))  # the pronoun step's agreement test, without its focus
+        if got and _holds(got, top.text):
+            out, how, why = got, How.SUBSTITUTION, f"substitution ({op})"
     if out is None:
         out, how, why = append_terms(q, [top.text]), How.APPENDED, f"appended {top.text!r} (no fluent place)"
-    rest = [c.text for c in chosen[1:] if not _holds(out, c.text)]
+    have = set(content_words(out))
+    rest = []
+    for c in chosen[1:]:
+        words = content_words(c.text)
+        if words and not have & set(words):  # a variant of a placed term ("Electoral College") adds nothing
+            rest.append(c.text)
+            have.update(words)
     if rest:
         out = append_terms(out, rest)
         why += f"; appended {', '.join(repr(t) for t in rest)}"

@@ -8,22 +8,27 @@ licence (CANARD is CC BY-SA 4.0, so the file is), the attribution of every set, 
 evaluation reads them to score a training record with the model that never saw its dialog: ``learned.oof``), the
 window, the fold count and the command. JSON with sorted keys: two runs on one machine give the same bytes.
 
-``python -m convsearch.learned.train --models src/convsearch/models`` (``make train``) calls ``write_models``.
+``python -m convsearch.learned.export [--data ../shared/data] [--out src/convsearch/models]`` (``make train`` runs
+it after ``learned.train``): reads the training sets as ``learned.train`` does and calls ``write_models``.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
+import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .data import FOLDS, TRAIN_SETS, WINDOW, by_fold
+from .data import DATA_ROOT, FOLDS, TRAIN_SETS, WINDOW, by_fold, load_set
 from .features import CANDIDATE_NAMES, TURN_NAMES, IdfTable
 from .model import fit_logistic
+from .train import GATE_THRESHOLD, L2, best_threshold, design, prepare
 
 MIN_DF = 2
 LICENSE = "CC BY-SA 4.0"
@@ -39,8 +44,6 @@ def pruned(idf: IdfTable, min_df: int = MIN_DF) -> IdfTable:
 def fit_fold(p: Any, train: np.ndarray, *, min_df: int = MIN_DF) -> dict[str, Any]:
     """The gate and term selector fitted on turns ``train`` of ``p`` (a ``train.Prepared``) with the pruned IDF
     table of their text, as ``train.fit`` fits them (same L2, labels, rows and threshold search)."""
-    from .train import GATE_THRESHOLD, L2, best_threshold, design
-
     idf = pruned(IdfTable.build(p.texts(train.tolist())), min_df)
     G, C, owner = design(p, idf)
     gate = fit_logistic(G[train], p.gate_y[train], l2=L2, names=TURN_NAMES)
@@ -118,3 +121,27 @@ def write_models(p: Any, out: Path, *, command: str, scores_md: str = "", min_df
     (out / CARD_FILE).write_text(card(d, sha, scores_md), encoding="utf-8")
     return sha
 
+
+
+OUT = Path(__file__).resolve().parents[1] / "models"
+COMMAND = "make train (python -m convsearch.learned.export)"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m convsearch.learned.export", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=DATA_ROOT, help="the shared data root (default ../shared/data)")
+    ap.add_argument("--out", type=Path, default=OUT, help="where learned.json and MODEL_CARD.md go")
+    ap.add_argument("--scores", type=Path, default=None, help="a markdown table of out-of-fold scores for the card")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    turns = [t for ds in TRAIN_SETS for t in load_set(ds, args.data)]
+    p = prepare(turns)
+    scores = args.scores.read_text(encoding="utf-8") if args.scores else ""
+    sha = write_models(p, args.out, command=COMMAND, scores_md=scores)
+    print(f"{args.out / MODEL_FILE}: sha256 {sha} ({len(turns)} turns, {time.perf_counter() - t0:.1f} s)",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -184,9 +184,10 @@ class Resolver:
     """The learned gate and term selector on one turn, composed into a rewrite (``resolve``). Cheap to build: the
     model file is read on first use and shared per path."""
 
-    def __init__(self, path: Path | str | None = None, *, max_terms: int = 2) -> None:
+    def __init__(self, path: Path | str | None = None, *, max_terms: int = 2, second_min: float = 0.5) -> None:
         self.path = path
         self.max_terms = max_terms
+        self.second_min = second_min  # a term after the first goes in only at this probability or above
 
     @property
     def models(self) -> Models:
@@ -204,26 +205,29 @@ class Resolver:
         return v, gate, probs, f
 
     def resolve(self, history: Sequence[Message], question: str, topic: str | None = None, lang: str | None = None,
-                *, fold: int | None = None, compose: bool = True) -> Resolved:
+                *, fold: int | None = None, compose: bool = True, needed: bool | None = None) -> Resolved:
         """The turn's ``Resolved`` (``fold``: answer with that fold's model; ``compose=False``: scores only, the
-        rewrite left as the question)."""
+        rewrite left as the question; ``needed``: a gate verdict decided elsewhere, the rules' in Chinese, used
+        instead of the learned gate's to decide whether to compose; ``confidence`` then leaves the gate out)."""
         lang = lang or detect(question).code
         v, gate, probs, f = self.score(history, question, topic, lang, fold=fold)
         order = np.argsort(-probs, kind="stable")
         cands = tuple(Scored(v.candidates[i].text, float(probs[i]),
                              bool(probs[i] >= f.term_threshold and not v.candidates[i].in_query),
                              v.candidates[i].in_query) for i in order)
-        conf = margin(gate, f.gate_threshold)
-        if gate < f.gate_threshold:
+        conf = margin(gate, f.gate_threshold) if needed is None else 1.0
+        if (gate < f.gate_threshold) if needed is None else not needed:
             return Resolved(question, question, How.UNCHANGED, gate, f.gate_threshold, f.term_threshold, cands, conf,
-                            f"learned gate {gate:.2f} < {f.gate_threshold:.2f}: standalone", fold)
+                            f"learned gate {gate:.2f} < {f.gate_threshold:.2f}: standalone" if needed is None
+                            else f"standalone (gate decided elsewhere); learned gate {gate:.2f}", fold)
         open_ = [c for c in cands if not c.in_query]
         if open_:
             conf = min(conf, margin(open_[0].prob, f.term_threshold))
             if len(open_) > 1:
                 conf = min(conf, margin(open_[1].prob, f.term_threshold))
-        chosen = [v.candidates[i] for i in order if probs[i] >= f.term_threshold and not v.candidates[i].in_query]
-        chosen = chosen[: self.max_terms]
+        picks = [i for i in order if probs[i] >= f.term_threshold and not v.candidates[i].in_query]
+        picks = picks[:1] + [i for i in picks[1:] if probs[i] >= self.second_min]
+        chosen = [v.candidates[i] for i in picks[: self.max_terms]]
         if not chosen:
             return Resolved(question, question, How.UNCHANGED, gate, f.gate_threshold, f.term_threshold, cands, conf,
                             f"learned gate {gate:.2f}: rewrite, but no candidate reaches {f.term_threshold:.2f}", fold)

@@ -333,7 +333,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="at most this many turns per file (a quick look)")
     ap.add_argument("--no-eval-only", action="store_true", help="skip the evaluation-only sets")
     ap.add_argument("--ablation", action="store_true", help="also print out-of-fold gate accuracy per feature group")
-    ap.add_argument("--models", type=Path, default=None, help="also write the shipped model file here (learned.export)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     turns: list[Turn] = []
@@ -371,10 +370,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                    + (" --ablation" if args.ablation else "") + (" --no-eval-only" if args.no_eval_only else "")
                    + f" --out {args.out}")
         (args.out / "MODEL_CARD.md").write_text(_card(fitted, md, command, counts, sha), encoding="utf-8")
-    if args.models:
-        from .export import write_models
-
-        _log(f"{args.models}: sha256 {write_models(p, args.models, command='make train')}")
     return 0
 
 
