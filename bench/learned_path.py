@@ -32,11 +32,10 @@ KEEP = ("id", "history", "history_roles", "question", "topic")
 
 
 def work(quick: bool = False) -> dict:
-    from turns import demo_turns, follow_up_turns
-
     from convsearch.learned.rewriter import LearnedRewriter
     from convsearch.rewrite.rules import RuleRewriter
     from convsearch.window import history_window
+    from turns import demo_turns, follow_up_turns
 
     n_each = 100 if quick else 500
     measured = (follow_up_turns("canard/dev.jsonl", n_each) + follow_up_turns("rewrite-su2019-zh/dev.jsonl", n_each)
@@ -69,9 +68,8 @@ def work(quick: bool = False) -> dict:
 
 
 def batch(quick: bool = False) -> dict:
-    from turns import demo_turns
-
     from convsearch.batch import rewrite_batch
+    from turns import demo_turns
 
     limit = 1000 if quick else None
     out: list[dict] = []
