@@ -125,7 +125,7 @@ _ENV_FALLBACKS = {"llm_base_url": "OPENAI_BASE_URL", "llm_api_key": "OPENAI_API_
 # Held as Secrets: printed as the variable's name only; a plain string given in code becomes one.
 SECRET_FIELDS = ("db_url", "llm_api_key", "api_keys", "tavily_api_keys", "brave_api_keys", "serpapi_api_keys",
                  "cache_url", "milvus_token")
-REWRITER_NAMES = ("auto", "llm", "rules", "passthrough")
+REWRITER_NAMES = ("auto", "llm", "rules", "passthrough", "learned")
 
 
 def _env_names(name: str) -> tuple[str, ...]:

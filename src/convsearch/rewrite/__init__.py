@@ -10,11 +10,12 @@ from .base import Passthrough, Rewriter, Scripted
 if TYPE_CHECKING:
     from ..config import Settings
 
-REWRITERS = ("rules", "passthrough", "llm", "auto")
+REWRITERS = ("rules", "passthrough", "llm", "auto", "learned")
 
 
 def get_rewriter(name: str, settings: "Settings | None" = None) -> Rewriter:
-    """Return a rewriter by name: ``rules``, ``passthrough``, ``llm`` or ``auto``.
+    """Return a rewriter by name: ``rules``, ``passthrough``, ``llm``, ``auto`` or ``learned`` (the trained gate
+    and term selector with the rules where they are surer: ``learned.rewriter``).
 
     ``llm`` needs an OpenAI-compatible endpoint in ``settings`` (default: ``Settings.from_env()``) and raises a
     ConfigError naming the variables to set otherwise. ``auto`` is gate → LLM → guard → rules → original when
@@ -27,6 +28,10 @@ def get_rewriter(name: str, settings: "Settings | None" = None) -> Rewriter:
         from .rules import RuleRewriter
 
         return RuleRewriter()
+    if name == "learned":
+        from ..learned.rewriter import LearnedRewriter
+
+        return LearnedRewriter()
     if name in ("llm", "auto"):
         from ..config import Settings
         from ..llm import llm_config, llm_configured
