@@ -34,6 +34,7 @@ import history  # noqa: E402
 import hybrid  # noqa: E402
 import llm_path  # noqa: E402
 import mixed_variants  # noqa: E402
+import oracle  # noqa: E402
 import regress  # noqa: E402
 import rule_path  # noqa: E402
 from common import CACHE, DATA, REPO, machine, table, verdict  # noqa: E402
@@ -51,6 +52,7 @@ BENCHMARKS = {
     "chat": chat,
     "halves": halves,
     "mixed": mixed_variants,
+    "oracle": oracle,
 }
 
 
