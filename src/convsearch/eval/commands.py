@@ -46,12 +46,15 @@ def halves_cmd(
                                          help="Write section 5b here; an existing file that holds the section "
                                               "gets just that section replaced."),
     only: list[str] = typer.Option([], "--only", help="Score only this set (repeatable; no follow-ups then)."),
+    compare: list[str] = typer.Option(["learned"], "--compare",
+                                      help="Also score this rewriter beside the rules (repeatable; out of fold on "
+                                           "its training files). --compare none: the rules alone."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Every dev set on its tuning and its frozen half (rules vs copy): the table of docs/BENCHMARKS.md 5b."""
     try:
         base = load_report(start) if start is not None and start.is_file() else None
-        report = halves_report(expected, only=only)
+        report = halves_report(expected, only=only, compare=[c for c in compare if c != "none"])
         if base is not None:
             report["start"] = base.get("commit", str(start))
         if as_json:

@@ -124,6 +124,36 @@ def write_models(p: Any, out: Path, *, command: str, scores_md: str = "", min_df
 
 
 OUT = Path(__file__).resolve().parents[1] / "models"
+EXPECTED = Path("eval/expected.yaml")
+
+
+def scores_table(expected: Path = EXPECTED) -> str:
+    """Markdown: the ``rewrite/<set>/learned`` rows of the expected-scores file beside the rules' and the copy
+    baseline's (restoration F1, EM, BLEU, gate accuracy), as ``convsearch eval regress`` last measured them."""
+    import yaml
+
+    if not expected.is_file():
+        return ""
+    rows = {r["name"]: r["expected"] for r in yaml.safe_load(expected.read_text(encoding="utf-8"))["rows"]}
+
+    def get(name: str, system: str, key: str) -> float | None:
+        return next((v for k, v in rows.get(name, {}).items() if k.endswith(f".{system}.{key}")), None)
+
+    out = ["Per dev set, rules / **learned** / copy; sets the model was trained on are scored out of fold (each "
+           "record by the fold model that never saw its dialog). From `eval/expected.yaml` (`convsearch eval "
+           "regress`).", "", "| set | restoration F1 | EM | BLEU | gate acc |", "|---|---|---|---|---|"]
+    for name in rows:
+        parts = name.split("/")
+        if len(parts) != 3 or parts[0] != "rewrite" or parts[2] != "learned":
+            continue
+        cells = []
+        for key, scale in (("rest_f1", 100), ("em", 100), ("bleu", 1), ("gate_acc", 100)):
+            vals = [get(f"rewrite/{parts[1]}/{sy}", sy, key) for sy in ("rules", "learned", "passthrough")]
+            r, x, c = ("-" if v is None else f"{v * scale:.1f}" for v in vals)
+            cells.append(f"{r} / **{x}** / {c}")
+        out.append(f"| {parts[1]} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
 COMMAND = "make train (python -m convsearch.learned.export)"
 
 
@@ -131,12 +161,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m convsearch.learned.export", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DATA_ROOT, help="the shared data root (default ../shared/data)")
     ap.add_argument("--out", type=Path, default=OUT, help="where learned.json and MODEL_CARD.md go")
-    ap.add_argument("--scores", type=Path, default=None, help="a markdown table of out-of-fold scores for the card")
+    ap.add_argument("--expected", type=Path, default=EXPECTED,
+                    help="the expected-scores file whose learned rows the card shows (default eval/expected.yaml)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     turns = [t for ds in TRAIN_SETS for t in load_set(ds, args.data)]
     p = prepare(turns)
-    scores = args.scores.read_text(encoding="utf-8") if args.scores else ""
+    scores = scores_table(args.expected)
     sha = write_models(p, args.out, command=COMMAND, scores_md=scores)
     print(f"{args.out / MODEL_FILE}: sha256 {sha} ({len(turns)} turns, {time.perf_counter() - t0:.1f} s)",
           file=sys.stderr)
