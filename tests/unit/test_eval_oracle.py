@@ -14,6 +14,7 @@ from convsearch.eval.oracle import (
     GRID,
     Oracle,
     TurnScore,
+    by_confidence,
     choose,
     evaluate_oracle,
     per_query,
@@ -140,3 +141,13 @@ def test_splice_replaces_or_inserts_the_section() -> None:
     twice = splice(once, "## auto with an oracle: v2\n\nB\n")
     assert "v1" not in twice and "v2" in twice and twice.count("## auto with an oracle") == 1
     assert twice.endswith("## How to rerun\n\nmake\n")
+
+
+def test_by_confidence_bins_by_hand() -> None:
+    ts = [turn(0, 0.01, 0.0, 1.0), turn(0, 0.02, 1.0, 0.0), turn(0, 0.04, 0.5, 1.0), turn(0, 1.0, 0.0, 1.0),
+          turn(0, 0.01, 0.0, 1.0, askable=False)]
+    bins = by_confidence(ts)
+    assert (bins[0]["n"], bins[0]["better"], bins[0]["worse"]) == (3, 2, 1)  # the rules' sure turn is left out
+    assert bins[0]["net"] == pytest.approx(0.5)
+    assert (bins[-1]["n"], bins[-1]["net"]) == (1, 1.0)  # 1.0 falls in the last bin
+    assert sum(b["n"] for b in bins) == 4

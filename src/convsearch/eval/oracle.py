@@ -181,6 +181,7 @@ def evaluate_oracle(records: Sequence[EvalRecord], *, index_dir: Path, data_path
         "askable_per_100": 100.0 * sum(s.askable for s in scores) / (len(scores) or 1),
         "errors": errors,
         "rows": rows,
+        "by_confidence": by_confidence(scores),
         "turns": [[s.fold, round(s.confidence, 6), int(s.askable), *(round(s.recall[k], 6) for k in SIDES),
                    *(round(s.rr[k], 6) for k in SIDES)] for s in scores],
         "seconds": time.perf_counter() - t0,
@@ -279,6 +280,24 @@ def oracle_report(paths: Sequence[Path | str], *, choose_on: Sequence[str] | Non
     return out
 
 
+BINS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0)
+
+
+def by_confidence(turns: Sequence[TurnScore], bins: Sequence[float] = BINS) -> list[dict[str, Any]]:
+    """Where the oracle's gain lies: per confidence bin [lo, hi) of the turns ``auto`` may ask (the last bin holds
+    1.0), how many turns, on how many the human rewrite retrieves better / worse than the offline answer (recall@10),
+    and the net gain in turns."""
+    out = []
+    for i, (lo, hi) in enumerate(zip(bins, bins[1:])):
+        last = i == len(bins) - 2
+        b = [s for s in turns if s.askable and lo <= s.confidence and (s.confidence < hi or last)]
+        out.append({"lo": lo, "hi": hi, "n": len(b),
+                    "better": sum(s.recall["human"] > s.recall["offline"] for s in b),
+                    "worse": sum(s.recall["human"] < s.recall["offline"] for s in b),
+                    "net": sum(s.recall["human"] - s.recall["offline"] for s in b)})
+    return out
+
+
 def _f(x: float) -> str:
     return f"{x:.1f}"
 
@@ -328,6 +347,19 @@ def render_markdown(report: Mapping[str, Any], *, command: str = COMMAND) -> str
                                                                                  key=lambda kv: int(kv[0])))
                   + "); held out: " + "; ".join(f"{n} {_f(h['calls_per_100'])} calls/100, {h['drop']:.2f} below "
                                                 f"the oracle" for n, h in alt["held_out"].items()) + "."]
+    if all("by_confidence" in sets[n] for n in names):
+        lines += ["", "Where the oracle's gain lies, by learned confidence (turns `auto` may ask): turns, on how "
+                  "many the human rewrite retrieves better / worse than the offline answer (recall@10), net gain in "
+                  "turns. A confidence that found the turns worth asking would put the gains in the low bins and "
+                  "no losses there.", "",
+                  "| confidence | " + " | ".join(f"{n} turns | better / worse | net" for n in names) + " |",
+                  "|---|" + "---:|---:|---:|" * len(names)]
+        for i, b in enumerate(sets[names[0]]["by_confidence"]):
+            cells = [f"[{b['lo']:.2f}, {b['hi']:.2f}{']' if i == len(BINS) - 2 else ')'}"]
+            for n in names:
+                x = sets[n]["by_confidence"][i]
+                cells += [str(x["n"]), f"{x['better']} / {x['worse']}", f"{x['net']:+.1f}"]
+            lines.append("| " + " | ".join(cells) + " |")
     lines += ["", f"Regenerate: `{command}` (or `.venv/bin/python bench/run.py --only oracle`).", ""]
     return "\n".join(lines)
 
@@ -348,5 +380,6 @@ def splice(doc: str, section: str) -> str:
     return doc[:start] + section.rstrip("\n") + "\n" + (doc[end:] if end >= 0 else "")
 
 
-__all__ = ["CHOOSE_ON", "DEV_SETS", "GRID", "MAX_DROP", "Oracle", "TurnScore", "choose", "evaluate_oracle", "label",
-           "oracle_report", "per_query", "pick", "point", "render_markdown", "splice", "turns_of"]
+__all__ = ["BINS", "CHOOSE_ON", "DEV_SETS", "GRID", "MAX_DROP", "Oracle", "TurnScore", "by_confidence", "choose",
+           "evaluate_oracle", "label", "oracle_report", "per_query", "pick", "point", "render_markdown", "splice",
+           "turns_of"]
