@@ -35,6 +35,7 @@ import hybrid  # noqa: E402
 import learned_path  # noqa: E402
 import llm_path  # noqa: E402
 import mixed_variants  # noqa: E402
+import oracle  # noqa: E402
 import regress  # noqa: E402
 import rule_path  # noqa: E402
 from common import CACHE, DATA, REPO, machine, table, verdict  # noqa: E402
@@ -53,6 +54,7 @@ BENCHMARKS = {
     "halves": halves,
     "mixed": mixed_variants,
     "learned": learned_path,
+    "oracle": oracle,
 }
 
 

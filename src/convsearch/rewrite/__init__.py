@@ -19,8 +19,9 @@ def get_rewriter(name: str, settings: "Settings | None" = None) -> Rewriter:
 
     ``llm`` needs an OpenAI-compatible endpoint in ``settings`` (default: ``Settings.from_env()``) and raises a
     ConfigError naming the variables to set otherwise. ``auto`` is gate → LLM → guard → rules → original when
-    an LLM is configured, and the rule rewriter itself when not. The caller owns what it gets: LLM rewriters
-    have ``close()``.
+    an LLM is configured, and the rule rewriter itself when not; with CONVSEARCH_LLM_UNSURE_BELOW >= 0 and the
+    learned model file present, the learned answer, and the LLM only on turns whose confidence is below it
+    (``learned.auto``). The caller owns what it gets: LLM rewriters have ``close()``.
     """
     if name == "passthrough":
         return Passthrough()
@@ -65,6 +66,12 @@ def _llm_rewriter(name: str, s: "Settings", llm: Any) -> Rewriter:
               limits=GuardLimits(s.llm_max_zh_chars, s.llm_max_en_words, s.llm_blocked))
     if name == "llm":
         return LLMRewriter(llm, uncertain_below=s.llm_uncertain_below, **kw)
+    if s.llm_unsure_below >= 0:  # the learned answer, the LLM only where it is unsure (None: no model file)
+        from ..learned.auto import learned_auto
+
+        learned = learned_auto(llm, below=s.llm_unsure_below, **kw)
+        if learned is not None:
+            return learned
     return auto_rewriter(llm, uncertain_below=s.llm_uncertain_below, **kw)
 
 
