@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from convsearch import Document, Settings  # noqa: E402
 from convsearch.agent import Agent, ResultCache  # noqa: E402
+from convsearch.agent.settings import AgentSettings  # noqa: E402
 from convsearch.agent.testing import search_calls  # noqa: E402
 from convsearch.history import Conversation, InMemoryStore, Scope  # noqa: E402
 from convsearch.llm import ScriptedLLM  # noqa: E402
@@ -278,7 +279,8 @@ async def _play(config: str, docs: list[Document], llm_s: float) -> list[dict[st
     memory = config in ("cache", "all")
     web = Web(docs, web_cache=memory)
     settings = Settings.from_env(web.env, agent_context_tokens=12000, **opts)
-    cache = ResultCache(settings.agent_cache_size, settings.agent_cache_ttl_s)
+    conf = AgentSettings.of(settings)
+    cache = ResultCache(conf.cache_size, conf.cache_ttl_s)
     store = InMemoryStore()
     rows = []
     try:

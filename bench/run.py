@@ -32,8 +32,10 @@ import fanout  # noqa: E402
 import halves  # noqa: E402
 import history  # noqa: E402
 import hybrid  # noqa: E402
+import learned_path  # noqa: E402
 import llm_path  # noqa: E402
 import mixed_variants  # noqa: E402
+import oracle  # noqa: E402
 import regress  # noqa: E402
 import rule_path  # noqa: E402
 from common import CACHE, DATA, REPO, machine, table, verdict  # noqa: E402
@@ -51,6 +53,8 @@ BENCHMARKS = {
     "chat": chat,
     "halves": halves,
     "mixed": mixed_variants,
+    "learned": learned_path,
+    "oracle": oracle,
 }
 
 
@@ -113,6 +117,12 @@ def _summary(res: dict[str, dict]) -> list[tuple]:
         rows.append(("Chat endpoint over the agent: added p99; first token − the agent's (p50)",
                      f"{r['added_p99_ms']:.2f} ms; {r['ttft_delta_ms']['p50']:+.2f} ms", "≤ 5 ms; ≤ +5 ms",
                      verdict(all(r["met"].values()))))
+    if "learned" in res:
+        r = res["learned"]["result"]
+        worst = min(d["tps_learned"] for d in r["batch"]["datasets"])
+        rows.append(("Learned rewriter per turn p99 / `rewrite --batch --rewriter learned` (slowest set)",
+                     f"{r['per_turn']['learned']['all']['p99']:.2f} ms / {worst:,.0f} turns/s",
+                     f"≤ {r['target_p99_ms']:g} ms / ≥ {r['target_tps']:,.0f} turns/s", verdict(r["met"])))
     if "regress" in res:
         r = res["regress"]["result"]
         if r["status"] in ("ok", "fail"):

@@ -227,7 +227,7 @@ def demo(data_dir: Optional[Path] = DataDir,
 def rewrite(batch: Path = typer.Option(..., "--batch", help="Input JSONL (id, history, history_roles, question, topic?)."),
             out: Path = typer.Option(..., "--out", help="Output JSONL, one record per input, same order."),
             rewriter: str = typer.Option("rules", "--rewriter",
-                                         help="rules | passthrough | llm | auto (llm/auto: CONVSEARCH_LLM_* settings)")) -> None:
+                                         help="rules | passthrough | llm | auto | learned (llm/auto: CONVSEARCH_LLM_* settings)")) -> None:
     """Rewrite a batch of follow-ups offline."""
     from .batch import rewrite_batch
 

@@ -101,6 +101,7 @@ class LLMSettings(Section):
     blocked_words: str = ""
     cache_size: int = 1024
     uncertain_below: float = 0.0
+    unsure_below: float = -1.0  # < 0: off (the rules' auto); learned.auto.UNSURE_BELOW was chosen on folds
     variants: Switch = Switch.OFF
     hyde: Switch = field(default=Switch.OFF, metadata={"env": "CONVSEARCH_HYDE"})
 

@@ -117,3 +117,26 @@ def test_cli_retrieval_on_milvus_lite_beside_local(data_file: Path) -> None:
     assert reps["milvus"]["systems"]["human"]["recall@10"] > 0.5  # the gold documents are found there too
     res = CliRunner().invoke(eval_app, ["retrieval", "--data", str(data_file), "--backend", "elastic"])
     assert res.exit_code == 2 and "elastic" in res.output
+
+
+def test_cli_oracle_end_to_end(data_file: Path, tmp_path: Path) -> None:
+    from convsearch.eval.commands import eval_app as app  # the app with the commands that run the others
+
+    doc = tmp_path / "B.md"
+    doc.write_text("# B\n\n## How to rerun\n\nmake bench\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["oracle", "--data", str(data_file), "--json", "--markdown", str(doc)])
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.stdout)
+    (name, one), = rep["sets"].items()
+    rows = {r["row"]: r for r in one["rows"]}
+    assert name == f"{data_file.parent.name}/toy" and one["n_queries"] == 6
+    assert rows["oracle every turn"]["recall@10"] == 100.0  # the human rewrites find every dialog (above)
+    assert rows["oracle every turn"]["calls_per_100"] == 100.0 and rows["auto t=0.00"]["calls_per_100"] == 0.0
+    assert rows["raw"]["recall@10"] < 100.0
+    assert rep["choice"]["on"] == [name] and 0.0 <= rep["choice"]["chosen"] <= 1.0
+    text = doc.read_text(encoding="utf-8")
+    assert text.index("## auto with an oracle") < text.index("## How to rerun") and "| oracle every turn | 100.0 |" in text
+    res = CliRunner().invoke(app, ["oracle", "--data", str(data_file), "--choose-on", "nope/none"])
+    assert res.exit_code == 2 and "no report for nope/none" in res.output
+    res = CliRunner().invoke(app, ["oracle", "--data", str(tmp_path / "missing.jsonl")])
+    assert res.exit_code == 2 and "no such data file" in res.output

@@ -20,7 +20,7 @@ from convsearch.errors import ConfigError
 from convsearch.fuse import Fusion
 from convsearch.secret import Secret
 
-# Every variable of issue 27's starting point (config.py's table at 08628a3, and bocha's), without the prefix:
+# Every variable before settings moved to their areas (config.py's table at d8d9fd2, and bocha's), unprefixed:
 # moving a setting to its area must not rename what deployments already set.
 FROZEN = {f"CONVSEARCH_{n}" for n in (
     "AGENT_ANSWER_RESERVE_S", "AGENT_CACHE_SIZE", "AGENT_CACHE_TTL_S", "AGENT_COMPRESS", "AGENT_CONTEXT_TOKENS",
@@ -31,10 +31,10 @@ FROZEN = {f"CONVSEARCH_{n}" for n in (
     "CACHE_TTL_S", "CACHE_URL", "CHAT_PROFILES", "DATA_DIR", "DB_TIMEOUT", "DB_URL", "DEADLINE_S", "DENSE", "FUSION",
     "HISTORY_TOKENS", "HYDE", "INLINE_TURNS", "LLM_API_KEY", "LLM_BASE_URL", "LLM_BLOCKED_WORDS", "LLM_CACHE_SIZE",
     "LLM_MAX_CONCURRENCY", "LLM_MAX_EN_WORDS", "LLM_MAX_RETRIES", "LLM_MAX_ZH_CHARS", "LLM_MODEL", "LLM_STRUCTURED",
-    "LLM_TEMPERATURE", "LLM_TIMEOUT_S", "LLM_UNCERTAIN_BELOW", "LLM_VARIANTS", "LLM_WINDOW", "MAX_BODY_BYTES",
-    "MAX_MESSAGE_BYTES", "MAX_QUERY_CHARS", "MAX_VARIANTS", "MCP_TENANT", "MILVUS_PREFIX", "MILVUS_TOKEN",
-    "MILVUS_URI", "MIXED_VARIANTS", "MODE", "NEAR_DUP_BITS", "NEAR_DUP_JACCARD", "PROFILE", "RATE_BURST",
-    "RATE_LIMIT", "REWRITER", "SEARXNG_BASE_URL", "SEARXNG_RATE", "SENSITIVE_TERMS", "SERPAPI_API_KEYS",
+    "LLM_TEMPERATURE", "LLM_TIMEOUT_S", "LLM_UNCERTAIN_BELOW", "LLM_UNSURE_BELOW", "LLM_VARIANTS", "LLM_WINDOW",
+    "MAX_BODY_BYTES", "MAX_MESSAGE_BYTES", "MAX_QUERY_CHARS", "MAX_VARIANTS", "MCP_TENANT", "MILVUS_PREFIX",
+    "MILVUS_TOKEN", "MILVUS_URI", "MIXED_VARIANTS", "MODE", "NEAR_DUP_BITS", "NEAR_DUP_JACCARD", "PROFILE",
+    "RATE_BURST", "RATE_LIMIT", "REWRITER", "SEARXNG_BASE_URL", "SEARXNG_RATE", "SENSITIVE_TERMS", "SERPAPI_API_KEYS",
     "SERPAPI_BASE_URL", "SERPAPI_ENGINE", "SERPAPI_RATE", "SERVER_AUTH", "SERVER_HOST", "SERVER_PORT", "SITE_POLICY",
     "SNIPPET_TOKENS", "STALE_DAYS", "SUMMARY_CHARS", "SUMMARY_KEEP", "SUMMARY_THRESHOLD", "TASK_ROUNDS",
     "TAVILY_API_KEYS", "TAVILY_BASE_URL", "TAVILY_RATE", "TAVILY_TOPIC", "TOP_K", "WEB_BREAKER_COOLDOWN_S",
@@ -274,7 +274,7 @@ def test_a_rewriter_from_an_entry_point_declares_its_own_section(tmp_path, monke
     from convsearch.pipeline import Pipeline
     from convsearch.rewrite import get_rewriter
 
-    with pytest.raises(ConfigError, match="unknown rewriter 'acme'; choose one of: rules, passthrough, llm, auto$"):
+    with pytest.raises(ConfigError, match="unknown rewriter 'acme'; choose one of: rules, passthrough, llm, auto, learned$"):
         get_rewriter("acme", Settings())
     monkeypatch.syspath_prepend(str(tmp_path))
     try:

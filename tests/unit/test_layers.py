@@ -135,7 +135,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("decision", ("convsearch.lang.zh.steps", "convsearch.lang.en.steps", "convsearch.rewrite.steps",
                   "convsearch.rewrite.analysis", "convsearch.gate")),
     ("rewriters", ("convsearch.rewrite.rules", "convsearch.rewrite.llm", "convsearch.rewrite.enhance",
-                   "convsearch.rewrite")),
+                   "convsearch.rewrite", "convsearch.learned.tokens", "convsearch.learned.features",
+                   "convsearch.learned.model", "convsearch.learned.compose", "convsearch.learned.resolver",
+                   "convsearch.learned.oof", "convsearch.learned.rewriter", "convsearch.learned.auto")),
     ("pipeline", ("convsearch.pipeline", "convsearch.batch")),
     ("shells", ("convsearch.server.app", "convsearch.cli")),
 ]

@@ -318,7 +318,7 @@ def test_cache_key_depends_on_every_input():
 
 # --- get_rewriter and the pipeline ------------------------------------------------------------------
 def test_rewriter_names():
-    assert set(REWRITERS) == {"rules", "passthrough", "llm", "auto"}
+    assert set(REWRITERS) == {"rules", "passthrough", "llm", "auto", "learned"}
 
 
 def test_llm_rewriter_without_configuration_is_a_config_error():

@@ -103,6 +103,12 @@ def test_search_with_messages_english_and_options(client: TestClient) -> None:
     assert body["query"] in r["trace"]["queries"]  # dual mode also searched the original
 
 
+def test_top_k_takes_a_json_integer_also_written_with_a_point(client: TestClient) -> None:
+    r = client.post("/v1/search", json={"query": "SpaceX", "top_k": 1.0}, headers=A)
+    assert r.status_code == 200, r.text
+    assert len(r.json()["results"]) == 1
+
+
 def test_lang_and_recency_filters(client: TestClient) -> None:
     r = client.post("/v1/search", json={"query": "AnySearch 价格 pricing", "lang": "en"}, headers=A).json()
     assert r["results"] and all(x["id"].startswith("en-") for x in r["results"])
@@ -211,6 +217,9 @@ def test_body_over_the_limit_is_413(make_client) -> None:
     ({"query": 5}, "query"),
     ({"query": "x", "top_k": 0}, "top_k"),
     ({"query": "x", "top_k": "many"}, "top_k"),
+    ({"query": "x", "top_k": True}, "top_k"),
+    ({"query": "x", "top_k": "2"}, "top_k"),
+    ({"query": "x", "top_k": 2.5}, "top_k"),
     ({"query": "x", "mode": "fast"}, "mode"),
     ({"query": "x", "recency": "hour"}, "recency"),
     ({"query": "x", "messages": [{"role": "robot", "content": "hi"}]}, "messages.0.role"),

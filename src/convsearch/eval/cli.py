@@ -38,6 +38,7 @@ class RewriterName(str, Enum):
     passthrough = "passthrough"
     llm = "llm"
     auto = "auto"
+    learned = "learned"
 
 
 def load_rewriter(name: str) -> Rewriter:
@@ -48,6 +49,13 @@ def load_rewriter(name: str) -> Rewriter:
         return get_rewriter(name)
     except ImportError as exc:
         raise ConfigError(f"rewriter {name!r} is not available: {exc}") from exc
+
+
+def out_of_fold(rewriter: Any, data: Path) -> str | None:
+    """A rewriter trained on ``data`` scores each record with the model that never saw its dialog (the learned
+    rewriter: ``learned.oof``); returns the training set's name then, else None."""
+    hook = getattr(rewriter, "out_of_fold", None)
+    return hook(data) if hook is not None else None
 
 
 def _close(rewriter: Any) -> None:
@@ -69,12 +77,15 @@ def rewrite_report(data: Path, rewriter: Any = "rules", limit: int | None = None
 
     records = select_half(load_records(data, limit=limit), _name(half))
     rw = load_rewriter(_name(rewriter))
+    oof = out_of_fold(rw, data)
     t0 = time.perf_counter()
     try:
         report = evaluate_rewrite(records, rw, use_topic=topic)
     finally:
         _close(rw)
     report["seconds"] = time.perf_counter() - t0
+    if oof:
+        report["out_of_fold"] = oof
     report["data"] = str(data)
     report["half"] = _name(half)
     return report
@@ -125,6 +136,7 @@ def retrieval_report(data: Path, rewriter: Any = "rules", limit: int | None = No
 
     records = load_records(data)
     rw = load_rewriter(_name(rewriter))
+    oof = out_of_fold(rw, data)
     try:
         with tempfile.TemporaryDirectory(prefix="convsearch-eval-") as tmp:
             report = evaluate_retrieval(records, rw, index_dir=Path(tmp) / "index", limit=limit, use_topic=topic,
@@ -133,6 +145,8 @@ def retrieval_report(data: Path, rewriter: Any = "rules", limit: int | None = No
         _close(rw)
     report["data"] = str(data)
     report["backend"] = backend
+    if oof:
+        report["out_of_fold"] = oof
     return report
 
 
@@ -170,6 +184,9 @@ def format_rewrite_table(report: dict[str, Any]) -> str:
             rows.append([dataset, system, str(sm["n"]), *(_fmt(sm[key], d) for _, key, d in _REWRITE_COLUMNS)])
     notes = [f"rewriter={report['rewriter']} topic={'on' if report['use_topic'] else 'off'} "
              f"records={report['n_records']}"]
+    if report.get("out_of_fold"):
+        notes.append(f"out of fold: a training file of {report['out_of_fold']}; every record scored by the fold "
+                     "model that never saw its dialog")
     for dataset, ds in report["datasets"].items():
         notes.append(f"{dataset}: lang={ds['lang']} gold_changed={ds['gold_changed']:.3f} skipped={ds['skipped']}")
     return _table(header, rows) + "\n" + "\n".join(notes)

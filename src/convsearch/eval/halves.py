@@ -108,18 +108,27 @@ def _set_scores(records: Sequence[Any], rewriter: _Recorder, topic: bool) -> dic
     return out
 
 
-def halves_report(expected: Path, *, only: Sequence[str] = ()) -> dict[str, Any]:
-    """Score the rules on every dev set of ``expected`` (all / tune / frozen) and on the follow-ups."""
+def halves_report(expected: Path, *, only: Sequence[str] = (), compare: Sequence[str] = ()) -> dict[str, Any]:
+    """Score the rules on every dev set of ``expected`` (all / tune / frozen) and on the follow-ups; each rewriter
+    of ``compare`` (e.g. ``learned``) is scored beside them (``report["compare"][name]``, same shape as ``sets`` and
+    ``followups``; a training file is scored out of fold, ``eval.cli.out_of_fold``)."""
     from ..rewrite import get_rewriter
+    from .cli import out_of_fold
 
     t0 = time.perf_counter()
     rw = _Recorder(get_rewriter("rules"))
+    others_rw = {name: _Recorder(get_rewriter(name)) for name in compare}
+    cmp: dict[str, Any] = {name: {"sets": {}, "followups": {}} for name in compare}
     sets: dict[str, Any] = {}
     for name, data, topic in dev_sets(expected):
         if only and name not in only:
             continue
         records = load_records(data)
         sets[name] = {half: _set_scores(select_half(records, half), rw, topic) for half in HALF_NAMES}
+        for cname, crw in others_rw.items():
+            oof = out_of_fold(crw.inner, data)
+            cmp[cname]["sets"][name] = {half: {**_set_scores(select_half(records, half), crw, topic),
+                                               "out_of_fold": bool(oof)} for half in HALF_NAMES}
     followups: dict[str, Any] = {}
     path = followups_file(expected)
     if path is not None and not only:
@@ -129,9 +138,19 @@ def halves_report(expected: Path, *, only: Sequence[str] = ()) -> dict[str, Any]
             s, c = rep["systems"][rw.name], rep["systems"]["copy"]
             followups[half] = {"n": s["n"], "pass": s["pass"], "min_category": s["min_category"],
                                "categories": s["categories"], "keep_exact": s["keep_exact"], "copy_pass": c["pass"]}
+        for cname, crw in others_rw.items():
+            out_of_fold(crw.inner, path)  # (the follow-up set is no training file: the full model)
+            for half in HALF_NAMES:
+                rep = evaluate_followups(followups_half(cases, half), crw.inner)
+                s = rep["systems"][crw.name]
+                cmp[cname]["followups"][half] = {"n": s["n"], "pass": s["pass"], "min_category": s["min_category"],
+                                                 "categories": s["categories"]}
     others = {name: _pass_rates(load_followups(data), rw.inner) for name, data in other_followups(expected)} \
         if not only else {}
-    return {"sets": sets, "followups": followups, "others": others, "seconds": time.perf_counter() - t0}
+    out = {"sets": sets, "followups": followups, "others": others, "seconds": time.perf_counter() - t0}
+    if compare:
+        out["compare"] = cmp
+    return out
 
 
 def _pass_rates(cases: Sequence[Any], rewriter: Any) -> dict[str, Any]:
@@ -228,9 +247,32 @@ def render_markdown(report: dict[str, Any], start: dict[str, Any] | None = None,
             f"{n} {(_pct(so[n]['pass']) + '% → ') if n in so else ''}**{_pct(o['pass'])}%** (n {o['n']}, copy "
             f"{_pct(o['copy_pass'])}%)" for n, o in report["others"].items()) + ".")
     lines += ["", *targets_lines(report, start), ""]
+    for cname, c in (report.get("compare") or {}).items():
+        lines += compare_lines(report, cname, c)
     if command:
         lines += [f"Rerun: `{command}` ({report.get('seconds', 0):.0f} s).", ""]
     return "\n".join(lines)
+
+
+def compare_lines(report: dict[str, Any], name: str, c: dict[str, Any]) -> list[str]:
+    """Rules and the rewriter ``name`` side by side per set and half: R-F1, EM, BLEU, gate accuracy, keep-EM."""
+    out = [f"Rules and `{name}` side by side (rules / {name}; a set {name} was trained on is scored out of fold, "
+           "marked OOF):", "",
+           "| set | half | R-F1 | EM | BLEU | gate acc | keep-EM |", "|---|---|---:|---:|---:|---:|---:|"]
+    for set_name, halves in c["sets"].items():
+        for half in HALF_NAMES:
+            r, x = report["sets"][set_name][half], halves[half]
+            keep = " / ".join("-" if v is None else f"{v:.3f}" for v in (r["keep_em"], x["keep_em"]))
+            label = (set_name + (" (OOF)" if x.get("out_of_fold") else "")) if half == "all" else ""
+            out.append(f"| {label} | {half} | {_pct(r['rest_f1'])} / **{_pct(x['rest_f1'])}** | {r['em']:.3f} / "
+                       f"**{x['em']:.3f}** | {r['bleu']:.2f} / **{x['bleu']:.2f}** | {_pct(r['gate_acc'])} / "
+                       f"**{_pct(x['gate_acc'])}** | {keep} |")
+    fu, cf = report.get("followups") or {}, c.get("followups") or {}
+    if fu and cf:
+        out += ["", "search-followups pass, rules / " + name + ": " + "; ".join(
+            f"{h} {_pct(fu[h]['pass'])}% / **{_pct(cf[h]['pass'])}%**" for h in HALF_NAMES)
+            + f" (lowest category, all: {_pct(fu['all']['min_category'])}% / {_pct(cf['all']['min_category'])}%)."]
+    return out + [""]
 
 
 def _verdict(ok: bool) -> str:
@@ -283,4 +325,5 @@ def splice_section(doc: str, section: str, heading: str = HEADING) -> str:
     return doc[:start] + section.rstrip() + "\n\n" + doc[end:]
 
 
-__all__ = ["dev_sets", "halves_report", "load_report", "render_markdown", "splice_section", "targets_lines"]
+__all__ = ["compare_lines", "dev_sets", "halves_report", "load_report", "render_markdown", "splice_section",
+           "targets_lines"]

@@ -11,20 +11,22 @@ from .base import Passthrough, Rewriter, Scripted
 if TYPE_CHECKING:
     from ..config import Settings
 
-REWRITERS = ("rules", "passthrough", "llm", "auto")
+REWRITERS = ("rules", "passthrough", "llm", "auto", "learned")
 # third-party rewriters: ``name = "package.module:factory"``, ``factory(settings) -> Rewriter``; the module may
 # declare its own settings section (convsearch.config.Section) with its own prefix
 ENTRY_POINT_GROUP = "convsearch.rewriters"
 
 
 def get_rewriter(name: str, settings: "Settings | None" = None) -> Rewriter:
-    """Return a rewriter by name: ``rules``, ``passthrough``, ``llm`` or ``auto``, or one an installed package
+    """Return a rewriter by name: ``rules``, ``passthrough``, ``llm``, ``auto`` or ``learned`` (the trained gate
+    and term selector with the rules where they are surer: ``learned.rewriter``), or one an installed package
     registers in the entry-point group ``convsearch.rewriters``.
 
     ``llm`` needs an OpenAI-compatible endpoint in ``settings`` (default: ``Settings.from_env()``) and raises a
     ConfigError naming the variables to set otherwise. ``auto`` is gate → LLM → guard → rules → original when
-    an LLM is configured, and the rule rewriter itself when not. The caller owns what it gets: LLM rewriters
-    have ``close()``.
+    an LLM is configured, and the rule rewriter itself when not; with CONVSEARCH_LLM_UNSURE_BELOW >= 0 and the
+    learned model file present, the learned answer, and the LLM only on turns whose confidence is below it
+    (``learned.auto``). The caller owns what it gets: LLM rewriters have ``close()``.
     """
     if name == "passthrough":
         return Passthrough()
@@ -32,6 +34,10 @@ def get_rewriter(name: str, settings: "Settings | None" = None) -> Rewriter:
         from .rules import RuleRewriter
 
         return RuleRewriter()
+    if name == "learned":
+        from ..learned.rewriter import LearnedRewriter
+
+        return LearnedRewriter()
     if name in ("llm", "auto"):
         from ..config import Settings
         from ..llm import llm_config, llm_configured
@@ -91,6 +97,12 @@ def _llm_rewriter(name: str, s: "Settings", llm: Any) -> Rewriter:
               limits=GuardLimits(c.max_zh_chars, c.max_en_words, c.blocked))
     if name == "llm":
         return LLMRewriter(llm, uncertain_below=c.uncertain_below, **kw)
+    if c.unsure_below >= 0:  # the learned answer, the LLM only where it is unsure (None: no model file)
+        from ..learned.auto import learned_auto
+
+        learned = learned_auto(llm, below=c.unsure_below, **kw)
+        if learned is not None:
+            return learned
     return auto_rewriter(llm, uncertain_below=c.uncertain_below, **kw)
 
 

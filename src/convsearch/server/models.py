@@ -68,7 +68,7 @@ class SearchRequest(_Model):
     messages: list[MessageIn] = Field(default_factory=list, max_length=200, description=(
         "The conversation so far, when it is not stored (or as the fallback when the store is down)."))
     topic: Topic | None = None
-    top_k: int = Field(5, ge=1, le=50)
+    top_k: Annotated[int, Field(strict=True, ge=1, le=50), INTEGRAL] = 5  # 2 or 2.0, never true or "2"
     mode: Literal["rewrite", "dual"] = Field("rewrite", description="dual: also search the original query.")
     variants: bool = Field(True, description="Also search heuristic query variants.")
     recency: Recency = Field("no_limit", description="Only results dated within the last day/week/month/year. "

@@ -1,0 +1,127 @@
+"""``auto`` with the learned resolver: the offline answer first, the LLM only on turns it is unsure of (issue 26,
+item 4).
+
+``AskWhenUnsure(llm, learned, below)`` is the enhancer ``auto_rewriter`` builds when the learned model file is
+present. Per turn (``assess``):
+
+1. The rules' ``Decision`` (the pipeline hands it on; else the gate runs once here, on the question as
+   ``LearnedRewriter`` reads it). Where it says the rules are certain (``RULES_SURE``: an ordinal into a listed
+   answer, an accepted offer) and the rules answer without falling back, that answer stands: no LLM call, as in
+   the rule-only ``auto``.
+2. Otherwise the learned rewriter's answer is the offline answer, and the turn's **confidence** is the learned
+   resolver's (``Resolved.confidence``: the smallest threshold margin of the gate and the selection). In a language
+   whose gate is the rules' (``learned.rewriter.LEARNED_GATE`` names those whose gate is learned: English), the
+   rules' gate confidence (``Decision.confidence``) stands in for the learned gate's margin: the smaller of the two.
+3. ``confidence < below`` → the LLM is asked (``inner``: the LLM enhancer with its guard); its answer is used, and
+   when it falls back (timeout, guard, error) the offline answer is (``fell_back`` set, the reasons joined, as in
+   ``Chain``). ``confidence >= below`` → the offline answer, no LLM call.
+
+Every result's reason (the trace's) and first step begin with which way the turn went and why: ``learned confidence
+0.12 < 0.15: asked the LLM`` or ``learned confidence 0.62 >= 0.15: no LLM call``. ``below = 0`` never asks;
+``below > 1`` asks on every turn the rules are not sure of. The threshold is a setting
+(``CONVSEARCH_LLM_UNSURE_BELOW``; negative, the default for now, keeps the rules' ``auto``); ``UNSURE_BELOW`` is the
+value chosen on the folds of the training sets with an oracle standing in for the LLM (``convsearch eval oracle``;
+docs/BENCHMARKS.md gives the curve and how it was chosen).
+
+The pipeline consults this rewriter on every turn (``uncertain_below`` above any confidence): the learned gate,
+not the rules' standalone verdict, decides whether an English turn needs anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..gate import needs_rewrite
+from ..lang import detect
+from ..rewrite.enhance import LLM, RULES_SURE, Enhanced, Enhancer, EnhanceRequest, EnhancerRewriter, from_rewrite
+from ..rewrite.shapes import asked_form
+from ..types import Decision
+from .rewriter import LearnedRewriter
+
+UNSURE_BELOW = 0.15  # chosen on the folds of iKAT 2023 train + CANARD dev (docs/BENCHMARKS.md, "auto with an oracle")
+ALWAYS = 2.0  # an ``uncertain_below`` above every confidence: the pipeline hands every turn to the rewriter
+
+
+@dataclass(frozen=True, slots=True)
+class Assessed:
+    """The offline side of one turn: the learned (or sure rules') answer, its confidence, and whether the LLM may
+    be asked at all (False where the rules are sure)."""
+
+    offline: Enhanced
+    confidence: float
+    askable: bool
+    decision: Decision
+
+    def asks(self, below: float) -> bool:
+        """Whether ``auto`` with threshold ``below`` asks the LLM on this turn."""
+        return self.askable and self.confidence < below
+
+
+class AskWhenUnsure:
+    """The learned rewriter's answer, and the LLM (``inner``) only where its confidence is below ``below`` (see the
+    module docstring)."""
+
+    def __init__(self, inner: Enhancer, learned: LearnedRewriter | None = None, *, below: float = UNSURE_BELOW) -> None:
+        self.inner = inner
+        self.learned = learned if learned is not None else LearnedRewriter()
+        self.below = below
+        self.name = f"ask_when_unsure({inner.name})"
+
+    def assess(self, request: EnhanceRequest) -> Assessed:
+        """The offline answer and its confidence (no LLM call)."""
+        lr = self.learned
+        q, history, topic = request.query, request.history, request.topic
+        lang = detect(q).code
+        d = request.decision or needs_rewrite(history, asked_form(q, lang), topic=topic, lang=lang)
+        done = lr.rewrite(history, q, topic=topic, decision=d)
+        offline = from_rewrite(done)
+        if d.kind in RULES_SURE and not done.fell_back:
+            return Assessed(offline, 1.0, False, d)
+        gate_learned = lang in lr.learned_gate
+        r = lr.resolve(history, q, topic=topic, needed=None if gate_learned else d.needed)
+        conf = r.confidence if gate_learned else min(r.confidence, d.confidence)
+        return Assessed(offline, conf, True, d)
+
+    def enhance(self, request: EnhanceRequest) -> Enhanced:
+        a = self.assess(request)
+        off = a.offline
+        if not a.askable:
+            why = f"rules sure ({a.decision.kind.value}): no LLM call"
+        elif not a.asks(self.below):
+            why = f"learned confidence {a.confidence:.2f} >= {self.below:.2f}: no LLM call"
+        else:
+            why = f"learned confidence {a.confidence:.2f} < {self.below:.2f}: asked the LLM"
+            asked = self.inner.enhance(replace(request, decision=a.decision))
+            if not asked.fell_back:
+                return replace(asked, reason=f"{why}; {asked.reason}", steps=(why, *asked.steps))
+            return replace(off, reason=f"{why}; {asked.reason}; {off.method}: {off.reason}", fell_back=True,
+                           steps=(why, *asked.steps, *off.steps), llm_calls=(*asked.llm_calls, *off.llm_calls))
+        return replace(off, reason=f"{why}; {off.reason}", steps=(why, *off.steps))
+
+    def close(self) -> None:
+        self.inner.close()
+        self.learned.close()
+
+
+def learned_auto(llm: Any, *, below: float = UNSURE_BELOW, path: Path | str | None = None, **llm_kw: Any) -> Any:
+    """``auto`` on the learned rewriter: an ``EnhancerRewriter`` named ``auto`` over ``AskWhenUnsure`` (the LLM
+    enhancer built with ``llm_kw``: window, cache, budget, guard limits), consulted by the pipeline on every turn;
+    None when the model file is absent (the caller builds the rule-based ``auto``)."""
+    if not learned_available(path):
+        return None
+    rw = EnhancerRewriter(AskWhenUnsure(LLM(llm, **llm_kw), LearnedRewriter(path), below=below), name="auto",
+                          uncertain_below=ALWAYS)
+    rw.llm = llm  # type: ignore[attr-defined]  # for stats and benchmarks, as auto_rewriter does
+    return rw
+
+
+def learned_available(path: Path | str | None = None) -> bool:
+    """Whether the learned model file (default: the shipped one) is there to load."""
+    from .resolver import MODEL_PATH
+
+    return Path(path or MODEL_PATH).is_file()
+
+
+__all__ = ["ALWAYS", "AskWhenUnsure", "Assessed", "UNSURE_BELOW", "learned_auto", "learned_available"]

@@ -1,0 +1,140 @@
+"""``auto`` on the learned rewriter asks the LLM only where the learned confidence is below its threshold
+(CONVSEARCH_LLM_UNSURE_BELOW; learned.auto.AskWhenUnsure), against the loopback OpenAI-compatible server.
+
+The thresholds are set from each turn's own measured confidence (``assess``), just above or just below it, so the
+tests hold whatever the shipped model's numbers are."""
+
+from __future__ import annotations
+
+import pytest
+
+from convsearch.config import Settings
+from convsearch.learned.auto import AskWhenUnsure
+from convsearch.pipeline import plan_queries
+from convsearch.rewrite import get_rewriter
+from convsearch.rewrite.enhance import EnhanceRequest, Passthrough
+from convsearch.rewrite.rules import RuleRewriter
+from convsearch.testing.openai_server import FakeOpenAIServer, Reply
+from convsearch.types import Message
+
+pytestmark = pytest.mark.integration
+
+EN = (Message("user", "Who founded SpaceX?"), Message("assistant", "Elon Musk founded SpaceX in 2002."))
+ZH = (Message("user", "AnySearch 支持哪些检索方式？"), Message("assistant", "支持 BM25、向量和混合检索。"))
+LISTED = (Message("user", "Which note apps work offline?"),
+          Message("assistant", "Three do: 1. Obsidian 2. Joplin 3. Logseq"))
+FOLLOWUPS = [(EN, "When did it first launch a rocket?"), (EN, "how much is he worth?"), (ZH, "价格呢？"),
+             (EN, "and Tesla?")]
+LLM_ANSWER = "When did SpaceX launch its first rocket"  # words of the history and the question: the guard keeps it
+
+
+@pytest.fixture(autouse=True)
+def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAIServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def srv(server: FakeOpenAIServer):
+    server.reset()
+    yield server
+    server.reset()
+
+
+def auto(srv: FakeOpenAIServer, below: float, **env: str):
+    s = Settings.from_env({"CONVSEARCH_LLM_BASE_URL": srv.base_url, "CONVSEARCH_LLM_MODEL": "fake-model",
+                           "CONVSEARCH_LLM_API_KEY": "sk-test", "CONVSEARCH_LLM_TIMEOUT_S": "1.0",
+                           "CONVSEARCH_LLM_CACHE_SIZE": "0", "CONVSEARCH_LLM_UNSURE_BELOW": str(below), **env})
+    return get_rewriter("auto", s)
+
+
+def confidence(history, question: str) -> float:
+    return AskWhenUnsure(Passthrough()).assess(EnhanceRequest(question, tuple(history))).confidence
+
+
+def test_a_sure_turn_sends_nothing_and_an_unsure_one_asks_once(srv):
+    q = "When did it first launch a rocket?"
+    c = confidence(EN, q)
+    assert 0.0 < c < 1.0
+    rw = auto(srv, below=round(c - 0.01, 4))  # the turn is surer than the threshold
+    try:
+        r = rw.rewrite(EN, q)
+    finally:
+        rw.close()
+    assert srv.requests == []
+    assert r.method == "learned" and f"learned confidence {c:.2f} >= " in r.reason and "no LLM call" in r.reason
+    srv.push(Reply.of(LLM_ANSWER))
+    rw = auto(srv, below=round(c + 0.01, 4))  # now it is less sure than the threshold
+    try:
+        r = rw.rewrite(EN, q)
+    finally:
+        rw.close()
+    assert len(srv.requests) == 1
+    assert (r.rewritten, r.method, r.fell_back) == (LLM_ANSWER, "llm", False)
+    assert r.reason.startswith(f"learned confidence {c:.2f} < ") and "asked the LLM" in r.reason
+
+
+def test_threshold_zero_never_asks_and_above_every_confidence_asks_on_every_follow_up(srv):
+    rw = auto(srv, below=0)
+    try:
+        outs = [rw.rewrite(h, q) for h, q in FOLLOWUPS]
+    finally:
+        rw.close()
+    assert srv.requests == [] and {o.method for o in outs} == {"learned"}
+    assert all(confidence(h, q) < 1.0 for h, q in FOLLOWUPS)
+    rw = auto(srv, below=1.0)
+    try:
+        outs = [rw.rewrite(h, q) for h, q in FOLLOWUPS]
+    finally:
+        rw.close()
+    assert len(srv.requests) == len(FOLLOWUPS)  # the default responder echoes the question: the LLM's answer
+    assert [o.method for o in outs] == ["llm"] * len(FOLLOWUPS)
+
+
+def test_where_the_rules_are_sure_no_threshold_asks(srv):
+    rw = auto(srv, below=5.0)
+    try:
+        r = rw.rewrite(LISTED, "Does the second one sync?")
+    finally:
+        rw.close()
+    assert srv.requests == []
+    assert r.rewritten == "Does Joplin sync?" and r.reason.startswith("rules sure (ordinal): no LLM call")
+
+
+def test_a_failed_llm_call_falls_back_to_the_offline_answer(srv):
+    offline = get_rewriter("learned").rewrite(EN, "how much is he worth?")
+    srv.push(Reply.error(500), Reply.error(500), Reply.error(500))
+    rw = auto(srv, below=1.0, CONVSEARCH_LLM_MAX_RETRIES="0")
+    try:
+        r = rw.rewrite(EN, "how much is he worth?")
+    finally:
+        rw.close()
+    assert len(srv.requests) == 1
+    assert r.fell_back and r.rewritten == offline.rewritten != "how much is he worth?"
+    assert "asked the LLM" in r.reason and r.method == "learned"
+
+
+def test_off_by_default_and_without_an_llm_the_rules(srv):
+    rw = get_rewriter("auto", Settings.from_env({"CONVSEARCH_LLM_BASE_URL": srv.base_url,
+                                                 "CONVSEARCH_LLM_MODEL": "fake-model"}))
+    try:
+        assert rw.name == "auto" and not hasattr(rw.enhancer, "assess")  # the rules' auto (setting below 0)
+    finally:
+        rw.close()
+    assert isinstance(get_rewriter("auto", Settings.from_env({"CONVSEARCH_LLM_UNSURE_BELOW": "0.15"})), RuleRewriter)
+
+
+def test_the_pipeline_hands_it_turns_the_rules_call_standalone(srv):
+    rw = auto(srv, below=0)
+    try:
+        d, r, _, _ = plan_queries("What is the boiling point of water?", EN, rewriter=rw, settings=Settings())
+    finally:
+        rw.close()
+    assert not d.needed  # the rules' gate: standalone; the learned side still answers (no LLM at threshold 0)
+    assert r.method == "learned" and "no LLM call" in r.reason and srv.requests == []
