@@ -14,10 +14,32 @@ citation check), ``search`` (the Searcher over a Pipeline or a backend; the scop
 (scripted tool-call replies for ``llm.ScriptedLLM`` and a delayed backend).
 """
 
-from .citations import CitationCheck, check_citations
-from .loop import Agent
-from .search import BackendSearcher, PipelineSearcher, ResultCache, Searcher, as_searcher
-from .types import AgentEvent, Answer, AnswerCitation, AnswerFlags, LLMCallRecord, SearchStep, Source
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .citations import CitationCheck, check_citations
+    from .loop import Agent
+    from .search import BackendSearcher, PipelineSearcher, ResultCache, Searcher, as_searcher
+    from .types import AgentEvent, Answer, AnswerCitation, AnswerFlags, LLMCallRecord, SearchStep, Source
+
+# Loaded on first use: ``import convsearch`` registers the agent's settings section (``agent.settings``) without
+# paying for the loop, its prompts and the server's tool schema (~0.2 s) until an agent is built.
+_HOME = {"CitationCheck": "citations", "check_citations": "citations", "Agent": "loop", "BackendSearcher": "search",
+         "PipelineSearcher": "search", "ResultCache": "search", "Searcher": "search", "as_searcher": "search",
+         **{n: "types" for n in ("AgentEvent", "Answer", "AnswerCitation", "AnswerFlags", "LLMCallRecord",
+                                  "SearchStep", "Source")}}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = ["Agent", "AgentEvent", "Answer", "AnswerCitation", "AnswerFlags", "BackendSearcher", "CitationCheck",
            "LLMCallRecord", "PipelineSearcher", "ResultCache", "SearchStep", "Searcher", "Source", "as_searcher",
