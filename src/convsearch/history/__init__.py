@@ -15,17 +15,33 @@ memory layers (window, task stack of cited results, opt-in profile).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .base import CitedResult, Fact, HistorySettings, HistoryStore, MemoryStore, Scope, StoredMessage, Summary
-from .memory import Memory, cited_refs, extract_facts, fit_tokens
-from .memory_store import InMemoryStore
-from .session import Conversation
-from .summary import BackgroundRefresher, ExtractiveSummarizer, Summarizer, default_refresher, refresh_summary
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from .memory import Memory, cited_refs, extract_facts, fit_tokens
+    from .memory_store import InMemoryStore
+    from .session import Conversation
     from .sql import SqlStore
+    from .summary import BackgroundRefresher, ExtractiveSummarizer, Summarizer, default_refresher, refresh_summary
+
+# Loaded on first use: ``import convsearch`` registers HistorySettings (``base``) without the rest of the package.
+_HOME = {"Memory": "memory", "cited_refs": "memory", "extract_facts": "memory", "fit_tokens": "memory",
+         "InMemoryStore": "memory_store", "Conversation": "session", "BackgroundRefresher": "summary",
+         "ExtractiveSummarizer": "summary", "Summarizer": "summary", "default_refresher": "summary",
+         "refresh_summary": "summary"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
 
 
 def open_store(settings: "Settings") -> "SqlStore":
@@ -38,6 +54,8 @@ def open_store(settings: "Settings") -> "SqlStore":
 
 def flush_refreshes(timeout: float | None = 30.0) -> bool:
     """Wait for the background summary refreshes queued so far (tests, shutdown)."""
+    from .summary import default_refresher
+
     return default_refresher().flush(timeout)
 
 
