@@ -34,13 +34,14 @@ file scored by the fold model that never saw its dialog (``learned.oof``); the r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from ..gate import needs_rewrite
-from ..lang import detect
+from ..lang import detect, reading
 from ..rewrite.enhance import RULES_SURE
+from ..rewrite.entities import mentions
 from ..rewrite.guard import fluency_problem, fluency_repair, unfaithful_words
 from ..rewrite.rules import RuleRewriter
 from ..rewrite.shapes import asked_form, with_courtesy
@@ -52,6 +53,12 @@ from .resolver import Resolved, Resolver
 LEARNED_GATE = frozenset({"en"})  # languages whose gate decision is the learned gate's (the rest: the rules')
 LEARNED_TERMS = frozenset({"en", "zh"})  # languages whose rewrite uses the learned term selector
 APPEND_MIN = 0.5  # a term with no fluent place is appended only at this selection probability or above
+REWRITE_AT = 0.5  # learned gate: rewrite a turn the rules call standalone only at this probability or above
+STANDALONE_BELOW = 0.5  # learned gate: leave a turn the rules would rewrite only below this probability
+RULES_APPEND_MIN = APPEND_MIN  # the surest term appended to the rules' own rewrite only at this probability
+NEVER = 1.01  # a probability threshold no turn reaches
+ALL_PLACEMENTS = frozenset({How.SUBSTITUTION, How.SLOT_SWAP, How.INSERTION, How.APPENDED})
+PLACEMENTS = ALL_PLACEMENTS  # how a learned composition may put its terms in (others: left as typed)
 
 
 class LearnedRewriter:
@@ -62,13 +69,27 @@ class LearnedRewriter:
     uncertain_below = 0.0
 
     def __init__(self, path: Path | str | None = None, *, learned_gate: frozenset[str] = LEARNED_GATE,
-                 learned_terms: frozenset[str] = LEARNED_TERMS) -> None:
+                 learned_terms: frozenset[str] = LEARNED_TERMS, rewrite_at: float = REWRITE_AT,
+                 standalone_below: float = STANDALONE_BELOW, append_min: float = APPEND_MIN,
+                 rules_append_min: float | Mapping[str, float] = RULES_APPEND_MIN,
+                 placements: frozenset[How] = PLACEMENTS, keep_named: bool = False,
+                 fill_rule_gaps: bool = True) -> None:
         self.resolver = Resolver(path)
         self.rules = RuleRewriter()
         self.learned_gate = learned_gate
         self.learned_terms = learned_terms
-        self.append_min = APPEND_MIN
+        self.rewrite_at = rewrite_at  # (the learned gate's languages) override the rules' "standalone" at p >= this
+        self.standalone_below = standalone_below  # ... and the rules' "rewrite" at p < this
+        self.append_min = append_min  # learned composition with no fluent place: append only at p >= this
+        self.rules_append_min = rules_append_min  # the surest term after the rules' rewrite: at p >= this (per lang)
+        self.placements = placements  # the placements a learned composition may use
+        self.keep_named = keep_named  # a question with its own proper name and no pronoun: the rules' standalone holds
+        self.fill_rule_gaps = fill_rule_gaps  # the rules' gate says rewrite but their steps placed nothing: compose
         self.folds: FoldMap | None = None
+
+    def _rules_append_min(self, lang: str) -> float:
+        m = self.rules_append_min
+        return m.get(lang, NEVER) if isinstance(m, Mapping) else m
 
     cost = "compute"  # loads a model on first use and takes several ms at p99: see the module docstring
 
@@ -98,26 +119,43 @@ class LearnedRewriter:
             if not done.fell_back:
                 return replace(done, method=self.name, reason=f"rules sure ({decision.kind.value}): {done.reason}")
         gate_learned = lang in self.learned_gate
-        r = self.resolve(history, query, topic=topic, needed=None if gate_learned else decision.needed)
+        # the learned gate's languages: scores and a composition whatever the gate says (the verdict is ours below)
+        r = self.resolve(history, query, topic=topic, needed=True if gate_learned else decision.needed)
         tag = f"[{'fold ' + str(r.fold) if r.fold is not None else 'full model'}]"
-        if not (r.needed if gate_learned else decision.needed):  # (r.needed: the learned gate's verdict)
-            why = (r.reason if gate_learned
-                   else f"rules' gate: standalone ({decision.reason}); learned gate {r.gate:.2f}")
-            return RewriteResult(query, query, self.name, f"{why} {tag}", False)
+        if gate_learned:
+            need = r.gate >= (self.standalone_below if decision.needed else self.rewrite_at)
+            if need and not decision.needed and self.keep_named and _named_and_complete(query, lang):
+                return RewriteResult(query, query, self.name, f"rules' gate: standalone ({decision.reason}); the "
+                                     f"question names its own subject: learned gate {r.gate:.2f} not followed {tag}",
+                                     False)
+            if not need:
+                why = (f"learned gate {r.gate:.2f} < {self.standalone_below:.2f}: standalone, over the rules' "
+                       "rewrite" if decision.needed else f"rules' gate: standalone ({decision.reason}); learned gate "
+                       f"{r.gate:.2f} < {self.rewrite_at:.2f}")
+                return RewriteResult(query, query, self.name, f"{why} {tag}", False)
+        elif not decision.needed:
+            return RewriteResult(query, query, self.name, f"rules' gate: standalone ({decision.reason}); learned "
+                                 f"gate {r.gate:.2f} {tag}", False)
         terms = lang in self.learned_terms
         if decision.needed:
             done = self.rules.rewrite(history, query, topic=topic, decision=decision)
             if done.changed and not done.fell_back:
                 out = done.rewritten
                 top = next((c for c in r.candidates if c.selected), None)
-                if terms and top is not None and top.prob >= self.append_min \
+                if terms and top is not None and top.prob >= self._rules_append_min(lang) \
                         and not any(c.selected and c.text.lower() in out.lower() for c in r.candidates):
                     # the rules placed none of the terms the selector is sure of: add the surest after their rewrite
                     return self._checked(query, append_terms(out, [top.text]), history, topic,
                                          f"rules' rewrite ({done.reason}) + appended {top.text!r} "
                                          f"(p={top.prob:.2f}) {tag}")
                 return replace(done, method=self.name, reason=f"rules' rewrite: {done.reason}; {r.reason} {tag}")
+            if not self.fill_rule_gaps:
+                return RewriteResult(query, query, self.name, f"the rules placed nothing ({done.reason}): left as "
+                                     f"typed; {r.reason} {tag}", False)
         if terms and gate_learned and r.changed:  # (Chinese: the rules' own no-rewrite stands, measured on CrossWOZ)
+            if r.how not in self.placements:
+                return RewriteResult(query, query, self.name, f"{r.reason}; placement {r.how.value!r} not used: "
+                                     f"left as typed {tag}", False)
             if r.how is How.APPENDED and r.candidates[0].prob < self.append_min:
                 return RewriteResult(query, query, self.name, f"{r.reason}; no fluent place and p < "
                                      f"{self.append_min}: left as typed {tag}", False)
@@ -136,6 +174,11 @@ class LearnedRewriter:
         if why:
             return RewriteResult(query, query, self.name, f"{how}; not fluent, rejected: {why}", True)
         return RewriteResult(query, out, self.name, how, False)
+
+
+def _named_and_complete(query: str, lang: str) -> bool:
+    """The question holds a proper name of its own and no pronoun (a complete question about a named subject)."""
+    return not reading(lang).has_pronoun(query) and any(m.proper for m in mentions(query, lang))
 
 
 __all__ = ["LEARNED_GATE", "LEARNED_TERMS", "LearnedRewriter"]
