@@ -7,7 +7,7 @@ they are computed once per turn and cached, and each configuration replays only 
 Selection uses out-of-fold numbers of the TRAINING sets only; evaluation-only sets are scored by ``--final``.
 
     PYTHONPATH=src .venv/bin/python scripts/learned_combine_grid.py            # the grid, training sets (OOF)
-    PYTHONPATH=src .venv/bin/python scripts/learned_combine_grid.py --final RA SB RAM PLACES KEEP FILL  # every set
+    PYTHONPATH=src .venv/bin/python scripts/learned_combine_grid.py --final 1.01,0,0.5,sub,False,True  # every set
 """
 
 from __future__ import annotations
@@ -116,12 +116,12 @@ def pick(m: dict[str, Any]) -> dict[str, float]:
 
 def main(argv: list[str]) -> None:
     c = Cached()
-    if argv[:1] == ["--final"]:
-        ra, sb, ram = (float(x) for x in argv[1:4])
-        cfgs = [{"rewrite_at": ra, "standalone_below": sb, "rules_append_min": ram, "placements": argv[4],
-                 "keep_named": argv[5] == "True", "fill_rule_gaps": argv[6] == "True"},
-                {"rewrite_at": 0.5, "standalone_below": 0.5, "rules_append_min": 0.5, "placements": "all",
-                 "keep_named": False, "fill_rule_gaps": True}]
+    if argv[:1] == ["--final"]:  # each further argument: RA,SB,RAM,PLACES,KEEP,FILL (the merged behaviour added)
+        cfgs = [{"rewrite_at": float(ra), "standalone_below": float(sb), "rules_append_min": float(ram),
+                 "placements": places, "keep_named": keep == "True", "fill_rule_gaps": fill == "True"}
+                for ra, sb, ram, places, keep, fill in (a.split(",") for a in argv[1:])]
+        cfgs.append({"rewrite_at": 0.5, "standalone_below": 0.5, "rules_append_min": 0.5, "placements": "all",
+                     "keep_named": False, "fill_rule_gaps": True})
         for name, rel in {**TRAIN_EN, **TRAIN_ZH, **EVAL_ONLY}.items():
             for row in score(c, name, rel, cfgs):
                 print(json.dumps(row), flush=True)

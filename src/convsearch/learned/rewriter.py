@@ -1,26 +1,32 @@
 """The ``learned`` rewriter (``--rewriter learned``): the trained gate and term selector, composed through the
 language pack, checked by the guard, combined with the rules where the rules are surer.
 
-How a turn goes (``LearnedRewriter.rewrite``):
+How a turn goes (``LearnedRewriter.rewrite``); every threshold is a constructor parameter, the defaults are the
+combination chosen out of fold and vetoed on the evaluation-only sets (docs/LEARNED.md, "Precision first"):
 
 1. The rules' ``Decision`` (``gate.needs_rewrite``, cached per turn; the pipeline hands it on). Where it says the
    rules are certain (``rewrite.enhance.RULES_SURE``: an ordinal into a listed answer, an accepted offer) the rule
    rewriter answers, as ``auto`` lets it answer without the LLM; a rule answer that falls back goes on to step 2.
-2. The gate: in the languages of ``LEARNED_GATE`` (English) the learned gate decides; elsewhere (Chinese) the rules'
-   verdict does (``Resolver.resolve(needed=...)``). Phase 1 measured the learned gate far below the rules on the
-   evaluation-only Chinese sets (Restoration-200K 47.3% vs 64.3% accuracy, Su 2019 49.4% vs 89.5%): its only
-   Chinese training set (CrossWOZ, weak labels) marks no ellipsis. docs/LEARNED.md gives the numbers that decided
-   each choice.
-3. Where the turn needs a rewrite and the rules' gate says so too, the rule rewriter's output (fluent, and the
-   rules' exact match is hard to beat); in the languages of ``LEARNED_TERMS``, when that output holds none of the
-   terms the selector chose and the surest has probability ``APPEND_MIN`` or more, that term is appended to it.
-   Where only the learned gate asks for a rewrite, or the rules' gate does but their steps placed nothing (English:
-   ``LEARNED_GATE``), the selector's terms are composed in (``learned.compose``: substitution, slot swap,
-   insertion; appended as plain terms only at ``APPEND_MIN``). In Chinese a rule rewrite that placed nothing stays
-   the question as typed (out of fold on CrossWOZ this kept exact match 43.3 where composing cost 0.3).
-   Anything else: the question as typed.
+2. The gate. In the languages of ``LEARNED_GATE`` (English) the learned gate may override the rules' verdict, but
+   asymmetrically and only when very sure: a turn the rules call standalone is rewritten at learned probability
+   ``rewrite_at`` or above, a turn the rules would rewrite is left alone below ``standalone_below``. The defaults
+   (``REWRITE_AT`` = ``NEVER``, ``STANDALONE_BELOW`` = 0) mean the learned gate never overrides: no threshold of the
+   grid kept exact match on every training set (the learned gate's overrides cost EM on CANARD, CAsT 2019, CamRest
+   and iKAT 2024 at every threshold tried). Elsewhere (Chinese) the rules' verdict stands (phase 1: the learned
+   gate is far below the rules on the evaluation-only Chinese sets).
+3. Where the turn needs a rewrite and the rules' gate says so too, the rule rewriter's output. When it holds none
+   of the terms the selector chose and the surest has probability ``rules_append_min`` or more (a number, or one
+   per language), that term is appended; default ``NEVER``: appending cost the search follow-ups 4 cases (86.5% →
+   82.3%) in English and exact match on Su 2019 and Restoration-200K in Chinese. Where the rules' gate says rewrite
+   but their steps placed nothing (``fill_rule_gaps``), English only: the learned composition (``learned.compose``),
+   kept only when its placement is one of ``placements`` (default: substitution of a pronoun or demonstrative;
+   insertion and plain appending added words the humans did not). In Chinese a rule rewrite that placed nothing
+   stays the question as typed. Anything else: the question as typed.
 4. The guard: the output may only add words of the history, the question or the topic (``unfaithful_words``) and
    must read as fluent (``fluency_repair`` / ``fluency_problem``); if not, the question as typed, ``fell_back``.
+
+``keep_named`` (off by default; it matters only when the learned gate may override): a question with a proper name
+of its own and no pronoun keeps the rules' "standalone".
 
 Precision first: a turn the gate lets through unchanged, or no candidate reaching the term threshold, leaves the
 question as typed. ``cost`` is ``"compute"``, not ``"pure"``: the arithmetic is two logistic regressions in numpy
@@ -53,13 +59,15 @@ from .resolver import Resolved, Resolver
 LEARNED_GATE = frozenset({"en"})  # languages whose gate decision is the learned gate's (the rest: the rules')
 LEARNED_TERMS = frozenset({"en", "zh"})  # languages whose rewrite uses the learned term selector
 APPEND_MIN = 0.5  # a term with no fluent place is appended only at this selection probability or above
-REWRITE_AT = 0.5  # learned gate: rewrite a turn the rules call standalone only at this probability or above
-STANDALONE_BELOW = 0.5  # learned gate: leave a turn the rules would rewrite only below this probability
-RULES_APPEND_MIN = APPEND_MIN  # the surest term appended to the rules' own rewrite only at this probability
 NEVER = 1.01  # a probability threshold no turn reaches
+# How the learned parts combine with the rules: chosen on the training sets out of fold, then vetoed on the
+# evaluation-only sets (docs/LEARNED.md, "Precision first"; scripts/learned_combine_grid.py).
+REWRITE_AT = NEVER  # learned gate: rewrite a turn the rules call standalone only at this probability or above
+STANDALONE_BELOW = 0.0  # learned gate: leave a turn the rules would rewrite only below this probability
+RULES_APPEND_MIN = NEVER  # the surest term appended to the rules' own rewrite only at this probability
 ALL_PLACEMENTS = frozenset({How.SUBSTITUTION, How.SLOT_SWAP, How.INSERTION, How.APPENDED})
-PLACEMENTS = ALL_PLACEMENTS  # how a learned composition may put its terms in (others: left as typed)
-
+PLACEMENTS = frozenset({How.SUBSTITUTION})  # how a learned composition may put its terms in (others: as typed)
+FILL_RULE_GAPS = True  # the rules' gate says rewrite, their steps placed nothing: the learned composition may
 
 class LearnedRewriter:
     """The trained resolver behind the ``Rewriter`` contract (see the module docstring for how it combines with the
@@ -73,7 +81,7 @@ class LearnedRewriter:
                  standalone_below: float = STANDALONE_BELOW, append_min: float = APPEND_MIN,
                  rules_append_min: float | Mapping[str, float] = RULES_APPEND_MIN,
                  placements: frozenset[How] = PLACEMENTS, keep_named: bool = False,
-                 fill_rule_gaps: bool = True) -> None:
+                 fill_rule_gaps: bool = FILL_RULE_GAPS) -> None:
         self.resolver = Resolver(path)
         self.rules = RuleRewriter()
         self.learned_gate = learned_gate
@@ -181,4 +189,4 @@ def _named_and_complete(query: str, lang: str) -> bool:
     return not reading(lang).has_pronoun(query) and any(m.proper for m in mentions(query, lang))
 
 
-__all__ = ["LEARNED_GATE", "LEARNED_TERMS", "LearnedRewriter"]
+__all__ = ["ALL_PLACEMENTS", "LEARNED_GATE", "LEARNED_TERMS", "NEVER", "PLACEMENTS", "LearnedRewriter"]
