@@ -227,6 +227,20 @@ def test_the_learned_gate_overrides_a_rule_rewrite_only_below_standalone_below(t
     assert kept.changed and "Waterboys" in kept.rewritten and "rules' rewrite" in kept.reason
 
 
+def test_by_default_the_learned_rewriter_answers_as_the_rules_do() -> None:
+    # the shipped combination (docs/LEARNED.md, "Precision first"): every learned override was vetoed
+    learned, rules = LearnedRewriter(), RuleRewriter()
+    turns = [(WATERBOYS, q) for q in ("What did they do in 1990?", "Who was Mike Scott?", "What about the price?",
+                                      "How tall is Mount Everest?", "When was the band formed?")]
+    turns += [(TELECARE, "What if she cannot press it?"), (TELECARE, "What about the price?"),
+              (ANYSEARCH, "它支持私有化部署吗？"), (ANYSEARCH, "价格呢？"), (ANYSEARCH, "北京今天天气怎么样？")]
+    for history, q in turns:
+        assert learned.rewrite(history, q).rewritten == rules.rewrite(history, q).rewritten, q
+    eager = LearnedRewriter(rewrite_at=0.5, standalone_below=0.5, rules_append_min=0.5, placements=ALL_PLACEMENTS,
+                            fill_rule_gaps=True)  # the merged behaviour differs from the rules on these turns
+    assert any(eager.rewrite(h, q).rewritten != rules.rewrite(h, q).rewritten for h, q in turns)
+
+
 def test_the_append_threshold_for_rule_rewrites_is_per_language() -> None:
     rw = LearnedRewriter(rules_append_min={"en": 0.9})
     assert rw._rules_append_min("en") == 0.9 and rw._rules_append_min("zh") == NEVER

@@ -67,7 +67,7 @@ STANDALONE_BELOW = 0.0  # learned gate: leave a turn the rules would rewrite onl
 RULES_APPEND_MIN = NEVER  # the surest term appended to the rules' own rewrite only at this probability
 ALL_PLACEMENTS = frozenset({How.SUBSTITUTION, How.SLOT_SWAP, How.INSERTION, How.APPENDED})
 PLACEMENTS = frozenset({How.SUBSTITUTION})  # how a learned composition may put its terms in (others: as typed)
-FILL_RULE_GAPS = True  # the rules' gate says rewrite, their steps placed nothing: the learned composition may
+FILL_RULE_GAPS = False  # the rules' gate says rewrite, their steps placed nothing: compose (off: MuDoCo veto)
 
 class LearnedRewriter:
     """The trained resolver behind the ``Rewriter`` contract (see the module docstring for how it combines with the
