@@ -159,7 +159,7 @@ class LearnedRewriter:
                 return replace(done, method=self.name, reason=f"rules' rewrite: {done.reason}; {r.reason} {tag}")
             if not self.fill_rule_gaps:
                 return RewriteResult(query, query, self.name, f"the rules placed nothing ({done.reason}): left as "
-                                     f"typed; {r.reason} {tag}", False)
+                                     f"typed; {r.reason} {tag}", done.fell_back)
         if terms and gate_learned and r.changed:  # (Chinese: the rules' own no-rewrite stands, measured on CrossWOZ)
             if r.how not in self.placements:
                 return RewriteResult(query, query, self.name, f"{r.reason}; placement {r.how.value!r} not used: "
