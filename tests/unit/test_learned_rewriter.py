@@ -10,14 +10,16 @@ import numpy as np
 import pytest
 
 from convsearch.eval.cli import rewrite_report
+from convsearch.gate import needs_rewrite
 from convsearch.learned import resolver as res
 from convsearch.learned.compose import How, append_terms, compose_terms
 from convsearch.learned.data import dialog_of_id, fold_of
 from convsearch.learned.features import analyse, candidates_of
 from convsearch.learned.oof import fold_map, training_file
 from convsearch.learned.resolver import MODEL_PATH, Resolver, load_models, margin
-from convsearch.learned.rewriter import LearnedRewriter
+from convsearch.learned.rewriter import ALL_PLACEMENTS, NEVER, LearnedRewriter
 from convsearch.rewrite import get_rewriter
+from convsearch.rewrite.rules import RuleRewriter
 from convsearch.types import Message as M
 
 WATERBOYS = [M("user", "What is The Waterboys?"), M("assistant", "The Waterboys are a Scottish-Irish rock band formed "
@@ -99,7 +101,7 @@ def test_nothing_changes_when_the_gate_probability_is_low(tmp_path: Path) -> Non
     assert r.gate < 1e-6 and not r.needed and r.how is How.UNCHANGED and r.rewrite == "What did they do in 1990?"
     assert r.confidence > 0.99  # far below the threshold: sure it is standalone
     assert r.candidates  # still scored, for a caller that wants them
-    done = LearnedRewriter(p).rewrite(WATERBOYS, "What did they do in 1990?")
+    done = LearnedRewriter(p, standalone_below=0.5).rewrite(WATERBOYS, "What did they do in 1990?")
     assert not done.changed and done.method == "learned" and "standalone" in done.reason
 
 
@@ -168,6 +170,81 @@ def test_chinese_keeps_the_rules_gate(tmp_path: Path) -> None:
     assert not done.changed and "rules' gate: standalone" in done.reason
     en = rw.rewrite(WATERBOYS, "How tall is Mount Everest?")  # in English the learned gate decides
     assert "learned gate 1.00" in en.reason
+
+
+# --- precision first: how the learned gate and composition combine with the rules --------------------------------
+TELECARE = [M("user", "I want a telecare device for my grandmother."),
+            M("assistant", "A telecare device with a fall sensor and an emergency button suits her; the Tunstall "
+                           "Lifeline case is easy to wear.")]
+
+
+def test_a_turn_the_rules_call_standalone_and_the_learned_gate_is_only_moderately_sure_of_stays_unchanged() -> None:
+    q = "Who was Mike Scott?"  # a complete question about a named subject; the learned gate leans to "rewrite"
+    assert not needs_rewrite(WATERBOYS, q).needed
+    eager = LearnedRewriter(rewrite_at=0.5, standalone_below=0.5, placements=ALL_PLACEMENTS)
+    p = eager.resolve(WATERBOYS, q, needed=True).gate
+    assert 0.5 <= p < 0.9  # moderately sure
+    assert eager.rewrite(WATERBOYS, q).changed  # the merged behaviour: the learned gate overrode the rules
+    for rw in (LearnedRewriter(), LearnedRewriter(rewrite_at=0.9, placements=ALL_PLACEMENTS)):
+        out = rw.rewrite(WATERBOYS, q)
+        assert not out.changed and out.rewritten == q and "rules' gate: standalone" in out.reason
+    sure = LearnedRewriter(rewrite_at=p - 0.01, placements=ALL_PLACEMENTS)  # just under it: the override happens
+    assert sure.rewrite(WATERBOYS, q).changed
+
+
+def test_a_named_complete_question_keeps_the_rules_verdict_and_a_pronoun_still_resolves() -> None:
+    rw = LearnedRewriter(rewrite_at=0.5, placements=ALL_PLACEMENTS, keep_named=True)
+    out = rw.rewrite(WATERBOYS, "Who was Mike Scott?")
+    assert not out.changed and "names its own subject" in out.reason
+    assert "Waterboys" in rw.rewrite(WATERBOYS, "What did they do in 1990?").rewritten
+
+
+def test_a_learned_placement_outside_the_allowed_ones_leaves_the_question() -> None:
+    q = "Who was Mike Scott?"  # the learned composition is an insertion ("... in The Waterboys")
+    rw = LearnedRewriter(rewrite_at=0.5, placements=frozenset({How.SUBSTITUTION}))
+    assert rw.resolve(WATERBOYS, q, needed=True).how is How.INSERTION
+    out = rw.rewrite(WATERBOYS, q)
+    assert not out.changed and "placement 'insertion' not used" in out.reason
+
+
+def test_a_pronoun_the_rules_decline_is_filled_only_when_asked() -> None:
+    q = "What if she cannot press it?"  # the rules' gate says rewrite, their steps place nothing
+    assert needs_rewrite(TELECARE, q).needed and not RuleRewriter().rewrite(TELECARE, q).changed
+    fills = LearnedRewriter(fill_rule_gaps=True, placements=ALL_PLACEMENTS).rewrite(TELECARE, q)
+    assert fills.changed and "it" not in fills.rewritten.split()
+    keeps = LearnedRewriter(fill_rule_gaps=False).rewrite(TELECARE, q)
+    assert not keeps.changed and "the rules placed nothing" in keeps.reason
+
+
+def test_the_learned_gate_overrides_a_rule_rewrite_only_below_standalone_below(tmp_path: Path) -> None:
+    def shut(f: dict) -> None:
+        f["gate"]["bias"] = -60.0  # the learned gate says standalone on every turn, surely
+
+    p = _variant(tmp_path, "shut2.json", shut)
+    q = "What did they do in 1990?"  # the rules rewrite it
+    assert LearnedRewriter(p, standalone_below=0.5).rewrite(WATERBOYS, q).rewritten == q
+    kept = LearnedRewriter(p, standalone_below=0.0).rewrite(WATERBOYS, q)  # never: the rules' rewrite stands
+    assert kept.changed and "Waterboys" in kept.rewritten and "rules' rewrite" in kept.reason
+
+
+def test_by_default_the_learned_rewriter_answers_as_the_rules_do() -> None:
+    # the shipped combination (docs/LEARNED.md, "Precision first"): every learned override was vetoed
+    learned, rules = LearnedRewriter(), RuleRewriter()
+    turns = [(WATERBOYS, q) for q in ("What did they do in 1990?", "Who was Mike Scott?", "What about the price?",
+                                      "How tall is Mount Everest?", "When was the band formed?")]
+    turns += [(TELECARE, "What if she cannot press it?"), (TELECARE, "What about the price?"),
+              (ANYSEARCH, "它支持私有化部署吗？"), (ANYSEARCH, "价格呢？"), (ANYSEARCH, "北京今天天气怎么样？")]
+    for history, q in turns:
+        assert learned.rewrite(history, q).rewritten == rules.rewrite(history, q).rewritten, q
+    eager = LearnedRewriter(rewrite_at=0.5, standalone_below=0.5, rules_append_min=0.5, placements=ALL_PLACEMENTS,
+                            fill_rule_gaps=True)  # the merged behaviour differs from the rules on these turns
+    assert any(eager.rewrite(h, q).rewritten != rules.rewrite(h, q).rewritten for h, q in turns)
+
+
+def test_the_append_threshold_for_rule_rewrites_is_per_language() -> None:
+    rw = LearnedRewriter(rules_append_min={"en": 0.9})
+    assert rw._rules_append_min("en") == 0.9 and rw._rules_append_min("zh") == NEVER
+    assert LearnedRewriter(rules_append_min=0.3)._rules_append_min("zh") == 0.3
 
 
 def test_the_guard_still_applies() -> None:
