@@ -88,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--emb-cache", type=Path, default=None, help="an EmbeddingCache folder holding every text")
     ap.add_argument("--models", default="logistic", help="comma list of logistic, gbdt, mlp")
     ap.add_argument("--terms", action="store_true", help="also compare term selection")
+    ap.add_argument("--term-models", default=None, help="comma list for term selection (default: --models)")
+    ap.add_argument("--gate-only-variants", default=None, help="comma list of substrings: only these gate variants")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--sets", default=None, help="comma list: only these training sets (a subset comparison)")
     ap.add_argument("--no-eval-only", action="store_true", help="skip the evaluation-only sets")
@@ -151,6 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                               (f"{kind}: + both", _cols(turn_names, lexical), every, kind)]
             if semantic:
                 gate_variants += [(f"{kind}: + both + embedder", _cols(turn_names, ()), every, kind)]
+    if args.gate_only_variants is not None:
+        keep = [x for x in args.gate_only_variants.split(",") if x]
+        gate_variants = [g for g in gate_variants if any(x in g[0] for x in keep)]
     rows: dict[str, Any] = {}
     for name, cols, use, kind in gate_variants:
         t1 = time.perf_counter()
@@ -167,7 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(gate_table(p, rows, evals, synth))
     print(combination_table(p, rows, evals, synth, zh, only=("+ both",)))
     if args.terms:
-        print(term_table(p, designs, fold, synth, cand_names, semantic, args.models.split(",")))
+        print(term_table(p, designs, fold, synth, cand_names, semantic,
+                         (args.term_models or args.models).split(",")))
     _log(f"{time.perf_counter() - t0:.0f} s in all")
     return 0
 
@@ -235,6 +241,18 @@ def combination_table(p: Prepared, rows: dict[str, Any], evals: dict[str, Any], 
     return "\n".join(out) + "\n"
 
 
+def _weighted_threshold(prob: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    """``train.best_threshold`` with row weights (a subsampled negative counts as the rows it stands for)."""
+    best, best_f = 0.5, -1.0
+    for t in np.round(np.arange(0.05, 0.96, 0.05), 2):
+        pred = prob >= t
+        tp, pp, pos = float(np.sum(w[pred & y])), float(np.sum(w[pred])), float(np.sum(w[y]))
+        f = 2 * tp / (pp + pos) if pp + pos else 0.0
+        if f > best_f + 1e-12:
+            best, best_f = float(t), f
+    return best
+
+
 def term_table(p: Prepared, designs: list[Design], fold: np.ndarray, synth: np.ndarray, cand_names: Sequence[str],
                semantic: bool, kinds: Sequence[str]) -> str:
     """Term selection out of fold (candidates of the turns the human rewrote; fitted on the same, synthetic turns
@@ -263,9 +281,10 @@ def term_table(p: Prepared, designs: list[Design], fold: np.ndarray, synth: np.n
                 wt = np.where(ty[tr], 1.0, 4.0)
                 trees = fit_gbdt(d.C[tr][:, cols], ty[tr], weight=wt, trees=100)
                 model = trees.proba
+                thr = _weighted_threshold(model(d.C[tr][:, cols]), ty[tr], wt)  # F1 as on every row
             else:
                 model = fitter(kind)(d.C[tr][:, cols], ty[tr])
-            thr = best_threshold(model(d.C[tr][:, cols]), ty[tr])
+                thr = best_threshold(model(d.C[tr][:, cols]), ty[tr])
             held = (fold[owner] == k)
             pred[held] = model(d.C[held][:, cols]) >= thr
         cells = []

@@ -105,4 +105,3 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, *, l2: float = 1.0, names: Sequen
         if done:
             break
     return Logistic(tuple(names), mean, scale, w[:-1].copy(), float(w[-1]), l2, it)
-
