@@ -52,7 +52,7 @@ serve: $(STAMP)
 eval: $(STAMP)
 	$(VENV)/bin/convsearch eval regress --expected eval/expected.yaml
 
-## train: the learned gate and term selector, 5-fold by dialog on the licensed sets (~1-2 min) → .convsearch/learned/ (model.json, report.json, MODEL_CARD.md); see docs/LEARNED_PHASE1.md
+## train: the learned gate and term selector, 5-fold by dialog on the licensed sets (~2-8 min) → .convsearch/learned/ (model.json, report.json, MODEL_CARD.md); see docs/LEARNED_MODEL.md
 train: $(STAMP)
 	$(PY) -m convsearch.learned.train --ablation --out .convsearch/learned
 

@@ -282,6 +282,7 @@ def score_eval_only(models: dict[str, Fitted], root: Path) -> dict[str, Any]:
         turns, halves = load_eval_only(ds, root)
         p = prepare(turns)
         probs = {name: f.gate.proba(design(p, f.idf)[0]) for name, f in models.items()}
+        zh = np.array([t.lang == "zh" for t in p.turns])
         per: dict[str, Any] = {}
         for half in ("all", "tune", "frozen"):
             sel = np.array([half == "all" or h == half for h in halves])
@@ -290,7 +291,7 @@ def score_eval_only(models: dict[str, Fitted], root: Path) -> dict[str, Any]:
                          **{name: _gate_row(prob[sel] >= GATE_THRESHOLD, p.gate_y[sel])
                             for name, prob in probs.items()},
                          "combined_gate": _gate_row(gate_verdicts(probs["learned_gate"][sel], p.rules[sel],
-                                                                  np.ones(int(sel.sum()), dtype=bool)), p.gate_y[sel])}
+                                                                  zh[sel]), p.gate_y[sel])}
         out[ds.name] = per
     return out
 
