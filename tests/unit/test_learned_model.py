@@ -178,3 +178,16 @@ def test_the_embedding_cache_round_trips_on_disk(tmp_path) -> None:
     again = EmbeddingCache(tmp_path / "emb")
     assert again.missing(["a", "b", "c"]) == ["c"]
     np.testing.assert_array_equal(again.get(["b", "a"]), np.eye(2, 384, dtype=np.float32)[::-1])
+
+
+def test_trees_of_unequal_depth_walk_together() -> None:
+    """The packed walk (all trees a level at a time) reaches each row's leaf, whatever the trees' depths."""
+    i = lambda *a: np.array(a, dtype=np.int64)  # noqa: E731
+    f = lambda *a: np.array(a, dtype=np.float64)  # noqa: E731
+    deep = (i(0, -1, 1, -1, -1), f(0.0, 0, 0.0, 0, 0), i(1, -1, 3, -1, -1), i(2, -1, 4, -1, -1),
+            f(0, -1.0, 0, 2.0, 3.0))  # x0 <= 0 → -1; else x1 <= 0 → 2, else 3
+    stump = (i(-1), f(0.0), i(-1), i(-1), f(0.5))  # a single leaf
+    trees = Trees(("x0", "x1"), 0.25, (deep, stump))
+    X = np.array([[-1.0, 9.0], [1.0, -1.0], [1.0, 1.0]])
+    np.testing.assert_allclose(trees.decision(X), [0.25 - 1 + 0.5, 0.25 + 2 + 0.5, 0.25 + 3 + 0.5])
+    assert Trees(("x0",), 0.1, ()).decision(X).tolist() == [0.1, 0.1, 0.1]

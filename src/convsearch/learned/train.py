@@ -354,6 +354,8 @@ dialog's fold; {100 * synth / max(counts.get("crosswoz-zh", 1), 1):.1f}% of Cros
 
 ## Models
 Gate: {_KIND_TEXT[kinds["gate_model"]]}. Term selector: {_KIND_TEXT[kinds["term_model"]]}. Numpy only at inference.
+Chinese turns: the rules' verdict unless the gate is sure (p >= {ZH_MARGIN} or <= {1 - ZH_MARGIN:.1f}; learned.policy,
+`zh_rules_margin` in model.json); other languages: the gate at {GATE_THRESHOLD}.
 Gate: {len(TURN_NAMES)} turn features, threshold {GATE_THRESHOLD}. Term selector: {len(CANDIDATE_NAMES)} candidate
 features (the turn's included), threshold {fitted.term_threshold:.2f} (best F1 on the training rows).
 IDF table: {fitted.idf.n_docs} distinct training texts, {len(fitted.idf.df)} words.
