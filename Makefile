@@ -52,7 +52,7 @@ serve: $(STAMP)
 eval: $(STAMP)
 	$(VENV)/bin/convsearch eval regress --expected eval/expected.yaml
 
-## train: the learned gate and term selector, 5-fold by dialog on the licensed sets (~1-2 min) → .convsearch/learned/ (report), then the shipped src/convsearch/models/ (learned.json + MODEL_CARD.md); see docs/LEARNED.md
+## train: the learned gate and term selector, 5-fold by dialog on the licensed sets (~2-8 min) → .convsearch/learned/ (report), then the shipped src/convsearch/models/ (learned.json + MODEL_CARD.md); see docs/LEARNED.md and docs/LEARNED_MODEL.md
 train: $(STAMP)
 	$(PY) -m convsearch.learned.train --ablation --out .convsearch/learned
 	$(PY) -m convsearch.learned.export --out src/convsearch/models

@@ -45,6 +45,7 @@ from ..lang import detect, reading
 from ..rewrite.analysis import Analysis, Candidate
 from ..rewrite.entities import mentions
 from ..rewrite.shapes import asked_form
+from ..text import is_cjk, tagged
 from ..types import Decision, DecisionKind, Message
 from .tokens import content_words, read
 
@@ -56,8 +57,11 @@ _TURN_BASE = ("lang_zh", "q_words", "q_chars_log", "q_pronoun", "q_fragment", "q
               "q_proper", "q_relational_only", "q_seen_share", "hist_turns", "hist_has_assistant", "topic",
               "q_topic_share", "n_cands_log", "focus_exists", "focus_in_query", "proper_out_near", "n_proper_out_log",
               "any_cand_in_query", "rules_needed", "rules_confidence") + tuple(f"kind_{k.value}" for k in KINDS)
+# The ellipsis shape of a Chinese query (0 for other languages: jieba's tags read Chinese only), see ``_ellipsis``
+_TURN_ELLIPSIS = ("zh_no_noun", "zh_no_verb", "zh_ends_verb", "zh_lead_adverb", "zh_short", "zh_prev_nouns_out",
+                  "zh_prev_verbs_out", "zh_len_ratio", "zh_echo_share")
 _TURN_IDF = ("q_idf_max", "q_idf_mean", "proper_out_near_idf")
-TURN_NAMES: tuple[str, ...] = _TURN_BASE + _TURN_IDF
+TURN_NAMES: tuple[str, ...] = _TURN_BASE + _TURN_ELLIPSIS + _TURN_IDF
 
 _CAND_BASE = ("c_from_topic", "c_proper", "c_relational", "c_cls_name", "c_cls_eng", "c_cls_noun", "c_words",
               "c_chars_log", "c_no_words", "c_user", "c_dist_inv", "c_dist_log", "c_dist1", "c_dist2", "c_first_turn",
@@ -148,6 +152,34 @@ def _share(words: Sequence[str], text: str) -> float:
     return sum(r.has(w) for w in words) / len(words)
 
 
+_SKIP_TAGS = ("x", "y", "u", "zg", "w", "e", "o")  # punctuation, modal particles, 的/了, interjections
+_LEAD_WORDS = frozenset({"也", "还", "就", "那", "那么", "那就", "然后", "所以", "但是", "可是", "不过", "而且", "都",
+                         "又", "再", "才", "只", "要是", "如果"})
+
+
+def _ellipsis(q: str, history: Sequence[Message]) -> list[float]:
+    """The ellipsis shape of a Chinese query against the last two messages (the previous question and its answer):
+    no noun / no verb in it, it ends on a verb (an object left out: 我也想吃), it opens with an adverb or conjunction
+    that leans on the turn before (也, 还, 那就, 但是), it is short (≤ 8 characters), the nouns and verbs of the last
+    two
+    messages it leaves out (log counts), its length against the previous message's, and the share of its words the
+    previous message holds (an echo)."""
+    toks = [(w, t) for w, t in tagged(q) if not t.startswith(_SKIP_TAGS) and any(ch.isalnum() for ch in w)]
+    nouns = [w for w, t in toks if t.startswith(("n", "eng", "r"))]
+    verbs = [w for w, t in toks if t.startswith("v")]
+    prev = "\n".join(m.content for m in history[-2:])
+    ptoks = [(w, t) for w, t in tagged(prev) if len(w) >= 2 and all(is_cjk(ch) for ch in w)]
+    qr = read(q)
+    p_nouns = {w for w, t in ptoks if t.startswith("n") and not qr.has(w)}
+    p_verbs = {w for w, t in ptoks if t.startswith("v") and not qr.has(w)}
+    last = history[-1].content if history else ""
+    qw = content_words(q)
+    return [float(not nouns), float(not verbs), float(bool(toks) and toks[-1][1].startswith("v")),
+            float(bool(toks) and (toks[0][0] in _LEAD_WORDS or toks[0][1] in ("c", "d"))), float(len(q) <= 8),
+            math.log1p(len(p_nouns)) / 3, math.log1p(len(p_verbs)) / 3,
+            min(len(q) / max(len(last), 1), 2.0) / 2, _share(qw, last) if last else 0.0]
+
+
 def view(history: Sequence[Message], question: str, topic: str | None = None, lang: str | None = None) -> TurnView:
     """Read one turn (``history``: the windowed history, oldest first)."""
     a, d = analyse(history, question, topic, lang)
@@ -173,6 +205,7 @@ def view(history: Sequence[Message], question: str, topic: str | None = None, la
             float(focus is not None), float(focus is not None and focus.text.lower() in ql), float(bool(near)),
             math.log1p(len(proper_out)) / 3, float(any(c.in_query for c in cands)), needed, float(d.confidence)]
     turn += [float(d.kind == k) for k in KINDS]
+    turn += _ellipsis(q, a.history) if a.lang == "zh" else [0.0] * len(_TURN_ELLIPSIS)
     first_q = next((m.content.lower() for m in a.history if m.role == "user"), "")
     lowered = [m.content.lower() for m in a.history]
     topic_read = content_words(a.topic) if a.topic else ()
@@ -196,8 +229,9 @@ def view(history: Sequence[Message], question: str, topic: str | None = None, la
     return TurnView(a, d, cands, cw, qw, np.asarray(turn, dtype=np.float64), base)
 
 
-def featurize(v: TurnView, idf: IdfTable) -> tuple[np.ndarray, np.ndarray]:
-    """(the turn's gate vector, one row per candidate) with the IDF columns of ``idf``."""
+def featurize(v: TurnView, idf: IdfTable, *, emb: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(the turn's gate vector, one row per candidate) with the IDF columns of ``idf``; with ``emb`` (the vectors of
+    ``embedding_texts(v)``) the semantic columns too, laid out as ``feature_names(semantic=True)`` names them."""
     q_idf = [idf.scaled(w) for w in v.query_words]
     near = [max((idf.scaled(w) for w in words), default=0.0)
             for c, words in zip(v.candidates, v.candidate_words) if c.proper and not c.in_query and c.distance <= 2]
@@ -209,5 +243,51 @@ def featurize(v: TurnView, idf: IdfTable) -> tuple[np.ndarray, np.ndarray]:
         s = [idf.scaled(w) for w in words]
         if s:
             cidf[i] = (max(s), sum(s) / len(s))
-    cand = np.hstack([v.candidate_base, cidf, np.broadcast_to(turn, (n, len(turn)))])
-    return turn, cand
+    if emb is None:
+        return turn, np.hstack([v.candidate_base, cidf, np.broadcast_to(turn, (n, len(turn)))])
+    s_turn, s_cand = semantic(v, emb)
+    turn = np.concatenate([turn, s_turn])
+    return turn, np.hstack([v.candidate_base, cidf, s_cand, np.broadcast_to(turn, (n, len(turn)))])
+
+
+# --- semantic features (the shipped embedder; optional: without it the model runs on the lexical features) --------
+EMBED_CHARS = 128  # each text is cut to its first 128 characters (a long answer costs the model its length)
+SEM_TURN_NAMES: tuple[str, ...] = ("s_q_prev", "s_q_cand_max", "s_prev_cand_max")
+SEM_CAND_NAMES: tuple[str, ...] = ("s_c_query", "s_c_prev", "s_c_query_gap", "s_c_prev_gap", "s_c_query_rank")
+
+
+def feature_names(semantic: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the gate's feature names, the term selector's) as ``featurize`` lays them out, without or with the
+    semantic columns (``featurize(..., emb=...)``)."""
+    if not semantic:
+        return TURN_NAMES, CANDIDATE_NAMES
+    turn = TURN_NAMES + SEM_TURN_NAMES
+    return turn, tuple(_CAND_BASE + _CAND_IDF) + SEM_CAND_NAMES + turn
+
+
+def embedding_texts(v: TurnView) -> list[str]:
+    """What one embedder call per turn embeds, in this order: the query, the previous user question (or the query
+    when there is none), then every candidate's text; each cut to ``EMBED_CHARS`` characters. (The latest answer is
+    not embedded: answers are long, and the embedder's cost grows with the text.)"""
+    prev = next((m.content for m in reversed(v.analysis.history) if m.role == "user"), v.analysis.q)
+    return [t[:EMBED_CHARS] for t in (v.analysis.q, prev, *(c.text for c in v.candidates))]
+
+
+def semantic(v: TurnView, emb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the turn's semantic columns, one row of candidate columns per candidate) from ``emb``: L2-normalised
+    vectors of ``embedding_texts(v)``, one row each. Cosines: the query against the previous question, the best
+    candidate against the query and against the previous question; each candidate against the query and the
+    previous question, its gap to the turn's best, and its rank by similarity to the query (1 / rank)."""
+    emb = np.asarray(emb, dtype=np.float64)
+    q, prev, cands = emb[0], emb[1], emb[2:]
+    n = len(cands)
+    if n:
+        cq, cp = cands @ q, cands @ prev
+        order = np.empty(n)
+        order[np.argsort(-cq, kind="stable")] = np.arange(1, n + 1)
+        rows = np.column_stack([cq, cp, cq.max() - cq, cp.max() - cp, 1.0 / order])
+        turn = [float(q @ prev), float(cq.max()), float(cp.max())]
+    else:
+        rows = np.zeros((0, len(SEM_CAND_NAMES)))
+        turn = [float(q @ prev), 0.0, 0.0]
+    return np.asarray(turn), rows

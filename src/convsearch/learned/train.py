@@ -35,13 +35,19 @@ import numpy as np
 from ..eval.data import load_records
 from ..eval.metrics import gate_from_flags, prf
 from ..eval.split import dialog_key, half_of_dialog
+from .alt_models import Model, fit_gbdt, fit_mlp
 from .data import DATA_ROOT, EVAL_ONLY, FOLDS, TRAIN_SETS, WINDOW, DataSet, Turn, by_fold, load_set, turn_of
 from .features import CANDIDATE_NAMES, TURN_NAMES, IdfTable, TurnView, featurize, view
 from .labels import needed_term, needs_rewrite
-from .model import Logistic, fit_logistic
+from .model import fit_logistic
+from .policy import ZH_MARGIN, gate_verdicts
+from .synth import SHARE, SUFFIX, base_set, ellipsis_set
 
 L2 = 1.0
 GATE_THRESHOLD = 0.5
+MODELS = ("logistic", "gbdt", "mlp")
+GATE_MODEL = "gbdt"  # the gate's model (learned.model / learned.alt_models), chosen out of fold
+TERM_MODEL = "logistic"  # the term selector's
 _THRESHOLDS = np.round(np.arange(0.05, 0.96, 0.05), 2)
 
 
@@ -104,31 +110,45 @@ def best_threshold(prob: np.ndarray, y: np.ndarray) -> float:
 
 @dataclass
 class Fitted:
-    gate: Logistic
-    term: Logistic
+    gate: Model
+    term: Model
     term_threshold: float
     idf: IdfTable
 
     def to_dict(self) -> dict[str, Any]:
-        return {"gate": self.gate.to_dict(), "gate_threshold": GATE_THRESHOLD, "term": self.term.to_dict(),
+        return {"gate": self.gate.to_dict(), "gate_threshold": GATE_THRESHOLD, "zh_rules_margin": ZH_MARGIN,
+                "term": self.term.to_dict(),
                 "term_threshold": self.term_threshold, "idf": self.idf.to_dict(), "window": WINDOW}
 
 
-def fit(p: Prepared, train: np.ndarray, l2: float = L2) -> tuple[Fitted, np.ndarray, np.ndarray, np.ndarray]:
+def fit_model(kind: str, X: np.ndarray, y: np.ndarray, names: Sequence[str], l2: float = L2) -> Model:
+    """One model of ``kind`` (``MODELS``) on rows ``X``, labels ``y``."""
+    if kind == "logistic":
+        return fit_logistic(X, y, l2=l2, names=names)
+    if kind == "gbdt":
+        return fit_gbdt(X, y, names=names)
+    if kind == "mlp":
+        return fit_mlp(X, y, names=names)
+    raise ValueError(f"unknown model {kind!r}: one of {', '.join(MODELS)}")
+
+
+def fit(p: Prepared, train: np.ndarray, l2: float = L2, *, gate_model: str = GATE_MODEL,
+        term_model: str = TERM_MODEL) -> tuple[Fitted, np.ndarray, np.ndarray, np.ndarray]:
     """Fit on the turns ``train``; also return every turn's design under this fit's IDF (gate, cands, owner)."""
     idf = IdfTable.build(p.texts(train.tolist()))
     G, C, owner = design(p, idf)
-    gate = fit_logistic(G[train], p.gate_y[train], l2=l2, names=TURN_NAMES)
+    gate = fit_model(gate_model, G[train], p.gate_y[train], TURN_NAMES, l2)
     in_train = np.zeros(len(p.turns), dtype=bool)
     in_train[train] = True
     rows = in_train[owner] & p.gate_y[owner]
     ty = np.concatenate(p.term_y) if p.term_y else np.zeros(0, dtype=bool)
-    term = fit_logistic(C[rows], ty[rows], l2=l2, names=CANDIDATE_NAMES)
+    term = fit_model(term_model, C[rows], ty[rows], CANDIDATE_NAMES, l2)
     threshold = best_threshold(term.proba(C[rows]), ty[rows])
     return Fitted(gate, term, threshold, idf), G, C, owner
 
 
-def cross_validate(p: Prepared, folds: int = FOLDS, l2: float = L2) -> dict[str, np.ndarray]:
+def cross_validate(p: Prepared, folds: int = FOLDS, l2: float = L2, *, gate_model: str = GATE_MODEL,
+                   term_model: str = TERM_MODEL) -> dict[str, np.ndarray]:
     """Out-of-fold gate probabilities and term predictions (each turn scored by the fold that did not see it)."""
     fold = np.array(by_fold(p.turns, folds))
     gate_p = np.zeros(len(p.turns))
@@ -138,15 +158,15 @@ def cross_validate(p: Prepared, folds: int = FOLDS, l2: float = L2) -> dict[str,
     for k in range(folds):
         t0 = time.perf_counter()
         train = np.flatnonzero(fold != k)
-        f, G, C, owner = fit(p, train, l2)
+        f, G, C, owner = fit(p, train, l2, gate_model=gate_model, term_model=term_model)
         held = fold == k
         gate_p[held] = f.gate.proba(G[held])
         rows = held[owner]
         term_p[rows] = f.term.proba(C[rows])
         term_pred[rows] = term_p[rows] >= f.term_threshold
         thresholds.append(f.term_threshold)
-        _log(f"fold {k}: {int(held.sum())} held-out turns, gate {f.gate.iterations} Newton steps, term "
-             f"{f.term.iterations}, term threshold {f.term_threshold:.2f} ({time.perf_counter() - t0:.1f} s)")
+        _log(f"fold {k}: {int(held.sum())} held-out turns, term threshold {f.term_threshold:.2f} "
+             f"({time.perf_counter() - t0:.1f} s)")
     return {"gate_p": gate_p, "term_p": term_p, "term_pred": term_pred, "term_thresholds": np.array(thresholds)}
 
 
@@ -170,7 +190,7 @@ def gate_ablation(p: Prepared, folds: int = FOLDS, l2: float = L2) -> dict[str, 
             probs[name][held] = m.proba(G[held][:, c])
     # leave one set out: fitted on the other sets only (how far a gate learnt elsewhere carries to a new domain)
     loso = np.zeros(len(p.turns))
-    sets = np.array([t.dataset for t in p.turns])
+    sets = np.array([base_set(t.dataset) for t in p.turns])  # a synthetic set leaves with its source
     for ds in TRAIN_SETS:
         train = np.flatnonzero(sets != ds.name)
         G, _, _ = design(p, IdfTable.build(p.texts(train.tolist())))
@@ -178,7 +198,8 @@ def gate_ablation(p: Prepared, folds: int = FOLDS, l2: float = L2) -> dict[str, 
         loso[held] = fit_logistic(G[train], p.gate_y[train], l2=l2).proba(G[held])
     out: dict[str, dict[str, float]] = {}
     for ds_name in [d.name for d in TRAIN_SETS] + ["all"]:
-        sel = np.array([ds_name == "all" or t.dataset == ds_name for t in p.turns])
+        sel = np.array([(ds_name == "all" and not t.dataset.endswith(SUFFIX)) or t.dataset == ds_name
+                        for t in p.turns])
         out[ds_name] = {"rules": float(np.mean(p.rules[sel] == p.gate_y[sel])),
                         **{name: float(np.mean((probs[name][sel] >= GATE_THRESHOLD) == p.gate_y[sel]))
                            for name in ABLATIONS},
@@ -211,13 +232,15 @@ def report(p: Prepared, oof: dict[str, np.ndarray]) -> dict[str, Any]:
                             for v in p.views])
     rules_term = focus & p.rules[owner]
     groups: dict[str, np.ndarray] = {}
-    names = [ds.name for ds in TRAIN_SETS]
+    names = [ds.name for ds in TRAIN_SETS] + [ds.name + SUFFIX for ds in TRAIN_SETS]
     for name in names:
         groups[name] = np.array([t.dataset == name for t in p.turns])
-    # (the report's rows per trained language)
-    groups["all (en)"] = np.array([t.lang != "zh" for t in p.turns])
-    groups["all (zh)"] = np.array([t.lang == "zh" for t in p.turns])
-    groups["all"] = np.ones(len(p.turns), dtype=bool)
+    # (the report's rows per trained language: real turns only, the synthetic ones have their own row)
+    real = np.array([not t.dataset.endswith(SUFFIX) for t in p.turns])
+    groups["all (en)"] = real & np.array([t.lang != "zh" for t in p.turns])
+    groups["all (zh)"] = real & np.array([t.lang == "zh" for t in p.turns])
+    groups["all"] = real
+    zh = np.array([t.lang == "zh" for t in p.turns])
     out: dict[str, Any] = {}
     for name, sel in groups.items():
         if not sel.any():
@@ -230,6 +253,7 @@ def report(p: Prepared, oof: dict[str, np.ndarray]) -> dict[str, Any]:
         out[name] = {
             "turns": int(sel.sum()), "rewritten": float(gold.mean()),
             "rules_gate": _gate_row(p.rules[sel], gold),
+            "combined_gate": _gate_row(gate_verdicts(prob, p.rules[sel], zh[sel]), gold),
             "learned_gate": {**_gate_row(prob >= GATE_THRESHOLD, gold), "brier": float(np.mean((prob - gold) ** 2)),
                              "ece": _ece(prob, gold.astype(float))},
             "term_candidates": int(rows.sum()), "term_positives": int(ty[rows].sum()),
@@ -258,13 +282,16 @@ def score_eval_only(models: dict[str, Fitted], root: Path) -> dict[str, Any]:
         turns, halves = load_eval_only(ds, root)
         p = prepare(turns)
         probs = {name: f.gate.proba(design(p, f.idf)[0]) for name, f in models.items()}
+        zh = np.array([t.lang == "zh" for t in p.turns])
         per: dict[str, Any] = {}
         for half in ("all", "tune", "frozen"):
             sel = np.array([half == "all" or h == half for h in halves])
             per[half] = {"turns": int(sel.sum()), "rewritten": float(p.gate_y[sel].mean()),
                          "rules_gate": _gate_row(p.rules[sel], p.gate_y[sel]),
                          **{name: _gate_row(prob[sel] >= GATE_THRESHOLD, p.gate_y[sel])
-                            for name, prob in probs.items()}}
+                            for name, prob in probs.items()},
+                         "combined_gate": _gate_row(gate_verdicts(probs["learned_gate"][sel], p.rules[sel],
+                                                                  zh[sel]), p.gate_y[sel])}
         out[ds.name] = per
     return out
 
@@ -277,32 +304,41 @@ def markdown(oof: dict[str, Any], eval_only: dict[str, Any]) -> str:
     lines = ["Out-of-fold (5 folds by dialog); gate: accuracy / precision / recall; terms: precision / recall / F1 on "
              "the candidates of the turns the human rewrote", "",
              "| set | turns | rewritten % | rules gate acc / P / R | learned gate acc / P / R / F1 | Brier / ECE | "
-             "term coverage % | learned terms P / R / F1 | focus baseline P / R / F1 |",
-             "|---|---:|---:|---|---|---|---:|---|---|"]
+             "combined gate acc (zh: rules unless sure) | term coverage % | learned terms P / R / F1 | "
+             "focus baseline P / R / F1 |",
+             "|---|---:|---:|---|---|---|---:|---:|---|---|"]
     for name, r in oof.items():
         rg, lg, lt, ft = r["rules_gate"], r["learned_gate"], r["learned_terms"], r["rules_focus_terms"]
         lines.append(f"| {name} | {r['turns']} | {_pct(r['rewritten'])} | {_pct(rg['accuracy'])} / "
                      f"{_pct(rg['precision'])} / {_pct(rg['recall'])} | {_pct(lg['accuracy'])} / "
                      f"{_pct(lg['precision'])} / {_pct(lg['recall'])} / {_pct(lg['f1'])} | "
-                     f"{lg['brier']:.3f} / {lg['ece']:.3f} | "
+                     f"{lg['brier']:.3f} / {lg['ece']:.3f} | {_pct(r['combined_gate']['accuracy'])} | "
                      f"{_pct(r['term_coverage'])} | {_pct(lt['precision'])} / {_pct(lt['recall'])} / "
                      f"{_pct(lt['f1'])} | {_pct(ft['precision'])} / {_pct(ft['recall'])} / {_pct(ft['f1'])} |")
     lines += ["", "Evaluation only (a model fitted on every training fold; nothing fitted or chosen here); gate "
               "accuracy / precision / recall", "",
-              "| set | half | turns | rewritten % | rules gate | learned gate | learned gate, English sets only |",
-              "|---|---|---:|---:|---|---|---|"]
+              "| set | half | turns | rewritten % | rules gate | learned gate | learned gate, English sets only | "
+              f"combined: rules unless the learned gate is sure (margin {ZH_MARGIN}) |",
+              "|---|---|---:|---:|---|---|---|---|"]
     for name, per in eval_only.items():
         for half, r in per.items():
             cells = " | ".join(f"{_pct(g['accuracy'])} / {_pct(g['precision'])} / {_pct(g['recall'])}"
-                               for g in (r["rules_gate"], r["learned_gate"], r["learned_gate_en"]))
+                               for g in (r["rules_gate"], r["learned_gate"], r["learned_gate_en"],
+                                         r["combined_gate"]))
             lines.append(f"| {name} | {half} | {r['turns']} | {_pct(r['rewritten'])} | {cells} |")
     return "\n".join(lines) + "\n"
 
 
-def _card(fitted: Fitted, md: str, command: str, counts: dict[str, int], sha: str) -> str:
+_KIND_TEXT = {"logistic": f"logistic regression (L2 = {L2} on standardised features, Newton's method)",
+              "gbdt": "gradient-boosted trees (150 trees of depth 4, rate 0.1, 32 quantile bins; learned.alt_models)",
+              "mlp": "an MLP (one tanh layer of 32, Adam, 30 epochs, seed 0; learned.alt_models)"}
+
+
+def _card(fitted: Fitted, md: str, command: str, counts: dict[str, int], sha: str, kinds: dict[str, str]) -> str:
     sets = "\n".join(f"- {ds.name} ({counts.get(ds.name, 0)} turns): {', '.join(ds.files)}; licence {ds.license}; "
                      f"{ds.attribution}" for ds in TRAIN_SETS)
-    return f"""# Learned gate and term selector (phase 1, not wired into any rewriter)
+    synth = counts.get("crosswoz-zh" + SUFFIX, 0)
+    return f"""# Learned gate and term selector (issue 26)
 
 Rebuild: `{command}` (deterministic; model.json sha256 {sha}).
 
@@ -312,8 +348,14 @@ Rebuild: `{command}` (deterministic; model.json sha256 {sha}).
 The model file derives from CANARD (CC BY-SA 4.0) and so carries CC BY-SA 4.0. CrossWOZ labels are weak (derived
 from dialog acts). Evaluation-only sets (Restoration-200K, Su 2019, MuDoCo, search-followups) are never fitted on.
 
+Synthetic: {synth} Chinese ellipsis turns made by `learned.synth` from the CrossWOZ turns above (a word the question
+or the answer before it repeats from the turn before is left out; the original is the rewrite), in their source
+dialog's fold; {100 * synth / max(counts.get("crosswoz-zh", 1), 1):.1f}% of CrossWOZ (the data README: under half).
+
 ## Models
-Logistic regression (L2 = {L2} on standardised features, Newton's method), numpy only at inference.
+Gate: {_KIND_TEXT[kinds["gate_model"]]}. Term selector: {_KIND_TEXT[kinds["term_model"]]}. Numpy only at inference.
+Chinese turns: the rules' verdict unless the gate is sure (p >= {ZH_MARGIN} or <= {1 - ZH_MARGIN:.1f}; learned.policy,
+`zh_rules_margin` in model.json); other languages: the gate at {GATE_THRESHOLD}.
 Gate: {len(TURN_NAMES)} turn features, threshold {GATE_THRESHOLD}. Term selector: {len(CANDIDATE_NAMES)} candidate
 features (the turn's included), threshold {fitted.term_threshold:.2f} (best F1 on the training rows).
 IDF table: {fitted.idf.n_docs} distinct training texts, {len(fitted.idf.df)} words.
@@ -333,6 +375,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="at most this many turns per file (a quick look)")
     ap.add_argument("--no-eval-only", action="store_true", help="skip the evaluation-only sets")
     ap.add_argument("--ablation", action="store_true", help="also print out-of-fold gate accuracy per feature group")
+    ap.add_argument("--gate-model", choices=MODELS, default=GATE_MODEL, help=f"the gate's model (default {GATE_MODEL})")
+    ap.add_argument("--term-model", choices=MODELS, default=TERM_MODEL,
+                    help=f"the term selector's model (default {TERM_MODEL})")
+    ap.add_argument("--ellipsis", type=float, default=SHARE, metavar="SHARE",
+                    help=f"synthetic Chinese ellipsis turns made from CrossWOZ (learned.synth), at most this share "
+                         f"of it (default {SHARE}; 0: none)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     turns: list[Turn] = []
@@ -340,14 +388,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         got = load_set(ds, args.data, limit=args.limit)
         _log(f"{ds.name}: {len(got)} turns")
         turns.extend(got)
+        if args.ellipsis > 0 and ds.name == "crosswoz-zh":
+            made = ellipsis_set(got, args.ellipsis)
+            _log(f"{ds.name}{SUFFIX}: {len(made)} synthetic turns ({100 * len(made) / len(got):.1f}% of the set)")
+            turns.extend(made)
     p = prepare(turns)
     _log(f"read {len(turns)} turns, {sum(len(y) for y in p.term_y)} candidates ({time.perf_counter() - t0:.1f} s)")
-    oof = report(p, cross_validate(p))
-    fitted = fit(p, np.arange(len(turns)))[0]
+    kinds = {"gate_model": args.gate_model, "term_model": args.term_model}
+    oof = report(p, cross_validate(p, **kinds))
+    fitted = fit(p, np.arange(len(turns)), **kinds)[0]
     # a diagnostic beside it: the same model fitted on the English sets alone (does the zh gate transfer from en?)
     english = np.flatnonzero(np.array([t.lang != "zh" for t in turns]))  # (the English-only diagnostic's turns)
     eval_only = {} if args.no_eval_only else score_eval_only(
-        {"learned_gate": fitted, "learned_gate_en": fit(p, english)[0]}, args.data)
+        {"learned_gate": fitted, "learned_gate_en": fit(p, english, **kinds)[0]}, args.data)
     md = markdown(oof, eval_only)
     if args.ablation:
         ab = gate_ablation(p)
@@ -365,11 +418,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         (args.out / "model.json").write_text(model, encoding="utf-8")
         (args.out / "report.json").write_text(json.dumps({"oof": oof, "eval_only": eval_only}, indent=1,
                                                          sort_keys=True), encoding="utf-8")
-        counts = {ds.name: sum(t.dataset == ds.name for t in turns) for ds in TRAIN_SETS}
+        counts = {name: sum(t.dataset == name for t in turns)
+                  for ds in TRAIN_SETS for name in (ds.name, ds.name + SUFFIX)}
         command = ("python -m convsearch.learned.train" + (f" --limit {args.limit}" if args.limit else "")
                    + (" --ablation" if args.ablation else "") + (" --no-eval-only" if args.no_eval_only else "")
+                   + (f" --ellipsis {args.ellipsis}" if args.ellipsis != SHARE else "")
+                   + (f" --gate-model {args.gate_model}" if args.gate_model != GATE_MODEL else "")
+                   + (f" --term-model {args.term_model}" if args.term_model != TERM_MODEL else "")
                    + f" --out {args.out}")
-        (args.out / "MODEL_CARD.md").write_text(_card(fitted, md, command, counts, sha), encoding="utf-8")
+        (args.out / "MODEL_CARD.md").write_text(_card(fitted, md, command, counts, sha, kinds), encoding="utf-8")
     return 0
 
 
