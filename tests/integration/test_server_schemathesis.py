@@ -17,7 +17,8 @@ from convsearch.server.app import create_app  # noqa: E402
 from convsearch.server.service import Service  # noqa: E402
 from convsearch.types import Document  # noqa: E402
 
-pytestmark = pytest.mark.integration
+# one xdist worker runs the whole module, in order: the last test counts the requests the generated ones sent
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("schemathesis")]
 
 REPO = Path(__file__).resolve().parents[2]
 HEADERS = {"Authorization": "Bearer key-fuzz"}
