@@ -137,6 +137,44 @@ _SKIP_WHERE: dict[str, tuple[str, int | None]] = {}
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Node ids as pytest-xdist needs them (it schedules and reports by node id; ``make test`` runs it):
+
+    - every test its own id: schemathesis's generated tests (one per API operation) all carry their function's
+      id under pytest 9, and xdist ran one of the nine and dropped the rest; such a test takes its parent's id
+      and its own name (``…::test_api_never_fails_with_a_server_error[POST /v1/search]``);
+    - ``--dist loadgroup`` sends the tests of one ``xdist_group`` to one worker by an ``@group`` suffix on their
+      ids, which xdist 3.8 writes where pytest 9.2 no longer reads it (``item._nodeid``): written here too."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item.nodeid] = counts.get(item.nodeid, 0) + 1
+    for item in items:
+        if counts[item.nodeid] > 1 and item.parent is not None:
+            _set_nodeid(item, f"{item.parent.nodeid}::{item.name}")
+    if _NODE_ID_OBJECTS and config.getoption("loadgroup", False):  # set in the workers, as xdist reads it
+        for item in items:
+            groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                             for m in item.iter_markers("xdist_group")})
+            if groups:
+                _set_nodeid(item, f"{item.nodeid}@{'_'.join(groups)}")
+
+
+try:  # pytest >= 9.2 keeps a node's id as a NodeId in ``_id``; earlier ones as a string in ``_nodeid``
+    from _pytest.nodeid import coerce_node_id as _coerce_node_id
+
+    _NODE_ID_OBJECTS = True
+except ImportError:  # pragma: no cover - older pytest
+    _NODE_ID_OBJECTS = False
+
+
+def _set_nodeid(item: pytest.Item, nodeid: str) -> None:
+    if _NODE_ID_OBJECTS:
+        item._id = _coerce_node_id(nodeid)  # type: ignore[attr-defined]
+    else:  # pragma: no cover
+        item._nodeid = nodeid  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """One summary line per skip reason: pytest folds skips by location and reason, so a fixture that skips
     31 tests (no PostgreSQL) printed 31 identical lines. Every skip with a reason already seen takes the first
@@ -161,10 +199,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 _RAN = {"integration": 0, "milvus": 0}
 _MILVUS_WHERE: set[str] = set()
-PG_SKIPPED = ("CONVSEARCH_TEST_PG_URL is not set: the history store tests ran on SQLite only "
-              "(start PostgreSQL with: eval \"$(scripts/pg.sh start)\"; make test starts it where it is installed)")
+PG_SKIPPED = ("CONVSEARCH_TEST_PG_URL is not set: the history store tests ran on SQLite only (start PostgreSQL "
+              "with: eval \"$(scripts/pg.sh start)\"; make test starts it where it is installed)")
 REDIS_SKIPPED = ("CONVSEARCH_TEST_REDIS_URL is not set: the shared web cache / rate limiter tests did not run on "
-                 "Redis (start one with: eval \"$(scripts/redis.sh start)\"; make test starts it where it is installed)")
+                 "Redis (start one with: eval \"$(scripts/redis.sh start)\"; make test starts it where installed)")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
