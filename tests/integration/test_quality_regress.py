@@ -2,7 +2,8 @@
 tolerance fails here until `convsearch eval regress --update` records the new numbers on purpose.
 
 Every row runs, in one of SHARDS tests (rows i, i + SHARDS, …), so that parallel test workers share the ~70 s of
-CPU the rows take (some rows take far longer than others: more shards than workers balance them); a test checks that the shards cover every row exactly once."""
+CPU the rows take (rows differ widely in cost: more shards than workers balance them); a test checks that the
+shards cover every row exactly once."""
 
 from __future__ import annotations
 
