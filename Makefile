@@ -16,10 +16,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/convsearch demo
 
-## test: the whole suite (unit, integration, e2e; tests/unit/test_lint.py runs ruff and mypy too)
-test: $(STAMP)
-	$(PY) -m pytest
+# pytest-xdist workers: most of the suite waits (loopback servers, subprocesses, Milvus), so more workers than
+# cores pays; TEST_WORKERS=0 runs in one process
+TEST_WORKERS ?= 4
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
+## test: the whole suite (unit, integration, e2e; tests/unit/test_lint.py runs ruff and mypy too), in parallel
+## workers, with PostgreSQL and Redis started for the run where installed (scripts/test-services.sh)
+test: $(STAMP)
+	bash scripts/test-services.sh $(PY) -m pytest $(XDIST)
+
+## test-unit: the unit tier only (no server, no database), in one process: ~40 s, where 4 xdist workers took ~65 s
 test-unit: $(STAMP)
 	$(PY) -m pytest tests/unit -q
 

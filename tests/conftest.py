@@ -136,18 +136,93 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "
 _SKIP_WHERE: dict[str, tuple[str, int | None]] = {}
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Node ids as pytest-xdist needs them (it schedules and reports by node id; ``make test`` runs it):
+
+    - every test its own id: schemathesis's generated tests (one per API operation) all carry their function's
+      id under pytest 9, and xdist ran one of the nine and dropped the rest; such a test takes its parent's id
+      and its own name (``…::test_api_never_fails_with_a_server_error[POST /v1/search]``);
+    - ``--dist loadgroup`` sends the tests of one ``xdist_group`` to one worker by an ``@group`` suffix on their
+      ids, which xdist 3.8 writes where pytest 9.2 no longer reads it (``item._nodeid``): written here too."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item.nodeid] = counts.get(item.nodeid, 0) + 1
+    for item in items:
+        if counts[item.nodeid] > 1 and item.parent is not None:
+            _set_nodeid(item, f"{item.parent.nodeid}::{item.name}")
+    if _NODE_ID_OBJECTS and config.getoption("loadgroup", False):  # set in the workers, as xdist reads it
+        for item in items:
+            groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                             for m in item.iter_markers("xdist_group")})
+            if groups:
+                _set_nodeid(item, f"{item.nodeid}@{'_'.join(groups)}")
+
+
+try:  # pytest >= 9.2 keeps a node's id as a NodeId in ``_id``; earlier ones as a string in ``_nodeid``
+    from _pytest.nodeid import coerce_node_id as _coerce_node_id
+
+    _NODE_ID_OBJECTS = True
+except ImportError:  # pragma: no cover - older pytest
+    _NODE_ID_OBJECTS = False
+
+
+def _set_nodeid(item: pytest.Item, nodeid: str) -> None:
+    if _NODE_ID_OBJECTS:
+        item._id = _coerce_node_id(nodeid)  # type: ignore[attr-defined]
+    else:  # pragma: no cover
+        item._nodeid = nodeid  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """One summary line per skip reason: pytest folds skips by location and reason, so a fixture that skips
     31 tests (no PostgreSQL) printed 31 identical lines. Every skip with a reason already seen takes the first
-    one's location, and ``-ra`` shows ``SKIPPED [31] location: reason`` once."""
-    outcome = yield
-    report = outcome.get_result()
+    one's location, and ``-ra`` shows ``SKIPPED [31] location: reason`` once. Done on the reports as the
+    terminal sees them (before it records them), so it folds across pytest-xdist workers too.
+
+    The same reports feed the run's closing lines (``pytest_terminal_summary``): which tests reached the
+    integration tier and a Milvus server (a property the ``milvus_server`` fixture sets)."""
     if report.skipped and not hasattr(report, "wasxfail") and isinstance(report.longrepr, tuple) \
             and len(report.longrepr) == 3:
         path, line, reason = report.longrepr
         path, line = _SKIP_WHERE.setdefault(str(reason), (path, line))
         report.longrepr = (path, line, reason)
+    if report.when == "setup":
+        if report.nodeid.startswith("tests/integration/"):
+            _RAN["integration"] += 1
+        for key, value in report.user_properties:
+            if key == "convsearch_milvus_server":
+                _RAN["milvus"] += 1
+                _MILVUS_WHERE.add(str(value))
+
+
+_RAN = {"integration": 0, "milvus": 0}
+_MILVUS_WHERE: set[str] = set()
+PG_SKIPPED = ("CONVSEARCH_TEST_PG_URL is not set: the history store tests ran on SQLite only (start PostgreSQL "
+              "with: eval \"$(scripts/pg.sh start)\"; make test starts it where it is installed)")
+REDIS_SKIPPED = ("CONVSEARCH_TEST_REDIS_URL is not set: the shared web cache / rate limiter tests did not run on "
+                 "Redis (start one with: eval \"$(scripts/redis.sh start)\"; make test starts it where installed)")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Where the integration tier ran: PostgreSQL and Redis (or why not), and the Milvus server tier. Written here,
+    not in tests/integration/conftest.py, because the pytest-xdist controller imports only this conftest."""
+    if _RAN["milvus"]:
+        where = sorted(_MILVUS_WHERE)
+        shown = where[0] if len(where) == 1 else f"{len(where)} servers, one per test process: {where[0]}; …"
+        terminalreporter.write_line(f"Milvus server tier: {_RAN['milvus']} tests ran through pymilvus's remote "
+                                    f"client on {shown}")
+    if not _RAN["integration"]:
+        return
+    if not os.environ.get("CONVSEARCH_TEST_PG_URL", "").strip():
+        terminalreporter.write_line(PG_SKIPPED, yellow=True, bold=True)
+    else:
+        terminalreporter.write_line("history store tests ran on SQLite and PostgreSQL (CONVSEARCH_TEST_PG_URL)")
+    if not os.environ.get("CONVSEARCH_TEST_REDIS_URL", "").strip():
+        terminalreporter.write_line(REDIS_SKIPPED, yellow=True, bold=True)
+    else:
+        terminalreporter.write_line("web cache / rate limiter tests ran on Redis (CONVSEARCH_TEST_REDIS_URL)")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

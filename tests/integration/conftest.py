@@ -53,13 +53,9 @@ def pg_url(pg_server_url: str):
         conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    _milvus_summary(terminalreporter)
-    if not PG_URL:
-        terminalreporter.write_line(SQLITE_ONLY, yellow=True, bold=True)
-    else:
-        terminalreporter.write_line("history store tests ran on SQLite and PostgreSQL (CONVSEARCH_TEST_PG_URL)")
-    _redis_summary(terminalreporter)
+# The run's closing lines (which tiers ran on PostgreSQL, Redis, a Milvus server) are written by
+# tests/conftest.py's pytest_terminal_summary: under pytest-xdist this conftest is imported by the workers only,
+# and the controller prints the summary. It learns what ran from the reports' user properties set here.
 
 
 # --- Redis (the shared web cache and outbound limiter), when CONVSEARCH_TEST_REDIS_URL is set -----------------
@@ -79,15 +75,21 @@ def redis_url() -> str:
         pytest.skip(NO_REDIS)
     import redis
 
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    return REDIS_URL
+    url = _redis_db_for_this_worker(REDIS_URL)
+    redis.Redis.from_url(url).flushdb()
+    return url
 
 
-def _redis_summary(terminalreporter) -> None:
-    if not REDIS_URL:
-        terminalreporter.write_line(NO_REDIS, yellow=True, bold=True)
-    else:
-        terminalreporter.write_line("web cache / rate limiter tests ran on Redis (CONVSEARCH_TEST_REDIS_URL)")
+def _redis_db_for_this_worker(url: str) -> str:
+    """Under pytest-xdist each worker gets its own logical database (gw0 → 0, gw1 → 1, … of Redis's 16), so one
+    worker's FLUSHDB never empties another's keys mid-test; a plain run keeps the URL's database."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker.startswith("gw"):
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{int(worker[2:]) % 16}"))
 
 
 # --- Milvus: Lite in tmp_path always; a server tier through pymilvus's remote (gRPC) client ----------------
@@ -96,7 +98,7 @@ def _redis_summary(terminalreporter) -> None:
 # calls without its token), so the remote client path, the URI and the token handling still run.
 MILVUS_URI = os.environ.get("CONVSEARCH_TEST_MILVUS_URI", "").strip()
 MILVUS_TOKEN = os.environ.get("CONVSEARCH_TEST_MILVUS_TOKEN", "").strip() or None
-_MILVUS_SERVER = {"where": "", "tests": 0}
+_MILVUS_SERVER = {"where": ""}
 
 
 @pytest.fixture(scope="session")
@@ -115,14 +117,9 @@ def _milvus_server_session(tmp_path_factory):
 
 
 @pytest.fixture
-def milvus_server(_milvus_server_session):
+def milvus_server(_milvus_server_session, request):
     """(uri, token) of the server tier: a real Milvus server when CONVSEARCH_TEST_MILVUS_URI is set, else Milvus
-    Lite behind a gRPC server on loopback, started once per session; tests pick their own collection prefix."""
-    _MILVUS_SERVER["tests"] += 1
+    Lite behind a gRPC server on loopback, started once per session (per xdist worker); tests pick their own
+    collection prefix. The test's report carries where it ran, for the run's summary line."""
+    request.node.user_properties.append(("convsearch_milvus_server", _MILVUS_SERVER["where"]))
     return _milvus_server_session
-
-
-def _milvus_summary(terminalreporter) -> None:
-    if _MILVUS_SERVER["tests"]:
-        terminalreporter.write_line(f"Milvus server tier: {_MILVUS_SERVER['tests']} tests ran through pymilvus's "
-                                    f"remote client on {_MILVUS_SERVER['where']}")

@@ -49,21 +49,29 @@ def _intact(content: str) -> bool:
     return hashlib.sha256(body.encode()).hexdigest() == digest
 
 
-def _run_round(url: str, start: int, delay: float) -> list[int]:
+def _run_round(url: str, start: int, delay: float, *, after_ready: bool = False) -> list[int]:
+    """Start a writer and SIGKILL it ``delay`` seconds after its start, or (``after_ready``) after it said
+    ``ready``: on a loaded machine (parallel test workers) start-up alone may outlast any fixed delay, and a
+    round meant to land mid-append would then land in the imports again."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSEARCH_")}
     proc = subprocess.Popen([sys.executable, "-c", WRITER, url, str(start)], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, env=env, text=True)
     acks: list[int] = []
+    ready = threading.Event()
 
     def read() -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
             if line.startswith("ack "):
                 acks.append(int(line.split()[1]))
+            elif line.startswith("ready"):
+                ready.set()
 
     reader = threading.Thread(target=read, daemon=True)
     with proc:  # closes the pipe
         reader.start()
+        if after_ready:
+            assert ready.wait(timeout=120), "the writer did not get ready in 120 s"
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
@@ -94,9 +102,11 @@ def _kill_test(url: str) -> None:
     killed_before_ready = 0
     for rnd in range(ROUNDS):
         start = max(0, max(acked, default=-1) - rng.randint(0, 3))  # resend a few acknowledged ids
-        # early kills land in imports, engine creation and the Alembic migration; later ones mid-append
-        delay = rng.uniform(0.05, 0.8) if rnd % 2 == 0 else rng.uniform(0.8, 2.5)
-        new = _run_round(url, start, delay)
+        # early kills land in imports, engine creation and the Alembic migration; later ones mid-append (timed
+        # from the writer's "ready", so that they do on a loaded machine too)
+        mid_append = rnd % 2 == 1
+        delay = rng.uniform(0.3, 1.7) if mid_append else rng.uniform(0.05, 0.8)
+        new = _run_round(url, start, delay, after_ready=mid_append)
         killed_before_ready += not new
         acked.update(new)
         _check(url, acked, f"seed={seed} round={rnd}")

@@ -18,6 +18,9 @@ from convsearch.server.service import Service  # noqa: E402
 from convsearch.types import Document  # noqa: E402
 
 pytestmark = pytest.mark.integration
+# one pytest-xdist worker runs the whole module, in order: the last test counts the requests the generated ones
+# sent (schemathesis's generated tests do not take the module's marks, so each test carries it)
+ONE_WORKER = pytest.mark.xdist_group("schemathesis")
 
 REPO = Path(__file__).resolve().parents[2]
 HEADERS = {"Authorization": "Bearer key-fuzz"}
@@ -55,6 +58,7 @@ CONFIG = schemathesis.config.SchemathesisConfig.from_path(str(REPO / "schemathes
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP, config=CONFIG)
 
 
+@ONE_WORKER
 @schema.parametrize()
 def test_api_never_fails_with_a_server_error(case) -> None:
     response = case.call(headers=HEADERS)
@@ -63,6 +67,7 @@ def test_api_never_fails_with_a_server_error(case) -> None:
     case.validate_response(response)
 
 
+@ONE_WORKER
 def test_fuzzing_sent_enough_requests() -> None:
     """Runs after the generated tests of this module: at least 1,000 generated requests, none answered ≥ 500.
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,14 +208,24 @@ def _locate(path: Path) -> Path:
 
 
 def run_regress(expected_path: Path, *, update: bool = False, markdown: Path | None = None,
-                allow_missing_data: bool = False, echo: Callable[[str], None] | None = None) -> int:
-    """Rerun every row, print OK/FAIL/SKIP lines and return the exit code (0 ok, 1 FAIL, 2 data missing)."""
+                allow_missing_data: bool = False, echo: Callable[[str], None] | None = None,
+                names: Collection[str] | None = None) -> int:
+    """Rerun every row (or only the rows ``names`` lists: the test suite spreads the rows over its parallel
+    workers), print OK/FAIL/SKIP lines and return the exit code (0 ok, 1 FAIL, 2 data missing)."""
     if echo is None:
         import typer
 
         echo = typer.echo
     expected_path = _locate(expected_path)
     rows = load_rows(expected_path)
+    if names is not None:
+        if update:
+            raise ValueError("--update rewrites the whole file: it cannot run a subset of the rows")
+        wanted = set(names)
+        unknown = wanted - {r.name for r in rows}
+        if unknown:
+            raise ValueError(f"no such row in {expected_path}: {', '.join(sorted(unknown))}")
+        rows = [r for r in rows if r.name in wanted]
     root = repo_root_for(expected_path)
     t_all = time.perf_counter()
     n_ok = n_fail = n_error = 0
