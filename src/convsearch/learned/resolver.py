@@ -7,7 +7,10 @@
 (the names list is the contract between ``train`` and inference: a model that names a feature this code does not
 compute is refused at load time, with the names it lacks). It returns:
 
-- ``gate``: the gate's probability that the turn needs a rewrite, and ``gate_threshold``;
+- ``gate``: the gate's probability that the turn needs a rewrite, and ``gate_threshold``; ``needed``, the gate's
+  verdict by ``learned.policy.gate_verdict`` (English: ``gate >= gate_threshold``; Chinese: the rules' verdict unless
+  the gate is sure, at the model file's ``zh_rules_margin``, 0.9). The gate and term models may be of any kind
+  ``learned.alt_models.load_model`` reads (the shipped gate: boosted trees; the term selector: logistic);
 - ``candidates``: every history candidate with its selection probability (``Scored``), most probable first, and
   whether it is ``selected`` (at or above the model's term threshold, not already in the question);
 - ``rewrite`` and ``how`` (``How``): the question with the selected terms composed in (``learned.compose``:
@@ -15,12 +18,13 @@ compute is refused at load time, with the names it lacks). It returns:
   plain terms, or unchanged), and ``reason`` (one line for a trace);
 - ``confidence`` in [0, 1]: how far the decisions that made this output are from their thresholds (below).
 
-**Confidence.** A probability ``p`` against a threshold ``t`` has margin ``|p - t| / (1 - t)`` above it and
-``|p - t| / t`` below it: 0 on the threshold, 1 at certainty (0 or 1). ``confidence`` is the smallest margin of the
-decisions the output rests on: the gate's always; when the gate says rewrite, also the selection's, the margin of
-the most probable candidate (is anything needed at all) and of the runner-up (is it needed too). A turn left alone
-by the gate has the gate's margin alone. ``auto`` reads it to ask the LLM only on turns below a threshold chosen on
-the folds; the field names and meaning of ``Resolved`` are the stable API.
+**Confidence.** A probability ``p`` against a threshold ``t`` has margin ``|p - t| / (1 - t)`` above it and ``|p -
+t| / t`` below it: 0 on the threshold, 1 at certainty (0 or 1). ``confidence`` is the smallest margin of the
+decisions the output rests on: the gate's always (a Chinese turn the gate is not sure of: the rules' confidence);
+when the gate says rewrite, also the selection's, the margin of the most probable candidate (is anything needed at
+all) and of the runner-up (is it needed too). A turn left alone by the gate has the gate's margin alone. ``auto``
+reads it to ask the LLM only on turns below a threshold chosen on the folds; the field names and meaning of
+``Resolved`` are the stable API.
 
 **Out of fold.** A model file carries the model fitted on every training turn (``fold=None``) and the 5 fold models
 (model k never saw a dialog of fold k: ``learned.data.fold_of``), each with its own IDF table.
