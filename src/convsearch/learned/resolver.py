@@ -18,8 +18,8 @@ compute is refused at load time, with the names it lacks). It returns:
   plain terms, or unchanged), and ``reason`` (one line for a trace);
 - ``confidence`` in [0, 1]: how far the decisions that made this output are from their thresholds (below).
 
-**Confidence.** A probability ``p`` against a threshold ``t`` has margin ``|p - t| / (1 - t)`` above it and ``|p -
-t| / t`` below it: 0 on the threshold, 1 at certainty (0 or 1). ``confidence`` is the smallest margin of the
+**Confidence.** A probability ``p`` against a threshold ``t`` has margin ``|p - t| / (1 - t)`` above it and
+``|p - t| / t`` below it: 0 on the threshold, 1 at certainty (0 or 1). ``confidence`` is the smallest margin of the
 decisions the output rests on: the gate's always (a Chinese turn the gate is not sure of: the rules' confidence);
 when the gate says rewrite, also the selection's, the margin of the most probable candidate (is anything needed at
 all) and of the runner-up (is it needed too). A turn left alone by the gate has the gate's margin alone. ``auto``
