@@ -55,6 +55,21 @@ def test_the_shipped_file_carries_its_licence_folds_and_feature_names(shipped: r
     assert shipped.full.gate.names == tuple(shipped.full.gate.names) and len(shipped.full.gate_cols) > 30
 
 
+def test_the_shipped_file_holds_what_train_fits(shipped: res.Models) -> None:
+    from convsearch.learned.alt_models import Trees
+    from convsearch.learned.features import CANDIDATE_NAMES, TURN_NAMES
+    from convsearch.learned.model import Logistic
+    from convsearch.learned.train import GATE_MODEL, TERM_MODEL
+
+    assert (shipped.meta["gate_model"], shipped.meta["term_model"]) == (GATE_MODEL, TERM_MODEL) == ("gbdt", "logistic")
+    for f in (shipped.full, *shipped.folds):
+        assert isinstance(f.gate, Trees) and isinstance(f.term, Logistic)
+        assert f.gate.names == tuple(TURN_NAMES) and f.term.names == tuple(CANDIDATE_NAMES)  # today's feature lists
+    turns = shipped.meta["turns"]
+    synth = turns["crosswoz-zh+ellipsis"]
+    assert 0 < synth <= 0.4 * turns["crosswoz-zh"] + 1  # the synthetic Chinese ellipsis turns, under the README's half
+
+
 def test_a_model_file_is_read_once_per_path(tmp_path: Path) -> None:
     p = tmp_path / "copy.json"
     p.write_text(MODEL_PATH.read_text(encoding="utf-8"), encoding="utf-8")
