@@ -1,11 +1,11 @@
 """Benchmark: the learned rewriter (issue 26) — its time per turn and ``rewrite --batch --rewriter learned``.
 
 1. **Per turn**: ``LearnedRewriter.rewrite`` on the windowed history (the rules' Decision, the learned resolver's
-   features and two logistic regressions, composition, the guard), beside ``RuleRewriter.rewrite`` on the same
-   turns, alternately: 500 CANARD dev and 500 Su 2019 dev follow-ups (100 each with --quick) and the demo's turns,
-   after a warm-up on other records of the same files. Wall time per turn, p50 / p99, by language. The embedder
-   is not called by the learned part (no similarity feature yet); the rules' own tie-break may call it where the
-   dense extra is installed, on both sides alike.
+   features, the boosted-trees gate and the logistic term selector, composition, the guard), beside
+   ``RuleRewriter.rewrite`` on the same turns, alternately: 500 CANARD dev and 500 Su 2019 dev follow-ups (100 each
+   with --quick) and the demo's turns, after a warm-up on other records of the same files. Wall time per turn, p50 /
+   p99, by language. The embedder is not called by the learned part (no similarity feature yet); the rules' own
+   tie-break may call it where the dense extra is installed, on both sides alike.
 2. **Model load**: the first ``load_models()`` in a fresh interpreter (reading and parsing the shipped JSON file).
 3. **Batch**: ``rewrite_batch(src, dst, "learned")`` on CANARD dev and Su 2019 dev whole (1,000 records each with
    --quick), in process after a warm-up (the model loaded), read + rewrite + write, and the rule rewriter on the

@@ -4,6 +4,8 @@ Small hand-made turns only: nothing here reads ../shared/data."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -148,3 +150,24 @@ def test_no_evaluation_only_set_reaches_training() -> None:
         assert not any(banned in f for f in files), banned
     assert not {ds.name for ds in EVAL_ONLY} & {ds.name for ds in TRAIN_SETS}
     assert all(ds.license and ds.attribution for ds in TRAIN_SETS)
+
+
+def test_export_fits_through_train_fit_with_a_pruned_idf_table() -> None:
+    from convsearch.learned.export import fit_models
+    from convsearch.learned.train import fit, prepare
+
+    hist = (Message("user", "Tell me about the Waterboys band."),
+            Message("assistant", "The Waterboys are a rock band."))
+    qs = ["When did they form?", "Who founded them?", "What about their albums?", "Is the band still touring?",
+          "Where are they from?", "How many albums do they have?"]
+    turns = [Turn(f"t{i}", "canard", f"canard/dev/d{i % 5}", "en", hist, q,
+                  q.replace("they", "the Waterboys").replace("them", "the Waterboys")) for i, q in enumerate(qs * 4)]
+    p = prepare(turns)
+    idx = np.arange(len(turns))
+    d = fit_models(p, idx, min_df=2, gate_model="gbdt", term_model="logistic")
+    assert d["gate"]["kind"] == "gbdt" and d["term"]["kind"] == "logistic"
+    assert d["idf"]["df"] and min(d["idf"]["df"].values()) >= 2
+    same = fit(p, idx, gate_model="gbdt", term_model="logistic", min_df=2)[0].to_dict()
+    assert json.dumps(d, sort_keys=True) == json.dumps(same, sort_keys=True)  # one fitting path, one answer
+    unpruned = fit(p, idx, gate_model="gbdt", term_model="logistic")[0].idf
+    assert len(unpruned.df) >= len(d["idf"]["df"])

@@ -1,9 +1,12 @@
 """Write the model file the ``learned`` rewriter loads (``convsearch/models/learned.json``) and its card.
 
 The file holds the gate and term selector fitted on every training turn (``full``) and the 5 fold models
-(``folds[k]``: fitted without the dialogs of fold k, ``learned.data.fold_of``), each with the IDF table of its own
-training text, pruned to the words of at least ``MIN_DF`` distinct texts (a word seen once is scored as an unseen
-word: the fits below use the pruned table, so training and inference read the same numbers). Beside them: the
+(``folds[k]``: fitted without the dialogs of fold k, ``learned.data.fold_of``), each fitted by ``train.fit`` (the
+one fitting path: gradient-boosted trees for the gate, logistic regression for the terms, by default) on the turns
+``train.training_turns`` reads (the training sets and the synthetic Chinese ellipsis turns, ``learned.synth``, in
+their source dialog's fold), each with the IDF table of its own training text, pruned to the words of at least
+``MIN_DF`` distinct texts (a word seen once is scored as an unseen word: the fit uses the pruned table, so training
+and inference read the same numbers). Beside them: the
 licence (CANARD is CC BY-SA 4.0, so the file is), the attribution of every set, the training files by set (the
 evaluation reads them to score a training record with the model that never saw its dialog: ``learned.oof``), the
 window, the fold count and the command. JSON with sorted keys: two runs on one machine give the same bytes.
@@ -25,49 +28,40 @@ from typing import Any
 
 import numpy as np
 
-from .data import DATA_ROOT, FOLDS, TRAIN_SETS, WINDOW, by_fold, load_set
-from .features import CANDIDATE_NAMES, TURN_NAMES, IdfTable
-from .model import fit_logistic
-from .train import GATE_THRESHOLD, L2, best_threshold, design, prepare
+from .data import DATA_ROOT, FOLDS, TRAIN_SETS, WINDOW, by_fold
+from .synth import SHARE, SUFFIX
+from .train import GATE_MODEL, KIND_TEXT, TERM_MODEL, Prepared, fit, prepare, pruned, training_turns
 
 MIN_DF = 2
 LICENSE = "CC BY-SA 4.0"
 MODEL_FILE = "learned.json"
 CARD_FILE = "MODEL_CARD.md"
 
-
-def pruned(idf: IdfTable, min_df: int = MIN_DF) -> IdfTable:
-    """``idf`` without the words of fewer than ``min_df`` texts (they score as unseen words)."""
-    return IdfTable(idf.n_docs, {w: n for w, n in idf.df.items() if n >= min_df})
+__all__ = ["MIN_DF", "fit_models", "model_dict", "pruned", "write_models"]
 
 
-def fit_fold(p: Any, train: np.ndarray, *, min_df: int = MIN_DF) -> dict[str, Any]:
-    """The gate and term selector fitted on turns ``train`` of ``p`` (a ``train.Prepared``) with the pruned IDF
-    table of their text, as ``train.fit`` fits them (same L2, labels, rows and threshold search)."""
-    idf = pruned(IdfTable.build(p.texts(train.tolist())), min_df)
-    G, C, owner = design(p, idf)
-    gate = fit_logistic(G[train], p.gate_y[train], l2=L2, names=TURN_NAMES)
-    in_train = np.zeros(len(p.turns), dtype=bool)
-    in_train[train] = True
-    rows = in_train[owner] & p.gate_y[owner]
-    ty = np.concatenate(p.term_y) if p.term_y else np.zeros(0, dtype=bool)
-    term = fit_logistic(C[rows], ty[rows], l2=L2, names=CANDIDATE_NAMES)
-    threshold = best_threshold(term.proba(C[rows]), ty[rows])
-    return {"gate": gate.to_dict(), "gate_threshold": GATE_THRESHOLD, "term": term.to_dict(),
-            "term_threshold": threshold, "idf": idf.to_dict()}
+def fit_models(p: Prepared, train: np.ndarray, *, min_df: int = MIN_DF, gate_model: str = GATE_MODEL,
+               term_model: str = TERM_MODEL) -> dict[str, Any]:
+    """The gate and term selector ``train.fit`` fits on turns ``train`` of ``p`` (IDF pruned to ``min_df``), as the
+    model file stores them."""
+    return fit(p, train, gate_model=gate_model, term_model=term_model, min_df=min_df)[0].to_dict()
 
 
-def model_dict(p: Any, *, folds: int = FOLDS, min_df: int = MIN_DF, command: str = "") -> dict[str, Any]:
+def model_dict(p: Prepared, *, folds: int = FOLDS, min_df: int = MIN_DF, command: str = "",
+               gate_model: str = GATE_MODEL, term_model: str = TERM_MODEL, ellipsis: float = SHARE) -> dict[str, Any]:
     """Everything the model file holds (see the module docstring)."""
     fold = np.array(by_fold(p.turns, folds))
+    kinds = {"gate_model": gate_model, "term_model": term_model}
+    names = [ds.name for ds in TRAIN_SETS] + [ds.name + SUFFIX for ds in TRAIN_SETS]
+    turns = {n: sum(t.dataset == n for t in p.turns) for n in names}
     return {
-        "format": 1, "license": LICENSE, "window": WINDOW, "fold_count": folds, "min_df": min_df,
-        "command": command,
+        "format": 2, "license": LICENSE, "window": WINDOW, "fold_count": folds, "min_df": min_df,
+        "command": command, **kinds, "ellipsis_share": ellipsis,
         "attribution": {ds.name: f"{ds.attribution}; licence {ds.license}" for ds in TRAIN_SETS},
         "train_files": {ds.name: list(ds.files) for ds in TRAIN_SETS},
-        "turns": {ds.name: sum(t.dataset == ds.name for t in p.turns) for ds in TRAIN_SETS},
-        "full": fit_fold(p, np.arange(len(p.turns)), min_df=min_df),
-        "folds": [fit_fold(p, np.flatnonzero(fold != k), min_df=min_df) for k in range(folds)],
+        "turns": {n: c for n, c in turns.items() if c},
+        "full": fit_models(p, np.arange(len(p.turns)), min_df=min_df, **kinds),
+        "folds": [fit_models(p, np.flatnonzero(fold != k), min_df=min_df, **kinds) for k in range(folds)],
     }
 
 
@@ -77,9 +71,10 @@ def dumps(d: dict[str, Any]) -> str:
 
 def card(d: dict[str, Any], sha: str, scores_md: str = "") -> str:
     """The model card (markdown) of model dict ``d`` whose file has sha256 ``sha``."""
-    sets = "\n".join(f"- **{name}** ({d['turns'][name]} turns): {', '.join(files)}; {d['attribution'][name]}"
+    sets = "\n".join(f"- **{name}** ({d['turns'].get(name, 0)} turns): {', '.join(files)}; {d['attribution'][name]}"
                      for name, files in d["train_files"].items())
     full = d["full"]
+    synth = sum(n for name, n in d["turns"].items() if name.endswith(SUFFIX))
     return f"""# The learned gate and term selector shipped with convsearch (`learned.json`)
 
 Licence of the model file: **{d['license']}** (it derives from CANARD, CC BY-SA 4.0: share-alike). Rebuild:
@@ -92,6 +87,11 @@ Read by `convsearch.learned.resolver` (`--rewriter learned`); docs/LEARNED.md sa
 Never fitted on: Restoration-200K, Su 2019, MuDoCo, search-followups (evaluation only). CrossWOZ labels are weak
 (derived from dialog acts); its validation and test splits are trained on.
 
+Synthetic: **{synth}** Chinese ellipsis turns (`crosswoz-zh{SUFFIX}`) made by `learned.synth` from the CrossWOZ
+turns above ({100 * synth / max(d['turns'].get('crosswoz-zh', 1), 1):.1f}% of CrossWOZ; at most
+{d['ellipsis_share']} of it, the data README allows under half): a word the question or the answer before it
+repeats from the turn before is left out, the original is the rewrite; each in its source dialog's fold.
+
 ## What the file holds
 - `full`: the gate and term selector fitted on every training turn (what the rewriter uses on new conversations);
 - `folds[0..{d['fold_count'] - 1}]`: the same fitted without the dialogs of fold k (SHA-1 of the dialog name mod
@@ -99,8 +99,10 @@ Never fitted on: Restoration-200K, Su 2019, MuDoCo, search-followups (evaluation
 - each with its own IDF table (words of at least {d['min_df']} distinct training texts; the full model's table:
   {len(full['idf']['df'])} words of {full['idf']['n_docs']} texts).
 
-Models: logistic regression (L2 on standardised features, Newton's method), numpy only. Gate threshold
-{full['gate_threshold']}; term threshold {full['term_threshold']} (best F1 on the training rows).
+All fitted by `learned.train.fit` (the same path as `python -m convsearch.learned.train`), numpy only.
+Gate: {KIND_TEXT[d['gate_model']]}, threshold {full['gate_threshold']}; Chinese turns: the rules' verdict unless
+the gate is sure (p >= {full['zh_rules_margin']} or <= {1 - full['zh_rules_margin']:.1f}; `learned.policy`).
+Term selector: {KIND_TEXT[d['term_model']]}, threshold {full['term_threshold']} (best F1 on the training rows).
 
 Turn features ({len(full['gate']['names'])}): {', '.join(full['gate']['names'])}.
 
@@ -111,9 +113,11 @@ Candidate features ({len(full['term']['names'])}): {', '.join(full['term']['name
 """
 
 
-def write_models(p: Any, out: Path, *, command: str, scores_md: str = "", min_df: int = MIN_DF) -> str:
+def write_models(p: Prepared, out: Path, *, command: str, scores_md: str = "", min_df: int = MIN_DF,
+                 gate_model: str = GATE_MODEL, term_model: str = TERM_MODEL, ellipsis: float = SHARE) -> str:
     """Write ``learned.json`` and ``MODEL_CARD.md`` into ``out``; returns the file's sha256."""
-    d = model_dict(p, min_df=min_df, command=command)
+    d = model_dict(p, min_df=min_df, command=command, gate_model=gate_model, term_model=term_model,
+                   ellipsis=ellipsis)
     text = dumps(d)
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
     out.mkdir(parents=True, exist_ok=True)
@@ -165,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="the expected-scores file whose learned rows the card shows (default eval/expected.yaml)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    turns = [t for ds in TRAIN_SETS for t in load_set(ds, args.data)]
+    turns = training_turns(args.data)
     p = prepare(turns)
     scores = scores_table(args.expected)
     sha = write_models(p, args.out, command=COMMAND, scores_md=scores)

@@ -7,7 +7,10 @@
 (the names list is the contract between ``train`` and inference: a model that names a feature this code does not
 compute is refused at load time, with the names it lacks). It returns:
 
-- ``gate``: the gate's probability that the turn needs a rewrite, and ``gate_threshold``;
+- ``gate``: the gate's probability that the turn needs a rewrite, and ``gate_threshold``; ``needed``, the gate's
+  verdict by ``learned.policy.gate_verdict`` (English: ``gate >= gate_threshold``; Chinese: the rules' verdict unless
+  the gate is sure, at the model file's ``zh_rules_margin``, 0.9). The gate and term models may be of any kind
+  ``learned.alt_models.load_model`` reads (the shipped gate: boosted trees; the term selector: logistic);
 - ``candidates``: every history candidate with its selection probability (``Scored``), most probable first, and
   whether it is ``selected`` (at or above the model's term threshold, not already in the question);
 - ``rewrite`` and ``how`` (``How``): the question with the selected terms composed in (``learned.compose``:
@@ -17,10 +20,11 @@ compute is refused at load time, with the names it lacks). It returns:
 
 **Confidence.** A probability ``p`` against a threshold ``t`` has margin ``|p - t| / (1 - t)`` above it and
 ``|p - t| / t`` below it: 0 on the threshold, 1 at certainty (0 or 1). ``confidence`` is the smallest margin of the
-decisions the output rests on: the gate's always; when the gate says rewrite, also the selection's, the margin of
-the most probable candidate (is anything needed at all) and of the runner-up (is it needed too). A turn left alone
-by the gate has the gate's margin alone. ``auto`` reads it to ask the LLM only on turns below a threshold chosen on
-the folds; the field names and meaning of ``Resolved`` are the stable API.
+decisions the output rests on: the gate's always (a Chinese turn the gate is not sure of: the rules' confidence);
+when the gate says rewrite, also the selection's, the margin of the most probable candidate (is anything needed at
+all) and of the runner-up (is it needed too). A turn left alone by the gate has the gate's margin alone. ``auto``
+reads it to ask the LLM only on turns below a threshold chosen on the folds; the field names and meaning of
+``Resolved`` are the stable API.
 
 **Out of fold.** A model file carries the model fitted on every training turn (``fold=None``) and the 5 fold models
 (model k never saw a dialog of fold k: ``learned.data.fold_of``), each with its own IDF table.
@@ -48,9 +52,10 @@ import numpy as np
 from ..lang import detect
 from ..types import Message
 from ..window import history_window
+from .alt_models import Model, load_model
 from .compose import How, compose_terms
 from .features import CANDIDATE_NAMES, TURN_NAMES, IdfTable, TurnView, featurize, view
-from .model import Logistic
+from .policy import ZH_MARGIN, gate_verdict
 
 MODEL_PATH = Path(__file__).resolve().parents[1] / "models" / "learned.json"
 
@@ -79,11 +84,12 @@ class Resolved:
     confidence: float
     reason: str
     fold: int | None = None  # the fold model that answered (None: the model fitted on every fold)
+    verdict: bool | None = None  # the gate's verdict (``learned.policy.gate_verdict``); None: gate >= threshold
 
     @property
     def needed(self) -> bool:
-        """The gate's verdict."""
-        return self.gate >= self.gate_threshold
+        """The gate's verdict: ``learned.policy.gate_verdict`` (Chinese: the rules' unless the gate is sure)."""
+        return self.gate >= self.gate_threshold if self.verdict is None else self.verdict
 
     @property
     def selected(self) -> tuple[str, ...]:
@@ -106,27 +112,24 @@ class Fitted:
     """One fitted pair (gate, term selector) with its thresholds and the IDF table it was fitted with; the columns
     of the features this code computes that the models read (by name)."""
 
-    gate: Logistic
-    term: Logistic
+    gate: Model  # any kind ``learned.alt_models.load_model`` reads (logistic, gbdt, mlp)
+    term: Model
     gate_threshold: float
     term_threshold: float
     idf: IdfTable
     gate_cols: np.ndarray
     term_cols: np.ndarray
+    zh_margin: float = ZH_MARGIN  # Chinese: the rules' verdict unless the gate is this sure (``learned.policy``)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Fitted:
-        gate, term = load_model(d["gate"]), load_model(d["term"])
+        try:
+            gate, term = load_model(d["gate"]), load_model(d["term"])
+        except ValueError as e:
+            raise ValueError(f"{e} in the model file") from None
         return cls(gate, term, float(d.get("gate_threshold", 0.5)), float(d["term_threshold"]),
-                   IdfTable.from_dict(d["idf"]), columns(gate.names, TURN_NAMES), columns(term.names, CANDIDATE_NAMES))
-
-
-def load_model(d: Mapping[str, Any]) -> Logistic:
-    """A model from its dict by ``kind`` (the kinds ``learned.model`` writes)."""
-    kind = d.get("kind", "logistic")
-    if kind == "logistic":
-        return Logistic.from_dict(d)
-    raise ValueError(f"unknown model kind {kind!r} in the model file")
+                   IdfTable.from_dict(d["idf"]), columns(gate.names, TURN_NAMES), columns(term.names, CANDIDATE_NAMES),
+                   float(d.get("zh_rules_margin", ZH_MARGIN)))
 
 
 def columns(model_names: Sequence[str], computed: Sequence[str]) -> np.ndarray:
@@ -215,11 +218,20 @@ class Resolver:
         cands = tuple(Scored(v.candidates[i].text, float(probs[i]),
                              bool(probs[i] >= f.term_threshold and not v.candidates[i].in_query),
                              v.candidates[i].in_query) for i in order)
-        conf = margin(gate, f.gate_threshold) if needed is None else 1.0
-        if (gate < f.gate_threshold) if needed is None else not needed:
+        # the learned gate's verdict (learned.policy): Chinese, the rules' unless the gate is sure
+        verdict = gate_verdict(gate, v.decision.needed, lang, f.zh_margin)
+        rules_say = lang == "zh" and 1.0 - f.zh_margin < gate < f.zh_margin
+        if needed is None:
+            compose_it = verdict
+            conf = v.decision.confidence if rules_say else margin(gate, f.gate_threshold)
+            gate_why = (f"rules' verdict, learned gate {gate:.2f} not sure" if rules_say
+                        else f"learned gate {gate:.2f} {'>=' if verdict else '<'} {f.gate_threshold:.2f}")
+        else:
+            compose_it, conf = needed, 1.0
+            gate_why = f"gate decided elsewhere; learned gate {gate:.2f}"
+        if not compose_it:
             return Resolved(question, question, How.UNCHANGED, gate, f.gate_threshold, f.term_threshold, cands, conf,
-                            f"learned gate {gate:.2f} < {f.gate_threshold:.2f}: standalone" if needed is None
-                            else f"standalone (gate decided elsewhere); learned gate {gate:.2f}", fold)
+                            f"{gate_why}: standalone", fold, verdict)
         open_ = [c for c in cands if not c.in_query]
         if open_:
             conf = min(conf, margin(open_[0].prob, f.term_threshold))
@@ -230,13 +242,13 @@ class Resolver:
         chosen = [v.candidates[i] for i in picks[: self.max_terms]]
         if not chosen:
             return Resolved(question, question, How.UNCHANGED, gate, f.gate_threshold, f.term_threshold, cands, conf,
-                            f"learned gate {gate:.2f}: rewrite, but no candidate reaches {f.term_threshold:.2f}", fold)
+                            f"{gate_why}: rewrite, but no candidate reaches {f.term_threshold:.2f}", fold, verdict)
         if not compose:
             return Resolved(question, question, How.UNCHANGED, gate, f.gate_threshold, f.term_threshold, cands, conf,
-                            "scores only", fold)
+                            "scores only", fold, verdict)
         out, how, why = compose_terms(v.analysis, question, chosen)
         return Resolved(question, out, how, gate, f.gate_threshold, f.term_threshold, cands, conf,
-                        f"learned gate {gate:.2f}; {why}", fold)
+                        f"{gate_why}; {why}", fold, verdict)
 
 
 __all__ = ["MODEL_PATH", "How", "Models", "Resolved", "Resolver", "Scored", "load_models", "margin"]

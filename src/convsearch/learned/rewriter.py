@@ -29,10 +29,10 @@ combination chosen out of fold and vetoed on the evaluation-only sets (docs/LEAR
 of its own and no pronoun keeps the rules' "standalone".
 
 Precision first: a turn the gate lets through unchanged, or no candidate reaching the term threshold, leaves the
-question as typed. ``cost`` is ``"compute"``, not ``"pure"``: the arithmetic is two logistic regressions in numpy
-on 41 turn and 75 candidate features, but the first call reads the model file (about 70 ms) and a turn reads the
-Analysis a second time for the features (bench: p50 0.9 ms, p99 14 ms on a loaded 2-core machine), past the
-millisecond the server's event loop may spend on a "pure" rewriter (``Rewriter.cost``).
+question as typed. ``cost`` is ``"compute"``, not ``"pure"``: the arithmetic is small (boosted trees for the gate on
+50 turn features, a logistic regression on 84 candidate features, numpy), but the first call reads the model file
+(about 70 ms) and a turn reads the Analysis a second time for the features (bench: p50 1.0 ms, p99 9 ms on a loaded
+2-core machine), past the millisecond the server's event loop may spend on a "pure" rewriter (``Rewriter.cost``).
 
 Out of fold: ``out_of_fold(path)`` (the evaluation calls it with its data file) makes every record of a training
 file scored by the fold model that never saw its dialog (``learned.oof``); the reason of each turn names the fold.

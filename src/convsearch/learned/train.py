@@ -74,6 +74,24 @@ class Prepared:
         return out
 
 
+def training_turns(root: Path = DATA_ROOT, *, limit: int | None = None, ellipsis: float = SHARE,
+                   log: bool = False) -> list[Turn]:
+    """The turns every fit reads: the training sets (``TRAIN_SETS``) in file order, and after CrossWOZ its synthetic
+    ellipsis turns (``learned.synth``, at most ``ellipsis`` of it; 0: none)."""
+    turns: list[Turn] = []
+    for ds in TRAIN_SETS:
+        got = load_set(ds, root, limit=limit)
+        if log:
+            _log(f"{ds.name}: {len(got)} turns")
+        turns.extend(got)
+        if ellipsis > 0 and ds.name == "crosswoz-zh":
+            made = ellipsis_set(got, ellipsis)
+            if log:
+                _log(f"{ds.name}{SUFFIX}: {len(made)} synthetic turns ({100 * len(made) / len(got):.1f}% of the set)")
+            turns.extend(made)
+    return turns
+
+
 def prepare(turns: list[Turn]) -> Prepared:
     views, gate_y, rules, term_y = [], [], [], []
     for t in turns:
@@ -132,10 +150,19 @@ def fit_model(kind: str, X: np.ndarray, y: np.ndarray, names: Sequence[str], l2:
     raise ValueError(f"unknown model {kind!r}: one of {', '.join(MODELS)}")
 
 
+def pruned(idf: IdfTable, min_df: int) -> IdfTable:
+    """``idf`` without the words of fewer than ``min_df`` texts (they score as unseen words)."""
+    if min_df <= 1:
+        return idf
+    return IdfTable(idf.n_docs, {w: n for w, n in idf.df.items() if n >= min_df})
+
+
 def fit(p: Prepared, train: np.ndarray, l2: float = L2, *, gate_model: str = GATE_MODEL,
-        term_model: str = TERM_MODEL) -> tuple[Fitted, np.ndarray, np.ndarray, np.ndarray]:
-    """Fit on the turns ``train``; also return every turn's design under this fit's IDF (gate, cands, owner)."""
-    idf = IdfTable.build(p.texts(train.tolist()))
+        term_model: str = TERM_MODEL, min_df: int = 1) -> tuple[Fitted, np.ndarray, np.ndarray, np.ndarray]:
+    """Fit on the turns ``train``; also return every turn's design under this fit's IDF (gate, cands, owner).
+    ``min_df``: the IDF table keeps only the words of at least this many distinct training texts (the others score
+    as unseen words, in the fit as at inference); 1 keeps every word."""
+    idf = pruned(IdfTable.build(p.texts(train.tolist())), min_df)
     G, C, owner = design(p, idf)
     gate = fit_model(gate_model, G[train], p.gate_y[train], TURN_NAMES, l2)
     in_train = np.zeros(len(p.turns), dtype=bool)
@@ -329,7 +356,7 @@ def markdown(oof: dict[str, Any], eval_only: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_KIND_TEXT = {"logistic": f"logistic regression (L2 = {L2} on standardised features, Newton's method)",
+KIND_TEXT = {"logistic": f"logistic regression (L2 = {L2} on standardised features, Newton's method)",
               "gbdt": "gradient-boosted trees (150 trees of depth 4, rate 0.1, 32 quantile bins; learned.alt_models)",
               "mlp": "an MLP (one tanh layer of 32, Adam, 30 epochs, seed 0; learned.alt_models)"}
 
@@ -353,7 +380,7 @@ or the answer before it repeats from the turn before is left out; the original i
 dialog's fold; {100 * synth / max(counts.get("crosswoz-zh", 1), 1):.1f}% of CrossWOZ (the data README: under half).
 
 ## Models
-Gate: {_KIND_TEXT[kinds["gate_model"]]}. Term selector: {_KIND_TEXT[kinds["term_model"]]}. Numpy only at inference.
+Gate: {KIND_TEXT[kinds["gate_model"]]}. Term selector: {KIND_TEXT[kinds["term_model"]]}. Numpy only at inference.
 Chinese turns: the rules' verdict unless the gate is sure (p >= {ZH_MARGIN} or <= {1 - ZH_MARGIN:.1f}; learned.policy,
 `zh_rules_margin` in model.json); other languages: the gate at {GATE_THRESHOLD}.
 Gate: {len(TURN_NAMES)} turn features, threshold {GATE_THRESHOLD}. Term selector: {len(CANDIDATE_NAMES)} candidate
@@ -383,15 +410,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          f"of it (default {SHARE}; 0: none)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    turns: list[Turn] = []
-    for ds in TRAIN_SETS:
-        got = load_set(ds, args.data, limit=args.limit)
-        _log(f"{ds.name}: {len(got)} turns")
-        turns.extend(got)
-        if args.ellipsis > 0 and ds.name == "crosswoz-zh":
-            made = ellipsis_set(got, args.ellipsis)
-            _log(f"{ds.name}{SUFFIX}: {len(made)} synthetic turns ({100 * len(made) / len(got):.1f}% of the set)")
-            turns.extend(made)
+    turns = training_turns(args.data, limit=args.limit, ellipsis=args.ellipsis, log=True)
     p = prepare(turns)
     _log(f"read {len(turns)} turns, {sum(len(y) for y in p.term_y)} candidates ({time.perf_counter() - t0:.1f} s)")
     kinds = {"gate_model": args.gate_model, "term_model": args.term_model}
