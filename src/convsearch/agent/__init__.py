@@ -16,8 +16,9 @@ citation check), ``search`` (the Searcher over a Pipeline or a backend; the scop
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..infra.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .citations import CitationCheck, check_citations
@@ -33,13 +34,7 @@ _HOME = {"CitationCheck": "citations", "check_citations": "citations", "Agent": 
                                   "SearchStep", "Source")}}
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _HOME)
 
 __all__ = ["Agent", "AgentEvent", "Answer", "AnswerCitation", "AnswerFlags", "BackendSearcher", "CitationCheck",
            "LLMCallRecord", "PipelineSearcher", "ResultCache", "SearchStep", "Searcher", "Source", "as_searcher",

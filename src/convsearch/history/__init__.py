@@ -15,9 +15,9 @@ memory layers (window, task stack of cited results, opt-in profile).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..infra.lazy import lazy_exports
 from .base import CitedResult, Fact, HistorySettings, HistoryStore, MemoryStore, Scope, StoredMessage, Summary
 
 if TYPE_CHECKING:
@@ -35,13 +35,7 @@ _HOME = {"Memory": "memory", "cited_refs": "memory", "extract_facts": "memory", 
          "refresh_summary": "summary"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _HOME)
 
 
 def open_store(settings: "Settings") -> "SqlStore":
