@@ -167,12 +167,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=OUT, help="where learned.json and MODEL_CARD.md go")
     ap.add_argument("--expected", type=Path, default=EXPECTED,
                     help="the expected-scores file whose learned rows the card shows (default eval/expected.yaml)")
+    ap.add_argument("--gate-model", choices=sorted(KIND_TEXT), default=GATE_MODEL,
+                    help=f"the gate's model kind (default {GATE_MODEL})")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     turns = training_turns(args.data)
     p = prepare(turns)
     scores = scores_table(args.expected)
-    sha = write_models(p, args.out, command=COMMAND, scores_md=scores)
+    sha = write_models(p, args.out, command=COMMAND + (f" --gate-model {args.gate_model}"
+                                                       if args.gate_model != GATE_MODEL else ""),
+                       scores_md=scores, gate_model=args.gate_model)
     print(f"{args.out / MODEL_FILE}: sha256 {sha} ({len(turns)} turns, {time.perf_counter() - t0:.1f} s)",
           file=sys.stderr)
     return 0
