@@ -67,8 +67,22 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             yield {"url": srv.url, "base": srv.url + "/v1", "upstream": upstream, "tavily": tavily, "server": srv}
 
 
+_OPENED: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    """Every SDK client a test opened is closed after it (a pooled connection left to the garbage collector is a
+    ResourceWarning in whatever test runs next)."""
+    yield
+    while _OPENED:
+        _OPENED.pop().close()
+
+
 def client(stack: dict[str, Any], tenant: str = "acme", **kw: Any) -> Any:
-    return openai.OpenAI(base_url=stack["base"], api_key=KEYS[tenant], max_retries=0, timeout=30, **kw)
+    c = openai.OpenAI(base_url=stack["base"], api_key=KEYS[tenant], max_retries=0, timeout=30, **kw)
+    _OPENED.append(c)
+    return c
 
 
 # --- the openai SDK ---------------------------------------------------------------------------------------------
@@ -124,7 +138,8 @@ def test_openai_sdk_sync_stream_and_models(stack: dict[str, Any]) -> None:
 
 def test_openai_sdk_errors(stack: dict[str, Any]) -> None:
     with pytest.raises(openai.AuthenticationError) as e401:
-        openai.OpenAI(base_url=stack["base"], api_key="sk-wrong", max_retries=0).models.list()
+        with openai.OpenAI(base_url=stack["base"], api_key="sk-wrong", max_retries=0) as wrong:
+            wrong.models.list()
     assert e401.value.status_code == 401 and e401.value.type == "authentication_error"
     c = client(stack)
     with pytest.raises(openai.NotFoundError) as e404:
