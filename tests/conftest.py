@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from convsearch.testing.closing import close_opened
 from convsearch.types import Document
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,6 +65,13 @@ CORPUS: tuple[Document, ...] = (
     Document("en-cat", "Cats are small domesticated mammals that sleep up to sixteen hours a day.",
              title="Cats", url="https://pets.example/cats", date="2019-07-01"),
 )
+
+
+@pytest.fixture(autouse=True)
+def _close_opened_clients() -> Iterator[None]:
+    """Clients a test handed to ``convsearch.testing.closing.close_later`` are closed when it ends."""
+    yield
+    close_opened()
 
 
 @pytest.fixture(scope="session")

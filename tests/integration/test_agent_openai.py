@@ -18,6 +18,7 @@ from convsearch import Settings  # noqa: E402
 from convsearch.agent import Agent  # noqa: E402
 from convsearch.llm import LLMConfig, OpenAILLM  # noqa: E402
 from convsearch.server.tools import openai_tools  # noqa: E402
+from convsearch.testing.closing import close_later  # noqa: E402
 from convsearch.testing.openai_server import FakeOpenAIServer, Reply  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -67,21 +68,9 @@ def llm_server() -> Iterator[FakeOpenAIServer]:
         yield srv
 
 
-_OPENED: list[OpenAILLM] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_clients() -> Iterator[None]:
-    """Every client a test opened is closed after it (a pooled connection left to the garbage collector is a
-    ResourceWarning in whatever test runs next)."""
-    yield
-    while _OPENED:
-        _OPENED.pop().close()
-
-
 def agent_over(bm25_index, srv: FakeOpenAIServer, **settings: Any) -> Agent:
     llm = OpenAILLM(LLMConfig(base_url=srv.base_url, model="fake", timeout_s=5.0, max_retries=0))
-    _OPENED.append(llm)
+    close_later(llm)
     return Agent(bm25_index, llm, Settings.from_env({}, dense="off", **settings), today=date(2024, 11, 30))
 
 
@@ -225,7 +214,7 @@ def test_agent_over_web_providers(web_servers: dict[str, Any], llm_server: FakeO
                 f"CONVSEARCH_{p.upper()}_RATE": "50/s"}
     s = Settings.from_env(env)
     llm = OpenAILLM(LLMConfig(base_url=llm_server.base_url, model="fake", timeout_s=5.0, max_retries=0))
-    _OPENED.append(llm)
+    close_later(llm)
     with Pipeline(open_backend(s), settings=s, owns_backends=True) as pipe:
         def ask(name: str, question: str, *calls: tuple[str, Any]) -> Any:
             llm_server.responder = dialogue(Reply.tool_calls_of(*calls))

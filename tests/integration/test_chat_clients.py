@@ -24,6 +24,7 @@ pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
 from convsearch.testing.chat_stream import read_stream  # noqa: E402
+from convsearch.testing.closing import close_later  # noqa: E402
 from convsearch.testing.live_server import LiveServer  # noqa: E402
 from convsearch.testing.openai_server import FakeOpenAIServer, Reply, search_then_cite  # noqa: E402
 from convsearch.testing.web_replay import WebReplayServer  # noqa: E402
@@ -67,21 +68,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             yield {"url": srv.url, "base": srv.url + "/v1", "upstream": upstream, "tavily": tavily, "server": srv}
 
 
-_OPENED: list[Any] = []
-
-
-@pytest.fixture(autouse=True)
-def _close_clients() -> Iterator[None]:
-    """Every SDK client a test opened is closed after it (a pooled connection left to the garbage collector is a
-    ResourceWarning in whatever test runs next)."""
-    yield
-    while _OPENED:
-        _OPENED.pop().close()
-
-
 def client(stack: dict[str, Any], tenant: str = "acme", **kw: Any) -> Any:
     c = openai.OpenAI(base_url=stack["base"], api_key=KEYS[tenant], max_retries=0, timeout=30, **kw)
-    _OPENED.append(c)
+    close_later(c)
     return c
 
 
