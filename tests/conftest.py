@@ -26,9 +26,10 @@ DEMO_DIR = REPO / "demo"
 def _clean_convsearch_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No CONVSEARCH_* variable from the developer's shell may change what a test sees, and nothing a test
     opens by default (the index, the SQLite history store under the data dir) lands outside tmp_path:
-    CONVSEARCH_DATA_DIR points into it. ``.ci/run`` checks that a run leaves the checkout as it found it."""
+    CONVSEARCH_DATA_DIR points into it. ``.ci/run`` checks that a run leaves the checkout as it found it.
+    OPENAI_API_KEY / OPENAI_BASE_URL go too: the LLM settings fall back to them."""
     for key in list(os.environ):
-        if key.startswith("CONVSEARCH_"):
+        if key.startswith("CONVSEARCH_") or key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("CONVSEARCH_DATA_DIR", str(tmp_path / "convsearch-data"))
 

@@ -28,11 +28,6 @@ FOLLOWUPS = [(EN, "When did it first launch a rocket?"), (EN, "how much is he wo
 LLM_ANSWER = "When did SpaceX launch its first rocket"  # words of the history and the question: the guard keeps it
 
 
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(key, raising=False)
-
 
 @pytest.fixture(scope="module")
 def server():

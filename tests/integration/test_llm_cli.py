@@ -25,11 +25,6 @@ RECORDS = [
 ANSWERS = {"价格呢？": "AnySearch 的价格", "When did it first launch a rocket?": "When did SpaceX first launch a rocket?"}
 
 
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(key, raising=False)
-
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:

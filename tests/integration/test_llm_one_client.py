@@ -28,11 +28,6 @@ HISTORY = [{"role": "user", "content": "AnySearch 支持哪些检索方式？"},
 TENANTS = ("acme", "beta", "gamma", "delta")
 
 
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(key, raising=False)
-
 
 def llm_env(srv: FakeOpenAIServer, **extra: str) -> dict[str, str]:
     return {"CONVSEARCH_LLM_BASE_URL": srv.base_url, "CONVSEARCH_LLM_MODEL": "fake-model",

@@ -22,11 +22,6 @@ BODY = {"query": "价格呢？", "messages": [{"role": "user", "content": "AnySe
                                        {"role": "assistant", "content": "支持 BM25、向量和混合检索。"}]}
 
 
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(key, raising=False)
-
 
 def test_llm_rewrites_and_per_tenant_llm_caches(bm25_index) -> None:
     with FakeOpenAIServer(answer_by_query({"价格呢？": "AnySearch 的价格"})) as llm:

@@ -32,12 +32,6 @@ from convsearch.llm import (
 from convsearch.types import Completion, Message, ToolCall, Usage
 
 
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(key, raising=False)
-
-
 class Pick(BaseModel):
     model_config = ConfigDict(extra="forbid")
     variants: list[str]

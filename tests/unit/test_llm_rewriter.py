@@ -43,11 +43,6 @@ ZH = (Message("user", "AnySearch 支持哪些检索方式？"), Message("assista
 EN = (Message("user", "Who founded SpaceX?"), Message("assistant", "Elon Musk founded SpaceX in 2002."))
 
 
-@pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(key, raising=False)
-
 
 # --- LLMRewriter ------------------------------------------------------------------------------------
 def test_messages_are_system_then_real_turns_then_the_query():
