@@ -13,7 +13,7 @@ from convsearch.eval.cli import rewrite_report
 from convsearch.gate import needs_rewrite
 from convsearch.learned import resolver as res
 from convsearch.learned.compose import How, append_terms, compose_terms
-from convsearch.learned.data import dialog_of_id, fold_of
+from convsearch.learned.data import TRAIN_SETS, dialog_of_id, fold_of
 from convsearch.learned.features import analyse, candidates_of
 from convsearch.learned.oof import fold_map, training_file
 from convsearch.learned.resolver import MODEL_PATH, Resolver, load_models, margin
@@ -48,6 +48,13 @@ def test_the_shipped_file_carries_its_licence_folds_and_feature_names(shipped: r
     assert "canard" in shipped.meta["attribution"] and len(shipped.folds) == shipped.meta["fold_count"] == 5
     assert MODEL_PATH.stat().st_size + (MODEL_PATH.parent / "MODEL_CARD.md").stat().st_size < 10_000_000
     assert "CC BY-SA 4.0" in (MODEL_PATH.parent / "MODEL_CARD.md").read_text(encoding="utf-8")
+    # the card names every training set with its licence and gives the fold models' own out-of-fold scores per set
+    card = (MODEL_PATH.parent / "MODEL_CARD.md").read_text(encoding="utf-8")
+    own = card.split("### The model's own", 1)[1].split("### ", 1)[0]
+    for ds in TRAIN_SETS:
+        assert f"**{ds.name}**" in card and ds.license in card and f"| {ds.name} |" in own
+    for name in shipped.full.gate.names + shipped.full.term.names:
+        assert name in card
     # each fold model has its own IDF table, pruned (no word of one text only)
     tables = [f.idf for f in (shipped.full, *shipped.folds)]
     assert len({t.n_docs for t in tables}) == 6

@@ -28,9 +28,22 @@ from typing import Any
 
 import numpy as np
 
-from .data import DATA_ROOT, FOLDS, TRAIN_SETS, WINDOW, by_fold
+from .data import DATA_ROOT, FOLDS, TRAIN_SETS, WINDOW
 from .synth import SHARE, SUFFIX
-from .train import GATE_MODEL, KIND_TEXT, TERM_MODEL, Prepared, fit, prepare, pruned, training_turns
+from .train import (
+    GATE_MODEL,
+    KIND_TEXT,
+    TERM_MODEL,
+    Fitted,
+    Prepared,
+    cross_validate,
+    fit,
+    markdown,
+    prepare,
+    pruned,
+    report,
+    training_turns,
+)
 
 MIN_DF = 2
 LICENSE = "CC BY-SA 4.0"
@@ -48,9 +61,13 @@ def fit_models(p: Prepared, train: np.ndarray, *, min_df: int = MIN_DF, gate_mod
 
 
 def model_dict(p: Prepared, *, folds: int = FOLDS, min_df: int = MIN_DF, command: str = "",
-               gate_model: str = GATE_MODEL, term_model: str = TERM_MODEL, ellipsis: float = SHARE) -> dict[str, Any]:
-    """Everything the model file holds (see the module docstring)."""
-    fold = np.array(by_fold(p.turns, folds))
+               gate_model: str = GATE_MODEL, term_model: str = TERM_MODEL,
+               ellipsis: float = SHARE) -> tuple[dict[str, Any], str]:
+    """Everything the model file holds (see the module docstring), and the markdown of the fold models' own
+    out-of-fold scores (``train.cross_validate``: the fold models are the ones it fits)."""
+    fold_fits: list[Fitted] = []
+    oof = cross_validate(p, folds, gate_model=gate_model, term_model=term_model, min_df=min_df, fitted=fold_fits)
+    oof_md = markdown(report(p, oof), {})
     kinds = {"gate_model": gate_model, "term_model": term_model}
     names = [ds.name for ds in TRAIN_SETS] + [ds.name + SUFFIX for ds in TRAIN_SETS]
     turns = {n: sum(t.dataset == n for t in p.turns) for n in names}
@@ -61,15 +78,15 @@ def model_dict(p: Prepared, *, folds: int = FOLDS, min_df: int = MIN_DF, command
         "train_files": {ds.name: list(ds.files) for ds in TRAIN_SETS},
         "turns": {n: c for n, c in turns.items() if c},
         "full": fit_models(p, np.arange(len(p.turns)), min_df=min_df, **kinds),
-        "folds": [fit_models(p, np.flatnonzero(fold != k), min_df=min_df, **kinds) for k in range(folds)],
-    }
+        "folds": [f.to_dict() for f in fold_fits],
+    }, oof_md
 
 
 def dumps(d: dict[str, Any]) -> str:
     return json.dumps(d, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-def card(d: dict[str, Any], sha: str, scores_md: str = "") -> str:
+def card(d: dict[str, Any], sha: str, scores_md: str = "", oof_md: str = "") -> str:
     """The model card (markdown) of model dict ``d`` whose file has sha256 ``sha``."""
     sets = "\n".join(f"- **{name}** ({d['turns'].get(name, 0)} turns): {', '.join(files)}; {d['attribution'][name]}"
                      for name, files in d["train_files"].items())
@@ -109,6 +126,11 @@ Turn features ({len(full['gate']['names'])}): {', '.join(full['gate']['names'])}
 Candidate features ({len(full['term']['names'])}): {', '.join(full['term']['names'])}.
 
 ## Out-of-fold scores
+
+### The model's own (gate and term selector; the fold models of this file, with their pruned IDF tables)
+{oof_md or 'Not computed for this card.'}
+
+### The `learned` rewriter's (restoration, as `convsearch eval regress` measures it)
 {scores_md or 'See docs/LEARNED.md (restoration, gate and exact match per set, out of fold).'}
 """
 
@@ -116,13 +138,13 @@ Candidate features ({len(full['term']['names'])}): {', '.join(full['term']['name
 def write_models(p: Prepared, out: Path, *, command: str, scores_md: str = "", min_df: int = MIN_DF,
                  gate_model: str = GATE_MODEL, term_model: str = TERM_MODEL, ellipsis: float = SHARE) -> str:
     """Write ``learned.json`` and ``MODEL_CARD.md`` into ``out``; returns the file's sha256."""
-    d = model_dict(p, min_df=min_df, command=command, gate_model=gate_model, term_model=term_model,
-                   ellipsis=ellipsis)
+    d, oof_md = model_dict(p, min_df=min_df, command=command, gate_model=gate_model, term_model=term_model,
+                           ellipsis=ellipsis)
     text = dumps(d)
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
     out.mkdir(parents=True, exist_ok=True)
     (out / MODEL_FILE).write_text(text, encoding="utf-8")
-    (out / CARD_FILE).write_text(card(d, sha, scores_md), encoding="utf-8")
+    (out / CARD_FILE).write_text(card(d, sha, scores_md, oof_md), encoding="utf-8")
     return sha
 
 
