@@ -6,10 +6,16 @@ tests hold whatever the shipped model's numbers are."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from convsearch.config import Settings
-from convsearch.learned.auto import AskWhenUnsure
+from convsearch.learned.ask import ASK_NAMES, ask_models
+from convsearch.learned.auto import UNSURE_BELOW, AskWhenUnsure
+from convsearch.learned.resolver import MODEL_PATH
+from convsearch.learned.rewriter import LearnedRewriter
+from convsearch.llm import LLMSettings
 from convsearch.pipeline import plan_queries
 from convsearch.rewrite import get_rewriter
 from convsearch.rewrite.enhance import EnhanceRequest, Passthrough
@@ -115,14 +121,36 @@ def test_a_failed_llm_call_falls_back_to_the_offline_answer(srv):
     assert "asked the LLM" in r.reason and r.method == "learned"
 
 
-def test_off_by_default_and_without_an_llm_the_rules(srv):
-    rw = get_rewriter("auto", Settings.from_env({"CONVSEARCH_LLM_BASE_URL": srv.base_url,
-                                                 "CONVSEARCH_LLM_MODEL": "fake-model"}))
+def test_on_by_default_negative_is_the_rules_auto_and_without_an_llm_the_rules(srv):
+    env = {"CONVSEARCH_LLM_BASE_URL": srv.base_url, "CONVSEARCH_LLM_MODEL": "fake-model"}
+    rw = get_rewriter("auto", Settings.from_env(env))
+    try:  # the learned auto at the threshold chosen on the folds
+        assert rw.name == "auto" and rw.enhancer.below == UNSURE_BELOW == LLMSettings().unsure_below
+    finally:
+        rw.close()
+    rw = get_rewriter("auto", Settings.from_env({**env, "CONVSEARCH_LLM_UNSURE_BELOW": "-1"}))
     try:
         assert rw.name == "auto" and not hasattr(rw.enhancer, "assess")  # the rules' auto (setting below 0)
     finally:
         rw.close()
     assert isinstance(get_rewriter("auto", Settings.from_env({"CONVSEARCH_LLM_UNSURE_BELOW": "0.15"})), RuleRewriter)
+
+
+def test_the_confidence_is_the_learned_doubt_over_the_offline_answer(tmp_path):
+    # the shipped model file has the ask section: the confidence is the doubt's rank of the turn's ask row
+    a = AskWhenUnsure(Passthrough()).assess(EnhanceRequest("how much is he worth?", EN))
+    assert a.source == "doubt" and a.row is not None and a.row.shape == (len(ASK_NAMES),)
+    doubt = ask_models(LearnedRewriter().resolver.models)
+    assert doubt is not None and a.confidence == pytest.approx(doubt.full.confidence(a.row))
+    # a model file without it: the resolver's own confidence, as before the section existed
+    d = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+    del d["ask"]
+    (tmp_path / "learned.json").write_text(json.dumps(d), encoding="utf-8")
+    b = AskWhenUnsure(Passthrough(), LearnedRewriter(tmp_path / "learned.json")).assess(
+        EnhanceRequest("how much is he worth?", EN))
+    assert b.source == "resolver" and b.offline.query == a.offline.query
+    assert b.confidence == pytest.approx(
+        LearnedRewriter().resolve(EN, "how much is he worth?").confidence)
 
 
 def test_the_pipeline_hands_it_turns_the_rules_call_standalone(srv):

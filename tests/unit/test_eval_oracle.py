@@ -20,6 +20,7 @@ from convsearch.eval.oracle import (
     per_query,
     pick,
     point,
+    rules_auto,
     splice,
 )
 from convsearch.eval.retrieval_eval import evaluate_retrieval
@@ -115,7 +116,29 @@ def test_point_and_pick_by_hand() -> None:
     assert point(ts, None)["recall@10"] == pytest.approx(100 / 3)  # the oracle on every turn: human everywhere
     assert point(ts, None)["calls_per_100"] == 100.0
     assert pick([ts]) == 0.0  # the offline answer alone is already above the oracle on every turn
-    assert pick([ts[:1]]) == 0.15  # 0.1 < t: the one turn where asking helps
+    assert pick([ts[:1]]) == 0.11  # 0.1 < t: the one turn where asking helps (the choice's grid: steps of 0.01)
+    assert pick([ts[:1]], GRID) == 0.15
+
+
+def test_a_dip_below_the_line_is_not_a_choice() -> None:
+    # past 0.1 asking recovers one turn (on the line); past 0.3 a turn the human rewrite does worse on is asked too
+    # (below it); past 0.6 another the human rewrite does better on makes up for it
+    ts = [turn(0, 0.1, 0.0, 1.0), turn(0, 0.3, 1.0, 0.0), turn(0, 0.6, 0.0, 1.0)] + [turn(0, 0.9, 1.0, 1.0)] * 7
+    oracle = point(ts, None)["recall@10"]
+    assert point(ts, 0.15)["recall@10"] >= oracle - 1  # a first-hit rule would take 0.15 …
+    assert point(ts, 0.4)["recall@10"] < oracle - 1  # … and give the point up at 0.4
+    assert point(ts, 0.65)["recall@10"] >= oracle - 1
+    assert pick([ts], GRID) == 0.65  # from 0.65 on it holds at every threshold of the grid
+
+
+def test_the_rules_auto_row() -> None:
+    ts = [TurnScore(0, 0.9, True, {"raw": 0.0, "rules": 0.0, "offline": 0.5, "human": 1.0},
+                    {"raw": 0.0, "rules": 0.0, "offline": 0.5, "human": 1.0}, True),
+          TurnScore(0, 0.1, True, {"raw": 0.0, "rules": 0.25, "offline": 0.0, "human": 1.0},
+                    {"raw": 0.0, "rules": 0.5, "offline": 0.0, "human": 1.0}, False)]
+    row = rules_auto(ts)  # the first turn asks (human: 1.0), the second keeps the rules' answer (0.25)
+    assert row["calls_per_100"] == 50.0 and row["recall@10"] == pytest.approx(62.5)
+    assert row["mrr@10"] == pytest.approx(75.0)
 
 
 def test_the_threshold_of_a_fold_is_chosen_without_it() -> None:
@@ -123,7 +146,7 @@ def test_the_threshold_of_a_fold_is_chosen_without_it() -> None:
     ts = [turn(0, 0.25, 0.0, 1.0)] + [turn(k, 0.05, 0.0, 1.0) for k in range(1, 5)] \
         + [turn(k, 0.9, 1.0, 1.0) for k in range(5) for _ in range(3)]
     rep = {"toy": {"turns": [[s.fold, s.confidence, int(s.askable), *s.recall.values(), *s.rr.values()] for s in ts]}}
-    c = choose(rep)
+    c = choose(rep, grid=GRID)
     assert c["per_fold"][0] == 0.1  # fold 0's own turn took no part
     assert all(c["per_fold"][k] == 0.3 for k in range(1, 5))
     assert c["chosen"] == 0.3

@@ -43,7 +43,8 @@ from ..rewrite.rules import RuleRewriter
 from .data import EvalRecord, topic_text
 from .retrieval_eval import IndexFactory, _search, build_task, local_index
 
-GRID: tuple[float, ...] = tuple(round(i * 0.05, 2) for i in range(21))  # 0, 0.05, …, 1.0
+GRID: tuple[float, ...] = tuple(round(i * 0.05, 2) for i in range(21))  # 0, 0.05, …, 1.0: the curve's rows
+CHOICE_GRID: tuple[float, ...] = tuple(round(i * 0.01, 2) for i in range(101))  # the thresholds a choice tries
 MAX_DROP = 1.0  # points of recall@10 below the oracle on every turn that a chosen threshold may give up
 TOP_K = 10
 
@@ -81,6 +82,7 @@ class TurnScore:
     askable: bool
     recall: Mapping[str, float]  # raw, rules, offline, human
     rr: Mapping[str, float]
+    rules_asks: bool = False  # the rules' ``auto`` calls the LLM here (their gate says rewrite, not sure)
 
     def asks(self, t: float) -> bool:
         return self.askable and self.confidence < t
@@ -109,6 +111,18 @@ def point(turns: Sequence[TurnScore], t: float | None) -> dict[str, float]:
         rec += s.recall[side]
         rr += s.rr[side]
     return {"calls_per_100": 100.0 * calls / n, "recall@10": 100.0 * rec / n, "mrr@10": 100.0 * rr / n}
+
+
+def rules_auto(turns: Sequence[TurnScore]) -> dict[str, float]:
+    """The rules' ``auto`` (no learned model): the LLM (here the oracle) on every turn their gate says needs a
+    rewrite and they are not sure of, the rules' answer elsewhere (the question as typed where they call it
+    standalone)."""
+    n = len(turns) or 1
+    calls = sum(s.rules_asks for s in turns)
+    side = ["human" if s.rules_asks else "rules" for s in turns]
+    return {"calls_per_100": 100.0 * calls / n,
+            "recall@10": 100.0 * sum(s.recall[k] for s, k in zip(turns, side)) / n,
+            "mrr@10": 100.0 * sum(s.rr[k] for s, k in zip(turns, side)) / n}
 
 
 def fixed(turns: Sequence[TurnScore], side: str) -> dict[str, float]:
@@ -153,8 +167,9 @@ def evaluate_oracle(records: Sequence[EvalRecord], *, index_dir: Path, data_path
                 a = auto.assess(req)
                 offline, conf, askable = a.offline.query, a.confidence, a.askable
                 ruled = rules.rewrite(req.history, r.question, topic=topic).rewritten
+                rules_asks = askable and a.decision.needed
             except ConvsearchError:  # fail open, as the retrieval harness does: the raw question
-                offline, conf, askable, ruled = r.question, 0.0, True, r.question
+                offline, conf, askable, ruled, rules_asks = r.question, 0.0, True, r.question, True
                 errors += 1
             queries = {"raw": r.question, "rules": ruled, "offline": offline, "human": r.rewrite}
             hits: dict[str, list[str]] = {}
@@ -163,13 +178,14 @@ def evaluate_oracle(records: Sequence[EvalRecord], *, index_dir: Path, data_path
                 hits[side] = hits[same] if same else [h.id for h in _search(index, q, depth)]
             pq = {side: per_query(ids, turn.qrels) for side, ids in hits.items()}
             scores.append(TurnScore(fold_of_record(r, learned), conf, askable,
-                                    {s: v[0] for s, v in pq.items()}, {s: v[1] for s, v in pq.items()}))
+                                    {s: v[0] for s, v in pq.items()}, {s: v[1] for s, v in pq.items()}, rules_asks))
     finally:
         index.close()
         auto.close()
         rules.close()
     rows = [{"row": "raw", **fixed(scores, "raw")}, {"row": "rules", **fixed(scores, "rules")},
             {"row": "learned (offline)", **fixed(scores, "offline")}]
+    rows.append({"row": "rules' auto", **rules_auto(scores)})
     rows += [{"row": f"auto t={t:.2f}", "threshold": t, **point(scores, t)} for t in grid]
     rows.append({"row": "oracle every turn", **point(scores, None)})
     return {
@@ -183,7 +199,7 @@ def evaluate_oracle(records: Sequence[EvalRecord], *, index_dir: Path, data_path
         "rows": rows,
         "by_confidence": by_confidence(scores),
         "turns": [[s.fold, round(s.confidence, 6), int(s.askable), *(round(s.recall[k], 6) for k in SIDES),
-                   *(round(s.rr[k], 6) for k in SIDES)] for s in scores],
+                   *(round(s.rr[k], 6) for k in SIDES), int(s.rules_asks)] for s in scores],
         "seconds": time.perf_counter() - t0,
     }
 
@@ -195,19 +211,26 @@ def turns_of(report: Mapping[str, Any]) -> list[TurnScore]:
     """The per-turn scores a report carries (``evaluate_oracle``'s compact ``turns``)."""
     n = len(SIDES)
     return [TurnScore(int(row[0]), float(row[1]), bool(row[2]), dict(zip(SIDES, row[3:3 + n])),
-                      dict(zip(SIDES, row[3 + n:3 + 2 * n]))) for row in report["turns"]]
+                      dict(zip(SIDES, row[3 + n:3 + 2 * n])), bool(row[3 + 2 * n]) if len(row) > 3 + 2 * n else False)
+            for row in report["turns"]]
 
 
-def pick(sets: Sequence[Sequence[TurnScore]], grid: Sequence[float] = GRID, max_drop: float = MAX_DROP) -> float:
-    """The smallest threshold of ``grid`` at which recall@10 on every one of ``sets`` is at most ``max_drop`` points
-    below the oracle on every turn (the largest of ``grid`` when none is)."""
-    for t in sorted(grid):
-        if all(point(s, t)["recall@10"] >= point(s, None)["recall@10"] - max_drop - 1e-9 for s in sets if s):
+def pick(sets: Sequence[Sequence[TurnScore]], grid: Sequence[float] = CHOICE_GRID,
+         max_drop: float = MAX_DROP) -> float:
+    """The smallest threshold of ``grid`` from which on recall@10 on every one of ``sets`` is at most ``max_drop``
+    points below the oracle on every turn: at it **and at every larger threshold of the grid** (a lucky dip of the
+    curve below the line, on a small set, is not a choice); the largest of ``grid`` when none is."""
+    g = sorted(grid)
+    ok = [all(point(s, t)["recall@10"] >= point(s, None)["recall@10"] - max_drop - 1e-9 for s in sets if s)
+          for t in g]
+    for i, t in enumerate(g):
+        if all(ok[i:]):
             return t
-    return max(grid)
+    return g[-1]
 
 
-def choose(reports: Mapping[str, Mapping[str, Any]], *, on: Sequence[str] | None = None, grid: Sequence[float] = GRID,
+def choose(reports: Mapping[str, Mapping[str, Any]], *, on: Sequence[str] | None = None,
+           grid: Sequence[float] = CHOICE_GRID,
            max_drop: float = MAX_DROP, folds: int = FOLDS) -> dict[str, Any]:
     """The threshold chosen on folds (see the module docstring) on the files named ``on`` (default: all): per fold
     the threshold picked on the other folds of those files, each file's held-out point at those thresholds (against
@@ -233,11 +256,17 @@ def choose(reports: Mapping[str, Mapping[str, Any]], *, on: Sequence[str] | None
         held[name] = {"calls_per_100": 100.0 * calls / n, "recall@10": 100.0 * rec / n, "mrr@10": 100.0 * rr / n,
                       "oracle_recall@10": o["recall@10"], "drop": o["recall@10"] - 100.0 * rec / n, "n": len(ts)}
     ship = pick([sets[n] for n in names], grid, max_drop)
-    return {"rule": f"smallest threshold with recall@10 within {max_drop:g} point of the oracle on every turn on "
-                    f"each of {', '.join(names)}, chosen on {folds - 1} folds and scored on the fifth",
+    return {"rule": f"smallest threshold (steps of {_step(grid):g}) from which on recall@10 stays within {max_drop:g} "
+                    f"point of the oracle on every turn on each of {', '.join(names)}, chosen on {folds - 1} folds "
+                    "and scored on the fifth",
             "on": names,
             "per_fold": per_fold, "held_out": held, "chosen": ship,
             "at_chosen": {name: point(ts, ship) for name, ts in sets.items()}}
+
+
+def _step(grid: Sequence[float]) -> float:
+    g = sorted(grid)
+    return round(min((b - a for a, b in zip(g, g[1:])), default=0.0), 4)
 
 
 # the dev sets of the curve (under the shared data root) and the ones the threshold is chosen on (the target's)
@@ -309,13 +338,17 @@ def render_markdown(report: Mapping[str, Any], *, command: str = COMMAND) -> str
     names = list(sets)
     head = ["row"] + [f"{n} {k}" for n in names for k in ("calls/100", "R@10", "MRR@10")]
     lines = ["## auto with an oracle: LLM calls vs retrieval (issue 26, item 4)", "",
-             "`auto` on the learned rewriter asks the LLM only on turns whose learned confidence (the smallest "
-             "threshold margin of the gate and the selection) is below a threshold; here the human rewrite stands in "
+             "`auto` on the learned rewriter asks the LLM only on turns whose learned confidence is below a "
+             "threshold: the model file's doubt over the offline answer (`learned.ask`: the turn read with its "
+             "offline answer, ranked among training turns of its language; 0.2 = a fifth of them looked more "
+             "doubtful), or the resolver's threshold margins for a file without it. Here the human rewrite stands in "
              "for the LLM's answer (an oracle, evaluation only, without the LLM's guard), so \"oracle every turn\" is "
              "the human rewrite's retrieval. BM25 on each file's retrieval task (iKAT: gold passages; CANARD, CAsT: "
              "each dialog's own document). Every training-pool file is scored out of fold: each record's "
-             "confidence and offline answer come from the fold model that never saw its dialog. Recall@10 and "
-             "MRR@10 in points; calls per 100 scored turns.", "",
+             "confidence and offline answer come from the fold models that never saw its dialog. \"rules' auto\" is "
+             "the `auto` without the learned model (`CONVSEARCH_LLM_UNSURE_BELOW` negative): the LLM on every turn the "
+             "rules' gate sends on and is not sure of. Recall@10 and MRR@10 in points; calls per 100 scored turns.",
+             "",
              "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     rows = [r["row"] for r in sets[names[0]]["rows"]]
     for i, row in enumerate(rows):
@@ -380,6 +413,6 @@ def splice(doc: str, section: str) -> str:
     return doc[:start] + section.rstrip("\n") + "\n" + (doc[end:] if end >= 0 else "")
 
 
-__all__ = ["BINS", "CHOOSE_ON", "DEV_SETS", "GRID", "MAX_DROP", "Oracle", "TurnScore", "by_confidence", "choose",
-           "evaluate_oracle", "label", "oracle_report", "per_query", "pick", "point", "render_markdown", "splice",
-           "turns_of"]
+__all__ = ["BINS", "CHOICE_GRID", "CHOOSE_ON", "DEV_SETS", "GRID", "MAX_DROP", "Oracle", "TurnScore", "by_confidence",
+           "choose", "evaluate_oracle", "label", "oracle_report", "per_query", "pick", "point", "render_markdown",
+           "rules_auto", "splice", "turns_of"]

@@ -8,20 +8,24 @@ present. Per turn (``assess``):
    ``LearnedRewriter`` reads it). Where it says the rules are certain (``RULES_SURE``: an ordinal into a listed
    answer, an accepted offer) and the rules answer without falling back, that answer stands: no LLM call, as in
    the rule-only ``auto``.
-2. Otherwise the learned rewriter's answer is the offline answer, and the turn's **confidence** is the learned
-   resolver's (``Resolved.confidence``: the smallest threshold margin of the gate and the selection). In a language
-   whose gate is the rules' (``learned.rewriter.LEARNED_GATE`` names those whose gate is learned: English), the
-   rules' gate confidence (``Decision.confidence``) stands in for the learned gate's margin: the smaller of the two.
+2. Otherwise the learned rewriter's answer is the offline answer, and the turn's **confidence** is the model
+   file's learned doubt over that answer (``learned.ask``: two models read the turn with its offline answer and
+   rank it among the training turns of its language by how likely an LLM answering like the annotator would
+   retrieve better; 0.2 means 20% of such training turns looked more doubtful). A model file without that section
+   falls back to the resolver's own confidence (``Resolved.confidence``, the smallest threshold margin of the gate
+   and the selection; in a language whose gate is the rules', the smaller of it and ``Decision.confidence``).
+   ``Assessed.source`` says which ("doubt" or "resolver"), ``Assessed.row`` holds the doubt's features.
 3. ``confidence < below`` → the LLM is asked (``inner``: the LLM enhancer with its guard); its answer is used, and
    when it falls back (timeout, guard, error) the offline answer is (``fell_back`` set, the reasons joined, as in
    ``Chain``). ``confidence >= below`` → the offline answer, no LLM call.
 
 Every result's reason (the trace's) and first step begin with which way the turn went and why: ``learned confidence
-0.12 < 0.15: asked the LLM`` or ``learned confidence 0.62 >= 0.15: no LLM call``. ``below = 0`` never asks;
+0.12 < 0.44: asked the LLM`` or ``learned confidence 0.62 >= 0.44: no LLM call``. ``below = 0`` never asks;
 ``below > 1`` asks on every turn the rules are not sure of. The threshold is a setting
-(``CONVSEARCH_LLM_UNSURE_BELOW``; negative, the default for now, keeps the rules' ``auto``); ``UNSURE_BELOW`` is the
-value chosen on the folds of the training sets with an oracle standing in for the LLM (``convsearch eval oracle``;
-docs/BENCHMARKS.md gives the curve and how it was chosen).
+(``CONVSEARCH_LLM_UNSURE_BELOW``, default ``UNSURE_BELOW``; negative: the rules' ``auto``, which asks on every turn
+their gate sends on); ``UNSURE_BELOW`` is the value chosen on the folds of the training sets with an oracle
+standing in for the LLM (``convsearch eval oracle``; docs/BENCHMARKS.md gives the curve, how it was chosen, and the
+rules' ``auto`` beside it).
 
 The pipeline consults this rewriter on every turn (``uncertain_below`` above any confidence): the learned gate,
 not the rules' standalone verdict, decides whether an English turn needs anything.
@@ -29,18 +33,21 @@ not the rules' standalone verdict, decides whether an English turn needs anythin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..gate import needs_rewrite
 from ..lang import detect
 from ..rewrite.enhance import LLM, RULES_SURE, Enhanced, Enhancer, EnhanceRequest, EnhancerRewriter, from_rewrite
 from ..rewrite.shapes import asked_form
 from ..types import Decision
+from .ask import ask_models, ask_row
 from .rewriter import LearnedRewriter
 
-UNSURE_BELOW = 0.30  # chosen on the folds of iKAT 2023 train + CANARD dev (docs/BENCHMARKS.md, "auto with an oracle")
+UNSURE_BELOW = 0.44  # chosen on the folds of iKAT 2023 train + CANARD dev (docs/BENCHMARKS.md, "auto with an oracle")
 ALWAYS = 2.0  # an ``uncertain_below`` above every confidence: the pipeline hands every turn to the rewriter
 
 
@@ -53,6 +60,8 @@ class Assessed:
     confidence: float
     askable: bool
     decision: Decision
+    row: np.ndarray | None = field(default=None, compare=False, repr=False)  # ``learned.ask.ask_row`` (askable)
+    source: str = "rules"  # what the confidence is: "doubt" (``learned.ask``), "resolver", or "rules" (sure)
 
     def asks(self, below: float) -> bool:
         """Whether ``auto`` with threshold ``below`` asks the LLM on this turn."""
@@ -80,9 +89,16 @@ class AskWhenUnsure:
         if d.kind in RULES_SURE and not done.fell_back:
             return Assessed(offline, 1.0, False, d)
         gate_learned = lang in lr.learned_gate
-        r = lr.resolve(history, q, topic=topic, needed=None if gate_learned else d.needed)
+        fold = lr.folds.fold(history, q) if lr.folds else None
+        scored = lr.resolver.score(history, q, topic, lang, fold=fold)
+        r = lr.resolver.resolve(history, q, topic, lang, fold=fold, needed=None if gate_learned else d.needed,
+                                scored=scored)
         conf = r.confidence if gate_learned else min(r.confidence, d.confidence)
-        return Assessed(offline, conf, True, d)
+        row = ask_row(*scored, offline.query, conf)
+        doubt = ask_models(lr.resolver.models)
+        if doubt is None:
+            return Assessed(offline, conf, True, d, row, "resolver")
+        return Assessed(offline, doubt.pick(fold).confidence(row), True, d, row, "doubt")
 
     def enhance(self, request: EnhanceRequest) -> Enhanced:
         a = self.assess(request)

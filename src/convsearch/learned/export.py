@@ -9,7 +9,9 @@ their source dialog's fold), each with the IDF table of its own training text, p
 and inference read the same numbers). Beside them: the
 licence (CANARD is CC BY-SA 4.0, so the file is), the attribution of every set, the training files by set (the
 evaluation reads them to score a training record with the model that never saw its dialog: ``learned.oof``), the
-window, the fold count and the command. JSON with sorted keys: two runs on one machine give the same bytes.
+window, the fold count and the command. Then the ``ask`` section (``learned.ask_train``: when ``auto`` asks the LLM),
+fitted on rows read through the models just written, out of fold. JSON with sorted keys: two runs on one machine
+give the same bytes.
 
 ``python -m convsearch.learned.export [--data ../shared/data] [--out src/convsearch/models]`` (``make train`` runs
 it after ``learned.train``): reads the training sets as ``learned.train`` does and calls ``write_models``.
@@ -86,7 +88,7 @@ def dumps(d: dict[str, Any]) -> str:
     return json.dumps(d, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-def card(d: dict[str, Any], sha: str, scores_md: str = "", oof_md: str = "") -> str:
+def card(d: dict[str, Any], sha: str, scores_md: str = "", oof_md: str = "", ask_md: str = "") -> str:
     """The model card (markdown) of model dict ``d`` whose file has sha256 ``sha``."""
     sets = "\n".join(f"- **{name}** ({d['turns'].get(name, 0)} turns): {', '.join(files)}; {d['attribution'][name]}"
                      for name, files in d["train_files"].items())
@@ -132,20 +134,64 @@ Candidate features ({len(full['term']['names'])}): {', '.join(full['term']['name
 
 ### The `learned` rewriter's (restoration, as `convsearch eval regress` measures it)
 {scores_md or 'See docs/LEARNED.md (restoration, gate and exact match per set, out of fold).'}
-"""
+{ask_card(d, ask_md)}"""
+
+
+def ask_card(d: dict[str, Any], ask_md: str) -> str:
+    """The card's section on the ``ask`` models (``learned.ask``), when the file has them."""
+    a = d.get("ask")
+    if not a:
+        return ""
+    kinds = [m["model"]["kind"] for m in a["full"]["models"]]
+    return f"""
+## When `auto` asks the LLM (`ask`: `learned.ask`, fitted by `learned.ask_train`)
+{a['rows']} turns of the training files' own retrieval tasks (BM25; the turns the rules are sure of left out), each
+read by the fold model that never saw its dialog. Two models: {kinds[0]} on the retrieval label
+({a['labels']['retrieval']}; {a['positives']['retrieval']} turns) and {kinds[1]} on the broad label
+({a['labels']['broad']}; {a['positives']['broad']} turns); a turn's confidence is the mean of its two ranks among
+the training turns of its language. Features ({len(a['full']['models'][0]['model']['names'])}): the turn features
+above, then {', '.join(n for n in a['full']['models'][0]['model']['names'] if n.startswith('a_'))}.
+
+Out of fold, per training file: how many of the turns on which the human rewrite retrieves better are among the
+40% the model doubts most (docs/BENCHMARKS.md, "auto with an oracle", has the calls and recall it buys).
+
+{ask_md}"""
 
 
 def write_models(p: Prepared, out: Path, *, command: str, scores_md: str = "", min_df: int = MIN_DF,
-                 gate_model: str = GATE_MODEL, term_model: str = TERM_MODEL, ellipsis: float = SHARE) -> str:
-    """Write ``learned.json`` and ``MODEL_CARD.md`` into ``out``; returns the file's sha256."""
+                 gate_model: str = GATE_MODEL, term_model: str = TERM_MODEL, ellipsis: float = SHARE,
+                 ask_root: Path | None = None) -> str:
+    """Write ``learned.json`` and ``MODEL_CARD.md`` into ``out``; returns the file's sha256. With ``ask_root`` (the
+    shared data root) the file also gets its ``ask`` section (``learned.ask_train``): the resolver's models are
+    written first, the ask rows read them out of fold, and the file is written again with the section."""
     d, oof_md = model_dict(p, min_df=min_df, command=command, gate_model=gate_model, term_model=term_model,
                            ellipsis=ellipsis)
+    out.mkdir(parents=True, exist_ok=True)
+    ask_md = ""
+    if ask_root is not None:
+        from .ask_train import fit_ask, out_of_fold, ranking_table, training_rows
+
+        path = out / MODEL_FILE
+        path.write_text(dumps(d), encoding="utf-8")
+        forget(path)
+        rows = training_rows(ask_root, path, log=True)
+        d["ask"] = fit_ask(rows)
+        ask_md = ranking_table(rows, out_of_fold(rows, d["ask"]))
+        forget(path)
     text = dumps(d)
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    out.mkdir(parents=True, exist_ok=True)
     (out / MODEL_FILE).write_text(text, encoding="utf-8")
-    (out / CARD_FILE).write_text(card(d, sha, scores_md, oof_md), encoding="utf-8")
+    (out / CARD_FILE).write_text(card(d, sha, scores_md, oof_md, ask_md), encoding="utf-8")
     return sha
+
+
+def forget(path: Path) -> None:
+    """Drop a model file this process loaded (``resolver.load_models`` keeps one per path) before it is rewritten."""
+    from . import ask
+    from .resolver import _LOADED
+
+    _LOADED.pop(path.resolve(), None)
+    ask._LOADED.pop(path.resolve(), None)
 
 
 
@@ -198,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scores = scores_table(args.expected)
     sha = write_models(p, args.out, command=COMMAND + (f" --gate-model {args.gate_model}"
                                                        if args.gate_model != GATE_MODEL else ""),
-                       scores_md=scores, gate_model=args.gate_model)
+                       scores_md=scores, gate_model=args.gate_model, ask_root=args.data)
     print(f"{args.out / MODEL_FILE}: sha256 {sha} ({len(turns)} turns, {time.perf_counter() - t0:.1f} s)",
           file=sys.stderr)
     return 0

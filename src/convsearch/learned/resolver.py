@@ -151,6 +151,7 @@ class Models:
     folds: tuple[Fitted, ...]
     window: int
     meta: Mapping[str, Any]
+    ask: Mapping[str, Any] | None = None  # the ``ask`` section, raw (``learned.ask.ask_models`` parses it)
 
     def pick(self, fold: int | None) -> Fitted:
         """Fold model ``fold`` (never saw that fold's dialogs), or the full model for None."""
@@ -178,8 +179,9 @@ def load_models(path: Path | str | None = None) -> Models:
             d = json.loads(p.read_text(encoding="utf-8"))
             LOADS[0] += 1
             folds = tuple(Fitted.from_dict(f) for f in d.get("folds", ()))
-            meta = {k: v for k, v in d.items() if k not in ("full", "folds")}
-            got = _LOADED[p] = Models(p, Fitted.from_dict(d["full"]), folds, int(d.get("window", 8)), meta)
+            meta = {k: v for k, v in d.items() if k not in ("full", "folds", "ask")}
+            got = _LOADED[p] = Models(p, Fitted.from_dict(d["full"]), folds, int(d.get("window", 8)), meta,
+                                      d.get("ask"))
     return got
 
 
@@ -208,12 +210,14 @@ class Resolver:
         return v, gate, probs, f
 
     def resolve(self, history: Sequence[Message], question: str, topic: str | None = None, lang: str | None = None,
-                *, fold: int | None = None, compose: bool = True, needed: bool | None = None) -> Resolved:
+                *, fold: int | None = None, compose: bool = True, needed: bool | None = None,
+                scored: tuple[TurnView, float, np.ndarray, Fitted] | None = None) -> Resolved:
         """The turn's ``Resolved`` (``fold``: answer with that fold's model; ``compose=False``: scores only, the
         rewrite left as the question; ``needed``: a gate verdict decided elsewhere, the rules' in Chinese, used
-        instead of the learned gate's to decide whether to compose; ``confidence`` then leaves the gate out)."""
+        instead of the learned gate's to decide whether to compose; ``confidence`` then leaves the gate out;
+        ``scored``: what ``score`` gave for this turn and fold, when the caller has it already)."""
         lang = lang or detect(question).code
-        v, gate, probs, f = self.score(history, question, topic, lang, fold=fold)
+        v, gate, probs, f = scored or self.score(history, question, topic, lang, fold=fold)
         order = np.argsort(-probs, kind="stable")
         cands = tuple(Scored(v.candidates[i].text, float(probs[i]),
                              bool(probs[i] >= f.term_threshold and not v.candidates[i].in_query),
