@@ -61,7 +61,7 @@ docstring, as bocha's does):
 | CONVSEARCH_LLM_BLOCKED_WORDS | (none)               | comma-separated words an LLM output must not contain |
 | CONVSEARCH_LLM_CACHE_SIZE    | 1024                 | LLM rewrites remembered (same window, query, model, prompt → no call); 0 = off |
 | CONVSEARCH_LLM_UNCERTAIN_BELOW | 0                  | a standalone gate verdict less sure than this still asks the LLM (0: never) |
-| CONVSEARCH_LLM_UNSURE_BELOW  | 0.44                 | `auto` on the learned model: its answer, and the LLM only on turns whose learned confidence (the doubt over the offline answer, `learned.ask`) is below this (0: never; 0.44: chosen on the folds for the shipped model, docs/BENCHMARKS.md); negative: the rules' `auto` (the LLM on every turn their gate sends on) |
+| CONVSEARCH_LLM_UNSURE_BELOW  | 0.51                 | `auto` on the learned model: its answer, and the LLM only on turns whose learned confidence (the doubt over the offline answer, `learned.ask`) is below this (0: never; 0.51: chosen on the folds for the shipped model, docs/BENCHMARKS.md); negative: the rules' `auto` (the LLM on every turn their gate sends on) |
 | CONVSEARCH_LLM_VARIANTS      | off                  | on: LLM query variants (structured output) merged with the heuristic ones |
 | CONVSEARCH_HYDE              | off                  | on: the LLM writes a short hypothetical answer; a hybrid index embeds it for its dense side (HyDE) |
 | CONVSEARCH_SERVER_HOST       | 127.0.0.1            | `convsearch serve` binds here |

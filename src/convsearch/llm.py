@@ -101,7 +101,7 @@ class LLMSettings(Section):
     blocked_words: str = ""
     cache_size: int = 1024
     uncertain_below: float = 0.0
-    unsure_below: float = 0.44  # learned.auto.UNSURE_BELOW, chosen on folds (a test holds them equal); < 0: rules' auto
+    unsure_below: float = 0.51  # learned.auto.UNSURE_BELOW, chosen on folds (a test holds them equal); < 0: rules' auto
     variants: Switch = Switch.OFF
     hyde: Switch = field(default=Switch.OFF, metadata={"env": "CONVSEARCH_HYDE"})
 

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from convsearch.rewrite import get_rewriter
 from convsearch.testing.openai_server import FakeOpenAIServer, Reply, answer_by_query
+from convsearch.types import Message
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
@@ -84,11 +86,26 @@ def test_batch_with_the_llm_rewriter(run_cli, data, tmp_path, srv):
 def test_batch_with_auto_falls_back_to_rules_when_the_llm_is_slow(run_cli, data, tmp_path, srv):
     srv.latency_s = 3.0
     p = run_cli("rewrite", "--batch", "in.jsonl", "--out", "out.jsonl", "--rewriter", "auto",
-                env=env_for(srv, CONVSEARCH_LLM_TIMEOUT_S="0.2"))
+                env=env_for(srv, CONVSEARCH_LLM_TIMEOUT_S="0.2", CONVSEARCH_LLM_UNSURE_BELOW="-1"))
     assert p.returncode == 0, p.stderr
     out = _out(tmp_path)
     assert [r["method"] for r in out] == ["gate", "rules", "rules"]
     assert out[1]["rewrite"] == "AnySearch 的价格" and "llm fell back: timed out" in out[1]["reason"]
+
+
+def test_batch_with_the_default_auto_falls_back_to_the_offline_answer_when_the_llm_is_slow(run_cli, data, tmp_path,
+                                                                                         srv):
+    srv.latency_s = 3.0  # the default auto: the learned answer, the LLM only where its doubt is below the threshold
+    p = run_cli("rewrite", "--batch", "in.jsonl", "--out", "out.jsonl", "--rewriter", "auto",
+                env=env_for(srv, CONVSEARCH_LLM_TIMEOUT_S="0.2", CONVSEARCH_LLM_UNSURE_BELOW="1.5"))
+    assert p.returncode == 0, p.stderr
+    out = _out(tmp_path)
+    offline = [get_rewriter("learned").rewrite([Message(r, c) for r, c in zip(rec["history_roles"], rec["history"])],
+                                               rec["question"]).rewritten for rec in RECORDS]
+    assert [r["rewrite"] for r in out] == offline
+    asked = [r for r in out if "asked the LLM" in r["reason"]]
+    assert len(asked) == 2 and all(r["method"] == "learned" and "timed out" in r["reason"] for r in asked)
+    assert out[0]["reason"].startswith("nothing to ask (no_context): no LLM call")  # the first turn: no history
 
 
 def test_eval_rewrite_with_the_llm(run_cli, data, srv):

@@ -71,8 +71,10 @@ def opened():
 
 
 def settings(srv: FakeOpenAIServer, **env: str) -> Settings:
+    # the rules' auto (gate → LLM → guard → rules): this file tests that chain; the learned auto, the default, which
+    # asks only where its doubt is below the threshold, is tested in test_auto_unsure.py
     base = {"CONVSEARCH_LLM_BASE_URL": srv.base_url, "CONVSEARCH_LLM_MODEL": "fake-model",
-            "CONVSEARCH_LLM_API_KEY": KEY, "CONVSEARCH_LLM_TIMEOUT_S": "1.0"}
+            "CONVSEARCH_LLM_API_KEY": KEY, "CONVSEARCH_LLM_TIMEOUT_S": "1.0", "CONVSEARCH_LLM_UNSURE_BELOW": "-1"}
     return Settings.from_env({**base, **{f"CONVSEARCH_{k.upper()}": v for k, v in env.items()}})
 
 
@@ -191,11 +193,20 @@ def test_client_errors_are_ours(srv, opened):
 
 
 def test_a_dead_endpoint_falls_back(opened):
-    s = Settings.from_env({"CONVSEARCH_LLM_BASE_URL": "http://127.0.0.1:9/v1", "CONVSEARCH_LLM_MODEL": "m"})
+    s = Settings.from_env({"CONVSEARCH_LLM_BASE_URL": "http://127.0.0.1:9/v1", "CONVSEARCH_LLM_MODEL": "m",
+                           "CONVSEARCH_LLM_UNSURE_BELOW": "-1"})
     rw = get_rewriter("auto", s)
     opened(rw)
     r = rw.rewrite(ZH, "价格呢？")
     assert r.method == "rules" and "connection failed" in r.reason
+    # the learned auto (the default) asked above every confidence: falls back to its offline answer
+    s = Settings.from_env({"CONVSEARCH_LLM_BASE_URL": "http://127.0.0.1:9/v1", "CONVSEARCH_LLM_MODEL": "m",
+                           "CONVSEARCH_LLM_UNSURE_BELOW": "1.5"})
+    rw = get_rewriter("auto", s)
+    opened(rw)
+    r = rw.rewrite(ZH, "价格呢？")
+    assert r.method == "learned" and r.fell_back and "connection failed" in r.reason
+    assert r.rewritten == "AnySearch 的价格"
 
 
 # --- guardrails ---------------------------------------------------------------------------------------

@@ -137,7 +137,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("rewriters", ("convsearch.rewrite.rules", "convsearch.rewrite.llm", "convsearch.rewrite.enhance",
                    "convsearch.rewrite", "convsearch.learned.tokens", "convsearch.learned.features",
                    "convsearch.learned.model", "convsearch.learned.compose", "convsearch.learned.resolver",
-                   "convsearch.learned.oof", "convsearch.learned.rewriter", "convsearch.learned.auto")),
+                   "convsearch.learned.oof", "convsearch.learned.rewriter", "convsearch.learned.ask",
+                   "convsearch.learned.auto")),
     ("pipeline", ("convsearch.pipeline", "convsearch.batch")),
     ("shells", ("convsearch.server.app", "convsearch.cli")),
 ]

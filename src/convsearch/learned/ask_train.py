@@ -101,7 +101,7 @@ def file_rows(path: Path, model_path: Path | str | None = None) -> tuple[list[np
                     a = auto.assess(req)
                 except ConvsearchError:
                     continue
-                if not a.askable or a.row is None:
+                if a.row is None:  # the rules are sure: auto never asks, no row
                     continue
                 fold = learned.folds.fold(req.history, r.question) if learned.folds else None
                 offline = a.offline.query

@@ -7,7 +7,8 @@ present. Per turn (``assess``):
 1. The rules' ``Decision`` (the pipeline hands it on; else the gate runs once here, on the question as
    ``LearnedRewriter`` reads it). Where it says the rules are certain (``RULES_SURE``: an ordinal into a listed
    answer, an accepted offer) and the rules answer without falling back, that answer stands: no LLM call, as in
-   the rule-only ``auto``.
+   the rule-only ``auto``; so does a turn with nothing to ask about (``NOTHING_TO_ASK``: no history or topic, or a
+   thanks or goodbye).
 2. Otherwise the learned rewriter's answer is the offline answer, and the turn's **confidence** is the model
    file's learned doubt over that answer (``learned.ask``: two models read the turn with its offline answer and
    rank it among the training turns of its language by how likely an LLM answering like the annotator would
@@ -20,7 +21,7 @@ present. Per turn (``assess``):
    ``Chain``). ``confidence >= below`` → the offline answer, no LLM call.
 
 Every result's reason (the trace's) and first step begin with which way the turn went and why: ``learned confidence
-0.12 < 0.44: asked the LLM`` or ``learned confidence 0.62 >= 0.44: no LLM call``. ``below = 0`` never asks;
+0.12 < 0.51: asked the LLM`` or ``learned confidence 0.62 >= 0.51: no LLM call``. ``below = 0`` never asks;
 ``below > 1`` asks on every turn the rules are not sure of. The threshold is a setting
 (``CONVSEARCH_LLM_UNSURE_BELOW``, default ``UNSURE_BELOW``; negative: the rules' ``auto``, which asks on every turn
 their gate sends on); ``UNSURE_BELOW`` is the value chosen on the folds of the training sets with an oracle
@@ -43,12 +44,14 @@ from ..gate import needs_rewrite
 from ..lang import detect
 from ..rewrite.enhance import LLM, RULES_SURE, Enhanced, Enhancer, EnhanceRequest, EnhancerRewriter, from_rewrite
 from ..rewrite.shapes import asked_form
-from ..types import Decision
+from ..types import Decision, DecisionKind
 from .ask import ask_models, ask_row
 from .rewriter import LearnedRewriter
 
-UNSURE_BELOW = 0.44  # chosen on the folds of iKAT 2023 train + CANARD dev (docs/BENCHMARKS.md, "auto with an oracle")
+UNSURE_BELOW = 0.51  # chosen on the folds of iKAT 2023 train + CANARD dev (docs/BENCHMARKS.md, "auto with an oracle")
 ALWAYS = 2.0  # an ``uncertain_below`` above every confidence: the pipeline hands every turn to the rewriter
+# no history or topic to resolve against, or nothing to search for (thanks, goodbyes): never worth an LLM call
+NOTHING_TO_ASK = frozenset({DecisionKind.NO_CONTEXT, DecisionKind.SOCIAL})
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,7 @@ class AskWhenUnsure:
         d = request.decision or needs_rewrite(history, asked_form(q, lang), topic=topic, lang=lang)
         done = lr.rewrite(history, q, topic=topic, decision=d)
         offline = from_rewrite(done)
-        if d.kind in RULES_SURE and not done.fell_back:
+        if (d.kind in RULES_SURE and not done.fell_back) or d.kind in NOTHING_TO_ASK:
             return Assessed(offline, 1.0, False, d)
         gate_learned = lang in lr.learned_gate
         fold = lr.folds.fold(history, q) if lr.folds else None
@@ -104,7 +107,8 @@ class AskWhenUnsure:
         a = self.assess(request)
         off = a.offline
         if not a.askable:
-            why = f"rules sure ({a.decision.kind.value}): no LLM call"
+            why = (f"nothing to ask ({a.decision.kind.value}): no LLM call" if a.decision.kind in NOTHING_TO_ASK
+                   else f"rules sure ({a.decision.kind.value}): no LLM call")
         elif not a.asks(self.below):
             why = f"learned confidence {a.confidence:.2f} >= {self.below:.2f}: no LLM call"
         else:
@@ -140,4 +144,4 @@ def learned_available(path: Path | str | None = None) -> bool:
     return Path(path or MODEL_PATH).is_file()
 
 
-__all__ = ["ALWAYS", "AskWhenUnsure", "Assessed", "UNSURE_BELOW", "learned_auto", "learned_available"]
+__all__ = ["ALWAYS", "AskWhenUnsure", "Assessed", "NOTHING_TO_ASK", "UNSURE_BELOW", "learned_auto", "learned_available"]
