@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from ..errors import ConfigError, ConvsearchError
+from ..errors import ConfigError, ConvsearchError, InputError
 from ..rewrite.base import Rewriter
 from .data import load_records
 from .retrieval_eval import QUERY_SETS, evaluate_retrieval
@@ -307,8 +307,50 @@ def retrieval_cmd(data: Path = DataOpt, rewriter: RewriterName = RewriterOpt, li
     _emit(report, as_json, format_retrieval_table)
 
 
+@eval_app.command("oracle")
+def oracle_cmd(
+    data: list[Path] = typer.Option([], "--data", help="A JSONL file (repeatable; default: iKAT 2023 train, CANARD dev "
+                                                       "and CAsT 2019 under ../shared/data)."),
+    choose_on: list[str] = typer.Option([], "--choose-on",
+                                        help="Choose the threshold on these sets (folder/stem, repeatable; default: "
+                                             "the iKAT 2023 and CANARD files)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Score only the first N turns of each file."),
+    markdown: Path | None = typer.Option(None, "--markdown", help="Write the section here (an existing file gets "
+                                                                   "just its oracle section replaced)."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """`auto` with an oracle (the human rewrite for the LLM's answer): LLM calls per 100 turns vs recall@10 per
+    threshold of the learned confidence, and the threshold chosen on folds (docs/BENCHMARKS.md)."""
+    from .oracle import DEV_SETS, oracle_report, render_markdown, splice
+
+    paths = list(data) or [Path("../shared/data") / p for p in DEV_SETS]
+    try:
+        missing = [str(p) for p in paths if not p.is_file()]
+        if missing:
+            raise InputError(f"no such data file: {', '.join(missing)}")
+        report = oracle_report(paths, choose_on=list(choose_on) or None, limit=limit)
+    except (ConvsearchError, ValueError) as exc:
+        raise _fail(exc if isinstance(exc, ConvsearchError) else InputError(str(exc))) from None
+    section = render_markdown(report)
+    if as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False, indent=1))
+    elif markdown is None:
+        typer.echo(section)
+    if markdown is not None:
+        doc = markdown.read_text(encoding="utf-8") if markdown.is_file() else ""
+        markdown.write_text(splice(doc, section) if doc.strip() else section, encoding="utf-8")
+
+
+def oracle_runner(data: list[Path], choose_on: list[str] | None = None, limit: int | None = None,
+                  **_: Any) -> dict[str, Any]:
+    """``eval oracle`` for the regression file: ``oracle_report`` on the files ``data``."""
+    from .oracle import oracle_report
+
+    return oracle_report(list(data), choose_on=list(choose_on or ()) or None, limit=limit)
+
+
 RUNNERS = {"rewrite": rewrite_report, "retrieval": retrieval_report, "followups": followups_report,
-           "perturb": perturb_report}
+           "perturb": perturb_report, "oracle": oracle_runner}
 
 
 def main() -> None:  # pragma: no cover - for `python -m convsearch.eval.cli`
