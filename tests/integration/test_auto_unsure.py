@@ -7,12 +7,15 @@ tests hold whatever the shipped model's numbers are."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from convsearch.config import Settings
+from convsearch.eval.data import load_records
 from convsearch.learned.ask import ASK_NAMES, ask_models
 from convsearch.learned.auto import UNSURE_BELOW, AskWhenUnsure
+from convsearch.learned.data import dialog_of_id, fold_of
 from convsearch.learned.resolver import MODEL_PATH
 from convsearch.learned.rewriter import LearnedRewriter
 from convsearch.llm import LLMSettings
@@ -161,3 +164,41 @@ def test_the_pipeline_hands_it_turns_the_rules_call_standalone(srv):
         rw.close()
     assert not d.needed  # the rules' gate: standalone; the learned side still answers (no LLM at threshold 0)
     assert r.method == "learned" and "no LLM call" in r.reason and srv.requests == []
+
+
+CANARD = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "conv-rewrite" / "canard" / "dev.jsonl"
+
+
+def test_a_training_record_is_doubted_by_the_fold_models_that_never_saw_its_dialog():
+    if not CANARD.is_file():
+        pytest.skip(f"shared data not found: {CANARD}")
+    lr = LearnedRewriter()
+    assert lr.out_of_fold(CANARD) == "canard"
+    ask = AskWhenUnsure(Passthrough(), lr)
+    doubt = ask_models(lr.resolver.models)
+    seen = set()
+    for r in load_records(CANARD, limit=60):
+        if not r.history:
+            continue
+        a = ask.assess(EnhanceRequest(r.question, tuple(r.messages())))
+        if not a.askable:
+            continue
+        k = lr.folds.fold(r.messages(), r.question)
+        assert k == fold_of(f"canard/dev/{dialog_of_id(r.id)}")
+        assert a.confidence == pytest.approx(doubt.folds[k].confidence(a.row))
+        seen.add(k)
+    assert len(seen) >= 2  # several folds' models answered
+
+
+def test_nothing_to_ask_sends_nothing_whatever_the_threshold(srv):
+    rw = auto(srv, below=5.0)
+    try:
+        thanks = rw.rewrite(EN, "Thanks!")
+        first = rw.rewrite((), "When did SpaceX first launch a rocket?")
+    finally:
+        rw.close()
+    assert srv.requests == []
+    assert thanks.reason.startswith("nothing to ask (social): no LLM call")
+    assert first.reason.startswith("nothing to ask (no_context): no LLM call")
+    a = AskWhenUnsure(Passthrough()).assess(EnhanceRequest("Thanks!", EN))
+    assert not a.askable and a.row is None  # no doubt computed, and no training row (learned.ask_train)

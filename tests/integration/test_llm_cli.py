@@ -93,9 +93,9 @@ def test_batch_with_auto_falls_back_to_rules_when_the_llm_is_slow(run_cli, data,
     assert out[1]["rewrite"] == "AnySearch 的价格" and "llm fell back: timed out" in out[1]["reason"]
 
 
-def test_batch_with_the_default_auto_falls_back_to_the_offline_answer_when_the_llm_is_slow(run_cli, data, tmp_path,
-                                                                                         srv):
-    srv.latency_s = 3.0  # the default auto: the learned answer, the LLM only where its doubt is below the threshold
+def test_batch_with_the_learned_auto_asking_on_every_turn_falls_back_to_the_offline_answer(
+        run_cli, data, tmp_path, srv):
+    srv.latency_s = 3.0  # the learned auto (the default kind) with a threshold above every confidence
     p = run_cli("rewrite", "--batch", "in.jsonl", "--out", "out.jsonl", "--rewriter", "auto",
                 env=env_for(srv, CONVSEARCH_LLM_TIMEOUT_S="0.2", CONVSEARCH_LLM_UNSURE_BELOW="1.5"))
     assert p.returncode == 0, p.stderr

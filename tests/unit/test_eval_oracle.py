@@ -17,6 +17,7 @@ from convsearch.eval.oracle import (
     by_confidence,
     choose,
     evaluate_oracle,
+    oracle_report,
     per_query,
     pick,
     point,
@@ -174,3 +175,15 @@ def test_by_confidence_bins_by_hand() -> None:
     assert bins[0]["net"] == pytest.approx(0.5)
     assert (bins[-1]["n"], bins[-1]["net"]) == (1, 1.0)  # 1.0 falls in the last bin
     assert sum(b["n"] for b in bins) == 4
+
+
+def test_a_threshold_is_never_chosen_on_an_evaluation_only_set(tmp_path: Path) -> None:
+    folder = tmp_path / "mudoco-qr-cread"
+    folder.mkdir()
+    rec = {"id": "d1_q2", "dataset": "toy", "lang": "en", "history": ["who founded Acme?", "Jane Doe."],
+           "history_roles": ["user", "assistant"], "question": "when?", "rewrite": "when did Jane Doe found Acme?"}
+    (folder / "dev.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="evaluation only, a threshold is never chosen on it"):
+        oracle_report([folder / "dev.jsonl"], choose_on=["mudoco-qr-cread/dev"])
+    with pytest.raises(ValueError, match="every set given is evaluation only"):
+        oracle_report([folder / "dev.jsonl"])

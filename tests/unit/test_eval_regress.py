@@ -140,3 +140,30 @@ def test_markdown_report_of_unrun_rows_uses_expected(repo: Path) -> None:
     rows = load_rows(repo / "eval" / "expected.yaml")
     text = markdown_report(rows)
     assert "| toy/passthrough | 0.0000 | null | 0.0000 |" in text
+
+
+def test_an_oracle_row_records_the_shipped_point_and_skips_a_missing_file(repo: Path, tmp_path: Path) -> None:
+    path = repo / "eval" / "expected.yaml"
+    path.write_text("rows:\n"
+                    "  - name: oracle/toy\n"
+                    "    command: eval oracle --data ../shared/toy.jsonl --json\n"
+                    "    tolerance: 0.5\n"
+                    "    expected: {}\n"
+                    "  - name: oracle/two\n"
+                    "    command: eval oracle --data ../shared/toy.jsonl --data ../shared/gone.jsonl --json\n"
+                    "    tolerance: 0.5\n"
+                    "    expected: {}\n", encoding="utf-8")
+    lines: list[str] = []
+    code = run_regress(path, update=True, echo=lines.append, allow_missing_data=True)
+    assert code == 0
+    assert any(line.startswith("SKIP  oracle/two: data not found") and "gone.jsonl" in line for line in lines)
+    expected = yaml.safe_load(path.read_text(encoding="utf-8"))["rows"][0]["expected"]
+    from convsearch.learned.auto import UNSURE_BELOW
+
+    assert expected["sets.shared/toy.shipped.threshold"] == UNSURE_BELOW
+    assert 0.0 <= expected["sets.shared/toy.shipped.calls_per_100"] <= 100.0
+    assert "sets.shared/toy.shipped.rules_auto.recall@10" in expected
+    md = tmp_path / "q.md"
+    assert run_regress(path, markdown=md, echo=lambda _: None, allow_missing_data=True) == 0
+    text = md.read_text(encoding="utf-8")
+    assert "## auto with an oracle" in text and "| rules_auto calls_per_100 |" in text

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from convsearch.learned.alt_models import fit_gbdt
-from convsearch.learned.ask import ASK_NAMES, EXTRA_NAMES, LEVELS, Doubt, Ranked, ask_row
+from convsearch.learned.ask import ASK_NAMES, EXTRA_NAMES, LEVELS, AskModels, Doubt, Ranked, ask_row
 from convsearch.learned.ask_train import Rows, fit_ask, fit_doubt, out_of_fold, ranking_table, recall_at
 from convsearch.learned.features import TURN_NAMES
 from convsearch.learned.model import fit_logistic
@@ -85,6 +85,11 @@ def test_fold_models_never_see_their_fold_and_the_fit_is_deterministic() -> None
     again = fit_doubt(rows, rows.fold != 0).to_dict()
     assert again == ask["folds"][0]
     assert Doubt.from_dict(ask["folds"][0]).to_dict() == ask["folds"][0]
+    # fold 0's rows take no part in fold 0's models: flipping their labels leaves those models as they were
+    flipped = Rows(X, np.where(fold == 0, 1 - rows.retrieval, rows.retrieval),
+                   np.where(fold == 0, 1 - rows.broad, rows.broad), fold, rows.file)
+    again_flipped = fit_ask(flipped)
+    assert again_flipped["folds"][0] == ask["folds"][0] and again_flipped["folds"][1] != ask["folds"][1]
     conf = out_of_fold(rows, ask)
     assert conf.shape == (250,) and 0.0 <= conf.min() and conf.max() <= 1.0
     # the positives sit in the doubtful part out of fold (the label follows one column)
@@ -97,3 +102,12 @@ def test_recall_at_ten() -> None:
     assert recall_at(["a", "b", "c"], {"c": 1, "z": 1}) == 0.5
     assert recall_at([str(i) for i in range(20)], {"15": 1}) == 0.0
     assert recall_at(["a"], {}) == 0.0
+
+
+def test_a_fold_the_ask_section_lacks_is_an_error() -> None:
+    X, y = _rows(120, 3)
+    fold = np.arange(120) % 5
+    ask = AskModels.from_dict(fit_ask(Rows(X, y.astype(int), y.astype(int), fold, ["a"] * 120)))
+    assert ask.pick(None) is ask.full and ask.pick(4) is ask.folds[4]
+    with pytest.raises(ValueError, match="5 fold models, not fold 5"):
+        ask.pick(5)

@@ -309,11 +309,12 @@ def retrieval_cmd(data: Path = DataOpt, rewriter: RewriterName = RewriterOpt, li
 
 @eval_app.command("oracle")
 def oracle_cmd(
-    data: list[Path] = typer.Option([], "--data", help="A JSONL file (repeatable; default: iKAT 2023 train, CANARD dev "
-                                                       "and CAsT 2019 under ../shared/data)."),
+    data: list[Path] = typer.Option([], "--data", help="A JSONL file (repeatable; default: iKAT 2023 train, CANARD "
+                                                       "dev, CAsT 2019, and MuDoCo, Su 2019 and Restoration-200K as "
+                                                       "evaluation only, under ../shared/data)."),
     choose_on: list[str] = typer.Option([], "--choose-on",
                                         help="Choose the threshold on these sets (folder/stem, repeatable; default: "
-                                             "the iKAT 2023 and CANARD files)."),
+                                             "the iKAT 2023 and CANARD files; never an evaluation-only set)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Score only the first N turns of each file."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Write the section here (an existing file gets "
                                                                    "just its oracle section replaced)."),

@@ -8,17 +8,21 @@ human rewrite when ``auto`` would ask (``Assessed.asks(t)``: the rules are not s
 ceiling an LLM that answers like the annotator would reach, so "the oracle on every turn" is the human row.
 
 Per file (``evaluate_oracle``) the retrieval task is ``retrieval_eval``'s (gold passages, or each dialog's own
-document; BM25), every turn is assessed once (out of fold on a training file: the fold model that never saw its
-dialog scores it) and searched with its raw question, the rules' rewrite, the offline answer and the human rewrite;
+document; BM25), every turn is assessed once (out of fold on a training file: the fold models that never saw its
+dialog score it) and searched with its raw question, the rules' rewrite, the offline answer and the human rewrite;
 the curve mixes the last two per threshold, no search repeated. Rows: raw, rules (0 calls), learned offline (0
-calls), ``auto`` at every threshold of ``GRID``, and the oracle on every turn (100 calls per 100 turns).
+calls), the rules' ``auto`` (the LLM wherever the rules' gate sends a turn on and is not sure: ``rules_auto``),
+``auto`` at every threshold of ``GRID``, and the oracle on every turn (100 calls per 100 turns); ``shipped``: the
+point at the threshold the setting ships with (``learned.auto.UNSURE_BELOW``, a regression row reads it).
 
 **Choosing the threshold on folds** (``choose``): every turn carries the fold of its dialog (``learned.data``: the
-fold the learned model held it out of). For each fold k, the threshold is the smallest of ``GRID`` at which, on the
-turns of the other four folds of **every** file, recall@10 is at most ``MAX_DROP`` (1 point) below the oracle on
-every turn of those turns; fold k's turns are then scored at that threshold. The held-out point of a file pools
-its five folds, each at its own threshold: no turn is scored at a threshold chosen with it. The threshold to ship
-is the same rule on all the turns.
+fold the learned model held it out of). For each fold k, the threshold is the smallest of ``CHOICE_GRID`` (steps of
+0.01) from which on, on the turns of the other four folds of **every** file of the choice, recall@10 stays at most
+``MAX_DROP`` (1 point) below the oracle on every turn of those turns, at that threshold and at every larger one
+(``pick``); fold k's turns are then scored at that threshold. The held-out point of a file pools its five folds,
+each at its own threshold. The threshold to ship is the same rule on all the turns. The choice is made on the
+``CHOOSE_ON`` files (iKAT 2023 train, CANARD dev: the target's) or on the training-pool files given; never on an
+evaluation-only set (``EVAL_ONLY``: refused by name).
 
 Example::
 
@@ -281,6 +285,8 @@ DEV_SETS = ("conv-rewrite/trec-ikat/ikat2023_train.jsonl", "conv-rewrite/canard/
             "conv-rewrite/mudoco-qr-cread/dev.jsonl", "conv-rewrite/rewrite-su2019-zh/dev.jsonl",
             "conv-rewrite/restoration-200k-zh/valid.jsonl")
 CHOOSE_ON = ("trec-ikat/ikat2023_train", "canard/dev")
+# the folders of the sets that only measure (never fitted on, never chosen on): conv-rewrite-train/README.md
+EVAL_ONLY = frozenset({"mudoco-qr-cread", "rewrite-su2019-zh", "restoration-200k-zh", "search-followups"})
 TARGET_CALLS = 40.0  # issue 26: at most 40 LLM calls per 100 turns …
 COMMAND = "convsearch eval oracle --markdown docs/BENCHMARKS.md"
 
@@ -303,6 +309,9 @@ def oracle_report(paths: Sequence[Path | str], *, choose_on: Sequence[str] | Non
     unknown = [n for n in choose_on or () if n not in {label(p) for p in paths}]
     if unknown:  # before any work
         raise ValueError(f"no report for {', '.join(unknown)} (the sets: {', '.join(label(p) for p in paths)})")
+    barred = [n for n in choose_on or () if n.split("/")[0] in EVAL_ONLY]
+    if barred:
+        raise ValueError(f"{', '.join(barred)}: evaluation only, a threshold is never chosen on it")
     reports: dict[str, dict[str, Any]] = {}
     for p in paths:
         with tempfile.TemporaryDirectory(prefix="convsearch-oracle-") as tmp:
@@ -310,10 +319,14 @@ def oracle_report(paths: Sequence[Path | str], *, choose_on: Sequence[str] | Non
                                   model_path=model_path)
         rep["data"] = str(p)
         reports[label(p)] = rep
-    on = list(choose_on) if choose_on else [n for n in CHOOSE_ON if n in reports] or None
-    out = {"sets": reports, "choice": choose(reports, on=on), "max_drop": MAX_DROP, "target_calls": TARGET_CALLS}
     pool = [n for n, r in reports.items() if r["out_of_fold"]]  # the training-pool sets: never an eval-only one
-    if on is not None and pool and set(on) != set(pool):  # the same rule with every training-pool set taking part
+    free = [n for n in reports if n.split("/")[0] not in EVAL_ONLY]
+    on = list(choose_on) if choose_on else [n for n in CHOOSE_ON if n in reports] or pool or free or None
+    if on is None:
+        raise ValueError("every set given is evaluation only: a threshold is never chosen on them; add a training "
+                         "file (e.g. ../shared/data/conv-rewrite/canard/dev.jsonl)")
+    out = {"sets": reports, "choice": choose(reports, on=on), "max_drop": MAX_DROP, "target_calls": TARGET_CALLS}
+    if pool and set(on) != set(pool):  # the same rule with every training-pool set taking part
         out["choice_all"] = choose(reports, on=pool)
     return out
 
@@ -336,6 +349,11 @@ def by_confidence(turns: Sequence[TurnScore], bins: Sequence[float] = BINS) -> l
     return out
 
 
+def _below(drop: float) -> str:
+    """"0.34 below" or "0.47 above" (points of recall@10 against the oracle)."""
+    return f"{drop:.2f} below" if drop >= 0 else f"{-drop:.2f} above"
+
+
 def _f(x: float) -> str:
     return f"{x:.1f}"
 
@@ -352,8 +370,8 @@ def render_markdown(report: Mapping[str, Any], *, command: str = COMMAND) -> str
              "offline answer, ranked among training turns of its language; 0.2 = a fifth of them looked more "
              "doubtful), or the resolver's threshold margins for a file without it. Here the human rewrite stands in "
              "for the LLM's answer (an oracle, evaluation only, without the LLM's guard), so \"oracle every turn\" is "
-             "the human rewrite's retrieval. BM25 on each file's retrieval task (iKAT: gold passages; CANARD, CAsT: "
-             "each dialog's own document). Every training-pool file is scored out of fold: each record's "
+             "the human rewrite's retrieval. BM25 on each file's retrieval task (iKAT 2023: gold passages; the "
+             "others: each dialog's own document). Every training-pool file is scored out of fold: each record's "
              "confidence and offline answer come from the fold models that never saw its dialog. \"rules' auto\" is "
              "the `auto` without the learned model (`CONVSEARCH_LLM_UNSURE_BELOW` negative): the LLM on every turn the "
              "rules' gate sends on and is not sure of. Recall@10 and MRR@10 in points; calls per 100 scored turns.",
@@ -378,19 +396,24 @@ def render_markdown(report: Mapping[str, Any], *, command: str = COMMAND) -> str
               "point below) |", "|---|---:|---:|---:|---:|---:|---:|---|"]
     for n in names:
         h, a = c["held_out"][n], c["at_chosen"][n]
+        if not sets[n]["out_of_fold"]:  # not a training-pool file: no folds of its own, its point at the choice
+            lines.append(f"| {n} | — | — | {h['oracle_recall@10']:.2f} | — | {_f(a['calls_per_100'])} | "
+                         f"{a['recall@10']:.2f} | evaluation only: {_below(h['oracle_recall@10'] - a['recall@10'])} "
+                         f"the oracle at {c['chosen']:.2f} |")
+            continue
         ok = h["calls_per_100"] <= report["target_calls"] and h["drop"] <= report["max_drop"]
+        verdict = (f"{'**MET**' if ok else '**NOT MET**'} (held out)" if n in c["on"] else
+                   f"{'within' if ok else 'not within'} (held out; no part in the choice)")
         lines.append(f"| {n} | {_f(h['calls_per_100'])} | {h['recall@10']:.2f} | {h['oracle_recall@10']:.2f} | "
-                     f"{h['drop']:.2f} | {_f(a['calls_per_100'])} | {a['recall@10']:.2f} | "
-                     + (f"{'**MET**' if ok else '**NOT MET**'} (held out) |" if n in c["on"] else
-                        f"{'within' if ok else 'not within'} (no part in the choice) |"))
+                     f"{h['drop']:.2f} | {_f(a['calls_per_100'])} | {a['recall@10']:.2f} | {verdict} |")
     alt = report.get("choice_all")
     if alt:
         lines += ["", f"The same rule with every training-pool set ({', '.join(alt['on'])}) taking part in the "
                   f"choice: threshold {alt['chosen']:.2f} "
                   "(per held-out fold " + ", ".join(f"{t:.2f}" for _, t in sorted(alt["per_fold"].items(),
                                                                                  key=lambda kv: int(kv[0])))
-                  + "); held out: " + "; ".join(f"{n} {_f(h['calls_per_100'])} calls/100, {h['drop']:.2f} below "
-                                                f"the oracle" for n, h in alt["held_out"].items()) + "."]
+                  + "); held out: " + "; ".join(f"{n} {_f(h['calls_per_100'])} calls/100, {_below(h['drop'])} the "
+                                                "oracle" for n, h in alt["held_out"].items() if n in alt["on"]) + "."]
     if all("by_confidence" in sets[n] for n in names):
         lines += ["", "Where the oracle's gain lies, by learned confidence (turns `auto` may ask): turns, on how "
                   "many the human rewrite retrieves better / worse than the offline answer (recall@10), net gain in "
@@ -424,6 +447,6 @@ def splice(doc: str, section: str) -> str:
     return doc[:start] + section.rstrip("\n") + "\n" + (doc[end:] if end >= 0 else "")
 
 
-__all__ = ["BINS", "CHOICE_GRID", "CHOOSE_ON", "DEV_SETS", "GRID", "MAX_DROP", "Oracle", "TurnScore", "by_confidence",
-           "choose", "evaluate_oracle", "label", "oracle_report", "per_query", "pick", "point", "render_markdown",
-           "rules_auto", "splice", "turns_of"]
+__all__ = ["BINS", "CHOICE_GRID", "CHOOSE_ON", "DEV_SETS", "EVAL_ONLY", "GRID", "MAX_DROP", "Oracle", "TurnScore",
+           "by_confidence", "choose", "evaluate_oracle", "label", "oracle_report", "per_query", "pick", "point",
+           "render_markdown", "rules_auto", "splice", "turns_of"]

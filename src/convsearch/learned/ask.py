@@ -29,6 +29,7 @@ A model file without the ``ask`` section (older files) keeps the resolver's conf
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,9 +94,14 @@ class Ranked:
         """The share of training turns of the row's language this model doubts more than each row (1 = less than
         any)."""
         p = self.model.proba(rows[:, self.cols])
-        levels = np.linspace(0.0, 1.0, self.quantiles.shape[1])
         lang = _lang_of(rows)
-        return np.array([1.0 - np.interp(x, self.quantiles[k], levels) for x, k in zip(p, lang)])
+        levels = np.linspace(0.0, 1.0, self.quantiles.shape[1])
+        out = np.empty(len(p))
+        for k in (0, 1):
+            mine = lang == k
+            if mine.any():
+                out[mine] = 1.0 - np.interp(p[mine], self.quantiles[k], levels)
+        return out
 
     @classmethod
     def fit(cls, model: Model, train_rows: np.ndarray) -> Ranked:
@@ -144,22 +150,33 @@ class AskModels:
     folds: tuple[Doubt, ...]
 
     def pick(self, fold: int | None) -> Doubt:
-        return self.full if fold is None or not self.folds else self.folds[fold]
+        """Fold model ``fold`` (never saw that fold's dialogs), or the full fit for None; a fold the section does
+        not hold is an error, never the full fit in its place."""
+        if fold is None:
+            return self.full
+        if not 0 <= fold < len(self.folds):
+            raise ValueError(f"the model file's ask section has {len(self.folds)} fold models, not fold {fold}")
+        return self.folds[fold]
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AskModels:
         return cls(Doubt.from_dict(d["full"]), tuple(Doubt.from_dict(f) for f in d.get("folds", ())))
 
 
-_LOADED: dict[Path, AskModels | None] = {}
+_LOADED: dict[Path, tuple[Models, AskModels | None]] = {}
+_LOCK = threading.Lock()
 
 
 def ask_models(models: Models) -> AskModels | None:
-    """The ``ask`` section of a loaded model file, parsed once per file; None when the file has none."""
-    if models.path not in _LOADED:
-        raw = models.ask
-        _LOADED[models.path] = AskModels.from_dict(raw) if raw else None
-    return _LOADED[models.path]
+    """The ``ask`` section of a loaded model file, parsed once per loaded file (a file read again is parsed again);
+    None when the file has none."""
+    got = _LOADED.get(models.path)
+    if got is None or got[0] is not models:
+        with _LOCK:
+            got = _LOADED.get(models.path)
+            if got is None or got[0] is not models:
+                got = _LOADED[models.path] = (models, AskModels.from_dict(models.ask) if models.ask else None)
+    return got[1]
 
 
 def idf_mass(words: Sequence[str], idf: IdfTable) -> float:

@@ -11,7 +11,8 @@ turn's dialog), and labels it:
 - **broad**: that, or the offline answer misses words the human rewrite adds whose summed scaled IDF (the fold
   model's table) is at least ``MISS_MASS``.
 
-The turns the rules are sure of (``auto`` never asks there) are left out. Then, per fold k and for the full fit:
+The turns ``auto`` never asks on are left out: the rules are sure, or there is nothing to ask about
+(``learned.auto.NOTHING_TO_ASK``: no history or topic, a thanks). Then, per fold k and for the full fit:
 gradient-boosted trees on the retrieval label and logistic regression on the broad label, on the rows of the other
 folds (the full fit: every row), each with the quantiles of its probability over its own training rows
 (``learned.ask.Ranked``). Deterministic: the files in order, no sampling, numpy fits without random starts.
@@ -104,6 +105,8 @@ def file_rows(path: Path, model_path: Path | str | None = None) -> tuple[list[np
                 if a.row is None:  # the rules are sure: auto never asks, no row
                     continue
                 fold = learned.folds.fold(req.history, r.question) if learned.folds else None
+                if fold is None:  # a training file is mapped whole (learned.oof): a turn outside it is a bug
+                    raise ValueError(f"{path}: turn {r.id} has no fold in the model's fold map")
                 offline = a.offline.query
                 got = {q: recall_at([h.id for h in _search(index, q, TOP_K)], turn.qrels)
                        for q in dict.fromkeys((offline, r.rewrite))}
@@ -114,7 +117,7 @@ def file_rows(path: Path, model_path: Path | str | None = None) -> tuple[list[np
                 rows.append(a.row)
                 ret.append(int(better))
                 broad.append(int(better or idf_mass(missed, idf) >= MISS_MASS))
-                folds.append(-1 if fold is None else fold)
+                folds.append(fold)
         finally:
             index.close()
     return rows, ret, broad, folds

@@ -82,18 +82,23 @@ class AskWhenUnsure:
         self.name = f"ask_when_unsure({inner.name})"
 
     def assess(self, request: EnhanceRequest) -> Assessed:
-        """The offline answer and its confidence (no LLM call)."""
+        """The offline answer and its confidence (no LLM call). The turn is scored once (``Resolver.score``, by the
+        fold model when out of fold applies) and that score serves the learned answer, the resolver's confidence
+        and the doubt's row."""
         lr = self.learned
         q, history, topic = request.query, request.history, request.topic
         lang = detect(q).code
         d = request.decision or needs_rewrite(history, asked_form(q, lang), topic=topic, lang=lang)
-        done = lr.rewrite(history, q, topic=topic, decision=d)
-        offline = from_rewrite(done)
-        if (d.kind in RULES_SURE and not done.fell_back) or d.kind in NOTHING_TO_ASK:
-            return Assessed(offline, 1.0, False, d)
-        gate_learned = lang in lr.learned_gate
+        if d.kind in NOTHING_TO_ASK or d.kind in RULES_SURE:
+            done = lr.rewrite(history, q, topic=topic, decision=d)
+            if d.kind in NOTHING_TO_ASK or not done.fell_back:
+                return Assessed(from_rewrite(done), 1.0, False, d)
         fold = lr.folds.fold(history, q) if lr.folds else None
         scored = lr.resolver.score(history, q, topic, lang, fold=fold)
+        if d.kind not in RULES_SURE:  # (a sure turn whose rules fell back was answered above)
+            done = lr.rewrite(history, q, topic=topic, decision=d, scored=scored)
+        offline = from_rewrite(done)
+        gate_learned = lang in lr.learned_gate
         r = lr.resolver.resolve(history, q, topic, lang, fold=fold, needed=None if gate_learned else d.needed,
                                 scored=scored)
         conf = r.confidence if gate_learned else min(r.confidence, d.confidence)

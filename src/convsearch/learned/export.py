@@ -10,8 +10,8 @@ and inference read the same numbers). Beside them: the
 licence (CANARD is CC BY-SA 4.0, so the file is), the attribution of every set, the training files by set (the
 evaluation reads them to score a training record with the model that never saw its dialog: ``learned.oof``), the
 window, the fold count and the command. Then the ``ask`` section (``learned.ask_train``: when ``auto`` asks the LLM),
-fitted on rows read through the models just written, out of fold. JSON with sorted keys: two runs on one machine
-give the same bytes.
+fitted on rows read out of fold through the models just fitted (written to a scratch file first). JSON with sorted
+keys: two runs on one machine give the same bytes.
 
 ``python -m convsearch.learned.export [--data ../shared/data] [--out src/convsearch/models]`` (``make train`` runs
 it after ``learned.train``): reads the training sets as ``learned.train`` does and calls ``write_models``.
@@ -169,15 +169,19 @@ def write_models(p: Prepared, out: Path, *, command: str, scores_md: str = "", m
     out.mkdir(parents=True, exist_ok=True)
     ask_md = ""
     if ask_root is not None:
+        import tempfile
+
         from .ask_train import fit_ask, out_of_fold, ranking_table, training_rows
 
-        path = out / MODEL_FILE
-        path.write_text(dumps(d), encoding="utf-8")
-        forget(path)
-        rows = training_rows(ask_root, path, log=True)
+        # the resolver's models go to a scratch file the ask rows read: an interrupted run leaves the shipped file
+        # as it was, never a file without its ask section
+        with tempfile.TemporaryDirectory(prefix="convsearch-train-") as tmp:
+            path = Path(tmp) / MODEL_FILE
+            path.write_text(dumps(d), encoding="utf-8")
+            rows = training_rows(ask_root, path, log=True)
+            forget(path)
         d["ask"] = fit_ask(rows)
         ask_md = ranking_table(rows, out_of_fold(rows, d["ask"]))
-        forget(path)
     text = dumps(d)
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
     (out / MODEL_FILE).write_text(text, encoding="utf-8")

@@ -142,6 +142,9 @@ def columns(model_names: Sequence[str], computed: Sequence[str]) -> np.ndarray:
     return np.array([where[n] for n in model_names], dtype=int)
 
 
+Scores = tuple[TurnView, float, np.ndarray, Fitted]  # ``Resolver.score``: the turn read, gate, selection, model
+
+
 @dataclass(frozen=True)
 class Models:
     """What a model file holds: the model fitted on every fold, the fold models, and the file's metadata."""
@@ -199,7 +202,7 @@ class Resolver:
         return load_models(self.path)
 
     def score(self, history: Sequence[Message], question: str, topic: str | None = None, lang: str | None = None,
-              *, fold: int | None = None) -> tuple[TurnView, float, np.ndarray, Fitted]:
+              *, fold: int | None = None) -> Scores:
         """(the turn as read, gate probability, one selection probability per candidate, the model used)."""
         ms = self.models
         f = ms.pick(fold)
@@ -211,7 +214,7 @@ class Resolver:
 
     def resolve(self, history: Sequence[Message], question: str, topic: str | None = None, lang: str | None = None,
                 *, fold: int | None = None, compose: bool = True, needed: bool | None = None,
-                scored: tuple[TurnView, float, np.ndarray, Fitted] | None = None) -> Resolved:
+                scored: Scores | None = None) -> Resolved:
         """The turn's ``Resolved`` (``fold``: answer with that fold's model; ``compose=False``: scores only, the
         rewrite left as the question; ``needed``: a gate verdict decided elsewhere, the rules' in Chinese, used
         instead of the learned gate's to decide whether to compose; ``confidence`` then leaves the gate out;
@@ -255,4 +258,4 @@ class Resolver:
                         f"{gate_why}; {why}", fold, verdict)
 
 
-__all__ = ["MODEL_PATH", "How", "Models", "Resolved", "Resolver", "Scored", "load_models", "margin"]
+__all__ = ["MODEL_PATH", "How", "Models", "Resolved", "Resolver", "Scored", "Scores", "load_models", "margin"]

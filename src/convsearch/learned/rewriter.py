@@ -54,7 +54,7 @@ from ..rewrite.shapes import asked_form, with_courtesy
 from ..types import Decision, Message, RewriteResult
 from .compose import How, append_terms
 from .oof import FoldMap, fold_map
-from .resolver import Resolved, Resolver
+from .resolver import Resolved, Resolver, Scores
 
 LEARNED_GATE = frozenset({"en"})  # languages whose gate decision is the learned gate's (the rest: the rules')
 LEARNED_TERMS = frozenset({"en", "zh"})  # languages whose rewrite uses the learned term selector
@@ -111,14 +111,15 @@ class LearnedRewriter:
         return self.folds.dataset if self.folds else None
 
     def resolve(self, history: Sequence[Message], query: str, *, topic: str | None = None,
-                needed: bool | None = None) -> Resolved:
+                needed: bool | None = None, scored: Scores | None = None) -> Resolved:
         """The learned resolver's answer on this turn (the fold model when out of fold applies; ``needed``: the
-        gate verdict to compose on, when it is not the learned gate's)."""
+        gate verdict to compose on, when it is not the learned gate's; ``scored``: ``Resolver.score`` of this turn
+        with that fold model, when the caller has it)."""
         fold = self.folds.fold(history, query) if self.folds else None
-        return self.resolver.resolve(history, query, topic, fold=fold, needed=needed)
+        return self.resolver.resolve(history, query, topic, fold=fold, needed=needed, scored=scored)
 
     def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
-                decision: Decision | None = None) -> RewriteResult:
+                decision: Decision | None = None, scored: Scores | None = None) -> RewriteResult:
         lang = detect(query).code
         asked = asked_form(query, lang)
         decision = decision or needs_rewrite(history, asked, topic=topic, lang=lang)
@@ -128,7 +129,7 @@ class LearnedRewriter:
                 return replace(done, method=self.name, reason=f"rules sure ({decision.kind.value}): {done.reason}")
         gate_learned = lang in self.learned_gate
         # the learned gate's languages: scores and a composition whatever the gate says (the verdict is ours below)
-        r = self.resolve(history, query, topic=topic, needed=True if gate_learned else decision.needed)
+        r = self.resolve(history, query, topic=topic, needed=True if gate_learned else decision.needed, scored=scored)
         tag = f"[{'fold ' + str(r.fold) if r.fold is not None else 'full model'}]"
         if gate_learned:
             need = r.gate >= (self.standalone_below if decision.needed else self.rewrite_at)
