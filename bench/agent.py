@@ -245,14 +245,14 @@ class Web:
     it in production: the web adapter, its cleaning, its outbound limiter (off here) and, when asked, its cache."""
 
     def __init__(self, docs: list[Document], *, web_cache: bool) -> None:
-        import convsearch.backends.web as web
         from convsearch.backends.registry import open_backend
         from convsearch.backends.web._http import reset_shared_state
+        from convsearch.backends.web.guard import reset_shared_caches
         from convsearch.pipeline import Pipeline
         from convsearch.testing.web_replay import WebReplayServer
 
         reset_shared_state()
-        web._CACHES.clear()  # nothing from an earlier configuration
+        reset_shared_caches()  # nothing from an earlier configuration
         self.server = WebReplayServer("tavily", keys=["bench-key"], latency_s=SEARCH_S, pages=_pages(docs)).start()
         self.env = {"CONVSEARCH_BACKENDS": "tavily", "CONVSEARCH_TAVILY_API_KEYS": "bench-key",
                     "CONVSEARCH_TAVILY_BASE_URL": self.server.base_url, "CONVSEARCH_TAVILY_RATE": "off",

@@ -331,9 +331,9 @@ def seed_pages():
 
 def seed_row(config: str) -> dict:
     """Upstream calls and result tokens per task for one configuration of the web path."""
-    import convsearch.backends.web as web
     from convsearch.backends.registry import open_backend
     from convsearch.backends.web._http import reset_shared_state
+    from convsearch.backends.web.guard import reset_shared_caches
     from convsearch.config import Settings
     from convsearch.infra.turn import turn
     from convsearch.pipeline import plan_queries
@@ -343,7 +343,7 @@ def seed_row(config: str) -> dict:
     from convsearch.types import Message
 
     reset_shared_state()
-    web._CACHES.clear()
+    reset_shared_caches()
     dynamic = config in ("dynamic", "all")
     cache = config in ("cache", "all")
     variants_to_web = config != "all"
