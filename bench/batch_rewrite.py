@@ -20,24 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from common import REPO, data_file, run_worker, table, verdict
+from common import REPO, run_worker, table, verdict, write_batch_input
 
 TARGET = 3000.0  # issue 25: turns/s on the slowest dev set
 DATASETS = (("canard dev", "canard/dev.jsonl"), ("su2019 dev", "rewrite-su2019-zh/dev.jsonl"),
             ("restoration-200k valid", "restoration-200k-zh/valid.jsonl"))
-KEEP = ("id", "history", "history_roles", "question", "topic")
-
-
-def _write_input(rel: str, dst: Path, limit: int | None) -> int:
-    n = 0
-    with data_file(rel).open(encoding="utf-8") as fh, dst.open("w", encoding="utf-8") as out:
-        for line in fh:
-            if limit is not None and n >= limit:
-                break
-            o = json.loads(line)
-            out.write(json.dumps({k: o[k] for k in KEEP if k in o}, ensure_ascii=False) + "\n")
-            n += 1
-    return n
 
 
 def work(quick: bool = False) -> dict:
@@ -59,7 +46,7 @@ def work(quick: bool = False) -> dict:
         rewrite_batch(warm, tmpd / "warm.out.jsonl", warm=True)  # the CLI's start: warm-up, then gc.freeze (once)
         for name, rel in DATASETS:
             src, dst = tmpd / f"{Path(rel).parent.name}.in.jsonl", tmpd / f"{Path(rel).parent.name}.out.jsonl"
-            n_in = _write_input(rel, src, limit)
+            n_in = write_batch_input(rel, src, limit)
             c0 = time.process_time()
             t0 = time.perf_counter()
             n, secs = rewrite_batch(src, dst)

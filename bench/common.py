@@ -39,6 +39,23 @@ def data_file(rel: str) -> Path:
 
 
 # --- the machine ----------------------------------------------------------------------------------
+BATCH_KEEP = ("id", "history", "history_roles", "question", "topic")  # what a `rewrite --batch` input line carries
+
+
+def write_batch_input(rel: str, dst: Path, limit: int | None = None) -> int:
+    """The first ``limit`` records (all: None) of the shared data file ``rel`` written to ``dst`` as `rewrite --batch`
+    input (the ``BATCH_KEEP`` fields only); returns how many."""
+    n = 0
+    with data_file(rel).open(encoding="utf-8") as fh, dst.open("w", encoding="utf-8") as out:
+        for line in fh:
+            if limit is not None and n >= limit:
+                break
+            o = json.loads(line)
+            out.write(json.dumps({k: o[k] for k in BATCH_KEEP if k in o}, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
 def machine() -> dict[str, str]:
     cpu = platform.processor() or "?"
     try:

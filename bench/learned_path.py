@@ -24,12 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import REPO, data_file, pct, run_worker, table, verdict
+from common import REPO, pct, run_worker, table, verdict, write_batch_input
 
 TARGET_P99_MS = 15.0
 TARGET_TPS = 300.0
 DATASETS = (("canard dev", "canard/dev.jsonl"), ("su2019 dev", "rewrite-su2019-zh/dev.jsonl"))
-KEEP = ("id", "history", "history_roles", "question", "topic")
 
 
 def work(quick: bool = False) -> dict:
@@ -100,14 +99,7 @@ def batch(quick: bool = False) -> dict:
         rewrite_batch(warm, tmpd / "warm.out.jsonl", "learned", warm=True)  # warm-up and the model loaded
         for name, rel in DATASETS:
             src = tmpd / f"{Path(rel).parent.name}.in.jsonl"
-            n_in = 0
-            with data_file(rel).open(encoding="utf-8") as fh, src.open("w", encoding="utf-8") as dst:
-                for line in fh:
-                    if limit is not None and n_in >= limit:
-                        break
-                    o = json.loads(line)
-                    dst.write(json.dumps({k: o[k] for k in KEEP if k in o}, ensure_ascii=False) + "\n")
-                    n_in += 1
+            n_in = write_batch_input(rel, src, limit)
             row: dict = {"name": name, "records": n_in}
             for rw in ("learned", "rules"):
                 t0 = time.perf_counter()
