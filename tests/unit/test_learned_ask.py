@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from convsearch.eval.oracle import per_query
 from convsearch.learned.alt_models import fit_gbdt
 from convsearch.learned.ask import ASK_NAMES, EXTRA_NAMES, LEVELS, AskModels, Doubt, Ranked, ask_row
-from convsearch.learned.ask_train import Rows, fit_ask, fit_doubt, out_of_fold, ranking_table, recall_at
+from convsearch.learned.ask_train import Rows, fit_ask, fit_doubt, out_of_fold, ranking_table
 from convsearch.learned.features import TURN_NAMES
 from convsearch.learned.model import fit_logistic
 from convsearch.learned.resolver import Resolver
@@ -98,10 +99,10 @@ def test_fold_models_never_see_their_fold_and_the_fit_is_deterministic() -> None
     assert "| a.jsonl | 250 |" in table
 
 
-def test_recall_at_ten() -> None:
-    assert recall_at(["a", "b", "c"], {"c": 1, "z": 1}) == 0.5
-    assert recall_at([str(i) for i in range(20)], {"15": 1}) == 0.0
-    assert recall_at(["a"], {}) == 0.0
+def test_the_retrieval_label_reads_recall_at_ten() -> None:  # ask_train labels with the oracle's per_query
+    assert per_query(["a", "b", "c"], {"c": 1, "z": 1})[0] == 0.5
+    assert per_query([str(i) for i in range(20)], {"15": 1})[0] == 0.0
+    assert per_query(["a"], {})[0] == 0.0
 
 
 def test_a_fold_the_ask_section_lacks_is_an_error() -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,8 +32,9 @@ import numpy as np
 
 from ..errors import ConvsearchError
 from ..eval.data import load_records, topic_text
+from ..eval.oracle import per_query
 from ..eval.retrieval_eval import _search, build_task, local_index
-from ..rewrite.enhance import Enhanced, EnhanceRequest
+from ..rewrite.enhance import EnhanceRequest, Passthrough
 from .alt_models import fit_gbdt
 from .ask import ASK_NAMES, Doubt, Ranked, idf_mass
 from .auto import ALWAYS, AskWhenUnsure
@@ -48,18 +49,6 @@ TOP_K = 10
 L2 = 1.0
 
 
-class _Never:
-    """An enhancer ``assess`` never calls (training reads the offline side only)."""
-
-    name = "never"
-
-    def enhance(self, request: EnhanceRequest) -> Enhanced:  # pragma: no cover - assess does not ask
-        raise AssertionError("the ask rows are read without asking")
-
-    def close(self) -> None:
-        """Nothing to release."""
-
-
 @dataclass
 class Rows:
     """The labelled turns of the training files: features, the two labels, the fold and file of each."""
@@ -71,19 +60,13 @@ class Rows:
     file: list[str]
 
 
-def recall_at(ids: Sequence[str], gold: Mapping[str, int], k: int = TOP_K) -> float:
-    """Recall@k of one ranking against the relevant ids."""
-    top = list(dict.fromkeys(ids))[:k]
-    return sum(1 for d in top if d in gold) / len(gold) if gold else 0.0
-
-
 def file_rows(path: Path, model_path: Path | str | None = None) -> tuple[list[np.ndarray], list[int], list[int],
                                                                           list[int]]:
     """(rows, retrieval labels, broad labels, folds) of the askable turns of one training file's retrieval task."""
     learned = LearnedRewriter(model_path)
     if learned.out_of_fold(path) is None:
         raise ValueError(f"{path} is not a training file of the model")
-    auto = AskWhenUnsure(_Never(), learned, below=ALWAYS)
+    auto = AskWhenUnsure(Passthrough(), learned, below=ALWAYS)  # assess never asks it
     models = learned.resolver.models
     task = build_task(load_records(path))
     rows: list[np.ndarray] = []
@@ -108,7 +91,7 @@ def file_rows(path: Path, model_path: Path | str | None = None) -> tuple[list[np
                 if fold is None:  # a training file is mapped whole (learned.oof): a turn outside it is a bug
                     raise ValueError(f"{path}: turn {r.id} has no fold in the model's fold map")
                 offline = a.offline.query
-                got = {q: recall_at([h.id for h in _search(index, q, TOP_K)], turn.qrels)
+                got = {q: per_query([h.id for h in _search(index, q, TOP_K)], turn.qrels, TOP_K)[0]
                        for q in dict.fromkeys((offline, r.rewrite))}
                 better = got[r.rewrite] > got[offline]
                 answer = read(offline)
@@ -193,5 +176,5 @@ def ranking_table(rows: Rows, conf: np.ndarray, share: float = 0.4) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["MISS_MASS", "Rows", "file_rows", "fit_ask", "fit_doubt", "out_of_fold", "ranking_table", "recall_at",
+__all__ = ["MISS_MASS", "Rows", "file_rows", "fit_ask", "fit_doubt", "out_of_fold", "ranking_table",
            "training_rows"]
