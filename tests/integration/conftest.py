@@ -123,3 +123,13 @@ def milvus_server(_milvus_server_session, request):
     collection prefix. The test's report carries where it ran, for the run's summary line."""
     request.node.user_properties.append(("convsearch_milvus_server", _MILVUS_SERVER["where"]))
     return _milvus_server_session
+
+
+@pytest.fixture(scope="module")
+def openai_server():
+    """A loopback OpenAI-compatible server (``convsearch.testing.openai_server``), one per test module; a module's
+    own fixture resets it to the state its tests start from."""
+    from convsearch.testing.openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer() as srv:
+        yield srv

@@ -38,17 +38,11 @@ LLM_ANSWER = "When did SpaceX launch its first rocket"  # words of the history a
 
 
 
-@pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer() as srv:
-        yield srv
-
-
 @pytest.fixture
-def srv(server: FakeOpenAIServer):
-    server.reset()
-    yield server
-    server.reset()
+def srv(openai_server: FakeOpenAIServer):
+    openai_server.reset()
+    yield openai_server
+    openai_server.reset()
 
 
 def auto(srv: FakeOpenAIServer, below: float, **env: str):

@@ -44,14 +44,9 @@ ANSWERS = {"价格呢？": "AnySearch 的价格",
 
 
 
-@pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer() as srv:
-        yield srv
-
-
 @pytest.fixture
-def srv(server: FakeOpenAIServer):
+def srv(openai_server: FakeOpenAIServer):
+    server = openai_server
     server.reset()
     server.latency_s = 0.0
     server.api_key = None
