@@ -145,8 +145,9 @@ def ask_card(d: dict[str, Any], ask_md: str) -> str:
     kinds = [m["model"]["kind"] for m in a["full"]["models"]]
     return f"""
 ## When `auto` asks the LLM (`ask`: `learned.ask`, fitted by `learned.ask_train`)
-{a['rows']} turns of the training files' own retrieval tasks (BM25; the turns the rules are sure of left out), each
-read by the fold model that never saw its dialog. Two models: {kinds[0]} on the retrieval label
+{a['rows']} turns of the training files' own retrieval tasks (BM25; left out: the turns the rules are sure of and
+those with nothing to ask about), each read by the fold models that never saw its dialog. Two models: {kinds[0]} on
+the retrieval label
 ({a['labels']['retrieval']}; {a['positives']['retrieval']} turns) and {kinds[1]} on the broad label
 ({a['labels']['broad']}; {a['positives']['broad']} turns); a turn's confidence is the mean of its two ranks among
 the training turns of its language. Features ({len(a['full']['models'][0]['model']['names'])}): the turn features
@@ -162,8 +163,8 @@ def write_models(p: Prepared, out: Path, *, command: str, scores_md: str = "", m
                  gate_model: str = GATE_MODEL, term_model: str = TERM_MODEL, ellipsis: float = SHARE,
                  ask_root: Path | None = None) -> str:
     """Write ``learned.json`` and ``MODEL_CARD.md`` into ``out``; returns the file's sha256. With ``ask_root`` (the
-    shared data root) the file also gets its ``ask`` section (``learned.ask_train``): the resolver's models are
-    written first, the ask rows read them out of fold, and the file is written again with the section."""
+    shared data root) the file also gets its ``ask`` section (``learned.ask_train``): the ask rows read the resolver's
+    models out of fold from a scratch copy, and ``out`` is written once, with the section."""
     d, oof_md = model_dict(p, min_df=min_df, command=command, gate_model=gate_model, term_model=term_model,
                            ellipsis=ellipsis)
     out.mkdir(parents=True, exist_ok=True)
@@ -190,7 +191,8 @@ def write_models(p: Prepared, out: Path, *, command: str, scores_md: str = "", m
 
 
 def forget(path: Path) -> None:
-    """Drop a model file this process loaded (``resolver.load_models`` keeps one per path) before it is rewritten."""
+    """Drop a model file this process loaded (``resolver.load_models`` and ``ask.ask_models`` keep one per path), so
+    that a file of the same name read later is read anew."""
     from . import ask
     from .resolver import _LOADED
 
