@@ -9,7 +9,7 @@ import pytest
 from convsearch.eval.oracle import per_query
 from convsearch.learned.alt_models import fit_gbdt
 from convsearch.learned.ask import ASK_NAMES, EXTRA_NAMES, LEVELS, AskModels, Doubt, Ranked, ask_row
-from convsearch.learned.ask_train import Rows, fit_ask, fit_doubt, out_of_fold, ranking_table
+from convsearch.learned.ask_train import Rows, file_rows, fit_ask, fit_doubt, out_of_fold, ranking_table
 from convsearch.learned.features import TURN_NAMES
 from convsearch.learned.model import fit_logistic
 from convsearch.learned.resolver import Resolver
@@ -112,3 +112,12 @@ def test_a_fold_the_ask_section_lacks_is_an_error() -> None:
     assert ask.pick(None) is ask.full and ask.pick(4) is ask.folds[4]
     with pytest.raises(ValueError, match="5 fold models, not fold 5"):
         ask.pick(5)
+
+
+def test_ask_rows_come_only_from_the_model_s_training_files(tmp_path) -> None:
+    # an evaluation-only file (here a copy's name) is refused before anything is read: no row of it reaches a fit
+    folder = tmp_path / "rewrite-su2019-zh"
+    folder.mkdir()
+    (folder / "dev.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(ValueError, match="is not a training file of the model"):
+        file_rows(folder / "dev.jsonl")
