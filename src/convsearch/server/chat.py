@@ -420,9 +420,14 @@ def install(app: FastAPI, service: Service, tenant_dep: Any) -> None:
     started = int(time.time())
 
     @app.post("/v1/chat/completions", response_model=ChatCompletionOut, tags=["openai"], responses={
-        200: {"content": {"text/event-stream": {"schema": {"type": "string", "description": (
-            "`data: {chat.completion.chunk}` events, the last one with `finish_reason` and the answer's "
-            "citations, search_results, searches and convsearch fields, then `data: [DONE]`")}}},
+        200: {"content": {"text/event-stream": {"schema": {
+            # one server-sent event, as /v1/answer describes its own: unnamed events are SSE's "message"
+            "type": "object", "required": ["data"],
+            "properties": {"event": {"type": "string", "enum": ["message"]},
+                           "data": {"type": "string", "description": (
+                               "a chat.completion.chunk (JSON), the last one with `finish_reason` and the "
+                               "answer's citations, search_results, searches and convsearch fields; then "
+                               "`[DONE]`")}}}}},
               "description": "The answer as an OpenAI chat completion (or, with `stream: true`, its chunks)"},
         **errs})
     async def chat_completions(req: ChatRequest, request: Request, t: Annotated[Tenant, Depends(tenant_dep)],
