@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import DataFileError
-from .types import Document
+from ..errors import DataFileError
+from ..types import Document
 
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".md": "markdown", ".markdown": "markdown", ".txt": "text"}
 _FRONT_MATTER_RE = re.compile(r"^---\n(.*?)\n---\n", re.DOTALL)
