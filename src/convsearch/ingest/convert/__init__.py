@@ -1,0 +1,74 @@
+"""One file to :class:`~convsearch.ingest.types.Converted`: the suffix picks the converter, one module per format.
+
+    >>> kind_of(Path("notes/a.MD"))
+    'markdown'
+
+``convert`` checks the size by ``stat`` before reading, reads the bytes once, and hands them to the format's
+module; every failure (unreadable, too big, empty, binary, corrupt, encrypted, scanned) is a
+:class:`ConvertError` with a one-line reason, never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..types import Converted, ConvertError
+
+SUFFIXES = {".html": "html", ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".docx": "docx", ".md": "markdown",
+            ".markdown": "markdown", ".txt": "text"}
+MAX_BYTES = 200 * 2**20
+
+__all__ = ["MAX_BYTES", "SUFFIXES", "convert", "convert_bytes", "kind_of"]
+
+
+def kind_of(path: Path) -> str | None:
+    """The converter a file's suffix selects (``html``, ``pdf``, ``docx``, ``markdown``, ``text``), or None."""
+    return SUFFIXES.get(path.suffix.lower())
+
+
+def convert(path: Path, *, max_bytes: int = MAX_BYTES) -> Converted:
+    """The text and structure of one file; a :class:`ConvertError` names the file and the one-line reason."""
+    kind = kind_of(path)
+    where = str(path)
+    if kind is None:
+        raise ConvertError(where, f"unsupported file type {path.suffix or '(no suffix)'}; use one of "
+                                  + ", ".join(sorted(SUFFIXES)))
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise ConvertError(where, f"over the size limit ({_mb(size)} MB > {_mb(max_bytes)} MB)")
+        raw = path.read_bytes()
+    except PermissionError as exc:
+        raise ConvertError(where, "cannot read (permission denied)") from exc
+    except IsADirectoryError as exc:
+        raise ConvertError(where, "is a directory, not a file") from exc
+    except OSError as exc:
+        raise ConvertError(where, f"cannot read ({exc.strerror or exc.__class__.__name__})") from exc
+    return convert_bytes(raw, where, kind)
+
+
+def convert_bytes(raw: bytes, path: str, kind: str) -> Converted:
+    """Convert bytes already read; ``path`` is only used in error messages."""
+    if not raw.strip():
+        raise ConvertError(path, "the file is empty")
+    if kind == "html":
+        from .html import convert_html as fn
+    elif kind == "pdf":
+        from .pdf import convert_pdf as fn
+    elif kind == "docx":
+        from .docx import convert_docx as fn
+    elif kind == "markdown":
+        from .markdown import convert_markdown as fn
+    elif kind == "text":
+        from .text import convert_text as fn
+    else:
+        raise ConvertError(path, f"unknown converter {kind!r}")
+    out = fn(raw, path)
+    if not out.text.strip():
+        raise ConvertError(path, "no text layer (scanned?)" if kind == "pdf" else "the file is empty")
+    return out
+
+
+def _mb(n: int) -> str:
+    mb = n / 2**20
+    return f"{mb:.0f}" if mb >= 10 or mb == int(mb) else f"{mb:.1f}"
