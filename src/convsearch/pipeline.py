@@ -39,6 +39,7 @@ from .errors import InputError
 from .format import citations, context
 from .fuse import fuse
 from .gate import needs_rewrite
+from .group import group_passages
 from .infra.deadline import Deadline
 from .infra.turn import turn
 from .rerank import rerank
@@ -125,11 +126,15 @@ def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *
                            renumber=False)  # rerank numbers them
     if clock:
         clock.lap("dedup")
-    ranked = rerank(deduped, query, rw.rewritten, limit=top_k)
+    # passages of indexed files: every candidate is reranked, then grouped by document (group.py), cut to top_k
+    grouped = any("doc_id" in h.metadata for h in deduped)
+    ranked = rerank(deduped, query, rw.rewritten, limit=None if grouped else top_k)
+    if grouped:
+        ranked = group_passages(ranked, per_doc=settings.per_doc, limit=top_k)
     if clock:
         clock.lap("rerank")
     cites = citations(ranked, snippet_tokens=settings.snippet_tokens, stale_days=settings.stale_days, today=today,
-                      time_sensitive=time_sensitive)
+                      time_sensitive=time_sensitive, passage_tokens=settings.passage_tokens)
     ctx = context(cites)
     if clock:
         clock.lap("format")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .format import heading, origin
+
 SHOW_ANALYSIS = [False]
 
 
@@ -24,8 +26,9 @@ def render_turn(r: Any, *, max_results: int = 5) -> str:
     for note in r.trace.notes:
         lines.append(f"  note      : {note}")
     for c in r.citations[:max_results]:
-        meta = ", ".join(x for x in (c.provider, c.domain, c.date, "UNDATED" if c.undated else "",
+        # a passage of an indexed file names its section, file and pages: "Guide › NFS (guide.pdf, p. 12)"
+        meta = ", ".join(x for x in (c.provider, *origin(c), c.date, "UNDATED" if c.undated else "",
                                      "STALE" if c.stale else "") if x)
         snippet = c.snippet if len(c.snippet) <= 90 else c.snippet[:90] + "…"
-        lines.append(f"  [{c.n}] {c.title}{f' ({meta})' if meta else ''}  id={c.id}\n      {snippet}")
+        lines.append(f"  [{c.n}] {heading(c)}{f' ({meta})' if meta else ''}  id={c.id}\n      {snippet}")
     return "\n".join(lines)

@@ -147,6 +147,9 @@ class Citation:
     undated: bool = False   # a web result no provider field dated
     provider: str = ""      # the web provider that found it ("" for local backends)
     tier: str = ""          # its site tier from CONVSEARCH_SITE_POLICY ("" when unlisted)
+    # the hit's metadata (JSON scalars only): for a passage of an indexed file its provenance, ``source`` (the
+    # file's path), ``title``, ``section``, ``page`` / ``page_end``, ``doc_id``, ``chunk`` (/ ``chunk_end``) …
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

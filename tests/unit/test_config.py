@@ -40,7 +40,7 @@ FROZEN = {f"CONVSEARCH_{n}" for n in (
     "TAVILY_API_KEYS", "TAVILY_BASE_URL", "TAVILY_RATE", "TAVILY_TOPIC", "TOP_K", "WEB_BREAKER_COOLDOWN_S",
     "WEB_BREAKER_FAILURES", "WEB_CACHE", "WEB_MAX_RETRIES", "WEB_MAX_WAIT_S", "WEB_PROVIDERS", "WEB_RESULT_COUNT",
     "WEB_TIMEOUT_S", "WEB_VARIANTS", "WINDOW",
-)}
+)} | {"CONVSEARCH_PASSAGE_TOKENS", "CONVSEARCH_PER_DOC"}  # added since (issue 34: whole-passage citations, grouping)
 
 
 def _builtin_sections() -> list[type[Section]]:

@@ -436,7 +436,7 @@ class Agent:
             hit = next((h for h in resp.hits if h.id == c.id), None)
             provider = hit.source if hit is not None else ""
             src = task.number(_source_key(c.url, c.id), lambda n, c=c, p=provider: Source(
-                n, c.id, c.title, c.url, c.domain, c.date, c.snippet, p))
+                n, c.id, c.title, c.url, c.domain, c.date, c.snippet, p, c.metadata))
             sources.append(src)
             if looks_like_injection(f"{c.title} {c.snippet}"):
                 task.notes.append(f"result [{src.n}] contains instruction-like text; shown as data only")
@@ -679,7 +679,8 @@ class Agent:
 
     async def _remember(self, task: _Task, conv: Any, answer: Answer) -> None:
         """The question, the numbered results and the answer go into the session; its [n] mark them cited."""
-        cites = [Citation(x.n, x.id, x.title, x.domain, x.date, x.snippet, x.url, False, 0.0) for x in answer.sources]
+        cites = [Citation(x.n, x.id, x.title, x.domain, x.date, x.snippet, x.url, False, 0.0, metadata=x.metadata)
+                 for x in answer.sources]
 
         def write() -> None:
             conv.record_turn(task.question, cites, self.settings)

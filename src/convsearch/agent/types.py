@@ -26,9 +26,11 @@ class Source:
     date: str | None
     snippet: str
     provider: str = ""
+    # the result's metadata (Citation.metadata): a passage of an indexed file names source, section, page …
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     def cite(self) -> AnswerCitation:
-        return AnswerCitation(self.n, self.title, self.url, self.domain, self.date)
+        return AnswerCitation(self.n, self.title, self.url, self.domain, self.date, dict(self.metadata))
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,7 @@ class AnswerCitation:
     url: str
     domain: str
     date: str | None
+    metadata: dict[str, Any] = field(default_factory=dict)  # source, section, page … (see Source)
 
 
 @dataclass(frozen=True, slots=True)

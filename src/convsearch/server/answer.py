@@ -45,6 +45,9 @@ class CitationOut(BaseModel):
     url: str
     domain: str
     date: str | None = None
+    metadata: dict[str, m.MetaValue] = Field(default_factory=dict, description=(
+        "The result's metadata, as POST /v1/search gives it: a passage of an indexed file names source (its "
+        "path), section and page."))
 
 
 class SourceOut(CitationOut):

@@ -14,7 +14,8 @@ shape, top level (the SDK keeps unknown fields: ``completion.citations``, ``chun
 
 - ``citations``: URLs, ``citations[n - 1]`` the source the answer cites as ``[n]`` (every result the agent read,
   in number order; "" for a number no result holds);
-- ``search_results``: the same sources with ``n``, title, url, date, domain, snippet;
+- ``search_results``: the same sources with ``n``, title, url, date, domain, snippet and ``metadata`` (a passage of
+  an indexed file: ``source``, its path, ``section`` and ``page``, as ``POST /v1/search`` gives them);
 - ``searches``: the searches the agent made (the model's query, what was searched, the results' numbers);
 - ``convsearch``: the numbers the answer cites (``cited``), its flags (partial, degraded, uncited sentences …),
   the session id, whether the streamed text was replaced.
@@ -52,6 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..agent import Agent, Answer
 from ..errors import InputError, LLMNotConfigured
+from ..format import scalar_metadata
 from ..llm import NOT_CONFIGURED
 from ..pipeline import validate_query
 from ..text import count_tokens, truncate_tokens
@@ -128,6 +130,8 @@ class SearchResultOut(BaseModel):
     date: str | None = None
     domain: str
     snippet: str
+    metadata: dict[str, m.MetaValue] = Field(default_factory=dict, description=(
+        "The result's metadata: a passage of an indexed file names source (its path), section and page."))
 
 
 class ChatFlagsOut(BaseModel):
@@ -248,8 +252,8 @@ def sources(a: Answer) -> tuple[list[str], list[SearchResultOut]]:
     """``citations`` (URL per number, "" for a gap) and ``search_results`` of an answer, in [n] order."""
     by_n = {s.n: s for s in a.sources}
     urls = [by_n[n].url if n in by_n else "" for n in range(1, max(by_n, default=0) + 1)]
-    results = [SearchResultOut(n=s.n, title=s.title, url=s.url, date=s.date, domain=s.domain, snippet=s.snippet)
-               for s in sorted(a.sources, key=lambda s: s.n)]
+    results = [SearchResultOut(n=s.n, title=s.title, url=s.url, date=s.date, domain=s.domain, snippet=s.snippet,
+                               metadata=scalar_metadata(s.metadata)) for s in sorted(a.sources, key=lambda s: s.n)]
     return urls, results
 
 

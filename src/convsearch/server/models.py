@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from ..format import scalar_metadata
 from ..types import Citation, Decision, RewriteResult, SearchResponse, Trace
 
 _NO_CONTROL = r"^[^\x00-\x1f\x7f]+$"
@@ -31,6 +32,8 @@ AgentId = Annotated[str, Field(min_length=1, max_length=128, pattern=_ID,
                                description="Which agent of the tenant owns the session.")]
 Topic = Annotated[str, Field(min_length=1, max_length=256, pattern=_NO_NUL, description="Session context, e.g. the page or product title.")]
 MessageId = Annotated[str, Field(min_length=1, max_length=128, pattern=_NO_CONTROL)]
+# a metadata value on the wire: a JSON scalar (bool first: pydantic would otherwise read true as 1)
+MetaValue = bool | int | float | str | None
 BackendName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$",
                                    description="A backend name of CONVSEARCH_BACKENDS, e.g. local.")]
 
@@ -132,6 +135,10 @@ class Result(BaseModel):
     undated: bool = Field(False, description="A web result that no provider field dated.")
     provider: str = Field("", description="The web provider that found it ('' for the local index).")
     tier: str = Field("", description="Its site tier from CONVSEARCH_SITE_POLICY ('' when unlisted).")
+    metadata: dict[str, MetaValue] = Field(default_factory=dict, description=(
+        "The result's metadata (JSON scalars). A passage of an indexed file: source (the file's path), title, "
+        "section (heading path joined with ' › '), page and page_end (PDF), doc_id, chunk (and chunk_end when "
+        "adjacent passages were merged), start, end, lang."))
 
 
 class BackendInfo(BaseModel):
@@ -245,7 +252,8 @@ def decision_info(d: Decision) -> DecisionInfo:
 
 def result(c: Citation) -> Result:
     return Result(n=c.n, id=c.id, title=c.title, url=c.url, domain=c.domain, date=c.date, snippet=c.snippet,
-                  stale=c.stale, score=float(c.score), undated=c.undated, provider=c.provider, tier=c.tier)
+                  stale=c.stale, score=float(c.score), undated=c.undated, provider=c.provider, tier=c.tier,
+                  metadata=scalar_metadata(c.metadata))
 
 
 def trace_info(t: Trace) -> TraceInfo:
