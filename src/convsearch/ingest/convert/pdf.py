@@ -22,6 +22,8 @@ _SENTENCE_END = tuple(".!?:;。！？：；…\"”’)）」』")
 _BULLET = re.compile(r"(?:[•◦▪‣·●○■□–—*-]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
 _SECTION_NUMBER = re.compile(r"(?:(?:[\dA-Z]{1,3}\.)*\d{1,3}\.?|第\s*[\d一二三四五六七八九十百]+\s*[章节部分篇]|"
                              r"chapter\s+\d+|appendix\s+[A-Z])[\s:：.]*$", re.IGNORECASE)
+_SOFT_HYPHEN = re.compile("[\ufffe\x02]\n?")
+_PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "no title", "title"})
 _EDGE_LINES = 2  # lines at each end of a page examined for running headers/footers
 
 
@@ -38,7 +40,9 @@ def convert_pdf(raw: bytes, path: str) -> Converted:
     try:
         pages = _page_lines(doc, path)
         outline = _outline(doc)
-        title = (doc.get_metadata_value("Title") or "").strip()
+        title = collapse(doc.get_metadata_value("Title") or "")
+        if title.lower() in _PLACEHOLDER_TITLES:  # what a PDF maker writes when nobody set one
+            title = ""
     finally:
         doc.close()
     if not any(pages):
@@ -78,7 +82,10 @@ def _page_lines(doc: object, path: str) -> list[list[str]]:
             finally:
                 textpage.close()
                 page.close()
-            text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x02", "-")
+            # pdfium marks a hyphen it judged to split a word across lines with U+FFFE (older builds: \x02)
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+            if "\ufffe" in text or "\x02" in text:
+                text = _SOFT_HYPHEN.sub("", text)
             out.append([ln.strip() for ln in text.split("\n") if ln.strip()])
     except pdfium.PdfiumError as exc:
         raise ConvertError(path, "not a readable PDF (corrupt or truncated)") from exc

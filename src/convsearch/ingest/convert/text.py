@@ -20,7 +20,7 @@ def convert_text(raw: bytes, path: str) -> Converted:
     for para in _PARAGRAPH_BREAK.split(text):
         blocks.add(collapse(para))
     body, _ = blocks.build()
-    return Converted(text=body, title=first_line(body), kind="text")
+    return Converted(text=body, title=collapse(first_line(text)), kind="text")
 
 
 def first_line(text: str) -> str:
