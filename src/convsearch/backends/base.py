@@ -282,6 +282,18 @@ def batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
         yield batch
 
 
+def indexed_text(d: Document, sep: str = "\n") -> str:
+    """What a writable backend indexes and embeds for ``d``: its title, the heading path of a passage
+    (``metadata["section"]``, so a passage deep in a section still matches the section's words), then its text.
+
+    >>> indexed_text(Document("a#1", "Run exportfs.", "Admin Guide", metadata={"section": "11. NFS"}))
+    'Admin Guide › 11. NFS\nRun exportfs.'
+    """
+    section = d.metadata.get("section") if d.metadata else None
+    head = f"{d.title} › {section}" if section and d.title else str(section or d.title or "")
+    return f"{head}{sep}{d.text}".strip()
+
+
 def _doc_hit(d: Document, score: float, source: str) -> Hit:
     md: dict[str, Any] = {**d.metadata}
     if d.lang:
