@@ -26,6 +26,18 @@
     } catch (e) { return null; }
   }
 
+  // where a passage of an indexed file comes from: "file › section, p. 12–13" ("" for web results and records)
+  function provenance(md) {
+    if (!md || !md.source || md.source_type === "web") return "";
+    if ([md.doc_id, md.chunk, md.section, md.page].every((v) => v === undefined || v === null || v === "")) return "";
+    const file = String(md.source).replace(/[\\/]+$/, "").split(/[\\/]/).pop() || String(md.source);
+    let where = md.section ? file + " › " + md.section : file;
+    if (md.page !== undefined && md.page !== null && md.page !== "") {
+      where += ", p. " + md.page + (md.page_end && md.page_end !== md.page ? "–" + md.page_end : "");
+    }
+    return where;
+  }
+
   function newSessionId() {
     const rnd = (window.crypto && crypto.randomUUID) ? crypto.randomUUID()
       : Date.now().toString(36) + Math.random().toString(36).slice(2);
@@ -85,6 +97,7 @@
         meta ? el("span", { class: "meta" }, " (" + meta + ")") : null,
         c.stale ? el("span", { class: "badge stale" }, "stale") : null,
         c.undated ? el("span", { class: "badge stale" }, "undated") : null,
+        provenance(c.metadata) ? el("div", { class: "where", "data-testid": "where" }, provenance(c.metadata)) : null,
         el("div", { class: "snippet" }, c.snippet));
       list.append(item);
     }
@@ -114,7 +127,8 @@
         : el("span", {}, c.title);
       const meta = [c.domain, c.date].filter(Boolean).join(", ");
       list.append(el("li", { "data-testid": "citation" }, el("span", { class: "n" }, "[" + c.n + "] "), title,
-        meta ? el("span", { class: "meta" }, " (" + meta + ")") : null));
+        meta ? el("span", { class: "meta" }, " (" + meta + ")") : null,
+        provenance(c.metadata) ? el("div", { class: "where", "data-testid": "where" }, provenance(c.metadata)) : null));
     }
     return list;
   }
