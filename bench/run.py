@@ -32,6 +32,7 @@ import fanout  # noqa: E402
 import halves  # noqa: E402
 import history  # noqa: E402
 import hybrid  # noqa: E402
+import ingest  # noqa: E402
 import learned_path  # noqa: E402
 import llm_path  # noqa: E402
 import mixed_variants  # noqa: E402
@@ -55,6 +56,7 @@ BENCHMARKS = {
     "mixed": mixed_variants,
     "learned": learned_path,
     "oracle": oracle,
+    "ingest": ingest,
 }
 
 
@@ -123,6 +125,14 @@ def _summary(res: dict[str, dict]) -> list[tuple]:
         rows.append(("Learned rewriter per turn p99 / `rewrite --batch --rewriter learned` (slowest set)",
                      f"{r['per_turn']['learned']['all']['p99']:.2f} ms / {worst:,.0f} turns/s",
                      f"≤ {r['target_p99_ms']:g} ms / ≥ {r['target_tps']:,.0f} turns/s", verdict(r["met"])))
+    if "ingest" in res:
+        r = res["ingest"]["result"]
+        key = "both_mb_s" if r["splitter"] else "convert_mb_s"
+        rates = {k: r[k][key] for k in ("html_pg", "html_debref", "markdown") if k in r}
+        if rates:
+            rows.append((f"Ingest: {'convert + split' if r['splitter'] else 'convert'} MB of text/s, slowest of "
+                         "HTML (2 doc sets) and Markdown", f"{min(rates.values()):.1f} ({min(rates, key=rates.get)})",
+                         f"≥ {ingest.TARGET_MB_S:g}", verdict(r["met"])))
     if "regress" in res:
         r = res["regress"]["result"]
         if r["status"] in ("ok", "fail"):

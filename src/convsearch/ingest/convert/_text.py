@@ -9,7 +9,7 @@ from ..types import Heading
 # CJK ideographs, kana, Hangul, CJK and full-width punctuation: between two of these a line break is no space.
 CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
 _CJK_CHAR = re.compile(f"[{CJK}]")
-_CJK_BREAK = re.compile(f"(?<=[{CJK}])[ \\t\\r]*\\n\\s*(?=[{CJK}])")
+_CJK_BREAK = re.compile(f"([{CJK}])[ \\t\\r]*\\n\\s*(?=[{CJK}])")
 _BLANK_LINES = re.compile(r"[ \t\r\f\v]*\n(?:[ \t\r\f\v]*\n)+")
 _TRAILING_SPACE = re.compile(r"[ \t\r\f\v]+\n")
 
@@ -21,8 +21,8 @@ def is_cjk(ch: str) -> bool:
 def collapse(block: str) -> str:
     """One block's text on one line: whitespace runs become one space, a line break between two Chinese
     characters becomes nothing (wrapped Chinese has no spaces)."""
-    if "\n" in block:
-        block = _CJK_BREAK.sub("", block)
+    if "\n" in block and not block.isascii():  # isascii is a flag test: English text skips the regex
+        block = _CJK_BREAK.sub(r"\1", block)
     return " ".join(block.split())
 
 

@@ -1,0 +1,214 @@
+"""Benchmark: the ingest converters (and the passage splitter when it is there) on the installed Debian docs.
+
+    .venv/bin/python bench/ingest.py [--quick]      # prints the section
+    .venv/bin/python bench/run.py --only ingest     # the same, through the benchmark runner
+
+1. **HTML**: every page of /usr/share/doc/postgresql-doc-15/html (DocBook, ~1,170 files) and the zh + en
+   Debian reference chapters, one file at a time: ``convert`` alone, then ``convert`` + ``passages.split``.
+   Throughput is MB of *output text* (UTF-8) per second of wall time, one thread; the HTML read is larger.
+2. **Markdown**: ~5 MB of Markdown written into a temp dir from the converted PostgreSQL text (headings as
+   ``#`` lines, code as fences), then converted (and split) the same way.
+3. **PDF**: the zh and en Debian reference PDFs, pages per second.
+4. **Memory**: peak RSS of a fresh interpreter that converts (and splits) 100, then 1,000 files one at a time,
+   keeping nothing: the peak must not grow with the file count.
+
+Target (issue 34): conversion + splitting ≥ 5 MB of text per second for HTML and Markdown. Sections skip with a
+reason when the Debian packages are absent (debian-reference, postgresql-doc-15).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import REPO, peak_rss_mb, run_worker, table, verdict  # noqa: E402
+
+DEBREF = Path("/usr/share/debian-reference")
+PG_HTML = Path("/usr/share/doc/postgresql-doc-15/html")
+TARGET_MB_S = 5.0
+MARKDOWN_MB = 5.0
+
+
+def _split_fn():
+    """``passages.split`` when the splitter exists (it is written alongside the converters), else None."""
+    if importlib.util.find_spec("convsearch.ingest.passages") is None:
+        return None
+    try:
+        from convsearch.ingest.passages import split
+    except ImportError:
+        return None
+    return split
+
+
+def _measure(files: list[Path]) -> dict:
+    """Convert each file (then split it) one at a time; wall time of each stage summed over the files."""
+    from convsearch.ingest.convert import convert
+    from convsearch.ingest.types import ConvertError
+
+    split = _split_fn()
+    conv_s = split_s = 0.0
+    text_bytes = pages = passages = errors = 0
+    in_bytes = 0
+    for f in files:
+        in_bytes += f.stat().st_size
+        t0 = time.perf_counter()
+        try:
+            c = convert(f)
+        except ConvertError:
+            errors += 1
+            continue
+        t1 = time.perf_counter()
+        conv_s += t1 - t0
+        text_bytes += len(c.text.encode("utf-8"))
+        pages += len(c.pages)
+        if split is not None:
+            docs = split(c, source=str(f), doc_id=f.stem)
+            split_s += time.perf_counter() - t1
+            passages += len(docs)
+    mb = text_bytes / 1e6
+    out = {"files": len(files), "errors": errors, "input_mb": in_bytes / 1e6, "text_mb": mb, "pages": pages,
+           "convert_s": conv_s, "convert_mb_s": mb / conv_s if conv_s else float("nan"),
+           "pages_s": pages / conv_s if conv_s and pages else float("nan")}
+    if split is not None:
+        both = conv_s + split_s
+        out.update({"split_s": split_s, "passages": passages, "both_mb_s": mb / both if both else float("nan"),
+                    "both_pages_s": pages / both if both and pages else float("nan")})
+    return out
+
+
+def _markdown_corpus(dst: Path, html_files: list[Path], target_mb: float) -> list[Path]:
+    """Markdown files (~200 KB each) written from converted HTML: headings as ``#`` lines, <pre> as fences."""
+    from convsearch.ingest.convert import convert
+
+    out: list[Path] = []
+    buf: list[str] = []
+    size = total = 0
+    for f in html_files:
+        c = convert(f)
+        starts = {h.start: h.level for h in c.headings}
+        pos = 0
+        for block in c.text.split("\n\n"):
+            if pos in starts:
+                buf.append("#" * starts[pos] + " " + block)
+            elif "\n" in block:
+                buf.append("```\n" + block + "\n```")
+            else:
+                buf.append(block)
+            pos += len(block) + 2
+            size += len(block.encode()) + 2
+        if size >= 200_000:
+            p = dst / f"doc{len(out):04d}.md"
+            p.write_text("\n\n".join(buf) + "\n", encoding="utf-8")
+            out.append(p)
+            total += size
+            buf, size = [], 0
+            if total >= target_mb * 1e6:
+                break
+    return out
+
+
+def rss_worker(n: int) -> dict:
+    """In a fresh interpreter: convert (and split) ``n`` PostgreSQL pages one at a time, keeping nothing."""
+    files = sorted(PG_HTML.glob("*.html"))
+    files = (files * (n // len(files) + 1))[:n]
+    from convsearch.ingest.convert import convert  # imported before the baseline: the libraries are not per-file
+
+    split = _split_fn()
+    convert(files[0])
+    gc.collect()
+    base = peak_rss_mb()
+    for f in files:
+        c = convert(f)
+        if split is not None:
+            split(c, source=str(f), doc_id=f.stem)
+    return {"n": n, "baseline_mb": base, "peak_mb": peak_rss_mb(), "split": split is not None}
+
+
+def run(quick: bool = False) -> dict:
+    res: dict = {"quick": quick, "splitter": _split_fn() is not None, "skipped": {}}
+    if PG_HTML.is_dir():
+        pg = sorted(PG_HTML.glob("*.html"))
+        if quick:
+            pg = pg[:: 5]
+        res["html_pg"] = _measure(pg)
+        with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+            md = _markdown_corpus(Path(tmp), pg, 1.0 if quick else MARKDOWN_MB)
+            res["markdown"] = _measure(md)
+        res["rss"] = [run_worker("ingest", "rss_worker", {"n": n}, timeout=900) for n in ((50, 200) if quick
+                                                                                          else (100, 1000))]
+    else:
+        res["skipped"]["postgresql"] = f"{PG_HTML} not installed (apt-get install postgresql-doc-15)"
+    if DEBREF.is_dir():
+        res["html_debref"] = _measure(sorted(DEBREF.glob("*.html")))
+        pdfs = sorted(DEBREF.glob("debian-reference.*.pdf"))
+        if quick:
+            pdfs = pdfs[:1]
+        res["pdf"] = {p.name: _measure([p]) for p in pdfs}
+    else:
+        res["skipped"]["debian-reference"] = f"{DEBREF} not installed (apt-get install debian-reference)"
+    rates = [res[k]["both_mb_s" if res["splitter"] else "convert_mb_s"] for k in ("html_pg", "html_debref", "markdown")
+             if k in res]
+    res["met"] = bool(rates) and min(rates) >= TARGET_MB_S
+    return res
+
+
+def render(r: dict) -> str:
+    split = r["splitter"]
+    rows = []
+    labels = (("html_pg", "HTML: postgresql-doc-15 (DocBook)"), ("html_debref", "HTML: debian-reference zh + en"),
+              ("markdown", "Markdown (written from the PostgreSQL text)"))
+    for key, label in labels:
+        if key not in r:
+            continue
+        m = r[key]
+        both = m.get("both_mb_s", float("nan"))
+        rows.append((label, m["files"], m["input_mb"], m["text_mb"], m["convert_mb_s"], both if split else "-",
+                     f"≥ {TARGET_MB_S:g}", verdict((both if split else m["convert_mb_s"]) >= TARGET_MB_S)))
+    parts = ["## Ingest: converting files (and splitting them into passages)", "",
+             "One file at a time, one thread, wall time; MB = megabytes (10^6) of UTF-8 output text. "
+             + ("Splitting is `convsearch.ingest.passages.split` on each converted file." if split else
+                "The passage splitter was not present when this ran: conversion only."), "",
+             table(("input", "files", "input MB", "text MB", "convert MB/s", "convert + split MB/s", "target",
+                    "verdict"), rows)]
+    if r.get("pdf"):
+        prow = [(name, m["pages"], m["text_mb"], m["pages_s"], m.get("both_pages_s", "-") if split else "-",
+                 m["convert_mb_s"]) for name, m in r["pdf"].items()]
+        parts += ["", table(("PDF", "pages", "text MB", "convert pages/s", "convert + split pages/s",
+                             "convert MB/s"), prow)]
+    if r.get("rss"):
+        a, b = r["rss"][0], r["rss"][-1]
+        grew = b["peak_mb"] - a["peak_mb"]
+        rrow = [(f"{x['n']:,} files", x["baseline_mb"], x["peak_mb"], x["peak_mb"] - x["baseline_mb"])
+                for x in r["rss"]]
+        parts += ["", f"Peak RSS of a fresh interpreter converting{' and splitting' if split else ''} PostgreSQL "
+                      "pages one at a time (MiB; baseline = after the imports and one file):", "",
+                  table(("run", "baseline", "peak", "peak − baseline"), rrow), "",
+                  f"Growth from {a['n']:,} to {b['n']:,} files: {grew:+.1f} MiB "
+                  f"({verdict(grew <= 5.0)}: must not grow with the file count; ≤ 5 MiB of allocator noise)."]
+    for what, why in r.get("skipped", {}).items():
+        parts += ["", f"_{what} skipped: {why}._"]
+    return "\n".join(parts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", type=Path, default=None, help="also write the raw numbers here")
+    args = ap.parse_args()
+    res = run(args.quick)
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=1))
+    print(render(res))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO / "src"))
+    main()
