@@ -45,14 +45,14 @@ def decode(raw: bytes, path: str, *, declared: str | None = None) -> str:
     if looks_binary(raw):
         raise ConvertError(path, "binary data, not text")
     if declared:
-        codec = _codec(declared)
+        label = _codec(declared)
         # A page labelled with a legacy charset whose bytes are valid UTF-8 with non-ASCII in them is, in practice,
         # UTF-8 under a stale label (a GBK or cp1252 text almost never forms valid UTF-8 sequences by chance).
-        if codec is not None and codec != "utf-8" and not raw.isascii() and _is_utf8(raw):
+        if label is not None and label != "utf-8" and not raw.isascii() and _is_utf8(raw):
             return raw.decode("utf-8")
-        if codec is not None:
+        if label is not None:
             try:
-                return raw.decode(codec)
+                return raw.decode(label)
             except UnicodeDecodeError as exc:
                 raise ConvertError(path, f"invalid bytes for its declared charset {declared} at byte {exc.start}") \
                     from exc

@@ -106,7 +106,7 @@ def _mark(root: LexborNode) -> None:
     """Marker text nodes around every block (one selector pass; the tag picks the marker)."""
     levels, blocks = _LEVELS, _BLOCK_TAGS
     for node in root.css(_MARK_SELECTOR):
-        tag = node.tag
+        tag = node.tag or ""
         if tag in blocks:
             node.insert_before(_BLOCK)
             node.insert_after(_BLOCK)
