@@ -33,8 +33,10 @@ _CONTROL_DELETE = bytes(b for b in range(32) if b not in _TEXT_CONTROLS) + b"\x7
 def decode(raw: bytes, path: str, *, declared: str | None = None) -> str:
     """The text of ``raw``; ``declared`` is a charset the file names itself (HTML ``<meta charset>``).
 
-    >>> decode("中文".encode("gb18030"), "a.txt")
-    '中文'
+    >>> decode("这是一段中文文本。".encode("gbk"), "a.txt")
+    '这是一段中文文本。'
+
+    Guessing needs some text: a few characters alone can be valid GBK and valid Big5 at once.
     """
     for bom, codec in _BOMS:
         if raw.startswith(bom):
