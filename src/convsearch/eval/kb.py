@@ -12,7 +12,7 @@ A failing turn is labelled with its likely cause:
 
 ``boundary``      no indexed passage holds a gold string (split across passages, or not in the converted text)
 ``snippet``       a top-5 passage holds it, the cited context does not
-``unrewritten``   a follow-up searched as typed (the rewrite left it unchanged) and missed
+``as-typed``      a follow-up searched as typed (the rewrite left it unchanged: right for a standalone one) and missed
 ``retrieval``     the query (rewritten or a first turn) did not bring the passage into the top 5
 """
 
@@ -256,6 +256,10 @@ def _sync_summary(report: Any) -> dict[str, Any]:
             out[name] = value
         elif isinstance(value, (list, tuple)):
             out[name] = len(value)
+    failed = getattr(report, "failed", None) or []
+    if failed:  # which files, and why (e.g. a contents-only page with no text), the first 20
+        out["failed_files"] = [f"{Path(str(getattr(f, 'path', f))).name}: {getattr(f, 'reason', '')}"
+                               for f in failed[:20]]
     return out
 
 
@@ -325,7 +329,7 @@ def _cause(t: TurnResult, holders: dict[str, int]) -> str:
     if t.in_passages:
         return "snippet"
     if t.index > 0 and fold(t.standalone) == fold(t.q):
-        return "unrewritten"
+        return "as-typed"
     return "retrieval"
 
 
