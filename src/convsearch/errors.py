@@ -24,7 +24,10 @@
     │       │   ├── UpstreamMalformed   not the JSON we expect (an HTML error page, a cut-off body)
     │       │   ├── UpstreamRejected    400 / 401 / 403 / 422, or an error inside a 200 (SerpApi)
     │       │   └── BreakerOpen         the provider failed N times in a row; no call until the probe
-    │       └── QueueTimeout        no key of a provider had a free slot within the allowed wait: no call made
+    │       ├── QueueTimeout        no key of a provider had a free slot within the allowed wait: no call made
+    │       └── EmbedError          the embedding server (``convsearch.embed.openai``): refused, 429 / 5xx after
+    │                               the retries, timed out or answered junk; a query's embedding failing is
+    │                               answered from BM25 (``embed: why`` in the trace)
     ├── HistoryUnavailable          the history database is locked, down or unreadable; 503, exit 7
     │                               (a turn catches it and runs statelessly, flagged in the trace)
     ├── LLMNotConfigured            an endpoint that needs an upstream LLM has none configured; 503 (its
@@ -107,6 +110,8 @@ class UpstreamError(BackendError):
     @property
     def what(self) -> str:
         """The service for a message: "the LLM endpoint", "the web provider tavily"."""
+        if self.service == "embed":
+            return "the embedding server"
         return "the LLM endpoint" if self.service == "llm" else f"the web provider {self.service}"
 
 
@@ -180,6 +185,15 @@ class QueueTimeout(UpstreamError):
     def __init__(self, message: str, wait_s: float, *, provider: str = "web") -> None:
         super().__init__(provider, message, retry_after=wait_s)
         self.wait_s = wait_s
+
+
+class EmbedError(UpstreamError):
+    """The embedding server failed (``service`` "embed"); ``str(exc)`` is ``"embed: reason"``, ``retryable`` whether
+    another attempt could succeed (429, 5xx, a timeout, a lost connection)."""
+
+    def __init__(self, reason: str, *, status: int | None = None, retryable: bool = False) -> None:
+        super().__init__("embed", reason, message=f"embed: {reason}", status=status)
+        self.retryable = retryable
 
 
 class DeadlineExceeded(ConvsearchError):

@@ -9,7 +9,8 @@ Layout of ``path``::
     payloads.bin    append-only: per document version a u32 length + what a ``Hit`` shows (id, title, text, url,
                     date, lang, metadata), written before the tantivy commit that points at it
     vectors.npy     float32 (n, dim), L2-normalised passage embeddings, row i ↔ ids[i]
-    vectors.json    {"embedder": name, "dim": d, "ids": [...]}
+    vectors.json    {"embedder": row, "model": m, "dim": d, "ids": [...]} (convsearch.embed.recorded; another
+                    embedder is refused in one line, and a query it fails to embed is answered from BM25)
 
 BM25 text is tokenised by ``convsearch.text.index_terms`` (jieba for Chinese, stemmed lower-cased words
 otherwise) and stored space-joined in a whitespace-tokenised field, so the index and queries share one tokenizer.
@@ -56,8 +57,8 @@ import numpy as np
 import tantivy
 
 from .. import lexicon as lx
-from ..embed import Embedder
-from ..errors import BackendError, IndexMissingError
+from ..embed import Embedder, check_recorded, recorded
+from ..errors import BackendError, EmbedError, IndexMissingError
 from ..fuse import fuse_rrf
 from ..text import detect_lang, index_terms, words
 from ..types import Document, Hit
@@ -256,10 +257,8 @@ class LocalIndex:
         if not meta_p.exists() or not vec_p.exists():
             return
         meta = json.loads(meta_p.read_text(encoding="utf-8"))
-        if meta.get("embedder") != self._emb.name or meta.get("dim") != self._emb.dim:
-            raise BackendError(f"the vectors at {self.path} were made by {meta.get('embedder')!r}, "
-                               f"not {self._emb.name!r}: re-index (delete {self.path} and run `convsearch "
-                               "index` again)")
+        check_recorded(meta, self._emb, what=f"the index at {self.path}",
+                       remedy=f"re-index (delete {self.path} and run `convsearch index` again)")
         self._ids = list(meta["ids"])
         self._vecs = np.load(vec_p)
         self._row = {i: r for r, i in enumerate(self._ids)}
@@ -268,7 +267,7 @@ class LocalIndex:
         tmp_v, tmp_m = self.path / "vectors.npy.tmp", self.path / "vectors.json.tmp"
         with open(tmp_v, "wb") as f:
             np.save(f, self._vecs)
-        tmp_m.write_text(json.dumps({"embedder": self._emb.name, "dim": self._emb.dim, "ids": self._ids}),
+        tmp_m.write_text(json.dumps({**recorded(self._emb), "ids": self._ids}),
                          encoding="utf-8")
         os.replace(tmp_v, self.path / "vectors.npy")  # vectors first: ids never point past the matrix
         os.replace(tmp_m, self.path / "vectors.json")
@@ -496,7 +495,13 @@ class LocalIndex:
         bm25 = self.search_bm25(query, top_k=top_k, filters=f, recency=rec)
         if self.embedder is None or (not bm25 and not query_terms(query)):
             return bm25
-        dense = self.search_dense(dense_query or query, top_k=top_k, filters=f, recency=rec)
+        try:
+            dense = self.search_dense(dense_query or query, top_k=top_k, filters=f, recency=rec)
+        except EmbedError as exc:  # the embedding server is down or slow: BM25 answers, the trace says why
+            from ..infra.turn import note
+
+            note(f"embed: {exc.reason} (answered from BM25)")
+            return bm25
         fused = fuse_rrf([bm25, dense], limit=top_k)
         return [Hit(h.id, h.title, h.text, h.score, h.url, h.date, "hybrid", h.rank, h.metadata) for h in fused]
 

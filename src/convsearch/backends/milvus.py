@@ -71,8 +71,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Section, named, register
-from ..embed import Embedder
-from ..errors import BackendError, ConfigError, InputError
+from ..embed import Embedder, check_recorded, recorded
+from ..errors import BackendError, ConfigError, EmbedError, InputError
+from ..infra.turn import note
 from ..secret import Secret
 from ..text import detect_lang, index_terms
 from ..types import Document, Hit
@@ -279,9 +280,10 @@ class MilvusBackend:
         return f"{self.prefix}_{kind}"
 
     def _describe(self) -> str:
-        return json.dumps({"convsearch_schema": SCHEMA_VERSION,
-                           "embedder": self.embedder.name if self.embedder else None,
-                           "dim": self.embedder.dim if self.embedder else None})
+        meta: dict[str, Any] = {"convsearch_schema": SCHEMA_VERSION, "embedder": None, "dim": None}
+        if self.embedder is not None:  # the vectors' row, model and dimension (convsearch.embed.recorded)
+            meta.update(recorded(self.embedder))
+        return json.dumps(meta)
 
     def _ensure(self, kind: str, *, create: bool) -> None:
         name = self.collection(kind)
@@ -296,7 +298,11 @@ class MilvusBackend:
             if meta.get("convsearch_schema") != SCHEMA_VERSION:
                 raise BackendError(f"Milvus collection {name} was not made by convsearch (schema "
                                    f"{meta.get('convsearch_schema')!r}); choose another CONVSEARCH_MILVUS_PREFIX")
-            if (meta.get("embedder"), meta.get("dim")) != (want["embedder"], want["dim"]):
+            if self.embedder is not None and meta.get("embedder") is not None:
+                check_recorded(meta, self.embedder, what=f"the Milvus collection {name}",
+                               remedy="re-index into another CONVSEARCH_MILVUS_PREFIX (or drop the collection "
+                                      "and run `convsearch index --backend milvus` again)")
+            elif (meta.get("embedder"), meta.get("dim")) != (want["embedder"], want["dim"]):
                 raise BackendError(f"Milvus collection {name} holds vectors of {meta.get('embedder')!r} "
                                    f"(dim {meta.get('dim')}), not {want['embedder']!r} (dim {want['dim']}): "
                                    "use the same embedder "
@@ -480,21 +486,29 @@ class MilvusBackend:
         idx = [i for i, t in enumerate(texts) if t]
         if not idx:
             return []
-        if self.embedder is None:
+        vecs = self._vectors(queries, idx, dense_query) if self.embedder is not None else None
+        if vecs is None:
             return self._bm25(name, [texts[i] for i in idx], top_k, expr)
         reqs = [pm.AnnSearchRequest(data=[texts[i] for i in idx], anns_field="sparse",
                                     param={"metric_type": "BM25"}, limit=top_k, expr=expr or None),
-                pm.AnnSearchRequest(data=self._vectors(queries, idx, dense_query), anns_field="dense",
+                pm.AnnSearchRequest(data=vecs, anns_field="dense",
                                     param={"metric_type": "COSINE"}, limit=top_k, expr=expr or None)]
         res = c.hybrid_search(name, reqs, ranker=pm.RRFRanker(RRF_K), limit=top_k, output_fields=_OUTPUT)
         return [[self._hit(h["entity"], float(h["distance"]), r, "hybrid") for r, h in enumerate(hits, 1)]
                 for hits in res]
 
-    def _vectors(self, queries: Sequence[str], idx: Sequence[int], dense_query: str | None) -> list[list[float]]:
+    def _vectors(self, queries: Sequence[str], idx: Sequence[int],
+                 dense_query: str | None) -> list[list[float]] | None:
+        """The queries' vectors; None when the embedder failed (a server down, a timeout): the search then
+        answers from BM25 and the turn's trace says ``embed: why``."""
         texts = [dense_query if (dense_query and i == 0) else queries[i] for i in idx]
         embedder = self.embedder
         assert embedder is not None, "dense search without an embedder"  # callers check first
-        return [[float(x) for x in embedder.embed_query(t)] for t in texts]
+        try:
+            return [[float(x) for x in embedder.embed_query(t)] for t in texts]
+        except EmbedError as exc:
+            note(f"embed: {exc.reason} (answered from BM25)")
+            return None
 
     def _bm25(self, name: str, texts: Sequence[str], top_k: int, expr: str) -> list[list[Hit]]:
         res = self._client.search(name, data=list(texts), anns_field="sparse", limit=top_k, filter=expr,
@@ -525,9 +539,9 @@ class MilvusBackend:
             return []
         bm25 = [self._bm25(n, [texts[i] for i in idx], top_k, expr) for n in names]
         bm25_merged = [merge_best([per[v] for per in bm25], top_k=top_k) for v in range(len(idx))]
-        if self.embedder is None:
+        vecs = self._vectors(queries, idx, dense_query) if self.embedder is not None else None
+        if vecs is None:
             return bm25_merged
-        vecs = self._vectors(queries, idx, dense_query)
         dense = [self._dense(n, vecs, top_k, expr) for n in names]
         out = []
         for v in range(len(idx)):
@@ -622,16 +636,12 @@ def from_settings(settings: Any, *, create: bool = False) -> MilvusBackend:
     """The registry's factory: ``CONVSEARCH_MILVUS_URI`` (default ``<data dir>/milvus.db``, Lite),
     ``CONVSEARCH_MILVUS_TOKEN``, ``CONVSEARCH_MILVUS_PREFIX``; dense vectors as ``CONVSEARCH_DENSE`` says.
     ``create=True`` (``convsearch index``) makes the collections when they are missing."""
-    from .factory import dense_enabled
+    from .factory import open_dense_embedder
 
     _pymilvus()
     conf = MilvusSettings.of(settings)
     uri = conf.uri or str(Path(settings.data_dir) / "milvus.db")
-    embedder = None
-    if dense_enabled(settings):
-        from ..embed import default_embedder
-
-        embedder = default_embedder()
+    embedder = open_dense_embedder(settings)  # the collections' vector dim is the embedder's
     return MilvusBackend(uri, embedder=embedder, token=conf.token, prefix=conf.collection_prefix,
                          create=create)
 
