@@ -37,9 +37,16 @@ def run_demo(demo_dir: Path, settings: Settings, *, echo: Callable[[str], Any] =
         _add_with_progress(idx, docs)
     else:
         echo(f"using the demo index at {settings.data_dir / 'index'} ({len(idx)} documents)")
+    kb_convs: list[dict[str, Any]] = []
+    if (demo_dir / "kb").is_dir():  # the knowledge-base part: files in a folder, synced as `convsearch index` does
+        from .ingest.sync import sync_paths
+
+        echo(f"syncing the demo knowledge base {demo_dir / 'kb'} (PDF, DOCX, HTML, Markdown) into the same index …")
+        echo(sync_paths(idx, [demo_dir / "kb"], settings=settings, progress=None).summary())
+        kb_convs = load_conversations(demo_dir / "kb_conversations.yaml")
     played = []
     with Pipeline.from_settings(settings, backend=idx) as pipeline:  # one for the whole demo (LLM clients, caches)
-        for conv in convs:
+        for conv in convs + kb_convs:
             played += _play(pipeline, conv, echo)
     return played
 

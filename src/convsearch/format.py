@@ -108,7 +108,11 @@ def citations(hits: Sequence[Hit], *, snippet_tokens: int = 120, stale_days: int
         md = h.metadata
         web = md.get("source_type") == "web"
         stale = time_sensitive is not False and is_stale(h.date, stale_days=stale_days, today=today)
-        cap = passage_tokens if md.get("chunk") is not None and not web else snippet_tokens
+        cap = snippet_tokens
+        if md.get("chunk") is not None and not web:  # a merged run of passages: each member's share, whole
+            first, last = md.get("chunk"), md.get("chunk_end", md.get("chunk"))
+            cap = passage_tokens * (last - first + 1 if isinstance(first, int) and isinstance(last, int) and
+                                    last >= first else 1)
         out.append(Citation(
             n=n, id=h.id, title=h.title or h.id, domain=domain(h.url), date=h.date,
             snippet=truncate_tokens(" ".join(h.text.split()), cap), url=h.url,

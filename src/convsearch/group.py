@@ -3,7 +3,8 @@
 Passages cut from one file (``metadata["doc_id"]``, ``metadata["chunk"]``: the passage's index in its document)
 often rank together. Two rules, in this order:
 
-1. Passages of one document whose chunks are adjacent (i and i+1, both in the list) become one hit: texts joined in
+1. Passages of one document and one section (``metadata["section"]``) whose chunks are adjacent (i and i+1, both
+   in the list) become one hit: texts joined in
    chunk order with a blank line; the metadata is the first chunk's, with ``chunk`` the first, ``chunk_end`` the
    last, ``start`` the smallest, ``end`` the largest, ``page`` the smallest and ``page_end`` the largest (kept only
    when it differs from ``page``); the score is the best member's, the id the first chunk's. The merged hit stands
@@ -84,19 +85,23 @@ def _merge(members: list[tuple[int, Hit]]) -> tuple[int, Hit]:
 
 
 def _runs(members: list[tuple[int, Hit]]) -> list[list[tuple[int, Hit]]]:
-    """``members`` of one document split into runs of touching chunk ranges (hits without a chunk: alone)."""
+    """``members`` of one document split into runs of touching chunk ranges of one section (hits without a chunk:
+    alone). Passages under different headings are different topics: they stay apart, each citing its own section
+    and page."""
     chunked = sorted((m for m in members if _chunk_range(m[1]) is not None),
                      key=lambda m: (*(_chunk_range(m[1]) or (0, 0)), m[0]))
     runs: list[list[tuple[int, Hit]]] = [[m] for m in members if _chunk_range(m[1]) is None]
     end = None
+    section = None
     for m in chunked:
         lo, hi = _chunk_range(m[1]) or (0, 0)
-        if end is not None and lo <= end + 1:
+        sec = m[1].metadata.get("section")
+        if end is not None and lo <= end + 1 and sec == section:
             runs[-1].append(m)
             end = max(end, hi)
         else:
             runs.append([m])
-            end = hi
+            end, section = hi, sec
     return runs
 
 

@@ -26,6 +26,9 @@ def test_demo_plays_every_conversation(run_cli, tmp_path, demo_dir):
     out = p.stdout
     assert "→" in out and "[1]" in out and "dedup" in out
     convs = yaml.safe_load((demo_dir / "conversations.yaml").read_text(encoding="utf-8"))["conversations"]
+    if (demo_dir / "kb").is_dir():  # then the knowledge-base conversations, after its folder is synced
+        convs += yaml.safe_load((demo_dir / "kb_conversations.yaml").read_text(encoding="utf-8"))["conversations"]
+        assert "scanned 4 files: 4 new" in out and "vpn-guide.pdf, p. 2)" in out
     assert out.count("\n=== ") == len(convs)
     assert out.count("user> ") == sum(len(c["turns"]) for c in convs)
     lines = out.splitlines()

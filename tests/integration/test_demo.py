@@ -112,3 +112,61 @@ def test_demo_turn_top5(demo_runs, mode, name, i, turn):
     r = demo_runs(mode)[(name, i)]["response"]
     top = [h.id for h in r.hits[:5]]
     assert set(wanted) & set(top), f"{r.standalone_query!r}: none of {wanted} in top 5 {top}"
+
+
+# --- the knowledge-base part: demo/kb/ (PDF, DOCX, HTML, Markdown) synced into the same index -----------------------
+
+KB_CONVERSATIONS = DEMO_DIR / "kb_conversations.yaml"
+
+
+def _kb_turns() -> list[tuple[str, int, dict]]:
+    if not KB_CONVERSATIONS.is_file() or not (DEMO_DIR / "kb").is_dir():
+        return []
+    data = yaml.safe_load(KB_CONVERSATIONS.read_text(encoding="utf-8")) or {}
+    return [(c["name"], i, t) for c in data.get("conversations", []) for i, t in enumerate(c.get("turns", []))]
+
+
+KB_TURNS = _kb_turns()
+# (conversation, turn) → why the rewrite misses today (strict: a fixed turn turns the suite red until removed)
+KB_QUERY_FAILURES: dict[tuple[str, int], str] = {
+    ("kb-wiki-en", 1): "BUG: en pronoun 'it' resolves to the question's object ('memory'), not its subject "
+                       "('the team wiki server'); retrieval still finds the Configuration section",
+}
+
+
+def test_the_demo_syncs_its_knowledge_base_folder():
+    if not KB_TURNS:
+        pytest.skip("demo/kb/ or demo/kb_conversations.yaml missing")
+    from convsearch.demo import run_demo
+
+    lines: list[str] = []
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        run_demo(DEMO_DIR, Settings(data_dir=Path(d), dense="off"), echo=lines.append)
+        again: list[str] = []
+        run_demo(DEMO_DIR, Settings(data_dir=Path(d), dense="off"), echo=again.append)
+    text, second = "\n".join(lines), "\n".join(again)
+    assert "scanned 4 files: 4 new" in text and "0 failed" in text
+    assert "scanned 4 files: 0 new, 0 changed, 4 unchanged" in second  # the second demo run re-reads nothing
+
+
+@pytest.mark.parametrize("mode", DENSE_MODES)
+@pytest.mark.parametrize("name,i,turn", [
+    pytest.param(n, i, t, id=f"{n}/{i}",
+                 marks=[pytest.mark.xfail(reason=KB_QUERY_FAILURES[(n, i)], strict=True)]
+                 if (n, i) in KB_QUERY_FAILURES else [])
+    for n, i, t in KB_TURNS] or [pytest.param(None, None, None, marks=pytest.mark.skip(reason="no demo/kb"))])
+def test_kb_turn_cites_file_section_and_page(demo_runs, mode, name, i, turn):
+    r = demo_runs(mode)[(name, i)]["response"]
+    missing = [w for w in turn.get("expect_in_query", []) if not _contains(r.standalone_query, w)]
+    assert not missing, f"{turn['user']!r} → {r.standalone_query!r} ({r.rewrite.reason}) lacks {missing}"
+    top = [c for c in r.citations[:3] if Path(str(c.metadata.get("source", ""))).name == turn["expect_source"]]
+    assert top, f"{r.standalone_query!r}: {turn['expect_source']} not in the top 3 {[c.id for c in r.citations]}"
+    assert any(turn["expect_section"] in str(c.metadata.get("section", "")) for c in top), \
+        [c.metadata.get("section") for c in top]
+    if "expect_page" in turn:
+        assert any(c.metadata.get("page") == turn["expect_page"] for c in top)
+    first = top[0]
+    assert f"({turn['expect_source']}" in r.context  # the [n] line names the file
+    assert str(first.metadata.get("section", "")).split(" › ")[-1] in r.context

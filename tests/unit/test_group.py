@@ -142,3 +142,14 @@ def test_merged_text_holds_every_member_once_in_chunk_order(hits, limit):
             chunks = sorted({x.metadata["chunk"] for x in hits if _doc(x) == doc and lo <= x.metadata["chunk"] <= hi})
             assert chunks == list(range(lo, hi + 1))  # a run of adjacent chunks, all present
             assert h.text == "\n\n".join(f"{doc} {c}" for c in chunks)
+
+
+def test_adjacent_passages_of_different_sections_stay_apart():
+    def sec(chunk: int, section: str, score: float) -> Hit:
+        return Hit(f"d#{chunk}", "Guide", f"text {chunk}", score,
+                   metadata={"doc_id": "d", "chunk": chunk, "section": section, "page": chunk + 1})
+
+    out = group_passages([sec(2, "3. FAQ", 0.9), sec(1, "2. Connect", 0.8), sec(3, "3. FAQ", 0.7)], limit=5)
+    assert [(h.id, h.metadata.get("chunk_end"), h.metadata["section"]) for h in out] == [
+        ("d#2", 3, "3. FAQ"), ("d#1", None, "2. Connect")]
+    assert out[0].metadata["page"] == 3 and out[0].metadata["page_end"] == 4

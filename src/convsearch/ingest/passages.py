@@ -162,7 +162,10 @@ def split(conv: Converted, *, source: str, doc_id: str, max_tokens: int = MAX_TO
     text, pages = conv.text, conv.pages
     doc_lang = conv.lang.split("-")[0].lower() if conv.lang else None
     out: list[Document] = []
-    for chunk, (section, start, end) in enumerate(spans(conv, max_tokens=max_tokens)):
+    title_only = " ".join(conv.title.split())
+    kept = [(sec, s, e) for sec, s, e in spans(conv, max_tokens=max_tokens)
+            if sec or " ".join(text[s:e].split()) != title_only]  # a preamble that only repeats the title
+    for chunk, (section, start, end) in enumerate(kept):
         body = text[start:end].strip()
         md: dict[str, object] = {"source": source, "title": conv.title, "section": section, "doc_id": doc_id,
                                  "chunk": chunk, "start": start, "end": end}
