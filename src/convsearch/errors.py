@@ -25,9 +25,11 @@
     │       │   ├── UpstreamRejected    400 / 401 / 403 / 422, or an error inside a 200 (SerpApi)
     │       │   └── BreakerOpen         the provider failed N times in a row; no call until the probe
     │       ├── QueueTimeout        no key of a provider had a free slot within the allowed wait: no call made
-    │       └── EmbedError          the embedding server (``convsearch.embed.openai``): refused, 429 / 5xx after
-    │                               the retries, timed out or answered junk; a query's embedding failing is
-    │                               answered from BM25 (``embed: why`` in the trace)
+    │       ├── EmbedError          the embedding server (``convsearch.embed.openai``): refused, 429 / 5xx after
+    │       │                       the retries, timed out or answered junk; a query's embedding failing is
+    │       │                       answered from BM25 (``embed: why`` in the trace)
+    │       └── RerankError         the rerank server (``convsearch.rerank.remote``): refused, 5xx, timed out or
+    │                               answered junk; the turn keeps the heuristic order (named in its ``errors``)
     ├── HistoryUnavailable          the history database is locked, down or unreadable; 503, exit 7
     │                               (a turn catches it and runs statelessly, flagged in the trace)
     ├── LLMNotConfigured            an endpoint that needs an upstream LLM has none configured; 503 (its
@@ -112,6 +114,8 @@ class UpstreamError(BackendError):
         """The service for a message: "the LLM endpoint", "the web provider tavily"."""
         if self.service == "embed":
             return "the embedding server"
+        if self.service == "rerank":
+            return "the rerank server"
         return "the LLM endpoint" if self.service == "llm" else f"the web provider {self.service}"
 
 
@@ -194,6 +198,15 @@ class EmbedError(UpstreamError):
     def __init__(self, reason: str, *, status: int | None = None, retryable: bool = False) -> None:
         super().__init__("embed", reason, message=f"embed: {reason}", status=status)
         self.retryable = retryable
+
+
+class RerankError(UpstreamError):
+    """The rerank server failed (``service`` "rerank"); ``reranker`` is the registry row ("cohere", "tei");
+    ``str(exc)`` is ``"rerank (cohere): reason"``. Never retried: the heuristic order is already there."""
+
+    def __init__(self, reranker: str, reason: str, *, status: int | None = None) -> None:
+        super().__init__("rerank", reason, message=f"rerank ({reranker}): {reason}", status=status)
+        self.reranker = reranker
 
 
 class DeadlineExceeded(ConvsearchError):

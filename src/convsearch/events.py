@@ -1,6 +1,7 @@
 """Structured JSON event logs on the ``convsearch.events`` logger (one JSON object per line).
 
-Events: ``rewrite`` (every plan), ``dedup`` (every search), ``partial`` (a search some backend did not answer).
+Events: ``rewrite`` (every plan), ``dedup`` (every search), ``partial`` (a search some backend did not answer),
+``rerank_failed`` (a rerank server failed; the heuristic order was used).
 Attach any logging handler to ``convsearch.events`` at INFO to receive them.
 """
 

@@ -35,14 +35,14 @@ from .backends.compose import search_applied, search_many_applied
 from .backends.fanout import OK, FanOut, Route, afan_out, route_queries, run_sync
 from .config import SearchMode, Settings, parse_enum
 from .dedup import dedup
-from .errors import InputError
+from .errors import InputError, RerankError
 from .format import citations, context
 from .fuse import fuse
 from .gate import needs_rewrite
 from .group import group_passages
 from .infra.deadline import Deadline
 from .infra.turn import turn
-from .rerank import rerank
+from .rerank import Reranker, open_reranker, rerank
 from .rewrite.base import Rewriter
 from .rewrite.guard import content_words
 from .text import words
@@ -113,13 +113,14 @@ def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, 
     return decision, rw, variants, list(dict.fromkeys(queries))
 
 
-def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *, settings: Settings,
-                top_k: int, today: date | None = None, clock: _Clock | None = None,
-                time_sensitive: bool | None = None) -> tuple[list[Hit], Any, list[Any], str]:
-    """Fuse, dedup, rerank with the original query, format: the pure tail of a turn."""
+def rank_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *, settings: Settings, top_k: int,
+              clock: _Clock | None = None, candidates: int = 0) -> tuple[list[Hit], Any]:
+    """Fuse, dedup, rerank with the original query (the heuristic): the turn's hits in that order and the dedup
+    stats. Only the ``top_k`` head is built, unless passages will be grouped or a remote reranker will reorder
+    ``candidates`` of them (then every deduplicated hit, in order)."""
     # Only the head of the fused list can reach the top_k after reranking; dedup and rerank look at
-    # max(4·top_k, 20) candidates rather than every hit of every query.
-    fused = fuse(lists, settings.fusion, limit=max(4 * top_k, 20))
+    # max(4·top_k, 20) candidates rather than every hit of every query (or what a remote reranker takes).
+    fused = fuse(lists, settings.fusion, limit=max(4 * top_k, 20, candidates))
     if clock:
         clock.lap("fuse")
     deduped, stats = dedup(fused, max_bits=settings.near_dup_bits, min_jaccard=settings.near_dup_jaccard,
@@ -128,16 +129,35 @@ def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *
         clock.lap("dedup")
     # passages of indexed files: every candidate is reranked, then grouped by document (group.py), cut to top_k
     grouped = any("doc_id" in h.metadata for h in deduped)
-    ranked = rerank(deduped, query, rw.rewritten, limit=None if grouped else top_k)
-    if grouped:
+    return rerank(deduped, query, rw.rewritten, limit=None if grouped or candidates else top_k), stats
+
+
+def cite_turn(ranked: list[Hit], *, settings: Settings, top_k: int, today: date | None = None,
+              clock: _Clock | None = None,
+              time_sensitive: bool | None = None) -> tuple[list[Hit], list[Any], str]:
+    """Group passages by document and cut to ``top_k``, then cite and format: (hits, citations, context)."""
+    if any("doc_id" in h.metadata for h in ranked):
         ranked = group_passages(ranked, per_doc=settings.per_doc, limit=top_k)
+    elif len(ranked) > top_k:  # a remote reranker's candidates
+        ranked = ranked[:top_k]
     if clock:
-        clock.lap("rerank")
+        clock.lap("rerank")  # the heuristic, a remote reranker's call and the grouping
     cites = citations(ranked, snippet_tokens=settings.snippet_tokens, stale_days=settings.stale_days, today=today,
                       time_sensitive=time_sensitive, passage_tokens=settings.passage_tokens)
     ctx = context(cites)
     if clock:
         clock.lap("format")
+    return ranked, cites, ctx
+
+
+def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *, settings: Settings,
+                top_k: int, today: date | None = None, clock: _Clock | None = None,
+                time_sensitive: bool | None = None) -> tuple[list[Hit], Any, list[Any], str]:
+    """Fuse, dedup, rerank with the original query, format: the pure tail of a turn (``rank_turn`` then
+    ``cite_turn``; a Pipeline with a remote reranker calls it between the two)."""
+    ranked, stats = rank_turn(query, rw, lists, settings=settings, top_k=top_k, clock=clock)
+    ranked, cites, ctx = cite_turn(ranked, settings=settings, top_k=top_k, today=today, clock=clock,
+                                   time_sensitive=time_sensitive)
     return ranked, stats, cites, ctx
 
 
@@ -187,8 +207,10 @@ class Pipeline:
     def __init__(self, backend: SearchBackend | Sequence[SearchBackend] | Callable[[], SearchBackend], *,
                  settings: Settings | None = None, rewriter: Rewriter | None = None,
                  variant_maker: VariantMaker | None = None, hyde: Any = None, owns_backends: bool = False,
-                 owns: Sequence[Any] = ()) -> None:
+                 owns: Sequence[Any] = (), reranker: Reranker | None = None) -> None:
         self.settings = settings or Settings()
+        # CONVSEARCH_RERANKER (rerank/registry.py): the heuristic by default; opened here, closed by close()
+        self.reranker: Reranker = open_reranker(self.settings) if reranker is None else reranker
         if rewriter is None:
             from .rewrite.rules import RuleRewriter
 
@@ -201,6 +223,8 @@ class Pipeline:
         self._opened: SearchBackend | None = None
         self._owns_backends = owns_backends
         self._owned = [x for x in owns if x is not None]  # parts with close() this Pipeline releases
+        if reranker is None:
+            self._owned.append(self.reranker)
         self._turn_settings: dict[tuple[str, int], Settings] = {}
         self.closed = False
 
@@ -334,8 +358,12 @@ class Pipeline:
                                       deadline=deadline))
                 lists, runs = list(r.lists), r.runs
         clock.lap("search")
-        return self._finish(plan, lists, runs, s, k, today, clock, hyde_notes + web_notes + tuple(notes), session,
-                            hyde_calls, _stale_matters(plan, chosen))
+        ranked, stats = self._rank(plan, lists, s, k, clock)
+        reordered: tuple[list[Hit], tuple[str, ...], tuple[str, ...]] | None = None
+        if self.reranker.remote:
+            reordered = self._reorder(plan, ranked, deadline)
+        return self._finish(plan, reordered or (ranked, (), ()), stats, runs, s, k, today, clock,
+                            hyde_notes + web_notes + tuple(notes), session, hyde_calls, _stale_matters(plan, chosen))
 
     async def asearch(self, query: str, messages: Iterable[Message | dict[str, Any]] = (), *,
                       topic: str | None = None, top_k: int | None = None,
@@ -366,15 +394,44 @@ class Pipeline:
             r = await afan_out(self._routes(plan, chosen, dense), top_k=max(k * 2, 10), filters=f, recency=rec,
                                today=today, deadline=deadline)
         clock.lap("search")
-        return self._finish(plan, list(r.lists), r.runs, s, k, today, clock, hyde_notes + web_notes + tuple(notes),
-                            None, hyde_calls, _stale_matters(plan, chosen))
+        ranked, stats = self._rank(plan, list(r.lists), s, k, clock)
+        reordered: tuple[list[Hit], tuple[str, ...], tuple[str, ...]] | None = None
+        if self.reranker.remote:
+            reordered = await self._areorder(plan, ranked, deadline)
+        return self._finish(plan, reordered or (ranked, (), ()), stats, r.runs, s, k, today, clock,
+                            hyde_notes + web_notes + tuple(notes), None, hyde_calls, _stale_matters(plan, chosen))
 
-    def _finish(self, plan: TurnPlan, lists: Sequence[Sequence[Hit]], runs: Sequence[BackendRun], s: Settings,
-                top_k: int, today: date | None, clock: _Clock, hyde_notes: tuple[str, ...],
-                session: Conversation | None, hyde_calls: Sequence[LLMCall] = (),
+    def _rank(self, plan: TurnPlan, lists: Sequence[Sequence[Hit]], s: Settings, top_k: int,
+              clock: _Clock) -> tuple[list[Hit], Any]:
+        """The heuristic order (``rank_turn``): a remote reranker's fallback and the order it picks candidates in."""
+        candidates = max(self.reranker.candidates, 1) if self.reranker.remote else 0
+        return rank_turn(plan.query, plan.rewrite, lists, settings=s, top_k=top_k, clock=clock, candidates=candidates)
+
+    def _reorder(self, plan: TurnPlan, ranked: list[Hit],
+                 deadline: Deadline) -> tuple[list[Hit], tuple[str, ...], tuple[str, ...]]:
+        """The remote reranker over the heuristic order, asked with the standalone question (never a variant), within
+        what is left of the deadline: (hits, notes, errors); on its failure the heuristic order and the reason."""
+        try:
+            out = self.reranker.rerank(plan.rewrite.rewritten, ranked, budget_s=deadline.remaining())
+        except RerankError as exc:
+            return _rerank_failed(ranked, exc)
+        return out, (_rerank_note(self.reranker, ranked),), ()
+
+    async def _areorder(self, plan: TurnPlan, ranked: list[Hit],
+                        deadline: Deadline) -> tuple[list[Hit], tuple[str, ...], tuple[str, ...]]:
+        try:
+            out = await self.reranker.arerank(plan.rewrite.rewritten, ranked, budget_s=deadline.remaining())
+        except RerankError as exc:
+            return _rerank_failed(ranked, exc)
+        return out, (_rerank_note(self.reranker, ranked),), ()
+
+    def _finish(self, plan: TurnPlan, reranked: tuple[list[Hit], tuple[str, ...], tuple[str, ...]], stats: Any,
+                runs: Sequence[BackendRun], s: Settings, top_k: int, today: date | None, clock: _Clock,
+                hyde_notes: tuple[str, ...], session: Conversation | None, hyde_calls: Sequence[LLMCall] = (),
                 time_sensitive: bool | None = None) -> SearchResponse:
-        ranked, stats, cites, ctx = finish_turn(plan.query, plan.rewrite, lists, settings=s, top_k=top_k,
-                                                today=today, clock=clock, time_sensitive=time_sensitive)
+        ranked, rerank_notes, rerank_errors = reranked
+        ranked, cites, ctx = cite_turn(ranked, settings=s, top_k=top_k, today=today, clock=clock,
+                                       time_sensitive=time_sensitive)
         events.emit("dedup", before=stats.before, after=stats.after, by_url=stats.by_url, by_hash=stats.by_hash,
                     by_near=stats.by_near)
         history_notes = plan.notes
@@ -391,8 +448,9 @@ class Pipeline:
         trace = Trace(decision=plan.decision, rewrite=plan.rewrite, variants=plan.variants, queries=plan.queries,
                       timings_ms=dict(clock.timings), hits_before_dedup=stats.before, hits_after_dedup=stats.after,
                       window_size=len(plan.history), fusion=s.fusion,
-                      notes=_fallback_notes(plan.rewrite) + hyde_notes + history_notes + backend_notes,
-                      llm_calls=plan.llm_calls + tuple(hyde_calls), backends=tuple(runs), partial=partial)
+                      notes=_fallback_notes(plan.rewrite) + hyde_notes + history_notes + backend_notes + rerank_notes,
+                      llm_calls=plan.llm_calls + tuple(hyde_calls), backends=tuple(runs), partial=partial,
+                      errors=rerank_errors)
         return SearchResponse(query=plan.query, standalone_query=plan.rewrite.rewritten, rewrite=plan.rewrite,
                               variants=plan.variants, hits=tuple(ranked), citations=tuple(cites), context=ctx,
                               trace=trace, memory=plan.memory)
@@ -506,6 +564,17 @@ def search_with_context(
     with Pipeline(backend, settings=s, rewriter=rw, variant_maker=vm, hyde=hy, owns=owned) as p:
         return p.search(query, messages, topic=topic, top_k=top_k, filters=filters, recency=recency,
                         session=session, today=today)
+
+
+def _rerank_note(reranker: Reranker, ranked: Sequence[Hit]) -> str:
+    sent = len(ranked) if reranker.candidates <= 0 else min(reranker.candidates, len(ranked))
+    return f"rerank ({reranker.name}): {sent} candidates reordered"
+
+
+def _rerank_failed(ranked: list[Hit], exc: RerankError) -> tuple[list[Hit], tuple[str, ...], tuple[str, ...]]:
+    events.emit("rerank_failed", reranker=exc.reranker, reason=exc.reason)
+    why = f"{exc}; heuristic order used"
+    return ranked, (why,), (why,)
 
 
 def _fallback_notes(rw: RewriteResult) -> tuple[str, ...]:

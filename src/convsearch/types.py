@@ -185,6 +185,8 @@ class Trace:
     llm_calls: tuple[LLMCall, ...] = ()  # every LLM call of the turn (rewrite, variants, HyDE), with its tokens
     backends: tuple[BackendRun, ...] = ()
     partial: bool = False
+    # steps that failed open, each "step (name): why; what was used instead" (a remote reranker's failure)
+    errors: tuple[str, ...] = ()
 
     @property
     def llm_usage(self) -> Usage:
@@ -220,8 +222,10 @@ class SearchResponse:
 
     @property
     def errors(self) -> tuple[str, ...]:
-        """``"backend: failed: why"`` / ``"backend: late: why"`` per backend that did not answer."""
-        return tuple(f"{b.backend}: {b.status}: {b.why}" for b in self.trace.backends if b.status != "ok")
+        """``"backend: failed: why"`` / ``"backend: late: why"`` per backend that did not answer, then the steps
+        that failed open (``"rerank (cohere): HTTP 500; heuristic order used"``)."""
+        return tuple(f"{b.backend}: {b.status}: {b.why}" for b in self.trace.backends
+                     if b.status != "ok") + self.trace.errors
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON-serialisable); the decision's analysis as ``Trace.analysis`` gives it."""

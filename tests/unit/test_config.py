@@ -43,6 +43,8 @@ FROZEN = {f"CONVSEARCH_{n}" for n in (
 )} | {"CONVSEARCH_PASSAGE_TOKENS", "CONVSEARCH_PER_DOC"}  # added since (issue 34: whole-passage citations, grouping)
 FROZEN |= {"CONVSEARCH_EMBEDDER"} | {f"CONVSEARCH_EMBED_{n}" for n in (  # issue 35: embedders as registry rows
     "BASE_URL", "MODEL", "API_KEY", "BATCH", "CONCURRENCY", "TIMEOUT_S", "MAX_RETRIES", "DIM", "WORKERS")}
+FROZEN |= {"CONVSEARCH_RERANKER"} | {f"CONVSEARCH_RERANK_{n}" for n in (  # issue 35: rerankers as registry rows
+    "BASE_URL", "MODEL", "API_KEY", "CANDIDATES", "TIMEOUT_S")}
 
 
 def _builtin_sections() -> list[type[Section]]:
@@ -80,6 +82,7 @@ def test_each_area_owns_its_section():
                      "server": "convsearch.server.settings", "agent": "convsearch.agent.settings",
                      "web": "convsearch.backends.web._factory", "milvus": "convsearch.backends.milvus",
                      "embed": "convsearch.embed.settings",
+                     "rerank": "convsearch.rerank.settings",
                      **{p: f"convsearch.backends.web.{p}" for p in ("tavily", "brave", "serpapi", "searxng", "bocha")}}
     s = Settings.from_env({"CONVSEARCH_LLM_MODEL": "m", "CONVSEARCH_AGENT_TOP_K": "3", "CONVSEARCH_DB_TIMEOUT": "2"})
     assert (s.section("llm").model, s.section("agent").top_k, s.section("history").db_timeout) == ("m", 3, 2.0)

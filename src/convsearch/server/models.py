@@ -180,7 +180,8 @@ class SearchOut(BaseModel):
     partial: bool = Field(False, description="Some backend failed or missed the deadline; the results are the "
                                              "other backends' (see errors).")
     errors: list[str] = Field(default_factory=list, description="'backend: failed|late: why' per backend that "
-                                                                "did not answer.")
+                                                                "did not answer; 'rerank (name): why; heuristic "
+                                                                "order used' when the rerank server failed.")
 
 
 class RewriteOut(BaseModel):

@@ -173,7 +173,7 @@ class Service:
         variants, no stored session, and for a search the embedded BM25 index without dense vectors. Such a
         turn runs on the event loop: a worker thread would add its hand-off and GIL ping-pong (~40% of the
         throughput on 2 cores, docs/BENCHMARKS_SERVE.md) and buy nothing, since the GIL serialises the work
-        anyway. Anything that may wait (LLM, history database, embeddings, a remote backend) goes to a
+        anyway. Anything that may wait (LLM, history database, embeddings, a remote backend or reranker) goes to a
         thread under the deadline. ``CONVSEARCH_INLINE_TURNS=off`` sends every turn to a thread."""
         if self.server.inline_turns is InlineTurns.OFF or session_id:
             return False
@@ -185,7 +185,8 @@ class Service:
         from ..backends.local import LocalIndex
 
         b = self._backend
-        return isinstance(b, LocalIndex) and b.embedder is None and state.pipeline.hyde is None
+        return (isinstance(b, LocalIndex) and b.embedder is None and state.pipeline.hyde is None
+                and not state.pipeline.reranker.remote)  # a rerank server is waited on
 
     # --- operations -------------------------------------------------------------------------------
     def search(self, t: Tenant, req: m.SearchRequest) -> m.SearchOut:

@@ -7,15 +7,19 @@ q's content words (stop words dropped; zh words from jieba) found in the hit's t
 words as substrings, English words on word boundaries. The original query keeps the user's own words
 weighted even when a rewrite drifted; the fused score keeps the engines' judgement in charge. Pure and
 cheap: the query side is tokenised once, each hit is only scanned with str.find (no tokenizer).
+
+It is the registry's ``heuristic`` row (``CONVSEARCH_RERANKER=heuristic``, the default) and, with a remote
+reranker configured, the order that reranker starts from and falls back to.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from .rewrite.guard import content_words
-from .text import is_cjk
-from .types import Hit
+from ..rewrite.guard import content_words
+from ..text import is_cjk
+from ..types import Hit
 
 W_FUSED, W_ORIGINAL, W_REWRITE = 0.6, 0.25, 0.15
 
@@ -59,3 +63,37 @@ def rerank(hits: Sequence[Hit], original: str, rewritten: str | None = None, *,
     out.sort(key=lambda p: -p[0])
     return [Hit(h.id, h.title, h.text, round(s, 6), h.url, h.date, h.source, r, h.metadata)
             for r, (s, h) in enumerate(out[:limit], start=1)]
+
+
+class HeuristicReranker:
+    """The ``heuristic`` row: ``rerank`` above as a ``Reranker`` (``question`` as the original query). No I/O:
+    the pipeline runs the formula itself and calls nothing more for this row (``remote`` False)."""
+
+    name = "heuristic"
+    remote = False
+    candidates = 0
+
+    def rerank(self, question: str, hits: Sequence[Hit], *, limit: int | None = None,
+               budget_s: float | None = None) -> list[Hit]:
+        return rerank(hits, question, limit=limit)
+
+    async def arerank(self, question: str, hits: Sequence[Hit], *, limit: int | None = None,
+                      budget_s: float | None = None) -> list[Hit]:
+        return rerank(hits, question, limit=limit)
+
+    def close(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "HeuristicReranker()"
+
+
+HEURISTIC = HeuristicReranker()
+
+
+def from_settings(settings: Any) -> HeuristicReranker:
+    """The registry's factory: one stateless instance for every Pipeline."""
+    return HEURISTIC
+
+
+__all__ = ["HEURISTIC", "HeuristicReranker", "W_FUSED", "W_ORIGINAL", "W_REWRITE", "from_settings", "rerank"]
