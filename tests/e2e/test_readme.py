@@ -100,6 +100,8 @@ def workdir(tmp_path: Path, demo_data):
 
     def make(mode: str) -> tuple[Path, dict[str, str]]:
         shutil.copytree(demo_data(mode), tmp_path / ".convsearch")
+        if (DEMO_DIR / "kb").is_dir():  # the knowledge-base example indexes demo/kb, as typed in the repository
+            shutil.copytree(DEMO_DIR / "kb", tmp_path / "demo" / "kb")
         bin_dir = tmp_path / "bin"
         bin_dir.mkdir()
         shim = bin_dir / "convsearch"  # this tree's CLI, whatever is installed
