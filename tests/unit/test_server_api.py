@@ -411,6 +411,8 @@ def test_which_turns_run_inline(bm25_index, monkeypatch) -> None:
     assert not svc.inline(t, "s1", search=True)  # a stored session waits on the database
     assert not Service(settings(inline_turns="off"), backend=bm25_index).inline(t, None, search=True)
     assert not Service(settings(), backend=InMemoryBackend()).inline(t, None, search=True)  # not known I/O-free
+    remote = Service(settings(reranker="tei", rerank_base_url="http://127.0.0.1:9"), backend=bm25_index)
+    assert not remote.inline(t, None, search=True) and remote.inline(t, None, search=False)  # a rerank server waits
     assert not Service(settings(), backend=bm25_index,
                        rewriter_factory=lambda s: object()).inline(t, None, search=False)  # e.g. an LLM rewriter
 

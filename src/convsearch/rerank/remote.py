@@ -216,6 +216,9 @@ class RemoteReranker:
         except ImportError as exc:
             raise ConfigError(f"CONVSEARCH_RERANKER={config.shape} needs httpx: pip install 'convsearch[web]'") \
                 from exc
+        from ..backends.web._http import ssl_context
+
+        ssl_context()  # the process's one TLS context (20-70 ms to build): at open, not in the first turn
         self.config = config
         self.name = config.shape
         self.candidates = config.candidates
