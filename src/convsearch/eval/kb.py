@@ -206,6 +206,13 @@ def _settings(data_dir: Path, dense: bool) -> Any:
     return Settings.from_env(data_dir=str(data_dir), dense="on" if dense else "off")
 
 
+def default_cache() -> Path:
+    """``<data dir>/kb-eval`` (``.convsearch/kb-eval`` unless CONVSEARCH_DATA_DIR says otherwise)."""
+    from ..config import Settings
+
+    return Path(Settings.from_env().data_dir) / DEFAULT_CACHE.name
+
+
 def set_dir(cache: Path, name: str, dense: bool) -> Path:
     """Where a set's index lives: ``<cache>/<set>`` (dense off) or ``<cache>/<set>-dense``."""
     return cache / (f"{name}-dense" if dense else name)
@@ -370,7 +377,7 @@ def kb_report(data: Sequence[Path] | Path, sets: Sequence[str] | None = None, de
     if unknown:
         raise InputError(f"no such set: {', '.join(unknown)} (sets: {', '.join(kb.sets)})")
     use_dense = _name(dense) == "on"
-    cache_dir = Path(cache) if cache is not None else DEFAULT_CACHE
+    cache_dir = Path(cache) if cache is not None else default_cache()
     rw = load_rewriter(_name(rewriter))
     t_all = time.perf_counter()
     report: dict[str, Any] = {"data": str(files[0]), "dense": "on" if use_dense else "off",
