@@ -28,6 +28,7 @@ import agent  # noqa: E402
 import batch_rewrite  # noqa: E402
 import bm25_100k  # noqa: E402
 import chat  # noqa: E402
+import embed  # noqa: E402
 import fanout  # noqa: E402
 import halves  # noqa: E402
 import history  # noqa: E402
@@ -57,6 +58,7 @@ BENCHMARKS = {
     "learned": learned_path,
     "oracle": oracle,
     "ingest": ingest,
+    "embed": embed,
 }
 
 
