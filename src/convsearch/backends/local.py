@@ -8,9 +8,13 @@ Layout of ``path``::
                     where the document's payload starts in payloads.bin). Nothing is stored in tantivy.
     payloads.bin    append-only: per document version a u32 length + what a ``Hit`` shows (id, title, text, url,
                     date, lang, metadata), written before the tantivy commit that points at it
-    vectors.npy     float32 (n, dim), L2-normalised passage embeddings, row i ↔ ids[i]
-    vectors.json    {"embedder": row, "model": m, "dim": d, "ids": [...]} (convsearch.embed.recorded; another
-                    embedder is refused in one line, and a query it fails to embed is answered from BM25)
+    vectors/        the dense side (``convsearch.backends.vectors``): L2-normalised passage embeddings in one
+                    append-only row file per generation (float32, or float16/int8 with ``vector_dtype``) with its
+                    ids file and tombstones, memory-mapped by readers; a manifest says what is committed and
+                    records the embedder (convsearch.embed.recorded; another embedder is refused in one line, and
+                    a query it fails to embed is answered from BM25); an HNSW (usearch) beside it past
+                    ``ann_min`` rows. An index written by an older convsearch (``vectors.npy`` + ``vectors.json``)
+                    is moved into it when first opened.
 
 BM25 text is tokenised by ``convsearch.text.index_terms`` (jieba for Chinese, stemmed lower-cased words
 otherwise) and stored space-joined in a whitespace-tokenised field, so the index and queries share one tokenizer.
@@ -22,8 +26,11 @@ The file only grows: an upsert writes a new payload and the old one becomes garb
 re-index (positions never move, so nothing read from it is ever stale).
 
 Filters (every field) and recency are applied natively: as term and range clauses on the BM25 side, and on the
-dense side by checking each candidate's payload while walking the similarity order. Dense search is exact (one
-matrix-vector product): at 100k × 384 floats that is ~150 MB and a few ms, and it keeps upsert/delete trivial.
+dense side by checking each candidate's payload while walking the similarity order (more candidates are asked
+for until ``top_k`` pass or every row was seen). Dense search is exact below ``ann_min`` rows and an HNSW plus
+the exact tail above (see vectors.py). Each batch commits its vectors as *pending* before the tantivy commit and
+makes them visible right after it; a writer killed in between leaves a pending batch that the next open settles
+by looking whether tantivy holds the batch's last payload (so a committed passage always has its vector).
 Hybrid results fuse the two ranked lists with RRF (never raw scores); with a ``dense_query`` (HyDE) the BM25
 side searches ``query`` and the dense side embeds ``dense_query``.
 
@@ -32,7 +39,8 @@ lock (``.tantivy-meta.lock``, created and opened for writing) even to search, so
 cannot open the directory at all. When ``tantivy/`` is not writable (or ``read_only=True``), the index is
 opened through a private directory of symbolic links to its files (everything but the lock files) in a
 temporary dir, where tantivy may put its locks; no writer is ever made and ``add``/``delete`` raise
-``BackendError``. Such a process searches the index as it was when it was opened.
+``BackendError``. Such a process searches the index as it was when it was opened. ``close()`` removes the
+private directory; a search after it makes a new one.
 """
 
 from __future__ import annotations
@@ -62,7 +70,8 @@ from ..errors import BackendError, EmbedError, IndexMissingError
 from ..fuse import fuse_rrf
 from ..text import detect_lang, index_terms, words
 from ..types import Document, Hit
-from .base import FILTER_FIELDS, Capabilities, Filters, Recency, batches, hit_date, parse_date
+from .base import FILTER_FIELDS, Capabilities, Filters, Recency, batches, hit_date, indexed_text, parse_date
+from .vectors import ANN_MIN, VectorStore
 
 SCHEMA_VERSION = 2
 _HEAP = 50_000_000
@@ -72,6 +81,7 @@ _SEP = "\x1f"  # between the fields of a payload; a payload holding it is writte
 _MAGIC = b"CSP2"  # payloads.bin starts with it, so no document sits at position 0
 _CAPS_RECENCY = frozenset(r for r in Recency if r is not Recency.NO_LIMIT)
 _DECODED_MAX = 20_000  # decoded payloads kept (a few MB); the whole cache is dropped when it is full
+_EXACT_FROM = 4096  # a filtered dense walk that needs this many candidates asks for the exact order instead
 
 
 def _schema() -> tantivy.Schema:
@@ -141,10 +151,12 @@ class LocalIndex:
                             filters=frozenset(FILTER_FIELDS), recency=_CAPS_RECENCY)
 
     def __init__(self, path: Path | str, *, embedder: Embedder | None = None, create: bool = True,
-                 today: date | None = None, read_only: bool | None = None) -> None:
+                 today: date | None = None, read_only: bool | None = None, vector_dtype: str = "f32",
+                 ann_min: int = ANN_MIN) -> None:
         self.path = Path(path)
         self.embedder = embedder
         self.today = today
+        self._vector_dtype, self._ann_min = vector_dtype, ann_min
         tdir = self.path / "tantivy"
         self._payload_path = self.path / "payloads.bin"
         if tdir.exists() and tantivy.Index.exists(str(tdir)):
@@ -159,22 +171,43 @@ class LocalIndex:
             os.replace(tmp, self.path / "index.json")
         self.read_only = not os.access(tdir, os.W_OK) if read_only is None else read_only
         self._schema = _schema()
-        where = self._index_dir = _read_only_view(tdir) if self.read_only else tdir
-        if where != tdir:  # removed when this object goes (close() leaves it: a later search still needs it)
-            weakref.finalize(self, shutil.rmtree, where, True)
-        try:
-            self._index = tantivy.Index(self._schema, path=str(where), reuse=True)
-        except Exception as exc:  # tantivy raises ValueError/OSError for corrupt or incompatible dirs
-            raise BackendError(f"cannot open the index at {tdir}: {exc}") from exc
         self._lock = threading.Lock()
         self._map_lock = threading.Lock()
+        self._open_lock = threading.Lock()
         self._mm: mmap.mmap | None = None
         self._decoded: dict[int, tuple[str, str, str, str, str | None, dict[str, Any]]] = {}
-        self._ids: list[str] = []
-        self._vecs = np.zeros((0, embedder.dim if embedder else 0), dtype=np.float32)
-        self._row: dict[str, int] = {}
+        self._tindex: Any = None
+        self._view_gone: weakref.finalize | None = None
+        self._store: VectorStore | None = None
+        self._open_tantivy()
         if embedder is not None:
             self._load_vectors()
+
+    def _open_tantivy(self) -> None:
+        tdir = self.path / "tantivy"
+        where = _read_only_view(tdir) if self.read_only else tdir
+        if where != tdir:  # removed by close(), or when this object goes if nobody closed it
+            self._view_gone = weakref.finalize(self, shutil.rmtree, where, True)
+        self._index_dir = where
+        try:
+            self._tindex = tantivy.Index(self._schema, path=str(where), reuse=True)
+        except Exception as exc:  # tantivy raises ValueError/OSError for corrupt or incompatible dirs
+            if self._view_gone is not None:
+                self._view_gone()
+            raise BackendError(f"cannot open the index at {tdir}: {exc}") from exc
+
+    @property
+    def _index(self) -> Any:
+        """The tantivy index (opened again, through a new private view, after ``close()`` of a read-only one)."""
+        ix = self._tindex
+        if ix is None:
+            with self._open_lock:
+                if self._tindex is None:
+                    self._open_tantivy()
+                    if self.embedder is not None and self._store is None:
+                        self._load_vectors()
+                ix = self._tindex
+        return ix
 
     def _check_format(self) -> None:
         meta_p = self.path / "index.json"
@@ -252,47 +285,57 @@ class LocalIndex:
             raise BackendError("this index has no dense side")
         return self.embedder
 
+    @property
+    def _vectors(self) -> VectorStore:
+        if self._store is None:
+            self._index  # noqa: B018 - reopens a closed read-only index, its vectors with it
+        if self._store is None:  # pragma: no cover - only with an embedder, which _load_vectors handles
+            raise BackendError("this index has no dense side")
+        return self._store
+
     def _load_vectors(self) -> None:
-        meta_p, vec_p = self.path / "vectors.json", self.path / "vectors.npy"
-        if not meta_p.exists() or not vec_p.exists():
-            return
+        vdir = self.path / "vectors"
+        legacy = (self.path / "vectors.json", self.path / "vectors.npy")
+        if not (vdir / "manifest.json").exists() and all(p.exists() for p in legacy):
+            store = self._migrate(*legacy)
+        else:
+            store = VectorStore(vdir, dim=self._emb.dim, identity=recorded(self._emb), dtype=self._vector_dtype,
+                                read_only=self.read_only, ann_min=self._ann_min, probe=self._committed)
+            if store.identity:
+                check_recorded({**store.identity, "dim": store.dim}, self._emb, what=f"the index at {self.path}",
+                               remedy=f"re-index (delete {self.path} and run `convsearch index` again)")
+        store.settle()
+        self._store = store
+
+    def _migrate(self, meta_p: Path, vec_p: Path) -> VectorStore:
+        """vectors.npy + vectors.json (one matrix rewritten whole per batch) into the append-only store: in place
+        when writable (the old files go once the store is committed), else into the private view."""
         meta = json.loads(meta_p.read_text(encoding="utf-8"))
         check_recorded(meta, self._emb, what=f"the index at {self.path}",
                        remedy=f"re-index (delete {self.path} and run `convsearch index` again)")
-        self._ids = list(meta["ids"])
-        self._vecs = np.load(vec_p)
-        self._row = {i: r for r, i in enumerate(self._ids)}
+        where = Path(self._index_dir) / "_vectors" if self.read_only else self.path / "vectors"
+        identity = {k: v for k, v in meta.items() if k != "ids"}
+        st = VectorStore(where, dim=self._emb.dim, identity=identity, dtype=self._vector_dtype,
+                         ann_min=self._ann_min)
+        ids = list(meta["ids"])
+        if ids:
+            st.add(ids, np.load(vec_p, mmap_mode="r"))
+        if self.read_only:
+            st.read_only = True
+        else:
+            meta_p.unlink()
+            vec_p.unlink()
+        return st
 
-    def _save_vectors(self) -> None:
-        tmp_v, tmp_m = self.path / "vectors.npy.tmp", self.path / "vectors.json.tmp"
-        with open(tmp_v, "wb") as f:
-            np.save(f, self._vecs)
-        tmp_m.write_text(json.dumps({**recorded(self._emb), "ids": self._ids}),
-                         encoding="utf-8")
-        os.replace(tmp_v, self.path / "vectors.npy")  # vectors first: ids never point past the matrix
-        os.replace(tmp_m, self.path / "vectors.json")
-
-    def _dense_upsert(self, docs: list[Document]) -> None:
-        vecs = self._emb.embed_passages([f"{d.title}\n{d.text}".strip() for d in docs])
-        new_rows = []
-        for d, v in zip(docs, vecs):
-            r = self._row.get(d.id)
-            if r is None:
-                self._row[d.id] = len(self._ids)  # the matrix gets new rows in this same order below
-                self._ids.append(d.id)
-                new_rows.append(v)
-            elif r >= len(self._vecs):  # the same new id twice in one batch
-                new_rows[r - len(self._vecs)] = v
-            else:
-                self._vecs[r] = v
-        if new_rows:
-            self._vecs = np.vstack([self._vecs, np.stack(new_rows)]) if len(self._vecs) else np.stack(new_rows)
-
-    def _dense_delete(self, ids: set[str]) -> None:
-        keep = [r for r, i in enumerate(self._ids) if i not in ids]
-        self._ids = [self._ids[r] for r in keep]
-        self._vecs = self._vecs[keep] if keep else np.zeros((0, self._emb.dim), dtype=np.float32)
-        self._row = {i: r for r, i in enumerate(self._ids)}
+    def _committed(self, note: dict[str, Any]) -> bool:
+        """Whether tantivy holds the payload ``note`` names (the last of a batch whose vectors were pending)."""
+        try:
+            self._tindex.reload()
+            s = self._tindex.searcher()
+            found = s.search(tantivy.Query.term_query(self._schema, "id", note["id"]), 1, count=False).hits
+            return bool(found) and int(s.fast_field_values("pos", [found[0][1]])[0]) == int(note["pos"])
+        except Exception:  # noqa: BLE001 - a probe that cannot tell says "not committed": the safe side
+            return False
 
     # --- writes -------------------------------------------------------------------------------------
     def add(self, docs: Iterable[Document], *, batch_size: int = 256) -> int:
@@ -310,8 +353,8 @@ class LocalIndex:
                     for d, lang, pos in zip(batch, langs, positions):
                         writer.delete_documents_by_term("id", d.id)
                         writer.add_document(self._to_tantivy(d, lang, pos))
-                    if self.embedder is not None:
-                        self._dense_upsert(batch)
+                    vecs = None if self.embedder is None else \
+                        self.embedder.embed_passages([indexed_text(d) for d in batch])
                 except KeyboardInterrupt as exc:
                     self._roll_back(writer)
                     raise AddInterrupted(n) from exc
@@ -320,31 +363,33 @@ class LocalIndex:
                     raise
                 with _sigint_deferred() as interrupted:  # the commit and what must follow it
                     try:
+                        if vecs is not None:  # pending: settled by the payload probe if we die right here
+                            self._vectors.begin([d.id for d in batch], vecs,
+                                                {"id": batch[-1].id, "pos": positions[-1]})
                         writer.commit()
                     except BaseException:
                         self._roll_back(writer)
                         raise
+                    if vecs is not None:
+                        self._vectors.commit()
                     writer.wait_merging_threads()
-                    if self.embedder is not None:
-                        self._save_vectors()
                     self._index.reload()
             n += len(batch)
             if interrupted:
                 raise AddInterrupted(n)
+            if self._store is not None:
+                try:  # compaction or the HNSW catching up: the batches above are committed whatever happens
+                    self._store.maintain()
+                except KeyboardInterrupt as exc:
+                    raise AddInterrupted(n) from exc
         return n
 
     def _roll_back(self, writer: Any) -> None:
         writer.rollback()
-        if self.embedder is not None:
-            self._load_vectors_or_clear()
+        if self._store is not None:
+            self._store.abort()
 
     upsert = add
-
-    def _load_vectors_or_clear(self) -> None:
-        """Back to the vectors on disk after a failed batch (the in-memory matrix may hold its rows)."""
-        self._ids, self._row = [], {}
-        self._vecs = np.zeros((0, self._emb.dim), dtype=np.float32)
-        self._load_vectors()
 
     def delete(self, ids: Iterable[str]) -> int:
         ids = set(ids)
@@ -356,8 +401,7 @@ class LocalIndex:
             writer.commit()
             writer.wait_merging_threads()
             if self.embedder is not None:
-                self._dense_delete(ids)
-                self._save_vectors()
+                self._vectors.delete(ids)
             self._index.reload()
         return len(present)
 
@@ -374,7 +418,7 @@ class LocalIndex:
         md = d.metadata or {}
         # the same string Filters.matches compares against, so native and after-the-search filtering agree
         fields = {k: str(md.get(k, "")) for k in _TERM_FIELDS[1:]}
-        doc = tantivy.Document(id=d.id, lang=lang, pos=pos, body=" ".join(index_terms(f"{d.title} {d.text}")),
+        doc = tantivy.Document(id=d.id, lang=lang, pos=pos, body=" ".join(index_terms(indexed_text(d, " "))),
                                **fields)
         day = parse_date(None if d.date is None else str(d.date))
         if day is not None:
@@ -457,33 +501,35 @@ class LocalIndex:
                      recency: Recency | str | None = None) -> list[Hit]:
         """The dense side alone: cosine similarity to the embedded ``query``; filters and recency are checked on
         each candidate in similarity order until ``top_k`` pass (or the candidates run out)."""
-        if self.embedder is None or not len(self._ids) or top_k <= 0:
+        if self.embedder is None or top_k <= 0:
+            return []
+        store = self._vectors
+        live = len(store)
+        if not live:
             return []
         f = Filters.of(filters)
         since = self._since(recency)
-        scores = self._vecs @ self._emb.embed_query(query)
-        if f is None and since is None:
-            k = min(len(scores), top_k)
-            top = np.argpartition(-scores, k - 1)[:k]
-            order = top[np.argsort(-scores[top], kind="stable")]
-        else:  # filtered: walk the whole similarity order, looking payloads up a chunk at a time
-            order = np.argsort(-scores, kind="stable")
+        q = self._emb.embed_query(query)
         out: list[Hit] = []
-        step = top_k if f is None and since is None else top_k * 4
-        for start in range(0, len(order), step):
-            chunk = order[start:start + step]
-            found = self._lookup(self._ids[r] for r in chunk)
-            for r in chunk:
-                h = found.get(self._ids[r])
+        seen: set[str] = set()
+        k = top_k if f is None and since is None else top_k * 4
+        while True:  # the similarity order, a longer prefix each time, until top_k pass or every row was seen
+            ranked = store.search(q, min(k, live), exact=k >= _EXACT_FROM)
+            chunk = [(i, s) for i, s in ranked if i not in seen]  # an approximate order need not extend the last
+            seen.update(i for i, _ in chunk)
+            found = self._lookup(i for i, _ in chunk)
+            for i, score in chunk:
+                h = found.get(i)
                 if h is None or (f is not None and not f.matches(h)):
                     continue
                 if since is not None and ((d := hit_date(h)) is None or d < since):
                     continue
-                out.append(Hit(h.id, h.title, h.text, float(scores[r]), h.url, h.date, "dense", len(out) + 1,
-                               h.metadata))
+                out.append(Hit(h.id, h.title, h.text, score, h.url, h.date, "dense", len(out) + 1, h.metadata))
                 if len(out) >= top_k:
                     return out
-        return out
+            if len(ranked) >= live or k >= live:
+                return out
+            k *= 4
 
     def search(self, query: str, *, top_k: int = 10, filters: Filters | dict[str, Any] | None = None,
                recency: Recency | str | None = None, dense_query: str | None = None) -> list[Hit]:
@@ -511,11 +557,21 @@ class LocalIndex:
                                        dense_query=dense_query)
 
     def close(self) -> None:
-        """Release the payload file's memory map and the decoded payloads (writes commit per batch, so nothing
-        to flush). Idempotent; a later search maps the file again."""
+        """Release the payload file's memory map, the decoded payloads and the vector maps, and remove a
+        read-only index's private view (writes commit per batch, so nothing to flush). Idempotent; a later
+        search maps the files again (through a new view)."""
         with self._map_lock:
             self._mm = None
         self._decoded = {}
+        if self._store is not None:
+            self._store.close()
+        with self._open_lock:
+            gone, self._view_gone = self._view_gone, None
+            if gone is not None:
+                self._tindex = None
+                if self._store is not None and self._store.path.parent == Path(self._index_dir):
+                    self._store = None  # migrated into the view: migrated again on the next open
+                gone()
 
 
 class AddInterrupted(KeyboardInterrupt):
