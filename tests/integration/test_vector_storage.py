@@ -181,3 +181,34 @@ def test_an_index_in_the_old_vector_layout_is_moved_into_the_store(tmp_path: Pat
     assert idx.search_dense("t3\npassage 3 about topic 3", top_k=1)[0].id == "d3"
     idx.add([Document("d3", "replaced text entirely", title="new")])
     assert idx.search_dense("new\nreplaced text entirely", top_k=1)[0].id == "d3" and len(idx._vectors) == 40
+
+
+@pytest.mark.parametrize("filters,recency", [({"source_type": "faq"}, None), ({"lang": "zh"}, None),
+                                             (None, "month"), ({"date_from": "2024-01-01"}, "year")])
+def test_dense_filters_and_recency_give_the_exact_filtered_order(tmp_path: Path, filters, recency) -> None:
+    from datetime import date, timedelta
+
+    from convsearch.backends.base import Filters, hit_date
+
+    today = date(2024, 6, 30)
+    emb = HashEmbedder(dim=256)
+    docs = [Document(f"d{i}", f"passage {i} about topic {i % 11} and item{i}", title=f"t{i}",
+                     lang="zh" if i % 3 else "en",
+                     date=(today - timedelta(days=i * 3)).isoformat(),
+                     metadata={"source_type": "faq" if i % 40 == 0 else "doc"}) for i in range(400)]
+    idx = LocalIndex(tmp_path / "index", embedder=emb, today=today)
+    idx.add(docs)
+    q = "passage about topic 4"
+    hits = idx.search_dense(q, top_k=5, filters=filters, recency=recency)
+    f = Filters.of(filters)
+    from convsearch.backends.base import Recency
+
+    since = Recency.parse(recency).since(today) if recency else None
+    ok = [d for d in docs if (f is None or f.matches(idx.get(d.id)))
+          and (since is None or hit_date(idx.get(d.id)) >= since)]
+    qv = emb.embed_query(q)
+    want = sorted(ok, key=lambda d: -float(emb.embed_passages([f"{d.title}\n{d.text}"])[0] @ qv))[:5]
+    assert [round(h.score, 5) for h in hits] == [round(float(emb.embed_passages([f"{d.title}\n{d.text}"])[0] @ qv), 5)
+                                                 for d in want]
+    assert {h.id for h in hits} <= {d.id for d in ok} and len(hits) == min(5, len(ok))
+    assert idx.search_dense(q, top_k=5, filters={"kb_version": "none"}) == []

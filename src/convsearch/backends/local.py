@@ -82,6 +82,7 @@ _MAGIC = b"CSP2"  # payloads.bin starts with it, so no document sits at position
 _CAPS_RECENCY = frozenset(r for r in Recency if r is not Recency.NO_LIMIT)
 _DECODED_MAX = 20_000  # decoded payloads kept (a few MB); the whole cache is dropped when it is full
 _EXACT_FROM = 4096  # a filtered dense walk that needs this many candidates asks for the exact order instead
+_PREFILTER_MAX = 5000  # filters matching at most this many passages: their vectors are scored directly
 
 
 def _schema() -> tantivy.Schema:
@@ -177,7 +178,7 @@ class LocalIndex:
         self._mm: mmap.mmap | None = None
         self._decoded: dict[int, tuple[str, str, str, str, str | None, dict[str, Any]]] = {}
         self._tindex: Any = None
-        self._view_gone: weakref.finalize | None = None
+        self._view_gone: weakref.finalize[Any, Any] | None = None
         self._store: VectorStore | None = None
         self._open_tantivy()
         if embedder is not None:
@@ -427,7 +428,7 @@ class LocalIndex:
 
     # --- reads --------------------------------------------------------------------------------------
     def __len__(self) -> int:
-        return self._index.searcher().num_docs
+        return int(self._index.searcher().num_docs)
 
     def _lookup(self, ids: Iterable[str]) -> dict[str, Hit]:
         """The stored documents among ``ids``, by id (one tantivy term-set query)."""
@@ -510,6 +511,13 @@ class LocalIndex:
         f = Filters.of(filters)
         since = self._since(recency)
         q = self._emb.embed_query(query)
+        if f is not None or since is not None:
+            few = self._few_matching(f, since, live)
+            if few is not None:  # a selective filter: score the matching passages instead of walking the order
+                scored = sorted(store.score([h.id for h in few], q), key=lambda p: -p[1])[:top_k]
+                by_id = {h.id: h for h in few}
+                return [Hit(h.id, h.title, h.text, s, h.url, h.date, "dense", r, h.metadata)
+                        for r, (i, s) in enumerate(scored, start=1) for h in (by_id[i],)]
         out: list[Hit] = []
         seen: set[str] = set()
         k = top_k if f is None and since is None else top_k * 4
@@ -530,6 +538,21 @@ class LocalIndex:
             if len(ranked) >= live or k >= live:
                 return out
             k *= 4
+
+    def _few_matching(self, f: Filters | None, since: date | None, live: int) -> list[Hit] | None:
+        """The passages the filters let through when they are few (≤ _PREFILTER_MAX and under 1/8 of the rows),
+        else None (walking the similarity order finds top_k sooner)."""
+        clauses = self._filter_clauses(f, since)
+        if not clauses:
+            return None
+        s = self._index.searcher()
+        fq = tantivy.Query.boolean_query(clauses)
+        n = s.search(fq, 1, count=True).count
+        if n > _PREFILTER_MAX or n * 8 > live:
+            return None
+        hits = self._hits(s, s.search(fq, max(n, 1), count=False).hits, "dense") if n else []
+        return [h for h in hits if (f is None or f.matches(h))
+                and (since is None or ((d := hit_date(h)) is not None and d >= since))]
 
     def search(self, query: str, *, top_k: int = 10, filters: Filters | dict[str, Any] | None = None,
                recency: Recency | str | None = None, dense_query: str | None = None) -> list[Hit]:
