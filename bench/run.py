@@ -36,6 +36,7 @@ import hybrid  # noqa: E402
 import ingest  # noqa: E402
 import learned_path  # noqa: E402
 import llm_path  # noqa: E402
+import million  # noqa: E402
 import mixed_variants  # noqa: E402
 import oracle  # noqa: E402
 import regress  # noqa: E402
@@ -59,6 +60,7 @@ BENCHMARKS = {
     "oracle": oracle,
     "ingest": ingest,
     "embed": embed,
+    "million": million,
 }
 
 
@@ -135,6 +137,13 @@ def _summary(res: dict[str, dict]) -> list[tuple]:
             rows.append((f"Ingest: {'convert + split' if r['splitter'] else 'convert'} MB of text/s, slowest of "
                          "HTML (2 doc sets) and Markdown", f"{min(rates.values()):.1f} ({min(rates, key=rates.get)})",
                          f"≥ {ingest.TARGET_MB_S:g}", verdict(r["met"])))
+    if "million" in res:
+        r = res["million"]["result"]
+        q, s = r["query"], r["serve"]
+        rows.append((f"Local index at {r['n']:,}: dense p99 approximate / hybrid HTTP p99 (4 clients) / open / "
+                     "append ratio", f"{q['ann']['p99']:.1f} ms / {s['latency']['p99']:.0f} ms / "
+                     f"{q['open_first_query_s']:.2f} s / {r['append_ratio']:.2f}×",
+                     "≤ 20 ms / ≤ 100 ms / ≤ 2 s / ≤ 1.5×", verdict(all(r["met"].values()))))
     if "regress" in res:
         r = res["regress"]["result"]
         if r["status"] in ("ok", "fail"):
