@@ -83,7 +83,7 @@ class VectorStore:
     >>> import tempfile
     >>> s = VectorStore(Path(tempfile.mkdtemp()) / "v", dim=2)
     >>> s.add(["a", "b"], np.array([[1, 0], [0, 1]], dtype=np.float32))
-    >>> s.search(np.array([1, 0], dtype=np.float32), 1)[0]
+    >>> s.search(np.array([1, 0], dtype=np.float32), 1)
     [('a', 1.0)]
     """
 
