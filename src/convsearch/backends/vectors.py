@@ -75,6 +75,8 @@ class _View:
     ann_rows: int
     ends: np.ndarray | None = None  # byte offset of each id's newline, computed on first need
     ann: Any = field(default=None)
+    live: int = 0  # rows not tombstoned
+    live_covered: int = 0  # of them, under the HNSW
 
 
 class VectorStore:
@@ -203,6 +205,8 @@ class VectorStore:
         ann = e.get("ann") or {}
         v = _View(key, gen, rows, ids_bytes, dead_n, matrix, ids_map, dead, mask, ann.get("file"),
                   min(int(ann.get("rows", 0)), rows))
+        v.live = rows - int(mask.sum())
+        v.live_covered = v.ann_rows - int(mask[:v.ann_rows].sum())
         if same and old is not None:
             if old.ends is not None and ids_map is not None:
                 tail = np.frombuffer(ids_map, dtype=np.uint8, count=ids_bytes - old.ids_bytes, offset=old.ids_bytes)
@@ -226,8 +230,7 @@ class VectorStore:
 
     # --- reads ----------------------------------------------------------------------------------------
     def __len__(self) -> int:
-        v = self._current()
-        return v.rows - int(v.mask.sum())
+        return self._current().live
 
     @property
     def rows(self) -> int:
@@ -320,8 +323,7 @@ class VectorStore:
         return [(self._id(v, int(r)), float(s)) for r, s in zip(rows, scores) if s != -np.inf]
 
     def _approx(self, v: _View, ann: Any, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        live_covered = v.ann_rows - int(v.mask[:v.ann_rows].sum())
-        want = min(live_covered, k)
+        want = min(v.live_covered, k)
         ask = max(2 * k, k + 32)
         while True:
             got = ann.search(q, min(ask, v.ann_rows)).keys.astype(np.int64)
