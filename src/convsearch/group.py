@@ -10,7 +10,8 @@ often rank together. Two rules, in this order:
    when it differs from ``page``); the score is the best member's, the id the first chunk's. The merged hit stands
    where its best-ranked member stood.
 2. At most ``per_doc`` hits (merged or not) per document; the document's later ones are dropped and the next
-   hits move up. ``per_doc=0``: no limit.
+   hits move up. ``per_doc=0``: no limit. When too few other documents are left to fill ``limit`` (a long manual
+   in one file), the dropped ones come back after the others, in rank order.
 
 Hits without a ``doc_id`` pass through untouched, and so does a hit that merges with nothing. The result is cut
 to ``limit``. Grouping its own output changes nothing.
@@ -116,12 +117,50 @@ def group_passages(hits: Sequence[Hit], *, per_doc: int = 2, limit: int) -> list
             placed.append((i, h))
         else:
             by_doc.setdefault(str(doc), []).append((i, h))
+    spare: list[tuple[int, Hit]] = []
     for members in by_doc.values():
         # each run stands where its best-ranked member stood; the document's first per_doc runs are kept
         merged = sorted((_merge(run) for run in _runs(members)), key=lambda m: m[0])
         placed.extend(merged[:per_doc] if per_doc > 0 else merged)
+        spare.extend(merged[per_doc:] if per_doc > 0 else [])
     placed.sort(key=lambda m: m[0])
+    if len(placed) < limit and spare:
+        # too few other documents to fill the list (a long manual in one file): the capped ones come back, in
+        # rank order, after the others
+        placed.extend(sorted(spare, key=lambda m: m[0])[:limit - len(placed)])
     return [h for _, h in placed[:max(limit, 0)]]
 
 
-__all__ = ["group_passages"]
+def neighbour_ids(h: Hit) -> list[str]:
+    """The ids of the passages just before and just after ``h`` in its document (``<doc_id>#<chunk>``), or [] for
+    a hit that is no passage of an indexed file."""
+    doc, rng = h.metadata.get("doc_id"), _chunk_range(h)
+    if not doc or rng is None:
+        return []
+    return [f"{doc}#{i}" for i in (rng[0] - 1, rng[1] + 1) if i >= 0]
+
+
+def widen(h: Hit, neighbours: Sequence[Hit]) -> Hit:
+    """``h`` merged with those of ``neighbours`` that are the passages right next to it in the same document and
+    section (the merge of rule 1); ``h`` itself when none is.
+
+    >>> from convsearch.types import Hit
+    >>> def p(chunk, section="S"):
+    ...     md = {"doc_id": "d", "chunk": chunk, "section": section}
+    ...     return Hit(f"d#{chunk}", "T", f"text {chunk}", 1.0, metadata=md)
+    >>> widen(p(4), [p(3), p(5, section="Other")]).text
+    'text 3\n\ntext 4'
+    """
+    rng = _chunk_range(h)
+    if rng is None:
+        return h
+    doc, section = h.metadata.get("doc_id"), h.metadata.get("section")
+    near = [n for n in neighbours if n.metadata.get("doc_id") == doc and n.metadata.get("section") == section
+            and (r := _chunk_range(n)) is not None and (r[1] == rng[0] - 1 or r[0] == rng[1] + 1)]
+    if not near:
+        return h
+    _, merged = _merge(sorted([(0, h), *((1, n) for n in near)], key=lambda m: _chunk_range(m[1]) or (0, 0)))
+    return replace(merged, id=h.id, score=h.score, rank=h.rank)  # the passage found keeps its id
+
+
+__all__ = ["group_passages", "neighbour_ids", "widen"]

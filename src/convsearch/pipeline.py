@@ -39,7 +39,7 @@ from .errors import InputError, RerankError
 from .format import citations, context
 from .fuse import fuse
 from .gate import needs_rewrite
-from .group import group_passages
+from .group import group_passages, neighbour_ids, widen
 from .infra.deadline import Deadline
 from .infra.turn import turn
 from .rerank import Reranker, open_reranker, rerank
@@ -108,9 +108,28 @@ def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, 
     queries = [rw.rewritten, *variants]
     if settings.mode == "dual" and rw.rewritten != query:
         queries.insert(1, query)
+    if settings.history_variant == "on" and decision.needed and (hv := history_variant(query, history)):
+        queries.append(hv)
     if clock:
         clock.lap("variants")
     return decision, rw, variants, list(dict.fromkeys(queries))
+
+
+HISTORY_VARIANT_CHARS = 300  # of the previous question: a pasted page is not a question
+
+
+def history_variant(query: str, history: Sequence[Message]) -> str | None:
+    """The previous user question followed by ``query`` as typed: one more query for a follow-up, so that a rewrite
+    that picked the wrong antecedent, or none, still searches the conversation's topic (fused by RRF, then
+    reranked with the original query as every list is). None without an earlier user question.
+
+    >>> history_variant("And for Python 3.12?", [Message("user", "How do I install pip?"), Message("assistant", "…")])
+    'How do I install pip? And for Python 3.12?'
+    """
+    prev = next((m.content for m in reversed(history) if m.role == "user" and m.content.strip()), None)
+    if prev is None:
+        return None
+    return f"{' '.join(prev.split())[:HISTORY_VARIANT_CHARS]} {query.strip()}"
 
 
 def rank_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *, settings: Settings, top_k: int,
@@ -133,11 +152,15 @@ def rank_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *, 
 
 
 def cite_turn(ranked: list[Hit], *, settings: Settings, top_k: int, today: date | None = None,
-              clock: _Clock | None = None,
-              time_sensitive: bool | None = None) -> tuple[list[Hit], list[Any], str]:
-    """Group passages by document and cut to ``top_k``, then cite and format: (hits, citations, context)."""
+              clock: _Clock | None = None, time_sensitive: bool | None = None,
+              fetch: Callable[[list[str]], dict[str, Hit]] | None = None) -> tuple[list[Hit], list[Any], str]:
+    """Group passages by document and cut to ``top_k``, widen the first ``settings.widen_top`` passages with their
+    neighbours of the same section (``fetch``: stored hits by id, when the backends can), then cite and format:
+    (hits, citations, context)."""
     if any("doc_id" in h.metadata for h in ranked):
         ranked = group_passages(ranked, per_doc=settings.per_doc, limit=top_k)
+        if fetch is not None and settings.widen_top > 0:
+            ranked = widen_top(ranked, fetch, settings.widen_top)
     elif len(ranked) > top_k:  # a remote reranker's candidates
         ranked = ranked[:top_k]
     if clock:
@@ -148,6 +171,18 @@ def cite_turn(ranked: list[Hit], *, settings: Settings, top_k: int, today: date 
     if clock:
         clock.lap("format")
     return ranked, cites, ctx
+
+
+def widen_top(hits: list[Hit], fetch: Callable[[list[str]], dict[str, Hit]], n: int) -> list[Hit]:
+    """The first ``n`` passages of ``hits`` each merged with the passages just before and after it in its section
+    (small-to-big: the best match is cited with what surrounds it, where an answer often continues); one ``fetch``
+    for all their ids."""
+    want = {h.id: neighbour_ids(h) for h in hits[:n]}
+    ids = [i for ids in want.values() for i in ids]
+    if not ids:
+        return hits
+    found = fetch(ids)
+    return [widen(h, [found[i] for i in want[h.id] if i in found]) if h.id in want else h for h in hits]
 
 
 def finish_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *, settings: Settings,
@@ -425,13 +460,32 @@ class Pipeline:
             return _rerank_failed(ranked, exc)
         return out, (_rerank_note(self.reranker, ranked),), ()
 
+    def _fetch(self, ids: list[str]) -> dict[str, Hit]:
+        """Stored hits by id from the backends that can look one up (``get``: the local index, Milvus), for the
+        widening of the top passages; a backend that fails to answer is passed over (the turn cites what it has)."""
+        out: dict[str, Hit] = {}
+        for b in self.backends:
+            get = getattr(b, "get", None)
+            if get is None:
+                continue
+            for i in ids:
+                if i in out:
+                    continue
+                try:
+                    h = get(i)
+                except Exception:  # noqa: BLE001 - widening is an extra: never the end of a turn
+                    h = None
+                if h is not None:
+                    out[i] = h
+        return out
+
     def _finish(self, plan: TurnPlan, reranked: tuple[list[Hit], tuple[str, ...], tuple[str, ...]], stats: Any,
                 runs: Sequence[BackendRun], s: Settings, top_k: int, today: date | None, clock: _Clock,
                 hyde_notes: tuple[str, ...], session: Conversation | None, hyde_calls: Sequence[LLMCall] = (),
                 time_sensitive: bool | None = None) -> SearchResponse:
         ranked, rerank_notes, rerank_errors = reranked
         ranked, cites, ctx = cite_turn(ranked, settings=s, top_k=top_k, today=today, clock=clock,
-                                       time_sensitive=time_sensitive)
+                                       time_sensitive=time_sensitive, fetch=self._fetch)
         events.emit("dedup", before=stats.before, after=stats.after, by_url=stats.by_url, by_hash=stats.by_hash,
                     by_near=stats.by_near)
         history_notes = plan.notes

@@ -161,8 +161,8 @@ def test_kb_turn_cites_file_section_and_page(demo_runs, mode, name, i, turn):
     r = demo_runs(mode)[(name, i)]["response"]
     missing = [w for w in turn.get("expect_in_query", []) if not _contains(r.standalone_query, w)]
     assert not missing, f"{turn['user']!r} → {r.standalone_query!r} ({r.rewrite.reason}) lacks {missing}"
-    top = [c for c in r.citations[:3] if Path(str(c.metadata.get("source", ""))).name == turn["expect_source"]]
-    assert top, f"{r.standalone_query!r}: {turn['expect_source']} not in the top 3 {[c.id for c in r.citations]}"
+    top = [c for c in r.citations[:5] if Path(str(c.metadata.get("source", ""))).name == turn["expect_source"]]
+    assert top, f"{r.standalone_query!r}: {turn['expect_source']} not in the cited top 5 {[c.id for c in r.citations]}"
     assert any(turn["expect_section"] in str(c.metadata.get("section", "")) for c in top), \
         [c.metadata.get("section") for c in top]
     if "expect_page" in turn:

@@ -15,6 +15,7 @@ from enum import StrEnum
 import pytest
 
 import convsearch.config as config_mod
+import convsearch.ingest.settings  # noqa: F401 - registers the ingest section (read lazily by a sync)
 from convsearch.config import SECTIONS, AutoSwitch, Section, Settings, Switch, named, register, unregister
 from convsearch.errors import ConfigError
 from convsearch.fuse import Fusion
@@ -40,9 +41,11 @@ FROZEN = {f"CONVSEARCH_{n}" for n in (
     "TAVILY_API_KEYS", "TAVILY_BASE_URL", "TAVILY_RATE", "TAVILY_TOPIC", "TOP_K", "WEB_BREAKER_COOLDOWN_S",
     "WEB_BREAKER_FAILURES", "WEB_CACHE", "WEB_MAX_RETRIES", "WEB_MAX_WAIT_S", "WEB_PROVIDERS", "WEB_RESULT_COUNT",
     "WEB_TIMEOUT_S", "WEB_VARIANTS", "WINDOW",
-)} | {"CONVSEARCH_PASSAGE_TOKENS", "CONVSEARCH_PER_DOC"}  # added since (issue 34: whole-passage citations, grouping)
+)} | {"CONVSEARCH_PASSAGE_TOKENS", "CONVSEARCH_PER_DOC",  # added since (issue 34: whole-passage citations, grouping,
+   "CONVSEARCH_HISTORY_VARIANT", "CONVSEARCH_WIDEN_TOP"}                         # the follow-up's history variant)
 FROZEN |= {"CONVSEARCH_EMBEDDER"} | {f"CONVSEARCH_EMBED_{n}" for n in (  # issue 35: embedders as registry rows
     "BASE_URL", "MODEL", "API_KEY", "BATCH", "CONCURRENCY", "TIMEOUT_S", "MAX_RETRIES", "DIM", "WORKERS")}
+FROZEN |= {f"CONVSEARCH_INGEST_{n}" for n in ("MAX_MB", "PASSAGE_TOKENS", "BATCH", "PROGRESS_S")}  # issue 34
 FROZEN |= {"CONVSEARCH_RERANKER"} | {f"CONVSEARCH_RERANK_{n}" for n in (  # issue 35: rerankers as registry rows
     "BASE_URL", "MODEL", "API_KEY", "CANDIDATES", "TIMEOUT_S")}
 
@@ -82,7 +85,7 @@ def test_each_area_owns_its_section():
                      "server": "convsearch.server.settings", "agent": "convsearch.agent.settings",
                      "web": "convsearch.backends.web._factory", "milvus": "convsearch.backends.milvus",
                      "embed": "convsearch.embed.settings",
-                     "rerank": "convsearch.rerank.settings",
+                     "rerank": "convsearch.rerank.settings", "ingest": "convsearch.ingest.settings",
                      **{p: f"convsearch.backends.web.{p}" for p in ("tavily", "brave", "serpapi", "searxng", "bocha")}}
     s = Settings.from_env({"CONVSEARCH_LLM_MODEL": "m", "CONVSEARCH_AGENT_TOP_K": "3", "CONVSEARCH_DB_TIMEOUT": "2"})
     assert (s.section("llm").model, s.section("agent").top_k, s.section("history").db_timeout) == ("m", 3, 2.0)

@@ -55,9 +55,16 @@ def test_per_doc_cap_moves_the_next_document_up():
 
 def test_records_and_web_results_pass_through_untouched():
     hits = [R("x", 0.9), P("a", 1, 0.8), R("y", 0.7), P("a", 2, 0.6), P("a", 9, 0.5), P("a", 20, 0.4)]
-    out = group_passages(hits, per_doc=1, limit=10)
+    out = group_passages(hits, per_doc=1, limit=3)
     assert [h.id for h in out] == ["x", "a#1", "y"]
     assert out[0] is hits[0] and out[2] is hits[2]
+
+
+def test_capped_passages_come_back_when_nothing_else_fills_the_list():
+    # a long manual in one file: every candidate is one document's; the cap must not leave the list short
+    hits = [P("a", 1, 0.9), P("a", 5, 0.8), R("x", 0.7), P("a", 9, 0.6), P("a", 20, 0.5)]
+    assert [h.id for h in group_passages(hits, per_doc=1, limit=4)] == ["a#1", "x", "a#5", "a#9"]
+    assert [h.id for h in group_passages(hits, per_doc=2, limit=3)] == ["a#1", "a#5", "x"]
 
 
 def test_limit_cuts_the_grouped_list():
@@ -69,8 +76,8 @@ def test_limit_cuts_the_grouped_list():
 def test_a_doc_id_without_chunk_is_capped_but_never_merged():
     hits = [Hit("d1", "t", "one", 1.0, metadata={"doc_id": "d"}), Hit("d2", "t", "two", 0.9, metadata={"doc_id": "d"}),
             Hit("d3", "t", "three", 0.8, metadata={"doc_id": "d"})]
-    out = group_passages(hits, per_doc=2, limit=5)
-    assert out == hits[:2]
+    assert group_passages(hits, per_doc=2, limit=2) == hits[:2]
+    assert group_passages(hits, per_doc=2, limit=5) == hits  # nothing else to show: the capped one comes back
 
 
 # --- properties ------------------------------------------------------------------------------------------
@@ -90,12 +97,27 @@ def _doc(h: Hit) -> str | None:
 
 @PROPS
 @given(_hits, _per_doc, _limit)
-def test_never_more_than_per_doc_per_document(hits, per_doc, limit):
+def test_never_more_than_per_doc_per_document_unless_nothing_else_is_left(hits, per_doc, limit):
     out = group_passages(hits, per_doc=per_doc, limit=limit)
     assert len(out) <= limit
     if per_doc:
-        for doc in {_doc(h) for h in out} - {None}:
-            assert sum(_doc(h) == doc for h in out) <= per_doc
+        extra = _extras(out, per_doc)
+        # hits over a document's cap only at the tail, after every hit within its cap
+        assert extra == [i for i in range(len(out) - len(extra), len(out))]
+
+
+def _extras(out: list[Hit], per_doc: int) -> list[int]:
+    """Positions of the hits past their document's first ``per_doc``."""
+    seen: dict[str, int] = {}
+    extra = []
+    for i, h in enumerate(out):
+        d = _doc(h)
+        if d is None:
+            continue
+        seen[d] = seen.get(d, 0) + 1
+        if seen[d] > per_doc:
+            extra.append(i)
+    return extra
 
 
 @PROPS
@@ -108,9 +130,12 @@ def test_order_of_first_appearances_is_kept(hits, per_doc, limit):
             return next(i for i, x in enumerate(hits) if x is h)
         lo, hi = h.metadata["chunk"], h.metadata.get("chunk_end", h.metadata["chunk"])
         return next(i for i, x in enumerate(hits) if _doc(x) == _doc(h) and lo <= x.metadata["chunk"] <= hi)
-    places = [first_seen(h) for h in out]
+    extra = set(_extras(out, per_doc)) if per_doc else set()
+    places = [first_seen(h) for i, h in enumerate(out) if i not in extra]
     assert places == sorted(places)
-    assert len(set(places)) == len(places)
+    back = [first_seen(h) for i, h in enumerate(out) if i in extra]
+    assert back == sorted(back)  # the ones that came back keep their order too
+    assert len(set(places + back)) == len(places + back)
 
 
 @PROPS

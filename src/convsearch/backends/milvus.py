@@ -77,7 +77,7 @@ from ..infra.turn import note
 from ..secret import Secret
 from ..text import detect_lang, index_terms
 from ..types import Document, Hit
-from .base import FILTER_FIELDS, Capabilities, Filters, Recency, batches
+from .base import FILTER_FIELDS, Capabilities, Filters, Recency, batches, indexed_text
 
 
 @register
@@ -352,7 +352,7 @@ class MilvusBackend:
                "source_type": _cut(md.get("source_type", "") or "", "source_type"),
                "kb_version": _cut(md.get("kb_version", "") or "", "kb_version"), "day": iso_day(d.date),
                "metadata": json.loads(json.dumps(md, ensure_ascii=False, default=str)),
-               "body": _cut(" ".join(index_terms(f"{d.title} {d.text}")), "body")}
+               "body": _cut(" ".join(index_terms(indexed_text(d, " "))), "body")}
         if vec is not None:
             row["dense"] = [float(x) for x in vec]
         return row
@@ -366,7 +366,7 @@ class MilvusBackend:
                     raise InputError(f"document id {d.id[:40]!r} is empty or longer than {_MAX['id']} bytes")
             last = {d.id: d for d in batch}  # the same id twice in one batch: the last one wins
             batch = list(last.values())
-            vecs = (self.embedder.embed_passages([f"{d.title}\n{d.text}".strip() for d in batch])
+            vecs = (self.embedder.embed_passages([indexed_text(d) for d in batch])
                     if self.embedder is not None else [None] * len(batch))
             by: dict[str, list[dict[str, Any]]] = {k: [] for k in COLLECTIONS}
             for d, v in zip(batch, vecs):

@@ -5,7 +5,7 @@ effect.
 | variable                         | default | meaning |
 |----------------------------------|---------|---------|
 | CONVSEARCH_INGEST_MAX_MB         | 200     | a file bigger than this is not read: one failed line in the summary |
-| CONVSEARCH_INGEST_PASSAGE_TOKENS | 200     | a passage's size, in estimated embedder tokens (see ingest/passages.py) |
+| CONVSEARCH_INGEST_PASSAGE_TOKENS | 400     | a passage's size, in estimated embedder tokens (see ingest/passages.py) |
 | CONVSEARCH_INGEST_BATCH          | 256     | passages per commit: an interrupted run keeps every whole batch |
 | CONVSEARCH_INGEST_PROGRESS_S     | 5       | when stderr is not a terminal, a progress line this often (seconds) |
 """
@@ -25,7 +25,7 @@ class IngestSettings(Section):
     name = "ingest"
     prefix = "CONVSEARCH_INGEST_"
     max_mb: float = 200.0
-    passage_tokens: int = 200
+    passage_tokens: int = 400
     batch: int = 256
     progress_s: float = 5.0
 
