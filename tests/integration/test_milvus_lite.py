@@ -300,7 +300,8 @@ def test_pipeline_sends_the_variants_in_one_milvus_call(mb, monkeypatch):
     turn = [{"role": "user", "content": "番禺适合露营吗？"}, {"role": "assistant", "content": "适合。"}]
     with Pipeline(mb, variant_maker=lambda q, *, max_variants, calls=None: ["深圳 露营"]) as p:
         r = asyncio.run(p.asearch("那深圳呢？", turn)) if not mb.lite else p.search("那深圳呢？", turn)
-    assert seen == [r.trace.queries] and len(seen[0]) == 2
+    # the rewrite, the variant and the follow-up's history variant (pipeline.history_variant), in one call
+    assert seen == [r.trace.queries] and len(seen[0]) == 3 and seen[0][-1] == "番禺适合露营吗？ 那深圳呢？"
     assert {"zh-camp-sz", "zh-camp-py"} <= {h.id for h in r.hits}
     assert r.hits[0].id == "zh-camp-sz"
 
