@@ -101,6 +101,7 @@ class VectorStore:
         self._probe = probe
         self._resolved: dict[str, bool] = {}  # pending batch token -> committed?
         self._wlock = threading.Lock()
+        self._rowmap_lock = threading.Lock()
         self._rowmap: tuple[int, int, int, dict[str, int]] | None = None  # gen, rows, dead seen, id -> live row
         m = self._read_manifest()
         if m is None:
@@ -260,6 +261,10 @@ class VectorStore:
 
     def _map_ids(self, v: _View) -> dict[str, int]:
         """id -> live row (built once, then followed incrementally: the writer's lookups)."""
+        with self._rowmap_lock:  # server threads scoring a selective filter at once
+            return self._map_ids_locked(v)
+
+    def _map_ids_locked(self, v: _View) -> dict[str, int]:
         rm = self._rowmap
         if rm is None or rm[0] != v.gen or rm[1] > v.rows or rm[2] > v.dead_n:
             rm = (v.gen, 0, 0, {})
@@ -469,7 +474,7 @@ class VectorStore:
             if ann is None:
                 ann = Index(ndim=self.dim, metric="cos", dtype=self.ann_dtype, connectivity=16,
                             expansion_add=ANN_EXPANSION_ADD, expansion_search=ANN_EXPANSION_SEARCH)
-            ann.expansion_add = ANN_EXPANSION_ADD
+            ann.expansion_add = ANN_EXPANSION_ADD  # type: ignore[misc]  # usearch defines its setter apart
             base = v.ann_rows
             assert v.matrix is not None
             for a in range(base, v.rows, _CHUNK):
