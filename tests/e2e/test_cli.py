@@ -49,7 +49,8 @@ def shared_data(tmp_path_factory, cli_at):
     src = write_jsonl(root / "kb.jsonl", DOCS)
     p = cli_at(root, "index", str(src), "--data-dir", "data")
     assert p.returncode == 0, p.stderr
-    assert "indexed 5 documents" in p.stdout and "(5 in total)" in p.stdout
+    assert p.stdout.startswith("scanned 1 files: 1 new") and "5 passages written" in p.stdout
+    assert "data/index holds 5 passages" in p.stdout
     return root / "data"
 
 
@@ -156,7 +157,7 @@ def test_index_is_an_upsert(run_cli, indexed, tmp_path):
     src = write_jsonl(tmp_path / "more.jsonl", [{"id": "a-price", "title": "AnySearch 新价格", "text": "专业版调价为每月 199 元。"},
                                                 {"id": "extra", "text": "An extra English document about kayaks."}])
     p = run_cli("index", str(src), "--data-dir", "data")
-    assert p.returncode == 0 and "(6 in total)" in p.stdout
+    assert p.returncode == 0 and "holds 6 passages" in p.stdout
     r = search_json(run_cli, "调价")
     assert r["results"][0]["id"] == "a-price" and r["results"][0]["title"] == "AnySearch 新价格"
 
@@ -167,7 +168,8 @@ def test_index_markdown_and_text(run_cli, tmp_path):
                                                 encoding="utf-8")
     (tmp_path / "docs" / "note.txt").write_text("Kayak rental\nKayaks can be rented at the lake.\n", encoding="utf-8")
     assert run_cli("index", "docs", "--data-dir", "data").returncode == 0
-    assert search_json(run_cli, "带薪年假")["results"][0]["id"] == "hr-leave"
+    leave = search_json(run_cli, "带薪年假")["results"][0]
+    assert leave["id"] == "hr-leave#0" and leave["metadata"]["doc_id"] == "hr-leave"  # the front matter's id
     assert search_json(run_cli, "kayak rental")["results"][0]["title"] == "Kayak rental"
 
 
@@ -220,8 +222,8 @@ def test_100kb_query(run_cli, indexed):
 def test_malformed_jsonl_line_keeps_the_index(run_cli, indexed, tmp_path):
     bad = write_jsonl(tmp_path / "bad.jsonl", [{"id": "new-1", "text": "这一行没问题"}, '{"id": "new-2", "text": '])
     p = run_cli("index", str(bad), "--data-dir", "data")
-    line = assert_clean_failure(p, "bad.jsonl:2", "malformed JSON")
-    assert p.returncode == 2 and line.startswith("error: ")
+    line = assert_clean_failure(p, "bad.jsonl:2: malformed JSON")
+    assert p.returncode == 8 and line.startswith("failed: ")  # the file is named; nothing of it is indexed
     # nothing already indexed is lost, and nothing from the bad file was written
     r = search_json(run_cli, "AnySearch 价格")
     assert "a-price" in [c["id"] for c in r["results"]]
@@ -232,6 +234,7 @@ def test_missing_text_names_file_and_line(run_cli, indexed, tmp_path):
     bad = write_jsonl(tmp_path / "notext.jsonl", [{"id": "ok", "text": "fine"}, {"id": "ok2", "text": "fine"}, {"id": "x"}])
     p = run_cli("index", str(bad), "--data-dir", "data")
     assert_clean_failure(p, "notext.jsonl:3", "text")
+    assert p.returncode == 8
 
 
 def test_invalid_utf8_file(run_cli, indexed, tmp_path):
@@ -239,7 +242,7 @@ def test_invalid_utf8_file(run_cli, indexed, tmp_path):
     bad.write_bytes("第一行\n第二行\n".encode() + "caf\xe9\n".encode("latin-1"))
     p = run_cli("index", str(bad), "--data-dir", "data")
     assert_clean_failure(p, "latin1.txt:3", "UTF-8")
-    assert p.returncode == 2
+    assert p.returncode == 8
     assert search_json(run_cli, "NovaDB 价格")["results"][0]["id"] == "n-price"
 
 

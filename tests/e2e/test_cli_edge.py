@@ -179,7 +179,7 @@ def test_a_text_document_without_source_shows_no_empty_brackets(run_cli, tmp_pat
     p = run_cli("search", "kayak rental 皮划艇", "--data-dir", "data")
     assert p.returncode == 0, p.stderr
     line = next(x for x in p.stdout.splitlines() if x.strip().startswith("[1]"))
-    assert "()" not in line and line.strip().startswith("[1] Kayak rental  id="), line
+    assert "()" not in line and line.strip().startswith("[1] Kayak rental (note.txt)  id="), line
 
 
 

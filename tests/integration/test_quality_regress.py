@@ -7,6 +7,7 @@ shards cover every row exactly once."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,11 @@ def test_the_shards_cover_every_row_once():
 def test_expected_quality_rows_hold(tmp_path, shard):
     names = _shard(shard)
     lines: list[str] = []
-    code = run_regress(EXPECTED, markdown=tmp_path / "q.md", echo=lines.append, names=names)
+    # CI installs every row's data (.ci/run: the shared sets, scripts/kb-docs.sh for the Debian documentation); on a
+    # developer's machine a row whose data is missing says SKIP and why, and the others still have to hold
+    missing_ok = os.environ.get("CI") != "true"
+    code = run_regress(EXPECTED, markdown=tmp_path / "q.md", echo=lines.append, names=names,
+                       allow_missing_data=missing_ok)
     failed = [line for line in lines if line.startswith(("FAIL", "ERROR"))]
     assert code == 0 and not failed, "\n".join(failed or lines[-3:])
     assert lines[-1].startswith("wrote") and "0 FAIL, 0 ERROR" in lines[-2]

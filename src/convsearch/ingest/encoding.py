@@ -98,6 +98,17 @@ def _guess(raw: bytes, path: str) -> str:
 
     best = from_bytes(raw, cp_isolation=list(CANDIDATES)).best()
     if best is None or best.encoding is None:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.start > 0 and _mostly_utf8(raw[:exc.start]):  # UTF-8 with a stray byte: say where it is
+                line = raw[:exc.start].count(b"\n") + 1
+                raise ConvertError(path, f"invalid UTF-8 at byte {exc.start}", line) from None
         raise ConvertError(path, "unknown text encoding (not UTF-8, GB18030, Big5 or a Western code page)")
     return str(best)
+
+
+def _mostly_utf8(head: bytes) -> bool:
+    """The bytes before a decoding error hold multi-byte UTF-8 (the file was written as UTF-8, then damaged)."""
+    return any(b >= 0xC2 for b in head[:4096])
 

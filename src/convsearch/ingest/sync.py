@@ -39,8 +39,14 @@ RECORD_KINDS = {".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 @dataclass
 class Failure:
+    """A file that was not indexed: its path, why, and the 1-based line where known (``path:line: reason``)."""
+
     path: str
     reason: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.reason}" if self.line is not None else f"{self.path}: {self.reason}"
 
 
 @dataclass
@@ -73,7 +79,7 @@ class SyncReport:
     def as_dict(self) -> dict[str, Any]:
         return {"scanned": self.scanned, "new": self.new, "changed": self.changed, "unchanged": self.unchanged,
                 "removed": self.removed, "skipped": self.skipped,
-                "failed": [{"path": f.path, "reason": f.reason} for f in self.failed],
+                "failed": [{"path": f.path, "reason": f.reason, "line": f.line} for f in self.failed],
                 "passages_written": self.passages_written, "passages_deleted": self.passages_deleted,
                 "interrupted": self.interrupted, "seconds": round(self.seconds, 3)}
 
@@ -380,7 +386,7 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
             try:
                 doc_id, docs = passages_of(f.path, kind, max_bytes=max_bytes, passage_tokens=cfg.passage_tokens)
             except DataFileError as exc:
-                _fail(report, on_failed, f.path, exc.problem if exc.line is None else f"line {exc.line}: {exc.problem}")
+                _fail(report, on_failed, f.path, exc.problem, exc.line)
                 bar.advance(1, f.size, 0)
                 continue
             except (OSError, UnicodeError, ValueError) as exc:  # a converter's library gave up in its own words
@@ -439,8 +445,9 @@ def _gone(root: Path, rel: str, report: SyncReport) -> bool:
     return False
 
 
-def _fail(report: SyncReport, on_failed: Callable[[Failure], None] | None, path: Path, reason: str) -> None:
-    f = Failure(str(path), reason)
+def _fail(report: SyncReport, on_failed: Callable[[Failure], None] | None, path: Path, reason: str,
+          line: int | None = None) -> None:
+    f = Failure(str(path), reason, line)
     report.failed.append(f)
     if on_failed is not None:
         on_failed(f)

@@ -1,5 +1,6 @@
-"""Writing documents into a writable backend (the local index or Milvus), for the CLI's ``index`` and
-``copy-index``: upsert by id in batches with a progress bar, delete by id, copy one backend into another."""
+"""Writing documents into a writable backend (the local index or Milvus), for the CLI's ``copy-index`` and
+``index --delete``: upsert by id in batches with a progress bar, delete by id, copy one backend into another (a
+folder goes through ``sync.py``)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .backends.base import batches
-from .config import Settings
-from .errors import ConfigError
-from .types import Document
+from ..backends.base import batches
+from ..config import Settings
+from ..errors import ConfigError
+from ..types import Document
 
 BATCH = 256
 
@@ -28,12 +29,12 @@ class WriteInterrupted(KeyboardInterrupt):
 def open_writable(settings: Settings, name: str | None = None, *, create: bool = True) -> Any:
     """The writable backend called ``name`` (default ``CONVSEARCH_BACKENDS``; e.g. ``local``, ``milvus``)
     through the registry; ``create=False`` opens an existing store only."""
-    from .backends.registry import open_backend
+    from ..backends.registry import open_backend
 
     if create:
         return open_backend(settings, name, create=True)
     if (name or settings.backends).strip().lower() == "local":
-        from .backends.factory import open_local
+        from ..backends.factory import open_local
 
         return open_local(settings, create=False)
     return open_backend(settings, name)
