@@ -12,7 +12,12 @@
 4. **Memory**: peak RSS of a fresh interpreter that converts (and splits) 100, then 1,000 files one at a time,
    keeping nothing: the peak must not grow with the file count.
 
-Target (issue 34): conversion + splitting ≥ 5 MB of text per second for HTML and Markdown. Sections skip with a
+5. **Sync**: the PostgreSQL pages copied into a temp folder, indexed BM25-only (`sync_paths`, as `convsearch index`
+   does), then indexed again unchanged: seconds, and whether anything under the index changed (every file's size and
+   mtime compared); then one file edited: seconds and passages written.
+
+Target (issue 34): conversion + splitting ≥ 5 MB of text per second for HTML and Markdown; re-index of an unchanged
+folder of ≥ 1,000 files ≤ 3 s with nothing written. Sections skip with a
 reason when the Debian packages are absent (debian-reference, postgresql-doc-15).
 """
 
@@ -138,6 +143,46 @@ def rss_worker(n: int) -> dict:
     return {"n": n, "baseline_mb": base, "peak_mb": peak_rss_mb(), "split": split is not None}
 
 
+def _state(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+
+
+def sync_worker(n: int) -> dict:
+    """In a fresh interpreter: ``n`` PostgreSQL pages into a temp folder; first sync, unchanged re-sync, one edit."""
+    import shutil
+
+    from convsearch.backends.local import LocalIndex
+    from convsearch.config import Settings
+    from convsearch.ingest.sync import sync_paths
+
+    files = sorted(PG_HTML.glob("*.html"))[:n]
+    with tempfile.TemporaryDirectory(prefix="bench-sync-") as tmp:
+        folder, data = Path(tmp) / "docs", Path(tmp) / "data"
+        folder.mkdir()
+        for f in files:
+            shutil.copy2(f, folder / f.name)
+        settings = Settings(data_dir=data, dense="off")
+        idx = LocalIndex(data / "index")
+        t = time.perf_counter()
+        first = sync_paths(idx, [folder], settings=settings, progress=None)
+        first_s = time.perf_counter() - t
+        before = _state(data)
+        t = time.perf_counter()
+        again = sync_paths(idx, [folder], settings=settings, progress=None)
+        again_s = time.perf_counter() - t
+        written = sorted(k for k, v in _state(data).items() if before.get(k) != v)
+        edited = folder / files[len(files) // 2].name
+        edited.write_text(edited.read_text(encoding="utf-8").replace("</body>", "<p>One more line.</p></body>"),
+                          encoding="utf-8")
+        t = time.perf_counter()
+        one = sync_paths(idx, [folder], settings=settings, progress=None)
+        one_s = time.perf_counter() - t
+        idx.close()
+    return {"files": len(files), "passages": first.passages_written, "first_s": first_s, "failed": len(first.failed),
+            "again_s": again_s, "again_unchanged": again.unchanged, "written": written, "one_s": one_s,
+            "one_changed": one.changed, "one_written": one.passages_written}
+
+
 def run(quick: bool = False) -> dict:
     res: dict = {"quick": quick, "splitter": _split_fn() is not None, "skipped": {}, "load": os.getloadavg()[0],
                  "cores": os.cpu_count()}
@@ -151,6 +196,7 @@ def run(quick: bool = False) -> dict:
             res["markdown"] = _measure(md)
         res["rss"] = [run_worker("ingest", "rss_worker", {"n": n}, timeout=900) for n in ((50, 200) if quick
                                                                                           else (100, 1000))]
+        res["sync"] = run_worker("ingest", "sync_worker", {"n": 300 if quick else 1100}, timeout=1800)
     else:
         res["skipped"]["postgresql"] = f"{PG_HTML} not installed (apt-get install postgresql-doc-15)"
     if DEBREF.is_dir():
@@ -205,6 +251,19 @@ def render(r: dict) -> str:
                   table(("run", "baseline", "peak", "peak − baseline"), rrow), "",
                   f"Growth from {a['n']:,} to {b['n']:,} files: {grew:+.1f} MiB "
                   f"({verdict(grew <= 5.0)}: must not grow with the file count; ≤ 5 MiB of allocator noise)."]
+    if r.get("sync"):
+        y = r["sync"]
+        ok = y["again_s"] <= 3.0 and not y["written"]
+        parts += ["", f"Sync (`convsearch index FOLDER`, BM25 only) over {y['files']:,} PostgreSQL pages copied into a "
+                      "temp folder:", "",
+                  table(("run", "seconds", "what happened"), [
+                      ("first", y["first_s"], f"{y['passages']:,} passages written, {y['failed']} files failed"),
+                      ("again, unchanged", y["again_s"], f"{y['again_unchanged']:,} unchanged; "
+                                                          f"{len(y['written'])} files under the data dir changed"),
+                      ("one file edited", y["one_s"], f"{y['one_changed']} changed, {y['one_written']} passages "
+                                                       "written")]), "",
+                  f"Re-index of the unchanged folder: {y['again_s']:.2f} s, nothing written: "
+                  f"{'yes' if not y['written'] else 'no'} ({verdict(ok)}: ≤ 3 s and nothing written)."]
     for what, why in r.get("skipped", {}).items():
         parts += ["", f"_{what} skipped: {why}._"]
     return "\n".join(parts)

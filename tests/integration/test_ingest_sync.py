@@ -193,3 +193,13 @@ def test_progress_lines_when_stderr_is_not_a_terminal(folder, index, tmp_path, m
     lines = out.getvalue().splitlines()
     assert lines and all(line.startswith("indexing: ") for line in lines)
     assert "files" in lines[-1] and "passages" in lines[-1]
+
+
+def test_a_page_of_navigation_only_is_counted_without_text_not_failed(folder, index, settings):
+    write(folder / "toc.html", "<html><head><title>Contents</title></head><body><nav><a href='a.html'>Chapter 1</a>"
+                               "</nav></body></html>")
+    r = sync_paths(index, [folder], settings=settings, progress=None)
+    assert (r.new, r.textless, r.failed) == (3, 1, [])
+    assert ", 1 without text, 0 failed" in r.summary()
+    again = sync_paths(index, [folder], settings=settings, progress=None)
+    assert (again.unchanged, again.textless, again.passages_written) == (4, 0, 0)

@@ -123,5 +123,7 @@ def test_html_sphinx_body_preferred_and_headerlinks_dropped(tmp_path: Path) -> N
 
 
 def test_html_empty_body_is_empty(tmp_path: Path) -> None:
-    with pytest.raises(ConvertError, match="the file is empty"):
+    from convsearch.ingest.types import NoTextError
+
+    with pytest.raises(NoTextError, match="no text once markup and navigation are removed"):
         convert(_write(tmp_path, "e.html", b"<html><head><title>t</title></head><body><nav>x</nav></body></html>"))

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from .records import iter_files, json_lines, load_all, read_documents, read_text
-from .types import Converted, ConvertError, Heading
+from .types import Converted, ConvertError, Heading, NoTextError
 
-__all__ = ["Converted", "ConvertError", "Heading", "iter_files", "json_lines", "load_all", "read_documents",
-           "read_text"]
+__all__ = ["Converted", "ConvertError", "Heading", "NoTextError", "iter_files", "json_lines", "load_all",
+           "read_documents", "read_text"]

@@ -59,6 +59,7 @@ class SyncReport:
     unchanged: int = 0
     removed: int = 0
     skipped: int = 0
+    textless: int = 0  # converted without error but nothing to index (a page of navigation only, a table of contents)
     failed: list[Failure] = field(default_factory=list)
     passages_written: int = 0
     passages_deleted: int = 0
@@ -72,13 +73,14 @@ class SyncReport:
 
     def summary(self) -> str:
         """The one summary line."""
+        textless = f", {self.textless} without text" if self.textless else ""
         return (f"scanned {self.scanned} files: {self.new} new, {self.changed} changed, {self.unchanged} unchanged, "
-                f"{self.removed} removed, {self.skipped} skipped (type), {len(self.failed)} failed; "
+                f"{self.removed} removed, {self.skipped} skipped (type){textless}, {len(self.failed)} failed; "
                 f"{self.passages_written} passages written, {self.passages_deleted} deleted in {self.seconds:.1f} s")
 
     def as_dict(self) -> dict[str, Any]:
         return {"scanned": self.scanned, "new": self.new, "changed": self.changed, "unchanged": self.unchanged,
-                "removed": self.removed, "skipped": self.skipped,
+                "removed": self.removed, "skipped": self.skipped, "textless": self.textless,
                 "failed": [{"path": f.path, "reason": f.reason, "line": f.line} for f in self.failed],
                 "passages_written": self.passages_written, "passages_deleted": self.passages_deleted,
                 "interrupted": self.interrupted, "seconds": round(self.seconds, 3)}
@@ -247,15 +249,15 @@ def passages_of(path: Path, kind: str, *, max_bytes: int, passage_tokens: int) -
         return doc_id_for(path), docs
     from .convert import convert
     from .passages import split
+    from .types import NoTextError
 
-    conv = convert(path, max_bytes=max_bytes)
+    try:
+        conv = convert(path, max_bytes=max_bytes)
+    except NoTextError:
+        return doc_id_for(path), []
     doc_id = str(conv.metadata.get("id") or doc_id_for(path))
     docs = split(conv, source=str(path), doc_id=doc_id, max_tokens=passage_tokens,
                  url=str(conv.metadata.get("url") or ""), date=conv.metadata.get("date") or None)
-    if not docs:
-        from .types import ConvertError
-
-        raise ConvertError(str(path), "no text to index")
     return doc_id, docs
 
 
@@ -393,6 +395,8 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
                 _fail(report, on_failed, f.path, f"cannot convert ({type(exc).__name__}: {exc})"[:300])
                 bar.advance(1, f.size, 0)
                 continue
+            if not docs:  # nothing but navigation: recorded (not read again while unchanged), its old passages go
+                report.textless += 1
             entry: dict[str, Any] = {"size": f.size, "mtime_ns": f.mtime_ns, "sha256": digest, "doc_id": doc_id}
             ids = [d.id for d in docs]
             if kind == "jsonl" or ids != [f"{doc_id}#{i}" for i in range(len(ids))]:
@@ -458,7 +462,8 @@ def _flush(backend: Any, pending: list[_Pending], report: SyncReport, bar: Progr
     if not pending:
         return
     docs = [d for p in pending for d in p.docs]
-    backend.add(docs)
+    if docs:
+        backend.add(docs)
     report.passages_written += len(docs)
     stale: list[str] = []
     for p in pending:
@@ -470,7 +475,9 @@ def _flush(backend: Any, pending: list[_Pending], report: SyncReport, bar: Progr
     for p in pending:
         p.manifest.files[p.rel] = p.entry
         p.manifest.dirty = True
-        if p.status == "new":
+        if not p.docs:
+            pass  # counted as without text
+        elif p.status == "new":
             report.new += 1
         else:
             report.changed += 1

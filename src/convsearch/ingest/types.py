@@ -41,3 +41,8 @@ class Converted:
 class ConvertError(DataFileError):
     """A file that cannot be turned into text: ``reason`` is the one-line why (e.g. "no text layer (scanned?)",
     "encrypted PDF", "binary data under a .txt suffix"). The sync reports it for that file and goes on."""
+
+
+class NoTextError(ConvertError):
+    """A readable file that holds no text once its markup and navigation are gone (a table of contents page): the
+    sync counts it "without text", not failed."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..types import Converted, ConvertError
+from ..types import Converted, ConvertError, NoTextError
 
 SUFFIXES = {".html": "html", ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".docx": "docx", ".md": "markdown",
             ".markdown": "markdown", ".txt": "text"}
@@ -65,6 +65,8 @@ def convert_bytes(raw: bytes, path: str, kind: str) -> Converted:
         raise ConvertError(path, f"unknown converter {kind!r}")
     out = fn(raw, path)
     if not out.text.strip():
+        if kind == "html":  # a page of navigation only (a table of contents): not bad input, nothing to index
+            raise NoTextError(path, "no text once markup and navigation are removed")
         raise ConvertError(path, "no text layer (scanned?)" if kind == "pdf" else "the file is empty")
     return out
 
