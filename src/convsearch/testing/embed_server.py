@@ -29,10 +29,12 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
+
+from ._loopback import LoopbackServer, QuietHandler, serve_until_stdin_closes
 
 MAX_INPUTS = 2048
 
@@ -60,18 +62,6 @@ class _State:
     in_flight: int = 0
     max_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return  # a client that gave up (its timeout) is not a server error
-        super().handle_error(request, client_address)
 
 
 class BadRequest(ValueError):
@@ -123,7 +113,7 @@ def answer(inputs: list[str], model: str, fmt: str, dims: int, *, dim: int, shuf
     return {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
 
-class EmbedServer:
+class EmbedServer(LoopbackServer):
     """The server; start/stop with ``with`` (or ``start()`` / ``close()``)."""
 
     def __init__(self, *, dim: int = 64, latency_s: float = 0.0, api_key: str | None = None, shuffle: bool = False,
@@ -133,37 +123,11 @@ class EmbedServer:
         self.api_key = api_key  # when set, other keys get 401
         self.shuffle = shuffle
         self._state = _State()
-        self._stop = threading.Event()
-        self._httpd = _HTTPServer((host, 0), _handler_class(self))
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> EmbedServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="embed-server", daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        """Stop listening (a client then gets connection refused). Idempotent."""
-        if self._stop.is_set():
-            return
-        self._stop.set()  # wakes handlers sleeping on a delay
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> EmbedServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().__init__(_handler_class(self), name="embed-server", host=host, backlog=256)
 
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        name = host.decode() if isinstance(host, bytes) else str(host)
-        return f"http://{name}:{port}/v1"
+        return self.root_url + "/v1"
 
     def push(self, *faults: Fault) -> None:
         """Answer the next requests with these faults, in order."""
@@ -205,49 +169,29 @@ def _error(message: str, kind: str = "invalid_request_error", param: str | None 
 
 
 def _handler_class(server: EmbedServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-            pass
-
-        def _send(self, status: int, body: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
-            data = body.encode("utf-8")
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in headers:
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-
+    class Handler(QuietHandler):
         def do_GET(self) -> None:  # noqa: N802 - stdlib name
             if self.path.rstrip("/").endswith("/models"):
-                self._send(200, json.dumps({"object": "list", "data": [{"id": "fake-embed", "object": "model"}]}))
+                self.respond(200, json.dumps({"object": "list", "data": [{"id": "fake-embed", "object": "model"}]}))
             else:
-                self._send(404, _error(f"no route {self.path}"))
+                self.respond(404, _error(f"no route {self.path}"))
 
         def do_POST(self) -> None:  # noqa: N802 - stdlib name
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
+            raw = self.read_body()
             if not self.path.rstrip("/").endswith("/embeddings"):
-                self._send(404, _error(f"no route {self.path}"))
+                self.respond(404, _error(f"no route {self.path}"))
                 return
             try:
                 body = json.loads(raw or b"null")
             except (json.JSONDecodeError, UnicodeDecodeError):
-                self._send(400, _error("the request body is not JSON"))
+                self.respond(400, _error("the request body is not JSON"))
                 return
             record = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body,
                       "t": time.perf_counter()}
             fault = server._enter(record)
             try:
                 if server.api_key is not None and self.headers.get("Authorization") != f"Bearer {server.api_key}":
-                    self._send(401, _error("incorrect API key provided", "invalid_api_key"))
+                    self.respond(401, _error("incorrect API key provided", "invalid_api_key"))
                     return
                 delay = server.latency_s + (fault.delay_s if fault else 0.0)
                 if delay and server._stop.wait(delay):
@@ -255,14 +199,14 @@ def _handler_class(server: EmbedServer) -> type[BaseHTTPRequestHandler]:
                 if fault is not None and fault.status != 200:
                     headers = (("Retry-After", f"{fault.retry_after:g}"),) if fault.retry_after is not None else ()
                     kind = "rate_limit_exceeded" if fault.status == 429 else "server_error"
-                    self._send(fault.status, _error(f"scripted HTTP {fault.status}", kind), headers)
+                    self.respond(fault.status, _error(f"scripted HTTP {fault.status}", kind), headers)
                     return
                 try:
                     inputs, model, fmt, dims = check_request(body, server.dim)
                 except BadRequest as exc:
-                    self._send(400, _error(str(exc), param=exc.param))
+                    self.respond(400, _error(str(exc), param=exc.param))
                     return
-                self._send(200, json.dumps(answer(inputs, model, fmt, dims, dim=server.dim, shuffle=server.shuffle)))
+                self.respond(200, json.dumps(answer(inputs, model, fmt, dims, dim=server.dim, shuffle=server.shuffle)))
             finally:
                 server._leave()
 
@@ -273,18 +217,12 @@ def main(argv: list[str] | None = None) -> None:
     """``python -m convsearch.testing.embed_server [--dim N] [--latency S]``: serve until stdin closes (or
     Ctrl-C); prints ``READY <base_url>`` once listening."""
     import argparse
-    import sys
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--dim", type=int, default=384)
     ap.add_argument("--latency", type=float, default=0.0)
     args = ap.parse_args(argv)
-    with EmbedServer(dim=args.dim, latency_s=args.latency) as srv:
-        print(f"READY {srv.base_url}", flush=True)
-        try:
-            sys.stdin.read()
-        except KeyboardInterrupt:
-            pass
+    serve_until_stdin_closes(EmbedServer(dim=args.dim, latency_s=args.latency))
 
 
 __all__ = ["EmbedServer", "Fault", "answer", "check_request", "main", "vector_for"]

@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import uuid
 from collections import deque
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from ..rerank.base import overlap_order
+from ._loopback import LoopbackServer, QuietHandler
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,19 +67,7 @@ class _Invalid(Exception):
         self.status = status
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return  # a client that gave up (its timeout) is not a server error
-        super().handle_error(request, client_address)
-
-
-class RerankServer:
+class RerankServer(LoopbackServer):
     """The server; start and stop it with ``with`` (or ``start()`` / ``close()``)."""
 
     def __init__(self, shape: str = "cohere", *, api_key: str | None = None, model: str | None = None,
@@ -94,37 +82,9 @@ class RerankServer:
         self._faults: deque[Fault] = deque()
         self._requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._httpd = _HTTPServer((host, 0), _handler_class(self))
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle ---
-    def start(self) -> RerankServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"rerank-{self.shape}", daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._stop.set()  # wakes handlers sleeping on a slow fault
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> RerankServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().__init__(_handler_class(self), name=f"rerank-{shape}", host=host, backlog=128)
 
     # --- script and records ---
-    @property
-    def root_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        name = host.decode() if isinstance(host, bytes) else str(host)
-        return f"http://{name}:{port}"
-
     @property
     def base_url(self) -> str:
         """What ``CONVSEARCH_RERANK_BASE_URL`` is set to: ``…/v1`` for the cohere shape, the root for TEI."""
@@ -238,33 +198,9 @@ class RerankServer:
 
 
 def _handler_class(server: RerankServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # one reply = two writes; without this, delayed ACKs add 40 ms
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-            pass
-
-        def _send(self, status: int, data: bytes) -> None:
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up
-
-        def _wait(self, seconds: float) -> bool:
-            end = time.perf_counter() + seconds
-            while time.perf_counter() < end:
-                if server._stop.wait(min(0.02, max(0.0, end - time.perf_counter()))):
-                    return False
-            return True
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:  # noqa: N802 - stdlib name
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
+            raw = self.read_body()
             record: dict[str, Any] = {"path": self.path, "headers": dict(self.headers.items()), "json": None}
             try:
                 record["json"] = json.loads(raw)
@@ -281,15 +217,14 @@ def _handler_class(server: RerankServer) -> type[BaseHTTPRequestHandler]:
             record["status"] = fault.status if fault is not None and fault.kind == "status" else status
             server._record(record)
             if fault is not None and fault.kind == "status":
-                self._send(fault.status, json.dumps({"message": "scripted failure", "error": "scripted failure"})
-                           .encode())
+                self.respond(fault.status, json.dumps({"message": "scripted failure", "error": "scripted failure"}))
                 return
-            if fault is not None and fault.kind == "slow" and not self._wait(fault.delay_s):
-                return
+            if fault is not None and fault.kind == "slow" and server._stop.wait(fault.delay_s):
+                return  # the server is closing
             data = json.dumps(body, ensure_ascii=False).encode("utf-8")
             if fault is not None and fault.kind == "malformed":
                 data = data[: max(1, len(data) // 2)]
-            self._send(status, data)
+            self.respond(status, data)
 
     return Handler
 
