@@ -203,6 +203,24 @@ def iter_records(path: Path | str, *, limit: int | None = None) -> Iterator[Eval
             raise DataFileError(shown, f"not UTF-8 text: {exc.reason}") from exc
 
 
+def load_yaml(path: Path) -> Any:
+    """The parsed YAML document at ``path``; a missing, unreadable or malformed file is a DataFileError (with the
+    line of a syntax error)."""
+    import yaml  # here, not at the top: the JSONL loaders above do not need it
+
+    shown = str(path)
+    if not path.is_file():
+        raise DataFileError(shown, "no such file")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise DataFileError(shown, f"invalid YAML: {getattr(exc, 'problem', exc)}",
+                            mark.line + 1 if mark is not None else None) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataFileError(shown, f"cannot read: {exc}") from exc
+
+
 def load_records(path: Path | str, *, limit: int | None = None) -> list[EvalRecord]:
     """Read a JSONL file of the shared schema; an empty file is an error."""
     records = list(iter_records(path, limit=limit))

@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import DataFileError, InputError
+from .data import load_yaml
 
 DEFAULT_CACHE = Path(".convsearch/kb-eval")
 TOP_K = 5
@@ -85,16 +84,7 @@ def _min_gold_len(gold: str) -> bool:
 def load_kb(path: Path) -> KbFile:
     """Parse and check the conversations file; any problem is a DataFileError naming the conversation and turn."""
     shown = str(path)
-    if not path.is_file():
-        raise DataFileError(shown, "no such file")
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise DataFileError(shown, f"invalid YAML: {getattr(exc, 'problem', exc)}",
-                            mark.line + 1 if mark is not None else None) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataFileError(shown, f"cannot read: {exc}") from exc
+    doc = load_yaml(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("sets"), dict) \
             or not isinstance(doc.get("conversations"), list):
         raise DataFileError(shown, "expected a mapping with 'sets' (a mapping) and 'conversations' (a list)")

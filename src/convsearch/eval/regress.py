@@ -29,6 +29,7 @@ import yaml
 
 from ..errors import ConvsearchError, DataFileError
 from .cli import RUNNERS, eval_app
+from .data import load_yaml
 
 DEFAULT_TOLERANCE = 0.01
 REWRITE_METRICS = ("bleu", "em", "rest_p1", "rest_f1", "rest_f2", "gate_acc", "gate_f1", "changed", "faithful")
@@ -59,14 +60,7 @@ class Row:
 def load_rows(path: Path) -> list[Row]:
     """Parse the expected-scores YAML; any malformed row is a DataFileError naming it."""
     shown = str(path)
-    if not path.is_file():
-        raise DataFileError(shown, "no such file")
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise DataFileError(shown, f"invalid YAML: {getattr(exc, 'problem', exc)}",
-                            mark.line + 1 if mark is not None else None) from exc
+    doc = load_yaml(path)
     raw_rows = doc.get("rows") if isinstance(doc, dict) else None
     if not isinstance(raw_rows, list):
         raise DataFileError(shown, "expected a mapping with a 'rows' list")
@@ -312,7 +306,7 @@ def load_targets(path: Path) -> dict[str, Any]:
     """The targets file beside expected.yaml (``targets.yaml``), or nothing."""
     if not path.is_file():
         return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = load_yaml(path) or {}
     if not isinstance(data, dict):
         raise DataFileError(str(path), "expected a mapping with 'targets' and 'above_baseline' lists")
     return data
