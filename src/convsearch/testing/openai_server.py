@@ -37,8 +37,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from ._loopback import LoopbackServer, QuietHandler, serve_until_stdin_closes
 
 
 @dataclass(frozen=True)
@@ -160,18 +162,6 @@ def search_then_cite(*, first: int = 2, chunk_delay_s: float = 0.0,
     return respond
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256  # 50 clients connecting at once must not overflow the listen backlog
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return  # a client that gave up (its timeout) is not a server error
-        super().handle_error(request, client_address)
-
-
 @dataclass
 class _State:
     queue: deque[Reply] = field(default_factory=deque)
@@ -182,7 +172,7 @@ class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(LoopbackServer):
     """The server; start/stop with ``with`` (or ``start()`` / ``close()``)."""
 
     def __init__(self, responder: Callable[[dict[str, Any]], Reply] = echo_last_user, *, latency_s: float = 0.0,
@@ -191,36 +181,13 @@ class FakeOpenAIServer:
         self.latency_s = latency_s  # added to every reply's own delay
         self.api_key = api_key      # when set, other keys get 401
         self._state = _State()
-        self._stop = threading.Event()
-        self._httpd = _HTTPServer((host, 0), _handler_class(self))
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle ---
-    def start(self) -> FakeOpenAIServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-openai", daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._stop.set()  # wakes handlers sleeping on a scripted delay
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        # a backlog of 256: 50 clients connecting at once must not overflow it
+        super().__init__(_handler_class(self), name="fake-openai", host=host, backlog=256)
 
     # --- script and records ---
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        name = host.decode() if isinstance(host, bytes) else str(host)
-        return f"http://{name}:{port}/v1"
+        return self.root_url + "/v1"
 
     def push(self, *replies: Reply) -> None:
         with self._state.lock:
@@ -320,26 +287,7 @@ def _chunks(model: str, reply: Reply, *, include_usage: bool) -> list[dict[str, 
 
 
 def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # one reply = two writes; without this, delayed ACKs add 40 ms
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-            pass  # quiet: tests read ``server.requests`` instead
-
-        def _send(self, status: int, body: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
-            data = body.encode("utf-8")
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in headers:
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (its timeout): nothing to do
-
+    class Handler(QuietHandler):
         def _stream(self, model: str, reply: Reply, payload: dict[str, Any]) -> None:
             """Server-sent events; the connection closes at the end (no Content-Length)."""
             opts = payload.get("stream_options") or {}
@@ -394,20 +342,19 @@ def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802 - stdlib name
             if self.path.rstrip("/").endswith("/models"):
-                self._send(200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}))
+                self.respond(200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}))
             else:
-                self._send(404, json.dumps({"error": {"message": "not found"}}))
+                self.respond(404, json.dumps({"error": {"message": "not found"}}))
 
         def do_POST(self) -> None:  # noqa: N802 - stdlib name
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
+            raw = self.read_body()
             if not self.path.rstrip("/").endswith("/chat/completions"):
-                self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
+                self.respond(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
                 return
             try:
                 payload = json.loads(raw or b"{}")
             except json.JSONDecodeError:
-                self._send(400, json.dumps({"error": {"message": "request body is not JSON"}}))
+                self.respond(400, json.dumps({"error": {"message": "request body is not JSON"}}))
                 return
             if self._client_gone():
                 return  # the client gave up before we read its request: it never arrived, as far as it knows
@@ -419,7 +366,7 @@ def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if server.api_key is not None and self.headers.get("Authorization") != f"Bearer {server.api_key}":
                     # echoes the header it got, as some providers do: clients must scrub it from errors
                     got = self.headers.get("Authorization", "")
-                    self._send(401, json.dumps({"error": {"message": f"invalid key in header {got!r}"}}))
+                    self.respond(401, json.dumps({"error": {"message": f"invalid key in header {got!r}"}}))
                     return
                 reply = server._next_reply(payload)
                 if not self._wait(server.latency_s + reply.delay_s):
@@ -429,19 +376,19 @@ def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if payload.get("stream") and reply.kind in ("text", "tool_call", "empty"):
                     self._stream(model, reply, payload)
                 elif payload.get("stream") and reply.kind == "malformed":
-                    self._send(200, 'data: {"choices": [{"delta": \n\n')
+                    self.respond(200, 'data: {"choices": [{"delta": \n\n')
                 elif reply.kind == "status":
-                    self._send(reply.status, reply.body or "{}", reply.headers)
+                    self.respond(reply.status, reply.body or "{}", reply.headers)
                 elif reply.kind == "malformed":
-                    self._send(200, reply.body or "{", reply.headers)
+                    self.respond(200, reply.body or "{", reply.headers)
                 elif reply.kind == "empty":
-                    self._send(200, json.dumps(_completion(model, content="", usage=reply.usage)), reply.headers)
+                    self.respond(200, json.dumps(_completion(model, content="", usage=reply.usage)), reply.headers)
                 elif reply.kind == "tool_call":
                     body = _completion(model, content=reply.text or None, tools=reply.tool_calls, usage=reply.usage)
-                    self._send(200, json.dumps(body, ensure_ascii=False), reply.headers)
+                    self.respond(200, json.dumps(body, ensure_ascii=False), reply.headers)
                 else:
                     body = _completion(model, content=reply.text, usage=reply.usage)
-                    self._send(200, json.dumps(body, ensure_ascii=False), reply.headers)
+                    self.respond(200, json.dumps(body, ensure_ascii=False), reply.headers)
             finally:
                 server._leave(gen)
 
@@ -453,19 +400,13 @@ def main(argv: list[str] | None = None) -> None:
     closes (or Ctrl-C); prints ``READY <base_url>`` once listening. Every request is echoed (the last user
     message), after ``--latency`` seconds, or answered with HTTP ``--fail-status``."""
     import argparse
-    import sys
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--fail-status", type=int, default=0)
     args = ap.parse_args(argv)
     responder = (lambda req: Reply.error(args.fail_status)) if args.fail_status else echo_last_user
-    with FakeOpenAIServer(responder, latency_s=args.latency) as srv:
-        print(f"READY {srv.base_url}", flush=True)
-        try:
-            sys.stdin.read()
-        except KeyboardInterrupt:
-            pass
+    serve_until_stdin_closes(FakeOpenAIServer(responder, latency_s=args.latency))
 
 
 __all__ = ["FakeOpenAIServer", "Reply", "answer_by_query", "echo_last_user", "main", "search_then_cite"]

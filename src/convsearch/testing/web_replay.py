@@ -41,10 +41,12 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, timezone
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from ._loopback import LoopbackServer, QuietHandler
 
 PROVIDERS = ("tavily", "brave", "serpapi", "searxng", "bocha")
 _BEIJING = timezone(timedelta(hours=8))
@@ -139,19 +141,7 @@ class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 512
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return  # a client that gave up (its timeout) is not a server error
-        super().handle_error(request, client_address)
-
-
-class WebReplayServer:
+class WebReplayServer(LoopbackServer):
     """One provider's replay server; ``with`` starts and stops it. ``keys``: the valid keys (none for SearXNG);
     ``now``: the time dates are rendered against (default: the real time at each request); ``latency_s``:
     added to every answer; ``limit``: (requests, window seconds) per key; ``json_enabled``: SearXNG only."""
@@ -169,34 +159,7 @@ class WebReplayServer:
         self.json_enabled = json_enabled
         self.pages = pages if pages is not None else load_pages()
         self._st = _State()
-        self._stop = threading.Event()
-        self._httpd = _HTTPServer((host, 0), _handler(self))
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle ---
-    def start(self) -> WebReplayServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"replay-{self.provider}", daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._stop.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> WebReplayServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        super().__init__(_handler(self), name=f"replay-{provider}", host=host, backlog=512)
 
     # --- script and records ---
     def push(self, *faults: Fault) -> None:
@@ -629,26 +592,14 @@ def _dump(obj: Any) -> bytes:
 
 
 def _handler(server: WebReplayServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body are two writes: with Nagle on, delayed ACKs add ~40 ms
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            pass
-
+    class Handler(QuietHandler):
         def _serve(self) -> None:
-            n = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(n) if n else b""
+            body = self.read_body()
             headers = {k.lower(): v for k, v in self.headers.items()}
             with server._st.lock:
                 server._st.peers.add(self.client_address[:2])
             status, out_headers, out = server.handle(self.command, self.path, headers, body)
-            self.send_response(status)
-            for k, v in out_headers.items():
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
+            self.respond(status, out, out_headers.items(), content_type=None)  # the answer names its own type
 
         do_GET = do_POST = _serve
 
