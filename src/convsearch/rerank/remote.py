@@ -146,21 +146,10 @@ class _Clients:
     async def aclient(self) -> httpx.AsyncClient:
         import httpx
 
-        from ..backends.web._http import ssl_context
+        from ..backends.web._http import loop_client, ssl_context
 
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            held = self._aclients.get(id(loop))
-            if held is not None and held[0] is loop:
-                return held[1]
-            for gone in [k for k, (other, _, _) in self._aclients.items() if other.is_closed()]:
-                del self._aclients[gone]
-            client = httpx.AsyncClient(follow_redirects=False, verify=ssl_context(),
-                                       headers={"Accept": "application/json"})
-            keeper = _keep_until_loop_ends(client)
-            self._aclients[id(loop)] = (loop, client, keeper)
-        await keeper.__anext__()  # the loop's shutdown closes the generator, which closes the client
-        return client
+        return await loop_client(self._aclients, self._lock, lambda: httpx.AsyncClient(
+            follow_redirects=False, verify=ssl_context(), headers={"Accept": "application/json"}))
 
     def close(self) -> None:
         with self._lock:
@@ -168,13 +157,6 @@ class _Clients:
             self._aclients.clear()  # each closes with its loop
         if client is not None:
             client.close()
-
-
-async def _keep_until_loop_ends(client: Any) -> Any:
-    try:
-        yield
-    finally:
-        await client.aclose()
 
 
 _SHARED: dict[str, list[Any]] = {}  # endpoint URL → [clients, handles open]

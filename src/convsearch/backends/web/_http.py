@@ -23,7 +23,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from email.utils import parsedate_to_datetime
@@ -303,19 +303,9 @@ class WebBackend:
         closes the client, so no socket outlives its loop."""
         import httpx
 
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            held = self._aclients.get(id(loop))
-            if held is not None and held[0] is loop:
-                return held[1]
-            for gone in [k for k, (other, _, _) in self._aclients.items() if other.is_closed()]:
-                del self._aclients[gone]  # their clients closed with their loops
-            client = httpx.AsyncClient(transport=self._async_transport, follow_redirects=False, verify=ssl_context(),
-                                       headers={"Accept": "application/json"})
-            keeper = _keep_until_loop_ends(client)
-            self._aclients[id(loop)] = (loop, client, keeper)
-        await keeper.__anext__()
-        return client
+        return await loop_client(self._aclients, self._lock, lambda: httpx.AsyncClient(
+            transport=self._async_transport, follow_redirects=False, verify=ssl_context(),
+            headers={"Accept": "application/json"}))
 
     def close(self) -> None:
         """Close the sync client; async clients close with their event loop (or with ``aclose``)."""
@@ -380,6 +370,26 @@ class WebBackend:
                 return done
             if action is not None and action[1] > 0:
                 await asyncio.sleep(action[1])
+
+
+async def loop_client(clients: dict[int, tuple[Any, httpx.AsyncClient, Any]], lock: threading.Lock,
+                      make: Callable[[], httpx.AsyncClient]) -> httpx.AsyncClient:
+    """The running event loop's client in ``clients`` (keyed by loop id, guarded by ``lock``), made by ``make``
+    on the loop's first call. A suspended async generator holds it: when the loop shuts down (``asyncio.run``
+    calls ``shutdown_asyncgens``) the generator is closed and closes the client, so no socket outlives its loop;
+    entries of closed loops are dropped."""
+    loop = asyncio.get_running_loop()
+    with lock:
+        held = clients.get(id(loop))
+        if held is not None and held[0] is loop:
+            return held[1]
+        for gone in [k for k, (other, _, _) in clients.items() if other.is_closed()]:
+            del clients[gone]  # their clients closed with their loops
+        client = make()
+        keeper = _keep_until_loop_ends(client)
+        clients[id(loop)] = (loop, client, keeper)
+    await keeper.__anext__()  # the loop's shutdown closes the generator, which closes the client
+    return client
 
 
 async def _keep_until_loop_ends(client: Any) -> Any:
