@@ -19,7 +19,7 @@ to ``limit``. Grouping its own output changes nothing.
 >>> from convsearch.types import Hit
 >>> def p(doc, chunk, score):
 ...     return Hit(f"{doc}#{chunk}", doc, f"text {chunk}", score, metadata={"doc_id": doc, "chunk": chunk})
->>> out = group_passages([p("a", 3, .9), p("a", 4, .8), p("a", 9, .7), p("a", 1, .6), p("b", 0, .5)], limit=5)
+>>> out = group_passages([p("a", 3, .9), p("a", 4, .8), p("a", 9, .7), p("a", 1, .6), p("b", 0, .5)], limit=3)
 >>> [(h.id, h.metadata.get("chunk_end"), h.score) for h in out]
 [('a#3', 4, 0.9), ('a#9', None, 0.7), ('b#0', None, 0.5)]
 >>> out[0].text
@@ -149,7 +149,7 @@ def widen(h: Hit, neighbours: Sequence[Hit]) -> Hit:
     ...     md = {"doc_id": "d", "chunk": chunk, "section": section}
     ...     return Hit(f"d#{chunk}", "T", f"text {chunk}", 1.0, metadata=md)
     >>> widen(p(4), [p(3), p(5, section="Other")]).text
-    'text 3\n\ntext 4'
+    'text 3\\n\\ntext 4'
     """
     rng = _chunk_range(h)
     if rng is None:

@@ -53,7 +53,9 @@ def test_pipeline_sends_every_variant_in_one_call_to_a_many_query_backend():
     m = Many("m", DOCS)
     with Pipeline(m, variant_maker=variants) as p:
         r = p.search("价格呢？", ZH_TURN)
-    assert len(r.trace.queries) == 3 and r.trace.queries[0] == r.standalone_query == "AnySearch 的价格"
+    # the rewrite, two variants, and the follow-up's history variant (pipeline.history_variant)
+    assert len(r.trace.queries) == 4 and r.trace.queries[0] == r.standalone_query == "AnySearch 的价格"
+    assert r.trace.queries[-1] == f"{ZH_TURN[0]['content']} 价格呢？"
     assert m.many == [(r.trace.queries, None, m.many[0][2])] and m.calls == []  # one call, no per-variant search
     assert r.trace.backends[0].queries == r.trace.queries and r.trace.backends[0].status == "ok"
     assert r.hits and r.hits[0].id == "zh-price"  # reranked against the original query: the zh price page first
@@ -64,7 +66,7 @@ def test_pipeline_loops_over_search_for_any_other_backend():
     s = ScriptedBackend("s", DOCS)
     with Pipeline(s, variant_maker=variants) as p:
         r = p.search("价格呢？", ZH_TURN)
-    assert [c.query for c in s.calls] == list(r.trace.queries) and len(s.calls) == 3
+    assert [c.query for c in s.calls] == list(r.trace.queries) and len(s.calls) == 4
 
 
 def test_async_and_remote_path_uses_one_call_too():

@@ -287,7 +287,7 @@ def indexed_text(d: Document, sep: str = "\n") -> str:
     (``metadata["section"]``, so a passage deep in a section still matches the section's words), then its text.
 
     >>> indexed_text(Document("a#1", "Run exportfs.", "Admin Guide", metadata={"section": "11. NFS"}))
-    'Admin Guide › 11. NFS\nRun exportfs.'
+    'Admin Guide › 11. NFS\\nRun exportfs.'
     """
     section = d.metadata.get("section") if d.metadata else None
     head = f"{d.title} › {section}" if section and d.title else str(section or d.title or "")

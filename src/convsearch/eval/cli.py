@@ -15,11 +15,12 @@ from typing import Any
 
 import typer
 
-from ..errors import ConfigError, ConvsearchError, InputError
-from ..rewrite.base import Rewriter
+from ..errors import ConvsearchError, InputError
 from .data import load_records
 from .retrieval_eval import QUERY_SETS, evaluate_retrieval
 from .rewrite_eval import evaluate_rewrite
+from .rewriters import load_rewriter
+from .rewriters import option_name as _name
 
 eval_app = typer.Typer(
     help="Measure rewrite quality and retrieval gain on conversational rewrite data (JSONL, shared schema).",
@@ -41,16 +42,6 @@ class RewriterName(str, Enum):
     learned = "learned"
 
 
-def load_rewriter(name: str) -> Rewriter:
-    """``get_rewriter(name)``, with a rewriter whose module is missing reported as a ConfigError."""
-    from ..rewrite import get_rewriter
-
-    try:
-        return get_rewriter(name)
-    except ImportError as exc:
-        raise ConfigError(f"rewriter {name!r} is not available: {exc}") from exc
-
-
 def out_of_fold(rewriter: Any, data: Path) -> str | None:
     """A rewriter trained on ``data`` scores each record with the model that never saw its dialog (the learned
     rewriter: ``learned.oof``); returns the training set's name then, else None."""
@@ -61,10 +52,6 @@ def out_of_fold(rewriter: Any, data: Path) -> str | None:
 def _close(rewriter: Any) -> None:
     """LLM rewriters hold an HTTP client; close it when the run is over (``Rewriter.close``)."""
     rewriter.close()
-
-
-def _name(value: Any) -> str:
-    return value.value if isinstance(value, Enum) else str(value)
 
 
 def rewrite_report(data: Path, rewriter: Any = "rules", limit: int | None = None, topic: bool = True,

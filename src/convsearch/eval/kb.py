@@ -28,6 +28,8 @@ from typing import Any
 
 from ..errors import DataFileError, InputError
 from .data import load_yaml
+from .rewriters import load_rewriter
+from .rewriters import option_name as _name
 
 DEFAULT_CACHE = Path(".convsearch/kb-eval")
 TOP_K = 5
@@ -351,7 +353,6 @@ def kb_report(data: Sequence[Path] | Path, sets: Sequence[str] | None = None, de
     ``data``: the conversations file, optionally followed by the document folders the run needs (the regression
     file lists them so that a machine without the documents skips the row); ``limit``: the first N conversations
     of each set."""
-    from .cli import _close, _name, load_rewriter
 
     paths = [Path(data)] if isinstance(data, (str, Path)) else [Path(p) for p in data]
     files = [p for p in paths if p.suffix in (".yaml", ".yml")]
@@ -399,7 +400,7 @@ def kb_report(data: Sequence[Path] | Path, sets: Sequence[str] | None = None, de
                                     "play_seconds": round(play_s, 2), **_summary(results)}
             report["sets"][name]["index_seconds"] = round(stats["index_seconds"], 2)
     finally:
-        _close(rw)
+        rw.close()  # an LLM rewriter holds an HTTP client
     report["langs"] = {lang: _summary([r for lg, r in everything if lg == lang]) for lang in LANGS
                        if any(lg == lang for lg, _ in everything)}
     report["all"] = _summary([r for _, r in everything])
