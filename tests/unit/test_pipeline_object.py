@@ -60,7 +60,9 @@ def test_plan_is_the_front_of_a_turn_without_searching(query, history, standalon
 def test_plan_options_mode_and_variants():
     with Pipeline(InMemoryBackend()) as p:
         assert p.plan("价格呢？", ZH, max_variants=0).variants == ()
-        assert p.plan("价格呢？", ZH, mode="dual", max_variants=0).queries == ("AnySearch 的价格", "价格呢？")
+        # dual: the rewrite, the query as typed, then the follow-up's history variant
+        assert p.plan("价格呢？", ZH, mode="dual", max_variants=0).queries == (
+            "AnySearch 的价格", "价格呢？", f"{ZH[0]['content']} 价格呢？")
         with pytest.raises(InputError, match="query is empty"):
             p.plan("   ")
 
