@@ -21,6 +21,7 @@ heading path that are embedded with it.
 from __future__ import annotations
 
 import re
+import string
 from bisect import bisect_right
 from collections.abc import Iterator
 
@@ -46,12 +47,26 @@ _PER_CJK, _PER_CHAR, _PER_PUNCT, _PER_WORD = 1.0, 0.32, 1.0, 0.05
 _PUNCT_RE = re.compile(r"[^\w\s]")
 
 
+# what is left of an ASCII text once letters, digits, "_" and white space (as ``\s`` and ``str.split`` know it) go
+_ASCII_PUNCT_ONLY = str.maketrans("", "", string.ascii_letters + string.digits + "_" + string.whitespace
+                                  + "\x1c\x1d\x1e\x1f")
+
+
 def estimate_tokens(text: str) -> int:
-    """A fast upper-leaning estimate of the embedder's token count for ``text``."""
-    cjk = len(_CJK_RE.findall(text))
-    words = _WORD_RE.findall(text)
+    """A fast upper-leaning estimate of the embedder's token count for ``text``.
+
+    >>> estimate_tokens("Run pg_dump -Fc mydb > db.dump"), estimate_tokens("先运行配置脚本，然后重启服务。")
+    (11, 16)
+    """
+    if text.isascii():  # the same counts as below, with str methods instead of three regular expressions
+        cjk = 0
+        words = text.split()
+        punct = len(text.translate(_ASCII_PUNCT_ONLY))
+    else:
+        cjk = len(_CJK_RE.findall(text))
+        words = _WORD_RE.findall(text)
+        punct = len(_PUNCT_RE.findall(text))
     chars = sum(map(len, words))
-    punct = len(_PUNCT_RE.findall(text))
     return int(_PER_CJK * cjk + _PER_CHAR * (chars - punct) + _PER_PUNCT * punct + _PER_WORD * len(words)) + 1
 
 
