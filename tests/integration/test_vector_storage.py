@@ -81,10 +81,14 @@ def check_whole(path: Path) -> set[str]:
     live = idx._vectors.ids()
     assert len(live) == len(set(live))
     assert set(live) >= docs, sorted(docs - set(live))[:5]
+    emb = HashEmbedder(dim=DIM)
     for i in sorted(docs)[::max(1, len(docs) // 25)]:
         n = int(i[1:])
-        hits = idx.search_dense(f"t{n}\npassage {n} about topic {n % 53} and word{n}", top_k=5)
-        assert i in [h.id for h in hits if h.score >= hits[0].score - 1e-5]  # the hash double's ties
+        text = f"t{n}\npassage {n} about topic {n % 53} and word{n}"
+        np.testing.assert_allclose(idx._vectors.vector(i), emb.embed_passages([text])[0], atol=1e-6)  # its own
+        # and search finds it at the top (crc32 mod 64 ties several of these texts exactly: any order among them)
+        hits = idx.search_dense(text, top_k=100)
+        assert i in [h.id for h in hits if h.score >= hits[0].score - 1e-5]
     man = json.loads((path / "vectors" / "manifest.json").read_text())
     data = path / "vectors" / f"data-{man['gen']}.bin"
     assert data.stat().st_size >= man["rows"] * DIM * 4  # committed rows are all there
@@ -154,7 +158,7 @@ def test_a_reader_process_searches_while_a_writer_appends(tmp_path: Path) -> Non
     assert searches > 3 and seen == sorted(seen)  # the reader followed the appends and never went back
     reader._index.reload()
     assert len(reader._vectors) == 3020 and len(reader) == 3020
-    hits = reader.search_dense("t2999\npassage 2999 about topic 31 and word2999", top_k=5)
+    hits = reader.search_dense("t2999\npassage 2999 about topic 31 and word2999", top_k=100)
     assert "d2999" in [h.id for h in hits if h.score >= hits[0].score - 1e-5]
 
 
