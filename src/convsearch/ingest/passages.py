@@ -196,7 +196,8 @@ def split(conv: Converted, *, source: str, doc_id: str, max_tokens: int = MAX_TO
             md["page"] = max(p0, 1)
             if p1 > p0:
                 md["page_end"] = p1
-        lang = doc_lang if doc_lang in ("zh", "en") else detect_lang(body[:400])
+        sample = body[:400]
+        lang = doc_lang if doc_lang in ("zh", "en") else "en" if sample.isascii() else detect_lang(sample)
         md["lang"] = lang
         out.append(Document(id=f"{doc_id}#{chunk}", text=body, title=conv.title, url=url, date=date, lang=lang,
                             metadata=md))
