@@ -203,3 +203,21 @@ def test_a_page_of_navigation_only_is_counted_without_text_not_failed(folder, in
     assert ", 1 without text, 0 failed" in r.summary()
     again = sync_paths(index, [folder], settings=settings, progress=None)
     assert (again.unchanged, again.textless, again.passages_written) == (4, 0, 0)
+
+
+def test_another_passage_size_splits_every_file_again(folder, index, tmp_path, monkeypatch):
+    long = "\n\n".join(f"Paragraph {i} tells how setting number {i} of the widget works in plain words."
+                       for i in range(40))
+    write(folder / "long.md", f"# Long\n\n{long}\n")
+    s = Settings.from_env(data_dir=tmp_path / "data")
+    first = sync_paths(index, [folder], settings=s, progress=None)
+    monkeypatch.setenv("CONVSEARCH_INGEST_PASSAGE_TOKENS", "64")
+    small = Settings.from_env(data_dir=tmp_path / "data")
+    r = sync_paths(index, [folder], settings=small, progress=None)
+    assert r.changed == first.new and r.unchanged == 0  # every file split again, none read as unchanged
+    assert len(index) > first.passages_written
+    again = sync_paths(index, [folder], settings=small, progress=None)
+    assert (again.unchanged, again.passages_written) == (4, 0)
+    monkeypatch.delenv("CONVSEARCH_INGEST_PASSAGE_TOKENS")
+    back = sync_paths(index, [folder], settings=Settings.from_env(data_dir=tmp_path / "data"), progress=None)
+    assert back.passages_deleted > 0 and len(index) == first.passages_written  # the extra small passages are gone

@@ -30,6 +30,8 @@ from ..types import Document
 from .types import Converted, Heading
 
 MAX_TOKENS = 400
+# bumped whenever the same text and budget would give other passages: a sync then splits every file again
+SPLITTER_VERSION = "1"
 SECTION_SEP = " › "
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"

@@ -112,11 +112,15 @@ def _short_hash(s: str) -> str:
 class Manifest:
     """path (relative to the root) → {size, mtime_ns, sha256, doc_id, n | ids} for one root."""
 
-    def __init__(self, path: Path, root: Path) -> None:
+    def __init__(self, path: Path, root: Path, splitter: str = "") -> None:
         self.path = path
         self.root = str(root)
+        self.splitter = splitter
         self.files: dict[str, dict[str, Any]] = {}
         self.dirty = False
+        # passages made by another splitter (another CONVSEARCH_INGEST_PASSAGE_TOKENS, a newer convsearch): every file
+        # is split again, and what its old passages had beyond the new ones is deleted
+        self.resplit = False
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -125,6 +129,8 @@ class Manifest:
             return
         if isinstance(raw, dict) and raw.get("version") == MANIFEST_VERSION and isinstance(raw.get("files"), dict):
             self.files = raw["files"]
+            self.resplit = raw.get("splitter", "") != splitter
+            self.dirty = self.resplit
 
     @staticmethod
     def ids(entry: dict[str, Any]) -> list[str]:
@@ -137,8 +143,8 @@ class Manifest:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        body = json.dumps({"version": MANIFEST_VERSION, "root": self.root, "files": self.files}, ensure_ascii=False,
-                          separators=(",", ":"))
+        body = json.dumps({"version": MANIFEST_VERSION, "root": self.root, "splitter": self.splitter,
+                           "files": self.files}, ensure_ascii=False, separators=(",", ":"))
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(body)
             f.flush()
@@ -227,6 +233,13 @@ def _sha256(path: Path) -> str:
         while chunk := f.read(1 << 20):
             h.update(chunk)
     return h.hexdigest()
+
+
+def splitter_id(passage_tokens: int) -> str:
+    """What made a manifest's passages: the splitter's version and its budget (a change re-splits every file)."""
+    from .passages import SPLITTER_VERSION
+
+    return f"{SPLITTER_VERSION}/{passage_tokens}"
 
 
 def doc_id_for(path: Path) -> str:
@@ -339,7 +352,7 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
     roots: list[tuple[Path, Manifest, list[Found]]] = []
     for p in paths:
         root = Path(os.path.abspath(p))
-        man = Manifest(mdir / f"{_short_hash(str(root))}.json", root)
+        man = Manifest(mdir / f"{_short_hash(str(root))}.json", root, splitter=splitter_id(cfg.passage_tokens))
         if empty and man.files:
             man.files, man.dirty = {}, True
         found = list(walk(root, report))
@@ -357,7 +370,7 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
                     report.skipped += 1
                 continue
             e = man.files.get(f.rel)
-            if e is not None and e.get("size") == f.size and e.get("mtime_ns") == f.mtime_ns:
+            if e is not None and not man.resplit and e.get("size") == f.size and e.get("mtime_ns") == f.mtime_ns:
                 report.unchanged += 1
                 continue
             todo.append((man, f, kind))
@@ -379,7 +392,7 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
                 _fail(report, on_failed, f.path, _os_reason(exc))
                 bar.advance(1, f.size, 0)
                 continue
-            if old is not None and old.get("sha256") == digest:
+            if old is not None and not man.resplit and old.get("sha256") == digest:
                 old.update(size=f.size, mtime_ns=f.mtime_ns)
                 man.dirty = True
                 report.unchanged += 1
