@@ -19,6 +19,7 @@ A failing turn is labelled with its likely cause:
 from __future__ import annotations
 
 import re
+import shutil
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -237,6 +238,13 @@ def sync_set(ds: DocSet, cache: Path, *, dense: bool, progress: Any = None) -> t
     t0 = time.perf_counter()
     try:
         report = sync_paths(backend, sync_roots(ds, files), settings=settings, prune=True, progress=progress)
+        if report.changed or report.removed or report.passages_deleted:
+            # a cached index that had to replace passages keeps the deleted ones in its BM25 statistics until its
+            # segments merge: scores, and so the numbers, would depend on the cache's history. Build it anew.
+            backend.close()
+            shutil.rmtree(settings.data_dir / "index")
+            backend = open_local(settings, create=True)
+            report = sync_paths(backend, sync_roots(ds, files), settings=settings, prune=True, progress=progress)
     except BaseException:
         backend.close()
         raise
