@@ -115,6 +115,7 @@ def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, 
     return decision, rw, variants, list(dict.fromkeys(queries))
 
 
+EMBED_FAILED = "embed: "  # a backend's note that the query's embedding failed (the turn was answered from BM25)
 HISTORY_VARIANT_CHARS = 300  # of the previous question: a pasted page is not a question
 
 
@@ -504,7 +505,7 @@ class Pipeline:
                       window_size=len(plan.history), fusion=s.fusion,
                       notes=_fallback_notes(plan.rewrite) + hyde_notes + history_notes + backend_notes + rerank_notes,
                       llm_calls=plan.llm_calls + tuple(hyde_calls), backends=tuple(runs), partial=partial,
-                      errors=rerank_errors)
+                      errors=tuple(n for n in hyde_notes if n.startswith(EMBED_FAILED)) + rerank_errors)
         return SearchResponse(query=plan.query, standalone_query=plan.rewrite.rewritten, rewrite=plan.rewrite,
                               variants=plan.variants, hits=tuple(ranked), citations=tuple(cites), context=ctx,
                               trace=trace, memory=plan.memory)

@@ -152,6 +152,7 @@ def test_a_query_whose_embedding_fails_is_answered_from_bm25(tmp_path):
             r = p.search("When did Falcon 1 launch?")
         assert r.hits and r.hits[0].id == "en-launch"
         assert any(n.startswith("embed: timed out") and "answered from BM25" in n for n in r.trace.notes)
+        assert [e for e in r.errors if e.startswith("embed: ")] and not r.partial  # flagged, the turn still answered
         idx.close()
     finally:
         s.close()
@@ -162,5 +163,6 @@ def test_a_query_whose_embedding_fails_is_answered_from_bm25(tmp_path):
         r = p.search("SpaceX Falcon 1")
     assert r.hits[0].id == "en-launch" and r.hits[0].source == "bm25"
     assert any(n.startswith("embed: cannot reach http://127.0.0.1") for n in r.trace.notes)
+    assert any(e.startswith("embed: cannot reach") for e in r.errors)
     idx.close()
     close_all()
