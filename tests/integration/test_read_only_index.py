@@ -139,11 +139,16 @@ def test_the_private_view_goes_with_the_index(tmp_path: Path, corpus: Corpus) ->
     assert view.is_dir() and view != tmp_path / "index" / "tantivy"
     idx.close()  # at close, not whenever the garbage collector gets to it (a leak under load in make test)
     assert not view.exists()
-    other = LocalIndex(tmp_path / "index", read_only=True)
-    view = Path(other._index_dir)
-    del other  # never closed: the finalizer still removes it
-    import gc
+    # never closed: removed by the time the process exits (weakref.finalize runs at exit), whatever the garbage
+    # collector did meanwhile; in a process of its own, so no other test's references keep the object alive
+    import subprocess
+    import sys
 
-    gc.collect()
-    assert not view.exists()
+    code = ("import sys; from convsearch.backends.local import LocalIndex; "
+            "idx = LocalIndex(sys.argv[1], read_only=True); print(idx._index_dir); idx.get('x')")
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "index")], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    view = Path(p.stdout.strip())
+    assert view.name.startswith("convsearch-ro-") and not view.exists()
 
