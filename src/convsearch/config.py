@@ -38,6 +38,7 @@ docstring, as bocha's does):
 | CONVSEARCH_SNIPPET_TOKENS    | 120                  | snippet length cap, in tokens             |
 | CONVSEARCH_PASSAGE_TOKENS    | 400                  | a passage of an indexed file is cited whole, up to this many tokens (SNIPPET_TOKENS stays for web results and records) |
 | CONVSEARCH_PER_DOC           | 2                    | results per document a turn keeps (after adjacent passages are merged; group.py); 0 = no limit; the others come back only when nothing else fills the top k |
+| CONVSEARCH_VECTOR_DTYPE      | f32                  | how a new local index stores its dense vectors: f32, f16 (half the size) or i8 (a quarter; scores exact to about 1%); an existing index keeps its own |
 | CONVSEARCH_WIDEN_TOP         | 1                    | the first N cited passages of indexed files come with the passages just before and after them in their section (fetched by id from the local index or Milvus); 0 = off |
 | CONVSEARCH_HISTORY_VARIANT   | on                   | a turn the gate calls a follow-up is also searched as the previous user question followed by the follow-up as typed (a wrong or missing antecedent in the rewrite still finds the topic; measured in docs/BENCHMARKS.md, eval kb); off |
 | CONVSEARCH_NEAR_DUP_BITS     | 12                   | SimHash Hamming distance for near-dups    |
@@ -170,6 +171,14 @@ class AutoSwitch(StrEnum):
     AUTO = "auto"
     ON = "on"
     OFF = "off"
+
+
+class VectorDtype(StrEnum):
+    """How a new local index stores its dense vectors: float32, float16 (half the disk and page cache) or int8."""
+
+    F32 = "f32"
+    F16 = "f16"
+    I8 = "i8"
 
 
 class SearchMode(StrEnum):
@@ -380,6 +389,7 @@ class Settings:
     snippet_tokens: int = 120
     passage_tokens: int = 400  # a passage's citation cap (format.citations)
     per_doc: int = 2  # results per document (group.group_passages); 0 = no limit
+    vector_dtype: VectorDtype = VectorDtype.F32  # a new local index's vector storage (backends/vectors.py)
     widen_top: int = 1  # the first N cited passages come with their section's neighbouring passages (pipeline.widen_top)
     near_dup_bits: int = 12
     near_dup_jaccard: float = 0.8

@@ -216,3 +216,23 @@ def test_dense_filters_and_recency_give_the_exact_filtered_order(tmp_path: Path,
                                                  for d in want]
     assert {h.id for h in hits} <= {d.id for d in ok} and len(hits) == min(5, len(ok))
     assert idx.search_dense(q, top_k=5, filters={"kb_version": "none"}) == []
+
+
+def test_the_vector_dtype_setting_reaches_a_new_index_and_an_existing_one_keeps_its_own(tmp_path):
+    import json
+
+    from convsearch.backends.factory import open_local
+    from convsearch.config import Settings
+    from convsearch.types import Document
+
+    env = {"CONVSEARCH_DATA_DIR": str(tmp_path), "CONVSEARCH_EMBEDDER": "hash", "CONVSEARCH_DENSE": "on",
+           "CONVSEARCH_VECTOR_DTYPE": "i8"}
+    idx = open_local(Settings.from_env(env), create=True)
+    idx.add([Document("a", "int8 vectors take a quarter of the space"), Document("b", "another passage")])
+    assert idx.search_dense("int8 vectors", top_k=1)[0].id == "a"
+    idx.close()
+    manifest = json.loads((tmp_path / "index" / "vectors" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["dtype"] == "i8"
+    again = open_local(Settings.from_env({**env, "CONVSEARCH_VECTOR_DTYPE": "f32"}))
+    assert again.search_dense("int8 vectors", top_k=1)[0].id == "a"  # stored as i8 still, read as such
+    again.close()

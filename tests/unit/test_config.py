@@ -42,7 +42,7 @@ FROZEN = {f"CONVSEARCH_{n}" for n in (
     "WEB_BREAKER_FAILURES", "WEB_CACHE", "WEB_MAX_RETRIES", "WEB_MAX_WAIT_S", "WEB_PROVIDERS", "WEB_RESULT_COUNT",
     "WEB_TIMEOUT_S", "WEB_VARIANTS", "WINDOW",
 )} | {"CONVSEARCH_PASSAGE_TOKENS", "CONVSEARCH_PER_DOC",  # added since (issue 34: whole-passage citations, grouping,
-   "CONVSEARCH_HISTORY_VARIANT", "CONVSEARCH_WIDEN_TOP"}                         # the follow-up's history variant)
+   "CONVSEARCH_HISTORY_VARIANT", "CONVSEARCH_WIDEN_TOP", "CONVSEARCH_VECTOR_DTYPE"}                         # the follow-up's history variant)
 FROZEN |= {"CONVSEARCH_EMBEDDER"} | {f"CONVSEARCH_EMBED_{n}" for n in (  # issue 35: embedders as registry rows
     "BASE_URL", "MODEL", "API_KEY", "BATCH", "CONCURRENCY", "TIMEOUT_S", "MAX_RETRIES", "DIM", "WORKERS")}
 FROZEN |= {f"CONVSEARCH_INGEST_{n}" for n in ("MAX_MB", "PASSAGE_TOKENS", "BATCH", "PROGRESS_S")}  # issue 34

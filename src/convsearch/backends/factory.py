@@ -66,7 +66,7 @@ def open_local(settings: Settings, *, create: bool = False) -> LocalIndex:
     where = settings.data_dir / "index"
     embedder = open_dense_embedder(settings, where)
     try:
-        idx = LocalIndex(where, embedder=embedder, create=create)
+        idx = LocalIndex(where, embedder=embedder, create=create, vector_dtype=str(settings.vector_dtype))
     except OSError as exc:  # mkdir or the first file of a new index
         raise InputError(f"cannot write the data dir {settings.data_dir}: {exc.strerror or exc} (choose another "
                          "with --data-dir or CONVSEARCH_DATA_DIR)") from exc
