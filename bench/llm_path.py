@@ -95,10 +95,10 @@ def _turns(rel: str, limit: int | None, *, gold: list[bool] | None = None):
 
 # --- 1. gate-resolved turns -----------------------------------------------------------------------
 def gate_overhead(quick: bool) -> dict:
-    from convsearch.gate import needs_rewrite
+    from convsearch.resolve.gate import needs_rewrite
     from convsearch.pipeline import plan_queries
     from convsearch.rewrite import get_rewriter
-    from convsearch.rewrite.rules import RuleRewriter
+    from convsearch.resolve.rules import RuleRewriter
 
     per_set = 150 if quick else 600
     turns = []
@@ -146,7 +146,7 @@ def gate_overhead(quick: bool) -> dict:
 def _follow_ups(n: int):
     from turns import demo_turns
 
-    from convsearch.gate import needs_rewrite
+    from convsearch.resolve.gate import needs_rewrite
 
     ts = [t for t in demo_turns() if needs_rewrite(t.history, t.query, topic=t.topic).needed]
     return [ts[i % len(ts)] for i in range(n)]

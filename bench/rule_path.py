@@ -55,7 +55,7 @@ def _setup(quick: bool):
     from turns import HitFactory, demo_turns, follow_up_turns
 
     from convsearch.config import Settings
-    from convsearch.rewrite.rules import RuleRewriter
+    from convsearch.resolve.rules import RuleRewriter
 
     n_each = 100 if quick else 500
     demo = demo_turns()
@@ -191,7 +191,7 @@ import json, sys, time
 t0 = time.perf_counter()
 import convsearch.pipeline as p
 from convsearch.config import Settings
-from convsearch.rewrite.rules import RuleRewriter
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.window import history_window
 t_import = time.perf_counter() - t0
 sys.path.insert(0, %(bench)r)

@@ -337,7 +337,7 @@ def seed_row(config: str) -> dict:
     from convsearch.config import Settings
     from convsearch.infra.turn import turn
     from convsearch.pipeline import plan_queries
-    from convsearch.rewrite.rules import RuleRewriter
+    from convsearch.resolve.rules import RuleRewriter
     from convsearch.testing.web_replay import WebReplayServer
     from convsearch.text import count_tokens
     from convsearch.types import Message

@@ -43,7 +43,7 @@ _lock = threading.Lock()
 def warm_up(settings: Settings | None = None) -> list[str]:
     """Run one Chinese and one English follow-up through the rule path (no backend, nothing stored); returns
     their standalone queries."""
-    from .rewrite.rules import RuleRewriter
+    from .resolve.rules import RuleRewriter
 
     s = settings or Settings()
     rules = RuleRewriter()

@@ -20,9 +20,9 @@ from convsearch.learned.resolver import MODEL_PATH
 from convsearch.learned.rewriter import LearnedRewriter
 from convsearch.llm import LLMSettings
 from convsearch.pipeline import plan_queries
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.rewrite import get_rewriter
 from convsearch.rewrite.enhance import EnhanceRequest, Passthrough
-from convsearch.rewrite.rules import RuleRewriter
 from convsearch.testing.openai_server import FakeOpenAIServer, Reply
 from convsearch.types import Message
 

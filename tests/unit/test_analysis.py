@@ -8,10 +8,10 @@ import json
 import pytest
 
 from convsearch import InMemoryBackend, search_with_context
-from convsearch.gate import _needs_rewrite, needs_rewrite
-from convsearch.rewrite import analysis as analysis_module
-from convsearch.rewrite.analysis import Analysis
-from convsearch.rewrite.rules import RuleRewriter
+from convsearch.resolve import analysis as analysis_module
+from convsearch.resolve.analysis import Analysis
+from convsearch.resolve.gate import _needs_rewrite, needs_rewrite
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.types import Document, Message
 
 LISTED = [Message("user", "Which note apps work offline?"),

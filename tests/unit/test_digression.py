@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from convsearch.gate import needs_rewrite
-from convsearch.rewrite.focus import find_focus
-from convsearch.rewrite.rules import RuleRewriter
+from convsearch.resolve.focus import find_focus
+from convsearch.resolve.gate import needs_rewrite
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.types import Message
 
 U, A = "user", "assistant"
@@ -75,6 +75,6 @@ def test_what_the_side_answers_named_does_not_outlive_the_digression() -> None:
 
 def test_lingwai_before_a_classifier_is_no_digression() -> None:
     # 另外那款: "the other one", a question about the answer, not a turn aside
-    from convsearch.rewrite.focus import DIGRESSION_RE
+    from convsearch.resolve.focus import DIGRESSION_RE
 
     assert DIGRESSION_RE.match("另外，想问下体检前要空腹多久") and not DIGRESSION_RE.match("另外那款多少钱")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from convsearch.rewrite.rules import RuleRewriter
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.types import Message
 
 COMPARED = [Message("user", "Which is bigger, Lyon or Marseille?"),

@@ -2,8 +2,8 @@
 
 import pytest
 
-from convsearch.rewrite.introduced import answer_opening
-from convsearch.rewrite.rules import RuleRewriter
+from convsearch.resolve.introduced import answer_opening
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.types import Message
 
 
@@ -224,7 +224,7 @@ def test_they_after_an_answer_naming_several_is_not_the_first_alone() -> None:
 
 
 def test_they_takes_an_irregular_plural_of_the_kind() -> None:
-    from convsearch.rewrite.introduced import plural_of
+    from convsearch.resolve.introduced import plural_of
 
     assert [plural_of(w) for w in ("robin", "berry", "deer", "mouse", "Goose", "wolf")] == [
         "robins", "berries", "deer", "mice", "Geese", "wolves"]

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 from convsearch.lang.en import steps as en
-from convsearch.rewrite import compose
-from convsearch.rewrite.entities import mentions
-from convsearch.rewrite.focus import en_salient_noun
-from convsearch.rewrite.rules import RuleRewriter
+from convsearch.resolve import compose
+from convsearch.resolve.entities import mentions
+from convsearch.resolve.focus import en_salient_noun
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.types import Message
 
 # a passage (more than 40 words) about composting that never says "balcony"

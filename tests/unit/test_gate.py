@@ -244,7 +244,7 @@ def test_decision_kind_says_which_check_decided(history, query, kind):
 def test_a_turn_gates_exactly_once(monkeypatch, rewriter):
     """The pipeline hands its Decision to the rewriter, which does not ask the gate again (cache or not)."""
     from convsearch import InMemoryBackend, Settings, search_with_context
-    from convsearch import gate
+    from convsearch.resolve import gate
 
     calls = []
     real = gate._needs_rewrite.__wrapped__

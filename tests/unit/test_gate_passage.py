@@ -7,7 +7,7 @@ import pytest
 from test_gate import A, U  # the message helpers of the gate tests
 
 from convsearch import DecisionKind, RuleRewriter, needs_rewrite
-from convsearch.rewrite.passage_name import PASSAGE_WORDS, passage_history
+from convsearch.resolve.passage_name import PASSAGE_WORDS, passage_history
 
 EN_PASSAGE = ("Sourdough relies on a culture of wild yeast and lactic acid bacteria. The starter is fed with flour and "
               "water for several days until it rises predictably. Bakers then mix the levain into the dough, rest it, "

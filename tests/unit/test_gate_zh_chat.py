@@ -7,7 +7,7 @@ import pytest
 from convsearch import DecisionKind, Message, RuleRewriter, needs_rewrite
 from convsearch.lang.base import Mention
 from convsearch.lang.zh.steps import reply_thing
-from convsearch.rewrite.reply import answer_echo, echoed_predicate, polar_reply, wh_answer
+from convsearch.resolve.reply import answer_echo, echoed_predicate, polar_reply, wh_answer
 
 
 def U(s: str) -> Message:
@@ -185,7 +185,7 @@ def test_the_answer_to_a_clarifying_question_keeps_the_request():
 
 def test_zh_person_noun_is_who_the_question_is_for_not_a_thing_it_asks():
     from convsearch import Message
-    from convsearch.gate import needs_rewrite
+    from convsearch.resolve.gate import needs_rewrite
     h = [Message("user", "想在院子里养几只柯尔鸭，好养吗"), Message("assistant", "柯尔鸭个头小，比较好养。")]
     # 性格 is an aspect, 新手 the asker: the question asks about 柯尔鸭 without naming it
     assert needs_rewrite(h, "脾气凶不凶 新手好养吗").needed and needs_rewrite(h, "性格凶吗 老人能养吗").needed

@@ -7,9 +7,9 @@ import pytest
 
 from convsearch.lang.en import steps as en
 from convsearch.lang.zh import steps as zh
-from convsearch.rewrite import steps as registry
-from convsearch.rewrite.focus import find_focus
-from convsearch.rewrite.rules import Outcome, RuleRewriter
+from convsearch.resolve import steps as registry
+from convsearch.resolve.focus import find_focus
+from convsearch.resolve.rules import Outcome, RuleRewriter
 from convsearch.types import Message
 
 ZH_H = [Message("user", "深圳最近三天适合露营吗？"), Message("assistant", "适合，天气晴。")]
@@ -120,9 +120,9 @@ def test_the_rule_steps_and_gate_checks_are_named_and_documented(module) -> None
     (ZH_H, "谢谢", "keep", None),
 ])
 def test_the_scorer_decides_with_the_operation_and_the_rewriter_carries_it_out(history, query, operation, want):
-    from convsearch.gate import needs_rewrite
-    from convsearch.rewrite.rules import RuleScorer
-    from convsearch.rewrite.scoring import RuleTurn
+    from convsearch.resolve.gate import needs_rewrite
+    from convsearch.resolve.rules import RuleScorer
+    from convsearch.resolve.scoring import RuleTurn
 
     d = needs_rewrite(history, query)
     turn = RuleTurn(d.analysis, d, d.analysis.query, history, None, lambda f: f)

@@ -109,9 +109,9 @@ def _circles() -> list[list[str]]:
 
 def test_the_walk_reads_the_imports() -> None:
     assert len(MODULES) > 100
-    assert "convsearch.gate" in GRAPH["convsearch.rewrite.rules"]  # a top-level import
+    assert "convsearch.resolve.gate" in GRAPH["convsearch.resolve.rules"]  # a top-level import
     assert "convsearch.demo" in GRAPH["convsearch.cli"]  # a function-level import counts
-    assert "convsearch.rewrite.analysis" not in GRAPH["convsearch.rewrite.checks"]  # TYPE_CHECKING does not
+    assert "convsearch.resolve.analysis" not in GRAPH["convsearch.resolve.checks"]  # TYPE_CHECKING does not
 
 
 def test_no_import_circles() -> None:
@@ -127,14 +127,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
               "convsearch.lang.zh.ordinal", "convsearch.lang.en.ordinal",
               "convsearch.lang.zh.focus", "convsearch.lang.en.focus", "convsearch.lang.zh.frame",
               "convsearch.lang.en.frame")),
-    ("primitives", ("convsearch.rewrite.entities", "convsearch.rewrite.focus", "convsearch.rewrite.frame",
-                    "convsearch.rewrite.introduced", "convsearch.rewrite.stated", "convsearch.rewrite.ordinal",
-                    "convsearch.rewrite.offer", "convsearch.rewrite.reply", "convsearch.rewrite.passage_name",
-                    "convsearch.rewrite.similar", "convsearch.rewrite.shapes", "convsearch.rewrite.compose",
-                    "convsearch.rewrite.guard", "convsearch.rewrite.checks", "convsearch.rewrite.scoring")),
-    ("decision", ("convsearch.lang.zh.steps", "convsearch.lang.en.steps", "convsearch.rewrite.steps",
-                  "convsearch.rewrite.analysis", "convsearch.gate")),
-    ("rewriters", ("convsearch.rewrite.rules", "convsearch.rewrite.llm", "convsearch.rewrite.enhance",
+    ("primitives", ("convsearch.resolve.entities", "convsearch.resolve.focus", "convsearch.resolve.frame",
+                    "convsearch.resolve.introduced", "convsearch.resolve.stated", "convsearch.resolve.ordinal",
+                    "convsearch.resolve.offer", "convsearch.resolve.reply", "convsearch.resolve.passage_name",
+                    "convsearch.resolve.similar", "convsearch.resolve.shapes", "convsearch.resolve.compose",
+                    "convsearch.resolve.guard", "convsearch.resolve.checks", "convsearch.resolve.scoring")),
+    ("decision", ("convsearch.lang.zh.steps", "convsearch.lang.en.steps", "convsearch.resolve.steps",
+                  "convsearch.resolve.analysis", "convsearch.resolve.gate")),
+    ("rewriters", ("convsearch.resolve.rules", "convsearch.rewrite.llm", "convsearch.rewrite.enhance",
                    "convsearch.rewrite", "convsearch.learned.tokens", "convsearch.learned.features",
                    "convsearch.learned.model", "convsearch.learned.compose", "convsearch.learned.resolver",
                    "convsearch.learned.oof", "convsearch.learned.rewriter", "convsearch.learned.ask",
@@ -157,7 +157,7 @@ def test_the_resolver_imports_downward_only(module: str) -> None:
 
 def test_language_packs_import_nothing_of_the_rule_layer() -> None:
     for module in LAYERS[0][1]:
-        outside = sorted(m for m in GRAPH[module] if m.startswith(("convsearch.rewrite", "convsearch.gate",
+        outside = sorted(m for m in GRAPH[module] if m.startswith(("convsearch.rewrite", "convsearch.resolve.gate",
                                                                      "convsearch.pipeline", "convsearch.lang.zh.steps",
                                                                      "convsearch.lang.en.steps")))
         assert outside == [], f"{module} imports {outside}"

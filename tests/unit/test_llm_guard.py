@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from convsearch.rewrite.guard import (blocked_words_found, language_problem, length_problem, output_problem,
+from convsearch.resolve.guard import (blocked_words_found, language_problem, length_problem, output_problem,
                                       query_length)
 from convsearch.rewrite.llm import clean_output, cut
 from convsearch.types import Message

@@ -12,6 +12,7 @@ from convsearch import InMemoryBackend, Settings, search_with_context
 from convsearch.errors import ConfigError
 from convsearch.infra.cache import MemoryCache, cache_key
 from convsearch.llm import LLMRateLimited, LLMTimeout, ScriptedLLM
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.rewrite import REWRITERS, get_rewriter
 from convsearch.rewrite.enhance import LLM as LLMEnhancer
 from convsearch.rewrite.enhance import (
@@ -36,7 +37,6 @@ from convsearch.rewrite.llm import (
     LLMVariants,
     merge_variants,
 )
-from convsearch.rewrite.rules import RuleRewriter
 from convsearch.types import Document, Message
 
 ZH = (Message("user", "AnySearch 支持哪些检索方式？"), Message("assistant", "支持 BM25、向量和混合检索。"))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from convsearch.rewrite.entities import mentions
-from convsearch.rewrite.focus import find_focus
-from convsearch.rewrite.rules import RuleRewriter
+from convsearch.resolve.entities import mentions
+from convsearch.resolve.focus import find_focus
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.types import Message
 from convsearch.window import history_window
 
@@ -107,7 +107,7 @@ def test_a_bare_name_with_no_phrase_to_replace_takes_the_frames_predicate() -> N
     ("我推荐这几个，故宫、长城和颐和园，都很值得去", ("故宫", "长城", "颐和园")),
 ])
 def test_a_chinese_series_is_cut_at_its_clause(text, want) -> None:
-    from convsearch.rewrite.ordinal import lists_in
+    from convsearch.resolve.ordinal import lists_in
 
     assert lists_in(text, "zh")[0][0] == want
 
@@ -190,7 +190,7 @@ def test_reactions_asked_as_questions_are_no_fragments() -> None:
 
 
 def test_a_series_item_drops_a_closing_particle() -> None:
-    from convsearch.rewrite.ordinal import lists_in
+    from convsearch.resolve.ordinal import lists_in
 
     assert lists_in("推荐去故宫、长城和颐和园呢", "zh")[0][0] == ("故宫", "长城", "颐和园")
 
@@ -220,7 +220,7 @@ def test_it_after_a_how_to_question_stays_the_thing_when_no_cost_is_asked() -> N
 
 
 def test_another_form_of_a_word_of_the_history_is_faithful() -> None:
-    from convsearch.rewrite.guard import unfaithful_words
+    from convsearch.resolve.guard import unfaithful_words
 
     h = [Message(U, "how do i renew my passport")]
     assert unfaithful_words("how long does renewing my passport take", "how long does it take", h) == set()
@@ -244,7 +244,7 @@ def test_a_chinese_comparative_without_bi_compares_with_the_frames_entity(turns,
 
 @pytest.mark.parametrize("query", ["他们俩谁更好", "那哪个层次高一点", "零钱通好吗"])
 def test_no_comparison_without_a_compared_name_or_a_comparative(query) -> None:
-    from convsearch.rewrite.steps import complete_fragment
+    from convsearch.resolve.steps import complete_fragment
 
     done = complete_fragment(query, "余额宝现在七日年化多少", "zh")
     assert done is None or "哪个" not in done[0]
@@ -257,7 +257,7 @@ def test_a_condition_narrows_a_look_up_request() -> None:
 
 
 def test_zh_verb_tagged_noun_before_a_predicate_joins_its_phrase():
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
     # jieba tags 签证 'v': after 旅游 and before 一般要 it is the noun of the phrase
     assert "旅游签证" in [m.text for m in mentions("去日本的单次旅游签证一般要准备哪些材料", "zh")]
     # a person's verb is no noun of the person ("蔡徐坤学习…"), nor a verb with its object
@@ -265,15 +265,15 @@ def test_zh_verb_tagged_noun_before_a_predicate_joins_its_phrase():
 
 
 def test_zh_number_with_a_lower_case_unit_is_a_size_not_a_name():
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
     # "28c" (a tyre width), "16gb": no model name, and no brand glued onto them (换28c)
     assert [m.text for m in mentions("能直接换28c的吗 会不会蹭车架", "zh")] == ["车架"]
     assert "RTX 4090" in [m.text for m in mentions("RTX 4090 显存多大", "zh")]  # a model name stays one
 
 
 def test_zh_review_sizes_and_person_subjects():
-    from convsearch.gate import needs_rewrite
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
+    from convsearch.resolve.gate import needs_rewrite
     assert "4610mAh" not in " ".join(m.text for m in mentions("小米14电池4610mAh续航怎么样", "zh"))
     assert all("5g" not in m.text or m.proper for m in mentions("支持5g吗", "zh"))  # 5G the network stays a name
     assert all(m.text != "孩子学习" for m in mentions("孩子学习一般要多久", "zh"))  # a person and what they do

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from convsearch import Message, RuleRewriter, needs_rewrite
-from convsearch.rewrite.offer import accepted_offer
+from convsearch.resolve.offer import accepted_offer
 
 U = lambda s: Message("user", s)  # noqa: E731
 A = lambda s: Message("assistant", s)  # noqa: E731

@@ -4,9 +4,9 @@ conversation do not."""
 
 from __future__ import annotations
 
-from convsearch.gate import needs_rewrite
-from convsearch.rewrite.focus import opening_subject
-from convsearch.rewrite.rules import RuleRewriter
+from convsearch.resolve.focus import opening_subject
+from convsearch.resolve.gate import needs_rewrite
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.types import DecisionKind, Message
 
 U, A = "user", "assistant"
@@ -84,6 +84,6 @@ def test_the_opening_is_the_first_turn_an_informing_answer_answered() -> None:
 
 
 def test_spaces_between_words_are_no_clause_breaks() -> None:
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
 
     assert [m.text for m in mentions("上海 迪士尼 乐园 门票 多少钱", "zh")] == ["上海迪士尼乐园门票"]

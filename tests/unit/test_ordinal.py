@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from convsearch import Message, RuleRewriter, needs_rewrite
-from convsearch.rewrite.ordinal import find_ordinal, list_items, lists_in, resolve_ordinal
+from convsearch.resolve.ordinal import find_ordinal, list_items, lists_in, resolve_ordinal
 
 U = lambda s: Message("user", s)  # noqa: E731
 A = lambda s: Message("assistant", s)  # noqa: E731
@@ -119,7 +119,7 @@ def test_long_capitalised_answers_parse_in_bounded_time():
 
 
 def test_bracketed_descriptions_are_no_part_of_the_series():
-    from convsearch.rewrite.ordinal import lists_in
+    from convsearch.resolve.ordinal import lists_in
     zh = "可以试试这三种：白茶（清淡，适合夏天、下午喝）、红茶（温和，冬天喝暖胃）、普洱（耐泡、可以存放）。"
     assert lists_in(zh, "zh")[0][0] == ("白茶", "红茶", "普洱")
     en = ("Hotels near the Piazza Navona include the Hotel Navona (cheap, central), the Eitch Borromini Palazzo "

@@ -85,7 +85,7 @@ def test_asearch_on_one_backend():
 
 
 def test_the_gate_runs_once_in_a_pipeline_turn(monkeypatch):
-    from convsearch import gate
+    from convsearch.resolve import gate
 
     calls = []
     real = gate._needs_rewrite.__wrapped__

@@ -18,14 +18,13 @@ from datetime import date
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from convsearch import gate
 from convsearch.dedup import dedup
 from convsearch.format import citations, context
 from convsearch.fuse import fuse
-from convsearch.gate import needs_rewrite
-from convsearch.rewrite import entities, ordinal
-from convsearch.rewrite.guard import unfaithful_words
-from convsearch.rewrite.rules import RuleRewriter
+from convsearch.resolve import entities, gate, ordinal
+from convsearch.resolve.gate import needs_rewrite
+from convsearch.resolve.guard import unfaithful_words
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.types import Decision, Hit, Message
 from convsearch.variants import make_variants
 

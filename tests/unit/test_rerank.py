@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from convsearch.rerank import W_FUSED, W_ORIGINAL, W_REWRITE, rerank
-from convsearch.rewrite.guard import content_words
+from convsearch.resolve.guard import content_words
 from convsearch.types import Hit
 
 

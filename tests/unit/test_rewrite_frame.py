@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from convsearch.gate import needs_rewrite
 from convsearch.lang.zh.mentions import zh_name_tokens
-from convsearch.rewrite.entities import mentions
-from convsearch.rewrite.frame import slot_kind, slot_spans
-from convsearch.rewrite.introduced import introduced_entity
-from convsearch.rewrite.rules import RuleRewriter
-from convsearch.rewrite.steps import complete_fragment
+from convsearch.resolve.entities import mentions
+from convsearch.resolve.frame import slot_kind, slot_spans
+from convsearch.resolve.gate import needs_rewrite
+from convsearch.resolve.introduced import introduced_entity
+from convsearch.resolve.rules import RuleRewriter
+from convsearch.resolve.steps import complete_fragment
 from convsearch.types import Message
 
 
@@ -170,7 +170,7 @@ def test_a_person_named_in_the_query_is_the_pronouns_antecedent(history: list[Me
 
 
 def test_fluency_guard_repairs_glue_and_rejects_what_no_person_would_type() -> None:
-    from convsearch.rewrite.guard import fluency_problem, fluency_repair
+    from convsearch.resolve.guard import fluency_problem, fluency_repair
 
     assert fluency_repair("那番禺最近三天适合露营吗呢", "那番禺呢？") == "番禺最近三天适合露营吗"
     assert fluency_repair("How much is a 15-year fixed fixed rate?", "What about a 15-year fixed?") == \
@@ -213,7 +213,7 @@ def test_a_long_passage_answer_is_not_excluded_by_name() -> None:
 
 
 def test_a_locative_there_takes_the_place_the_question_named() -> None:
-    from convsearch.rewrite.frame import locative_there
+    from convsearch.resolve.frame import locative_there
 
     assert locative_there("Was that his first win there?", "Who won the race in Monaco last year?")[0] == \
         "Was that his first win in Monaco?"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from convsearch.gate import needs_rewrite
-from convsearch.rewrite.ordinal import lists_in, resolve_ordinal
-from convsearch.rewrite.rules import RuleRewriter
+from convsearch.resolve.gate import needs_rewrite
+from convsearch.resolve.ordinal import lists_in, resolve_ordinal
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.types import Message
 from convsearch.window import history_window
 
@@ -138,7 +138,7 @@ def test_a_verdict_on_the_answer_is_no_reference_to_an_entity(query) -> None:
     ("We'd like the window seat.", {"We'd", "like"}),
 ])
 def test_contractions_and_manner_adverbs_are_no_nouns(text, not_nouns) -> None:
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
 
     assert not {m.text for m in mentions(text, "en")} & not_nouns
 
@@ -181,7 +181,7 @@ def test_a_place_swap_drops_the_article_of_the_old_name() -> None:
 
 
 def test_a_measurement_is_no_focus() -> None:
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
 
     assert [m.text for m in mentions("A Big Mac has around 1,010 mg of sodium, 30 g of fat and 550 cal.", "en")] == \
         ["Big Mac", "sodium", "fat"]
@@ -256,7 +256,7 @@ def test_en_role_and_version_fragments(turns, query, want) -> None:
 
 
 def test_a_multiplier_is_no_name() -> None:
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
 
     assert not any(m.proper for m in mentions("You earn 2x miles on every purchase.", "en"))
 
@@ -343,14 +343,14 @@ def test_a_swap_into_a_compound_replaces_the_part_of_its_kind() -> None:
 
 
 def test_a_common_noun_with_a_capital_letter_is_one_name() -> None:
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
 
     assert "vitamin B12" not in [m.text for m in mentions("Is vitamin C safe?", "en")]
     assert [m.text for m in mentions("Do I need the hepatitis B vaccine?", "en")][0] == "hepatitis B"
 
 
 def test_a_temperature_unit_is_no_name() -> None:
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
 
     assert [m.text for m in mentions("It drops to -6°C at night, 25 °C by day and 180°F in an oven.", "en")] == [
         "night", "day", "oven"]
@@ -378,7 +378,7 @@ def test_relational_nouns_belong_to_the_name_the_question_was_about() -> None:
 
 
 def test_a_number_led_hyphenated_adjective_is_no_name() -> None:
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
 
     texts = [m.text for m in mentions("We adopted a 3-month-old golden retriever and he bites.", "en")]
     assert "3-month-old golden retriever" in texts
@@ -528,7 +528,7 @@ def test_questions_of_their_own_and_list_edges(turns, query, want) -> None:
 
 
 def test_that_year_is_the_year_closing_a_sentence() -> None:
-    from convsearch.rewrite.compose import year_reference
+    from convsearch.resolve.compose import year_reference
 
     history = [Message("user", "In 2012 I lived in Paris."), Message("assistant", "OK."),
                Message("user", "I moved to Berlin in 2015."), Message("assistant", "Nice.")]

@@ -8,7 +8,7 @@ from test_gate import A, U  # the message helpers of the gate tests
 
 from convsearch import RuleRewriter
 from convsearch.lang.base import Mention
-from convsearch.rewrite.passage_name import passage_name
+from convsearch.resolve.passage_name import passage_name
 
 PASSAGE = ("Ada Lovelace Augusta Ada King (born 10 December 1815) was an English mathematician and writer, chiefly "
            "known for her work on Charles Babbage's proposed mechanical general-purpose computer, the Analytical "

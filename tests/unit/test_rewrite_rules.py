@@ -9,8 +9,8 @@ import pytest
 
 from convsearch import (ConfigError, Message, Passthrough, RewriteResult, Rewriter, RuleRewriter, get_rewriter)
 from convsearch.rewrite import Scripted
-from convsearch.rewrite.guard import unfaithful_words
-from convsearch.rewrite.compose import EN_GLUE
+from convsearch.resolve.guard import unfaithful_words
+from convsearch.resolve.compose import EN_GLUE
 
 
 def U(s: str) -> Message:
@@ -197,7 +197,7 @@ def test_guard_accepts_words_from_history_and_flags_invented_ones():
 
 
 def test_unfaithful_rule_output_falls_back_to_the_original(monkeypatch):
-    from convsearch.rewrite import steps
+    from convsearch.resolve import steps
 
     monkeypatch.setitem(steps.RESOLVE, "en", lambda q, focus, *a, **k: ("When did Blue Origin launch?", "test"))
     q = "When did it first launch a rocket?"
@@ -399,7 +399,7 @@ def test_zh_object_slot_counts_the_clause_from_its_subject():
 
 
 def test_zh_one_character_proper_tags_are_not_entities():
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
     assert all(len(m.text) > 1 for m in mentions("做乜", "zh"))
     assert all(m.text != "谢谢" for m in mentions("谢谢 一个地方", "zh"))
 
@@ -449,7 +449,7 @@ def test_en_name_with_a_common_head_noun_is_one_mention():
     ("What is done with the whey?", ["whey"]),
 ])
 def test_en_mentions_stop_at_the_verb(text, expected):
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
     assert [m.text for m in mentions(text, "en")] == expected
 
 
@@ -582,23 +582,23 @@ def test_en_it_stays_with_the_session_when_nobody_was_called_he():
 
 
 def test_en_months_and_number_words_are_no_names():
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
     assert [m.text for m in mentions("In December, Three of the members met Jon Hale.", "en") if m.proper] == ["Jon Hale"]
 
 
 def test_en_quoted_title_is_one_name_but_a_quoted_sentence_is_not():
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
     assert "This Is Music" in [m.text for m in mentions('the first single "This Is Music" reached No. 35', "en")]
     assert not any(m.cls == "title" for m in mentions('he said "Pratt was my guide and inspiration"', "en"))
 
 
 def test_en_name_with_lowercase_particles_is_name_like():
-    from convsearch.rewrite.entities import name_like
+    from convsearch.resolve.entities import name_like
     assert name_like("Ludwig Mies van der Rohe")
 
 
 def test_en_sentence_openers_are_no_names():
-    from convsearch.rewrite.entities import mentions
+    from convsearch.resolve.entities import mentions
     ms = mentions("Despite the injury, he played on. Eventually Kara Lund left the club.", "en")
     assert [m.text for m in ms if m.proper] == ["Kara Lund"]
 
@@ -726,7 +726,7 @@ def test_courtesy_words_do_not_hide_a_follow_up(history, plain, polite):
 def test_sign_off_and_chinese_reply_particle_are_not_courtesy_around_a_request():
     h = [U("I need a cheap restaurant in the centre."), A("Pizza Hut City Centre is cheap. Anything else?")]
     assert not rw(h, "That is all. Thank you.").changed  # a sign-off, not "That is all" + thanks
-    from convsearch.rewrite.shapes import split_opener
+    from convsearch.resolve.shapes import split_opener
     assert split_opener("可以啊", "zh") == ("", "可以啊", "")  # a reply's 啊 is no courtesy around a question
     assert split_opener("请问", "zh") == ("", "请问", "")  # nothing after the opener: nothing set aside
 

@@ -7,7 +7,7 @@ from test_gate import A, U  # the message helpers of the gate tests
 
 from convsearch import RuleRewriter
 from convsearch.lang.timeref import is_time_phrase
-from convsearch.rewrite.focus import find_focus
+from convsearch.resolve.focus import find_focus
 
 
 @pytest.mark.parametrize("phrase", ["mid-April", "April", "next summer", "the weekend", "early October", "2024",

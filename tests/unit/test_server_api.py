@@ -19,7 +19,7 @@ from convsearch.config import Settings  # noqa: E402
 from convsearch.errors import BackendError  # noqa: E402
 from convsearch.history import InMemoryStore  # noqa: E402
 from convsearch.infra.ratelimit import TokenBucketLimiter  # noqa: E402
-from convsearch.rewrite.rules import RuleRewriter  # noqa: E402
+from convsearch.resolve.rules import RuleRewriter  # noqa: E402
 from convsearch.server.app import create_app  # noqa: E402
 from convsearch.server.service import Service  # noqa: E402
 from convsearch.types import RewriteResult  # noqa: E402
@@ -399,7 +399,7 @@ def test_playground_page_and_its_safety(client: TestClient) -> None:
 
 
 def test_which_turns_run_inline(bm25_index, monkeypatch) -> None:
-    from convsearch.rewrite import similar
+    from convsearch.resolve import similar
     from convsearch.server.auth import Tenant
 
     t = Tenant("acme")
@@ -530,7 +530,7 @@ def test_healthz_answers_while_a_rule_turn_that_may_embed_is_in_flight(make_clie
     run in a worker thread, so the event loop answers /healthz meanwhile (before: such a turn ran on the loop)."""
     import threading
 
-    from convsearch.rewrite import similar
+    from convsearch.resolve import similar
 
     if not similar.available():
         pytest.skip("the embedder (the dense extra) is not installed: the rule rewriter is pure CPU work then")

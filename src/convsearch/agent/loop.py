@@ -39,10 +39,10 @@ from ..backends.base import Recency
 from ..config import Settings, Switch
 from ..errors import ConvsearchError, HistoryUnavailable
 from ..format import domain as domain_of
-from ..gate import needs_rewrite
 from ..infra.deadline import MIN_ATTEMPT_S, Deadline
 from ..infra.turn import turn
 from ..llm import LLMBadOutput, LLMError, LLMSettings, LLMTimeout, stream_reply
+from ..resolve.gate import needs_rewrite
 from ..server.tools import openai_tools
 from ..text import count_tokens, detect_lang, truncate_tokens
 from ..types import Citation, Completion, Message, ToolCall, Usage

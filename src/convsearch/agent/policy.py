@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..backends.base import Recency
 from ..lang import detect, reading
-from ..rewrite.guard import blocked_words_found, content_words, query_length
+from ..resolve.guard import blocked_words_found, content_words, query_length
 from ..text import CJK_RE, words
 
 # --- the no-search pre-check ------------------------------------------------------------------------

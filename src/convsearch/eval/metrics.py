@@ -186,9 +186,9 @@ def gate_scores(preds: Sequence[str], questions: Sequence[str], golds: Sequence[
 
 
 # --- faithfulness ----------------------------------------------------------------------------------
-# One definition for the metric and for the rewriters' guard: convsearch.rewrite.guard.
-from ..rewrite.guard import added_words as added_content_words  # noqa: E402
-from ..rewrite.guard import is_faithful  # noqa: E402
+# One definition for the metric and for the rewriters' guard: convsearch.resolve.guard.
+from ..resolve.guard import added_words as added_content_words  # noqa: E402
+from ..resolve.guard import is_faithful  # noqa: E402
 
 
 def faithfulness(preds: Sequence[str], questions: Sequence[str], contexts: Sequence[str]) -> float | None:

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from typing import Protocol, runtime_checkable
 
 from ..lang import detect
-from ..rewrite.entities import mentions
+from ..resolve.entities import mentions
 from ..text import detect_lang
 from ..types import Message
 from .base import HistoryStore, Scope, Summary

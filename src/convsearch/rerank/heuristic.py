@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..rewrite.guard import content_words
+from ..resolve.guard import content_words
 from ..text import is_cjk
 from ..types import Hit
 

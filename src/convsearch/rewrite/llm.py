@@ -32,16 +32,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..gate import needs_rewrite
 from ..infra.cache import MemoryCache, NullCache, TTLCache, cache_key
 from ..infra.deadline import Deadline
 from ..lang import reading
 from ..lang.base import LLMTexts
 from ..llm import LLM, LLMError
-from ..text import detect_lang, words
-from ..types import Completion, Decision, LLMCall, Message, RewriteResult
-from ..window import history_window
-from .guard import (
+from ..resolve.gate import needs_rewrite
+from ..resolve.guard import (
     MAX_EN_WORDS,
     MAX_ZH_CHARS,
     blocked_words_found,
@@ -50,6 +47,9 @@ from .guard import (
     length_problem,
     output_problem,
 )
+from ..text import detect_lang, words
+from ..types import Completion, Decision, LLMCall, Message, RewriteResult
+from ..window import history_window
 
 log = logging.getLogger("convsearch.llm")
 

@@ -12,16 +12,16 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ... import lexicon as lx
-from ...rewrite import checks as c
-from ...rewrite import compose as r
-from ...rewrite import entities as e
-from ...rewrite import frame as f
-from ...rewrite import introduced, similar
-from ...rewrite import scoring as s
-from ...rewrite.compose import Outcome
-from ...rewrite.entities import definite_expansion, has_pronoun, mentions
-from ...rewrite.focus import Focus, alias_of, en_salient_noun, find_focus
-from ...rewrite.shapes import SOCIAL_RE, own_thing_over_passage, shares_word, things_asked
+from ...resolve import checks as c
+from ...resolve import compose as r
+from ...resolve import entities as e
+from ...resolve import frame as f
+from ...resolve import introduced, similar
+from ...resolve import scoring as s
+from ...resolve.compose import Outcome
+from ...resolve.entities import definite_expansion, has_pronoun, mentions
+from ...resolve.focus import Focus, alias_of, en_salient_noun, find_focus
+from ...resolve.shapes import SOCIAL_RE, own_thing_over_passage, shares_word, things_asked
 from ...text import TRAIL_MARKS
 from ...types import Decision, DecisionKind, Message
 from ..base import Mention
@@ -30,7 +30,7 @@ from .markers import EN_REQUEST_RE, en_ellipsis, en_info_question
 from .mentions import en_tokens
 
 if TYPE_CHECKING:  # the analysis is built above the steps that read it
-    from ...rewrite.analysis import Analysis
+    from ...resolve.analysis import Analysis
 
 # --- the rewrite: section / class reference, ellipsis, pronoun, frame completion, exclusion -----------------
 
@@ -643,7 +643,7 @@ def _demonstratives_alone(sentence: str) -> bool:
 def remark(a: Analysis) -> Decision | None:
     """A remark on the answer ("I'll consider those.") asks for nothing: no rewrite.
 
-    >>> from convsearch.gate import needs_rewrite
+    >>> from convsearch.resolve.gate import needs_rewrite
     >>> from convsearch.types import Message as M
     >>> h = [M("user", "Any good books?"), M("assistant", "Dune and Emma.")]
     >>> needs_rewrite(h, "I'll consider those.").kind.value
@@ -775,7 +775,7 @@ def _one_of_two(q: str, history: Sequence[Message]) -> tuple[int, int, str] | No
 def former_latter(a: Analysis) -> Decision | None:
     """"The former" / "the latter" after a question that named two things leans on it.
 
-    >>> from convsearch.gate import needs_rewrite
+    >>> from convsearch.resolve.gate import needs_rewrite
     >>> from convsearch.types import Message as M
     >>> needs_rewrite([M("user", "Which is bigger, Lyon or Marseille?")], "Does the former have a metro?").kind.value
     'pronoun'
@@ -800,7 +800,7 @@ _PLURAL_PRON_RE = re.compile(r"\b(?:they|them|their|these|those)\b", re.IGNORECA
 def one_of_two(t: s.RuleTurn) -> s.Resolution | None:
     """"The former" / "the latter" takes the first / the second of the two things the latest question joined.
 
-    >>> from convsearch.rewrite.rules import RuleRewriter
+    >>> from convsearch.resolve.rules import RuleRewriter
     >>> from convsearch.types import Message as M
     >>> RuleRewriter().rewrite([M("user", "Which is bigger, Lyon or Marseille?")], "How old is the latter?").rewritten
     'How old is Marseille?'

@@ -12,18 +12,18 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ... import lexicon as lx
-from ...rewrite import checks as c
-from ...rewrite import compose as r
-from ...rewrite import entities as e
-from ...rewrite import frame as f
-from ...rewrite import scoring as s
-from ...rewrite import similar
-from ...rewrite.compose import Outcome
-from ...rewrite.entities import has_pronoun, mentions
-from ...rewrite.focus import Focus, find_focus, informs, opening_subject
-from ...rewrite.introduced import introduced_work, kind_referent
-from ...rewrite.reply import remark_topic
-from ...rewrite.shapes import compound, own_thing_over_passage, things_asked
+from ...resolve import checks as c
+from ...resolve import compose as r
+from ...resolve import entities as e
+from ...resolve import frame as f
+from ...resolve import scoring as s
+from ...resolve import similar
+from ...resolve.compose import Outcome
+from ...resolve.entities import has_pronoun, mentions
+from ...resolve.focus import Focus, find_focus, informs, opening_subject
+from ...resolve.introduced import introduced_work, kind_referent
+from ...resolve.reply import remark_topic
+from ...resolve.shapes import compound, own_thing_over_passage, things_asked
 from ...text import TRAIL_MARKS, is_cjk, tagged
 from ...types import Decision, DecisionKind, Message
 from ..base import Mention
@@ -31,7 +31,7 @@ from .markers import ZH_NE_RE, ZH_QUESTION_RE, zh_classifier_reference, zh_ellip
 from .mentions import as_written, zh_anaphor_at, zh_common_person, zh_name_tokens
 
 if TYPE_CHECKING:  # the analysis is built above the steps that read it
-    from ...rewrite.analysis import Analysis
+    from ...resolve.analysis import Analysis
 
 # --- the rewrite: ellipsis, classifier reference, pronoun, frame completion -------------------------------
 
@@ -602,7 +602,7 @@ def is_remark(query: str) -> bool:
 def remark(a: Analysis) -> Decision | None:
     """A remark on the answer ("我会考虑这些的。") asks for nothing: no rewrite.
 
-    >>> from convsearch.gate import needs_rewrite
+    >>> from convsearch.resolve.gate import needs_rewrite
     >>> from convsearch.types import Message as M
     >>> needs_rewrite([M("user", "推荐几本书"), M("assistant", "《三体》《活着》")], "我会考虑这些的。").kind.value
     'social'
