@@ -1,8 +1,9 @@
 """Typed settings: the machinery of settings sections, and the core settings that belong to no area.
 
 Each area owns its settings: it declares a ``Section`` (a frozen dataclass with its environment prefix) in its own
-module and registers it with ``@register``; ``Settings.from_env`` reads the core fields below and every registered
-section, and ``LLMSettings.of(settings)`` (or ``settings.section("llm")``) hands an area its own. This module
+module and its plugin declares it (``r.settings("module:Class")``, ``convsearch.plugins``); the first time settings
+are read, every declared section is imported and registered (``register``; a section may also ``@register`` itself).
+``Settings.from_env`` reads the core fields below and every registered section, and ``LLMSettings.of(settings)`` (or ``settings.section("llm")``) hands an area its own. This module
 imports no area: a backend or rewriter added by entry point declares its section the same way, with its own prefix,
 and its variables are read, checked and passed to ``serve --workers`` workers without an edit here. A mode is a
 ``StrEnum`` (its value is the environment's word, so JSON and ``==`` against the word still hold); a bad value is
@@ -142,6 +143,7 @@ opened) reads its own from there on first use, and ``to_env`` passes them on unc
 from __future__ import annotations
 
 import os
+import threading
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -334,6 +336,38 @@ class Section:
 
 
 SECTIONS: dict[str, type[Section]] = {}
+# the SECTIONS dict the plugins' sections were put into (a test may swap SECTIONS for a copy: that one is filled too)
+_FILLED: list[dict[str, type[Section]]] = []
+_FILLING = threading.local()
+_FILL_LOCK = threading.RLock()
+
+
+def _sections() -> dict[str, type[Section]]:
+    """SECTIONS, with every section a plugin declares (``convsearch.plugins``) imported and registered first."""
+    if _FILLED and _FILLED[-1] is SECTIONS or getattr(_FILLING, "on", False):
+        return SECTIONS
+    from . import plugins
+
+    with _FILL_LOCK:
+        return _fill(plugins)
+
+
+def _fill(plugins: typing.Any) -> dict[str, type[Section]]:
+    if _FILLED and _FILLED[-1] is SECTIONS:
+        return SECTIONS
+    _FILLING.on = True  # a section's module that reads settings while it loads sees those registered so far
+    try:
+        target = SECTIONS
+        for cls in plugins.sections():
+            if target.get(cls.name) is not cls:
+                try:
+                    register(cls)
+                except TypeError as exc:
+                    raise ConfigError(f"settings section {cls.__module__}.{cls.__qualname__}: {exc}") from exc
+        _FILLED[:] = [target]
+    finally:
+        _FILLING.on = False
+    return SECTIONS
 
 
 def register(cls: type[S]) -> type[S]:
@@ -417,7 +451,7 @@ class Settings:
         _coerce(self, _core_variables())
         self.check()
         have = {type(s) for s in self.sections}
-        missing = [c for c in SECTIONS.values() if c not in have]
+        missing = [c for c in _sections().values() if c not in have]
         if missing:  # Settings() in code, or a section registered since: read from what no section claimed
             env = {k: v.reveal() for k, v in self.unclaimed}
             read = tuple(c.from_env(env) if env else _default(c) for c in missing)
@@ -434,6 +468,7 @@ class Settings:
         (7, 'm')
         """
         env = dict(os.environ if env is None else env)
+        _sections()
         claimed = _claimed()
         for key, value in overrides.items():
             var = f"{PREFIX}{key.upper()}"
@@ -466,7 +501,7 @@ class Settings:
         """
         cls: Any = which
         if isinstance(which, str):
-            cls = SECTIONS.get(which)
+            cls = _sections().get(which)
             if cls is None:
                 raise ConfigError(f"no settings section {which!r}; registered: {', '.join(sorted(SECTIONS))}")
         for s in self.sections:
@@ -488,7 +523,7 @@ class Settings:
         out = {names[0]: v for name, names in _core_variables().items()
                if (v := _as_env(getattr(self, name))) is not None}
         out.update({k: s.reveal() for k, s in self.unclaimed})
-        for cls in SECTIONS.values():
+        for cls in _sections().values():
             out.update(self.section(cls).to_env())
         for s in self.sections:
             out.update(s.to_env())

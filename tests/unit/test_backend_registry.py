@@ -8,11 +8,29 @@ from pathlib import Path
 
 import pytest
 
-from convsearch import ConfigError, IndexMissingError, InMemoryBackend, SearchBackend, Settings, config
+from convsearch import ConfigError, IndexMissingError, InMemoryBackend, SearchBackend, Settings, config, plugins
 from convsearch.backends import registry
 from convsearch.backends.fanout import FanOut
 from convsearch.backends.registry import known_backends, open_backend, parse_names
 from convsearch.types import Document
+
+
+@pytest.fixture
+def add_backend():
+    """Register a backend through an in-process plugin (``plugins.add``); it leaves with the test."""
+    names: list[str] = []
+
+    def add(name: str, target: str, **options: bool) -> None:
+        class Plugin:
+            @staticmethod
+            def register(r: plugins.Registrar) -> None:
+                r.backend(name, target, **options)
+
+        names.append(plugins.add(Plugin, f"test:{name}"))
+
+    yield add
+    for n in names:
+        plugins.remove(n)
 
 
 def test_builtins_open_by_name(tmp_path: Path) -> None:
@@ -46,17 +64,17 @@ def test_unknown_or_empty_names_are_config_errors_listing_the_known_ones() -> No
         open_backend(Settings(), "memory,local", create=True)
 
 
-def test_a_read_only_backend_cannot_be_indexed_into(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry.BUILTINS, "ro", "convsearch.backends.base:from_settings")
+def test_a_read_only_backend_cannot_be_indexed_into(add_backend) -> None:
+    add_backend("ro", "convsearch.backends.base:from_settings")
     with pytest.raises(ConfigError, match="'ro' cannot be indexed into"):
         open_backend(Settings(), "ro", create=True)
 
 
-def test_a_factory_whose_module_is_missing_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry.BUILTINS, "ghost", "convsearch_no_such_module:from_settings")
+def test_a_factory_whose_module_is_missing_names_it(add_backend) -> None:
+    add_backend("ghost", "convsearch_no_such_module:from_settings")
     with pytest.raises(ConfigError, match="backend 'ghost' cannot be loaded.*convsearch_no_such_module"):
         open_backend(Settings(), "ghost")
-    monkeypatch.setitem(registry.BUILTINS, "typo", "convsearch.backends.base:no_such_factory")
+    add_backend("typo", "convsearch.backends.base:no_such_factory")
     with pytest.raises(ConfigError, match="does not exist"):
         open_backend(Settings(), "typo")
 
@@ -84,6 +102,7 @@ def test_a_third_party_backend_registers_through_an_entry_point(tmp_path: Path,
     assert "acme" not in known_backends()
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
+        plugins.reload()  # installed after the first load (a lookup of its name alone would load it too)
         assert known_backends()["acme"] == "acme_search:from_settings"
         b = open_backend(Settings(data_dir=Path("kb-zh")), "acme")
         assert b.name == "acme" and [h.id for h in b.search("Acme 搜索", top_k=1)] == ["a1"]
@@ -92,9 +111,11 @@ def test_a_third_party_backend_registers_through_an_entry_point(tmp_path: Path,
         assert [x.name for x in fan.backends] == ["memory", "acme"]
     finally:
         sys.modules.pop("acme_search", None)
+        plugins.reset()
 
 
-def test_a_new_web_provider_is_one_module_and_one_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_web_provider_is_one_module_and_one_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      add_backend) -> None:
     """Issue 27 item 5: the module declares its settings (SECTION), the row marks it a web provider; nothing else
     changes for it to open behind the policy and the cache and to join the ``web`` chain."""
     (tmp_path / "acme_web.py").write_text(textwrap.dedent('''
@@ -128,7 +149,7 @@ def test_a_new_web_provider_is_one_module_and_one_row(tmp_path: Path, monkeypatc
     '''), encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr("convsearch.config.SECTIONS", dict(config.SECTIONS))  # the section leaves with the test
-    monkeypatch.setitem(registry.BUILTINS, "acmeweb", registry.Row("acme_web:from_settings", web=True))
+    add_backend("acmeweb", "acme_web:from_settings", web=True)
     assert "acmeweb" in registry.web_providers(chain=True) and known_backends()["acmeweb"] == "acme_web:from_settings"
     from convsearch.backends.web import configured
     from convsearch.backends.web import from_settings as web_from_settings

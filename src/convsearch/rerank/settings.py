@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from ..config import Section, named, register
 from ..errors import ConfigError
 from ..secret import Secret
-from .registry import BUILTINS
+from .registry import known, row
 
 
 @register
@@ -44,12 +44,12 @@ class RerankSettings(Section):
         Section.__post_init__(self)
 
     def check(self) -> None:
-        row = BUILTINS.get(self.reranker)
-        if row is None:
-            raise ConfigError(f"CONVSEARCH_RERANKER must be one of {', '.join(BUILTINS)}, not {self.reranker!r}")
-        if row.remote and not self.base_url:
+        got = row(self.reranker)  # a built-in or a plugin's (convsearch.plugins)
+        if got is None:
+            raise ConfigError(f"CONVSEARCH_RERANKER must be one of {', '.join(known())}, not {self.reranker!r}")
+        if got.remote and not self.base_url:
             raise ConfigError(f"CONVSEARCH_RERANKER={self.reranker} needs CONVSEARCH_RERANK_BASE_URL, the server's URL "
-                              f"up to /rerank (e.g. {row.example_url})")
+                              f"up to /rerank (e.g. {got.example_url})")
         if self.base_url and not self.base_url.startswith(("http://", "https://")):
             raise ConfigError(f"CONVSEARCH_RERANK_BASE_URL must start with http:// or https://, not {self.base_url!r}")
         self._require("candidates", "timeout_s")

@@ -4,23 +4,70 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import plugins
 from ..config import Switch
 from ..errors import ConfigError
 from .base import Passthrough, Rewriter, Scripted
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..plugins import Registrar
 
 REWRITERS = ("rules", "passthrough", "llm", "auto", "learned")
-# third-party rewriters: ``name = "package.module:factory"``, ``factory(settings) -> Rewriter``; the module may
-# declare its own settings section (convsearch.config.Section) with its own prefix
+# third-party rewriters come through ``convsearch.plugins`` (``r.rewriter("acme", "package.module:factory")``,
+# ``factory(settings) -> Rewriter``) or, as before, this one-part entry-point group (``name =
+# "package.module:factory"``); the module may declare its own settings section (``r.settings``) with its own prefix
 ENTRY_POINT_GROUP = "convsearch.rewriters"
 
 
-def get_rewriter(name: str, settings: "Settings | None" = None) -> Rewriter:
+def register(r: Registrar) -> None:
+    """The built-in rewriters and the LLM settings section they read (the ``convsearch.plugins`` hook). A built-in
+    factory is handed the caller's settings or None (then it reads the environment only if it needs to)."""
+    for name in REWRITERS:
+        r.rewriter(name, f"convsearch.rewrite:_{name}")
+    r.settings("convsearch.llm:LLMSettings")
+
+
+def _passthrough(settings: Settings | None) -> Rewriter:
+    return Passthrough()
+
+
+def _rules(settings: Settings | None) -> Rewriter:
+    from ..resolve.rules import RuleRewriter
+
+    return RuleRewriter()
+
+
+def _learned(settings: Settings | None) -> Rewriter:
+    from ..learned.rewriter import LearnedRewriter
+
+    return LearnedRewriter()  # type: ignore[no-any-return]
+
+
+def _llm(settings: Settings | None) -> Rewriter:
+    return _with_llm("llm", settings)
+
+
+def _auto(settings: Settings | None) -> Rewriter:
+    return _with_llm("auto", settings)
+
+
+def _with_llm(name: str, settings: Settings | None) -> Rewriter:
+    from ..config import Settings
+    from ..llm import llm_config, llm_configured
+
+    s = settings if settings is not None else Settings.from_env()
+    if name == "auto" and not llm_configured(s):
+        return _rules(s)
+    llm_config(s)  # ConfigError naming the variables, before any import of the [llm] extra
+    return _llm_rewriter(name, s, _open_llm(s))
+
+
+def get_rewriter(name: str, settings: Settings | None = None) -> Rewriter:
     """Return a rewriter by name: ``rules``, ``passthrough``, ``llm``, ``auto`` or ``learned`` (the trained gate
-    and term selector with the rules where they are surer: ``learned.rewriter``), or one an installed package
-    registers in the entry-point group ``convsearch.rewriters``.
+    and term selector with the rules where they are surer: ``learned.rewriter``), or one a plugin registers
+    (``convsearch.plugins``: an installed package's entry point in ``convsearch.plugins`` or
+    ``convsearch.rewriters``).
 
     ``llm`` needs an OpenAI-compatible endpoint in ``settings`` (default: ``Settings.from_env()``) and raises a
     ConfigError naming the variables to set otherwise. ``auto`` is gate → LLM → guard → rules → original when
@@ -28,51 +75,27 @@ def get_rewriter(name: str, settings: "Settings | None" = None) -> Rewriter:
     learned model file present, the learned answer, and the LLM only on turns whose confidence is below it
     (``learned.auto``). The caller owns what it gets: LLM rewriters have ``close()``.
     """
-    if name == "passthrough":
-        return Passthrough()
-    if name == "rules":
-        from .rules import RuleRewriter
-
-        return RuleRewriter()
-    if name == "learned":
-        from ..learned.rewriter import LearnedRewriter
-
-        return LearnedRewriter()
-    if name in ("llm", "auto"):
-        from ..config import Settings
-        from ..llm import llm_config, llm_configured
-
-        s = settings if settings is not None else Settings.from_env()
-        if name == "auto" and not llm_configured(s):
-            from .rules import RuleRewriter
-
-            return RuleRewriter()
-        llm_config(s)  # ConfigError naming the variables, before any import of the [llm] extra
-        return _llm_rewriter(name, s, _open_llm(s))
-    factory = _entry_point(name)
-    if factory is not None:
-        from ..config import Settings
-
-        return factory(settings if settings is not None else Settings.from_env())  # type: ignore[no-any-return]
-    known = [*REWRITERS, *sorted(_entry_points())]
-    raise ConfigError(f"unknown rewriter {name!r}; choose one of: {', '.join(known)}")
-
-
-def _entry_points() -> dict[str, Any]:
-    from importlib import metadata
-
-    return {ep.name.lower(): ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
-
-
-def _entry_point(name: str) -> Any:
-    """The factory an installed package registers as rewriter ``name``, or None."""
-    ep = _entry_points().get(name.lower())
-    if ep is None:
-        return None
+    entry = plugins.find("rewriter", name)
+    if entry is None:
+        table = plugins.rewriters()
+        known = [*(n for n, e in table.items() if e.builtin), *sorted(n for n, e in table.items() if not e.builtin)]
+        raise ConfigError(f"unknown rewriter {name!r}; choose one of: {', '.join(known)}")
     try:
-        return ep.load()
+        factory = entry.load()
+    except ConfigError as exc:
+        raise ConfigError(f"rewriter {name!r} cannot be loaded from {entry.where} (plugin {entry.plugin}): "
+                          f"{exc}") from exc
+    if entry.builtin:
+        return factory(settings)  # type: ignore[no-any-return]
+    from ..config import Settings
+
+    try:
+        return factory(settings if settings is not None else Settings.from_env())  # type: ignore[no-any-return]
+    except ConfigError:
+        raise
     except Exception as exc:  # a broken plug-in is a configuration problem: one line, exit 3
-        raise ConfigError(f"rewriter {name!r} cannot be loaded from {ep.value}: {exc}") from exc
+        raise ConfigError(f"rewriter {name!r} from {entry.where} (plugin {entry.plugin}) failed to open: "
+                          f"{type(exc).__name__}: {exc}") from exc
 
 
 def _open_llm(settings: "Settings") -> Any:
@@ -159,4 +182,4 @@ def make_hyde(settings: "Settings") -> HydeWriter | None:
 
 
 __all__ = ["REWRITERS", "HydeWriter", "Passthrough", "Rewriter", "Scripted", "get_rewriter", "make_hyde",
-           "make_variant_maker"]
+           "make_variant_maker", "register"]
