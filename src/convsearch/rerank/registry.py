@@ -73,7 +73,7 @@ def open_reranker(settings: Settings) -> Reranker:
     """The reranker ``CONVSEARCH_RERANKER`` names, configured by ``settings``; the caller closes it. The settings
     section has already refused an unknown name or a remote row without a base URL (one ConfigError line); a
     missing extra is one too."""
-    name = settings.section("rerank").reranker  # by name: settings.py imports this module
+    name: str = settings.section("rerank").reranker  # by name: settings.py imports this module
     entry = plugins.find("reranker", name)
     if entry is None:
         from ..errors import ConfigError
