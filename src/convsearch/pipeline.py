@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -33,18 +33,18 @@ from . import events
 from .backends.base import Filters, Recency, SearchBackend, takes_many
 from .backends.compose import search_applied, search_many_applied
 from .backends.fanout import OK, FanOut, Route, afan_out, route_queries, run_sync
-from .config import SearchMode, Settings, parse_enum
+from .config import SearchMode, Settings
 from .dedup import dedup
 from .errors import InputError, RerankError
 from .format import citations, context
 from .fuse import fuse
-from .gate import needs_rewrite
 from .group import group_passages, neighbour_ids, widen
 from .infra.deadline import Deadline
 from .infra.turn import turn
 from .rerank import Reranker, open_reranker, rerank
+from .resolve.gate import needs_rewrite
+from .resolve.guard import content_words
 from .rewrite.base import Rewriter
-from .rewrite.guard import content_words
 from .text import words
 from .types import BackendRun, Decision, Hit, LLMCall, Message, QueryComparison, RewriteResult, SearchResponse, Trace
 from .variants import make_variants, mixed_on
@@ -218,6 +218,149 @@ class TurnPlan:
         return self.rewrite.rewritten
 
 
+_REQUEST_FIELDS = ("messages", "topic", "top_k", "filters", "recency", "backends", "session", "today", "mode",
+                   "max_variants", "deadline")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """One turn's question and options, checked once: what ``Pipeline.search`` / ``asearch`` / ``plan`` take.
+
+    ``messages``: the conversation so far (Messages or OpenAI-style dicts; kept as Messages); ``topic``: a known
+    topic of the conversation; ``top_k``: results wanted (default ``Settings.top_k``); ``filters`` (a Filters or
+    a dict of its fields) and ``recency`` (a Recency or its name); ``backends``: names of the pipeline's backends
+    to search (default every one); ``session``: a stored conversation (its history replaces ``messages`` and the
+    turn is recorded there); ``today``: the date recency and staleness count from; ``mode`` / ``max_variants``:
+    this turn's override of the settings; ``deadline``: the turn's (default ``CONVSEARCH_DEADLINE_S`` from the
+    start of the turn). A bad value is one InputError line naming the option.
+
+    >>> TurnRequest("价格呢？", top_k=3, recency="week").recency
+    <Recency.WEEK: 'week'>
+    >>> TurnRequest("价格呢？", top_k=0)
+    Traceback (most recent call last):
+    convsearch.errors.InputError: top_k must be a positive integer, not 0
+    """
+
+    query: str
+    messages: tuple[Message, ...] = ()
+    topic: str | None = None
+    top_k: int | None = None
+    filters: Filters | None = None
+    recency: Recency | None = None
+    backends: tuple[str, ...] | None = None
+    session: Conversation | None = None
+    today: date | None = None
+    mode: SearchMode | None = None
+    max_variants: int | None = None
+    deadline: Deadline | None = None
+
+    def __init__(self, query: str, messages: Iterable[Message | dict[str, Any]] = (), *, topic: str | None = None,
+                 top_k: int | None = None, filters: Filters | dict[str, Any] | None = None,
+                 recency: Recency | str | None = None, backends: Sequence[str] | str | None = None,
+                 session: Conversation | None = None, today: date | None = None, mode: SearchMode | str | None = None,
+                 max_variants: int | None = None, deadline: Deadline | None = None) -> None:
+        if not isinstance(query, str):
+            raise InputError("query must be a string")
+        if topic is not None and not isinstance(topic, str):
+            raise InputError(f"topic must be a string, not {type(topic).__name__}")
+        _count("top_k", top_k, least=1)
+        _count("max_variants", max_variants, least=0)
+        if today is not None and not isinstance(today, date):
+            raise InputError(f"today must be a date, not {type(today).__name__}")
+        if deadline is not None and not isinstance(deadline, Deadline):
+            raise InputError(f"deadline must be a Deadline, not {type(deadline).__name__}")
+        if isinstance(backends, str):
+            backends = (backends,)
+        elif backends is not None:
+            backends = tuple(backends)
+            if not all(isinstance(b, str) for b in backends):
+                raise InputError("backends must be backend names (strings)")
+        if mode is not None and not isinstance(mode, SearchMode):
+            try:
+                mode = SearchMode(str(mode).strip().lower())
+            except ValueError:
+                raise InputError(f"mode must be one of {', '.join(SearchMode)}, not {mode!r}") from None
+        sets = object.__setattr__  # a frozen dataclass with a converting constructor
+        sets(self, "query", query)
+        sets(self, "messages", tuple(to_messages(messages)))
+        sets(self, "topic", topic)
+        sets(self, "top_k", top_k)
+        sets(self, "filters", Filters.of(filters))
+        sets(self, "recency", Recency.parse(recency))
+        sets(self, "backends", backends or None)
+        sets(self, "session", session)
+        sets(self, "today", today)
+        sets(self, "mode", mode)
+        sets(self, "max_variants", max_variants)
+        sets(self, "deadline", deadline)
+
+    @classmethod
+    def of(cls, query: "str | TurnRequest", messages: Iterable[Message | dict[str, Any]] = (),
+           options: dict[str, Any] | None = None) -> "TurnRequest":
+        """``query`` when it is a TurnRequest already (then nothing else may be given), else one built from the
+        query, ``messages`` and the keyword ``options``; an unknown option is an InputError naming it."""
+        if isinstance(query, TurnRequest):
+            if messages or options:
+                raise InputError("pass a TurnRequest alone, or a query with options, not both")
+            return query
+        if options:
+            unknown = sorted(set(options) - set(_REQUEST_FIELDS))
+            if unknown:
+                raise InputError(f"unknown search option(s) {', '.join(map(repr, unknown))}; options are: "
+                                 f"{', '.join(_REQUEST_FIELDS)}")
+            return cls(query, messages, **options)
+        return cls(query, messages)
+
+
+def _count(name: str, value: object, *, least: int) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least):
+        raise InputError(f"{name} must be {'a positive' if least == 1 else 'a non-negative'} integer, not {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Wait:
+    """A step of a turn that waits (HyDE's LLM call, the backends, a rerank server): how to run it blocking and how
+    to await it. The turn's body (``Pipeline._turn``) yields these; ``_run`` and ``_arun`` drive it."""
+
+    blocking: Callable[[], Any]
+    awaitable: Callable[[], Awaitable[Any]]
+
+
+Turn = Generator[_Wait, Any, SearchResponse]
+
+
+def _run(body: Turn) -> SearchResponse:
+    """Drive a turn's body with blocking calls (this thread)."""
+    sent: Any = None
+    failed: BaseException | None = None
+    while True:
+        try:
+            step = body.send(sent) if failed is None else body.throw(failed)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        failed = None
+        try:
+            sent = step.blocking()
+        except BaseException as exc:  # noqa: BLE001 - raised in the body, where the step was asked for
+            failed = exc
+
+
+async def _arun(body: Turn) -> SearchResponse:
+    """Drive a turn's body on the running loop (its waits awaited)."""
+    sent: Any = None
+    failed: BaseException | None = None
+    while True:
+        try:
+            step = body.send(sent) if failed is None else body.throw(failed)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        failed = None
+        try:
+            sent = await step.awaitable()
+        except BaseException as exc:  # noqa: BLE001 - a cancellation too: the body's `with` blocks unwind in order
+            failed = exc
+
+
 def _is_backend(x: object) -> bool:
     # not isinstance(x, SearchBackend): a runtime Protocol check costs ~20 µs, twice per one-call turn
     return hasattr(x, "search") and hasattr(x, "capabilities")
@@ -248,7 +391,7 @@ class Pipeline:
         # CONVSEARCH_RERANKER (rerank/registry.py): the heuristic by default; opened here, closed by close()
         self.reranker: Reranker = open_reranker(self.settings) if reranker is None else reranker
         if rewriter is None:
-            from .rewrite.rules import RuleRewriter
+            from .resolve.rules import RuleRewriter
 
             rewriter = RuleRewriter()
         self.rewriter: Rewriter = rewriter
@@ -293,13 +436,13 @@ class Pipeline:
             self._backends = _unwrap(self._opened)
         return self._backends
 
-    def _settings_for(self, mode: str | None, max_variants: int | None) -> Settings:
+    def _settings_for(self, mode: SearchMode | None, max_variants: int | None) -> Settings:
         if mode is None and max_variants is None:
             return self.settings
         key = (mode or self.settings.mode, self.settings.max_variants if max_variants is None else max_variants)
         s = self._turn_settings.get(key)
         if s is None:
-            s = replace(self.settings, mode=parse_enum(SearchMode, key[0], "mode"), max_variants=key[1])
+            s = replace(self.settings, mode=SearchMode(key[0]), max_variants=key[1])
             self._turn_settings[key] = s
         return s
 
@@ -315,30 +458,31 @@ class Pipeline:
         return tuple(by_name[n] for n in dict.fromkeys(names))
 
     # --- a turn ---------------------------------------------------------------------------------------
-    def plan(self, query: str, messages: Iterable[Message | dict[str, Any]] = (), *, topic: str | None = None,
-             session: Conversation | None = None, mode: str | None = None,
-             max_variants: int | None = None) -> TurnPlan:
+    def plan(self, query: str | TurnRequest, messages: Iterable[Message | dict[str, Any]] = (),
+             **options: Any) -> TurnPlan:
         """Window → gate → rewrite → variants: what the turn will search for. No I/O but reading a stored
         ``session``'s history (which replaces ``messages`` unless the store is down, said in ``notes``).
-        Emits the ``rewrite`` event."""
-        return self._plan(query, messages, topic=topic, session=session,
-                          settings=self._settings_for(mode, max_variants), clock=_Clock())
+        Takes a :class:`TurnRequest` or what builds one (only its query, messages, topic, session, mode and
+        max_variants matter here). Emits the ``rewrite`` event."""
+        req = TurnRequest.of(query, messages, options)
+        return self._plan(req, self._settings_for(req.mode, req.max_variants), _Clock())
 
-    def _plan(self, query: str, messages: Iterable[Message | dict[str, Any]], *, topic: str | None,
-              session: Conversation | None, settings: Settings, clock: _Clock) -> TurnPlan:
-        q = validate_query(query, max_chars=settings.max_query_chars)
-        history = history_window(to_messages(messages), settings.window)
+    def _plan(self, req: TurnRequest, settings: Settings, clock: _Clock) -> TurnPlan:
+        """The plan step of every turn (sync or async): the checked query, the window (or a stored session's
+        history), then ``plan_queries``."""
+        q = validate_query(req.query, max_chars=settings.max_query_chars)
+        history = history_window(req.messages, settings.window)
         memory: Any = None
         notes: tuple[str, ...] = ()
-        if session is not None:
+        if req.session is not None:
             from .history.session import history_for_turn
 
-            memory, history, notes = history_for_turn(session, history, settings)
+            memory, history, notes = history_for_turn(req.session, history, settings)
         clock.lap("window")
         calls: list[LLMCall] = []
         decision, rw, variants, queries = plan_queries(q, history, rewriter=self.rewriter, settings=settings,
-                                                       topic=topic, clock=clock, variant_maker=self.variant_maker,
-                                                       calls=calls)
+                                                       topic=req.topic, clock=clock,
+                                                       variant_maker=self.variant_maker, calls=calls)
         events.emit("rewrite", original=rw.original, rewritten=rw.rewritten, method=rw.method, reason=rw.reason,
                     fell_back=rw.fell_back, gate=decision.reason)
         return TurnPlan(q, tuple(history), decision, rw, tuple(variants), tuple(queries), clock.timings,
@@ -361,81 +505,63 @@ class Pipeline:
         return route_queries(backends, plan.queries, web_variants=self.settings.web_variants == "on",
                              dense_query=dense)
 
-    def search(self, query: str, messages: Iterable[Message | dict[str, Any]] = (), *, topic: str | None = None,
-               top_k: int | None = None, filters: Filters | dict[str, Any] | None = None,
-               recency: Recency | str | None = None, backends: Sequence[str] | None = None,
-               session: Conversation | None = None, today: date | None = None, mode: str | None = None,
-               max_variants: int | None = None, deadline: Deadline | None = None) -> SearchResponse:
+    def search(self, query: str | TurnRequest, messages: Iterable[Message | dict[str, Any]] = (),
+               **options: Any) -> SearchResponse:
         """One turn: a follow-up made standalone, searched on every backend (or the ``backends`` named), results
         fused, deduplicated, reranked with the original query and cited.
 
-        ``filters`` / ``recency`` are honoured by each backend natively or after its search (the trace says
-        which); ``session`` reads the history from the store and records the turn; ``mode`` / ``max_variants``
-        override the settings for this turn. A backend that fails or misses the deadline (``deadline``, default
-        ``CONVSEARCH_DEADLINE_S`` from now) is left out while another answered (``partial``); none answering is an
-        error.
+        Takes a :class:`TurnRequest`, or a query, the messages and the request's options as keywords (``topic``,
+        ``top_k``, ``filters``, ``recency``, ``backends``, ``session``, ``today``, ``mode``, ``max_variants``,
+        ``deadline``). ``filters`` / ``recency`` are honoured by each backend natively or after its search (the
+        trace says which); ``session`` reads the history from the store and records the turn; ``mode`` /
+        ``max_variants`` override the settings for this turn. A backend that fails or misses the deadline is left
+        out while another answered (``partial``); none answering is an error. Safe to call from a thread or from
+        code running an event loop (the backends' loop then runs in a worker thread).
         """
-        deadline = deadline or Deadline(self.settings.deadline_s)
-        s = self._settings_for(mode, max_variants)
-        f, rec = Filters.of(filters), Recency.parse(recency)
+        return _run(self._turn(TurnRequest.of(query, messages, options)))
+
+    async def asearch(self, query: str | TurnRequest, messages: Iterable[Message | dict[str, Any]] = (),
+                      **options: Any) -> SearchResponse:
+        """The async twin of :meth:`search` (the same body, its waits awaited): backends searched concurrently on
+        the running loop, HyDE's call in a worker thread; a turn with a stored ``session`` runs in a worker
+        thread as a whole (the store is blocking)."""
+        req = TurnRequest.of(query, messages, options)
+        if req.session is not None:
+            if req.deadline is None:  # counted from now, not from when the thread starts
+                req = replace(req, deadline=Deadline(self.settings.deadline_s))
+            return await asyncio.to_thread(_run, self._turn(req))
+        return await _arun(self._turn(req))
+
+    def _turn(self, req: TurnRequest) -> Turn:
+        """The one body of a turn, sync or async: plan, HyDE, the backends, rank, rerank, cite. Every wait is a
+        yielded ``_Wait`` (``_run`` makes the blocking call, ``_arun`` awaits); the rest is pure and runs where it
+        is driven."""
+        deadline = req.deadline or Deadline(self.settings.deadline_s)
+        s = self._settings_for(req.mode, req.max_variants)
         clock = _Clock()
-        plan = self._plan(query, messages, topic=topic, session=session, settings=s, clock=clock)
-        chosen = self._select(backends)
-        k = top_k or s.top_k
+        plan = self._plan(req, s, clock)
+        chosen = self._select(req.backends)
+        k = req.top_k or s.top_k
         hyde_calls: list[LLMCall] = []
-        dense, hyde_notes = self._hyde(plan, chosen, clock, hyde_calls)
+        dense: str | None = None
+        hyde_notes: tuple[str, ...] = ()
+        if self.hyde is not None:
+            dense, hyde_notes = yield _Wait(lambda: self._hyde(plan, chosen, clock, hyde_calls),
+                                            lambda: asyncio.to_thread(self._hyde, plan, chosen, clock, hyde_calls))
         routes = self._routes(plan, chosen, dense)
-        rec, web_notes = _web_recency(plan, chosen, rec)
+        rec, web_notes = _web_recency(plan, chosen, req.recency)
+        kw: dict[str, Any] = dict(top_k=max(k * 2, 10), filters=req.filters, recency=rec, today=req.today)
         with turn(deadline=deadline) as notes:
-            if len(routes) == 1 and not routes[0].backend.capabilities.remote:  # in-process: no loop needed
-                lists, runs = _search_one(routes[0], top_k=max(k * 2, 10), filters=f, recency=rec, today=today)
-            else:
-                r = run_sync(afan_out(routes, top_k=max(k * 2, 10), filters=f, recency=rec, today=today,
-                                      deadline=deadline))
-                lists, runs = list(r.lists), r.runs
+            lists, runs = yield _Wait(lambda: _search(routes, deadline, kw), lambda: _asearch(routes, deadline, kw))
         clock.lap("search")
         ranked, stats = self._rank(plan, lists, s, k, clock)
         reordered: tuple[list[Hit], tuple[str, ...], tuple[str, ...]] | None = None
         if self.reranker.remote:
-            reordered = self._reorder(plan, ranked, deadline)
-        return self._finish(plan, reordered or (ranked, (), ()), stats, runs, s, k, today, clock,
-                            hyde_notes + web_notes + tuple(notes), session, hyde_calls, _stale_matters(plan, chosen))
-
-    async def asearch(self, query: str, messages: Iterable[Message | dict[str, Any]] = (), *,
-                      topic: str | None = None, top_k: int | None = None,
-                      filters: Filters | dict[str, Any] | None = None, recency: Recency | str | None = None,
-                      backends: Sequence[str] | None = None, session: Conversation | None = None,
-                      today: date | None = None, mode: str | None = None,
-                      max_variants: int | None = None, deadline: Deadline | None = None) -> SearchResponse:
-        """The async twin of :meth:`search`: backends searched concurrently on the running loop; the blocking
-        parts (a stored session, the HyDE call) run in a worker thread."""
-        deadline = deadline or Deadline(self.settings.deadline_s)
-        kw: dict[str, Any] = dict(topic=topic, top_k=top_k, filters=filters, recency=recency, backends=backends,
-                                  today=today, mode=mode, max_variants=max_variants, deadline=deadline)
-        if session is not None:
-            return await asyncio.to_thread(lambda: self.search(query, messages, session=session, **kw))
-        s = self._settings_for(mode, max_variants)
-        f, rec = Filters.of(filters), Recency.parse(recency)
-        clock = _Clock()
-        plan = self._plan(query, messages, topic=topic, session=None, settings=s, clock=clock)
-        chosen = self._select(backends)
-        k = top_k or s.top_k
-        hyde_calls: list[LLMCall] = []
-        if self.hyde is not None:
-            dense, hyde_notes = await asyncio.to_thread(self._hyde, plan, chosen, clock, hyde_calls)
-        else:
-            dense, hyde_notes = None, ()
-        rec, web_notes = _web_recency(plan, chosen, rec)
-        with turn(deadline=deadline) as notes:
-            r = await afan_out(self._routes(plan, chosen, dense), top_k=max(k * 2, 10), filters=f, recency=rec,
-                               today=today, deadline=deadline)
-        clock.lap("search")
-        ranked, stats = self._rank(plan, list(r.lists), s, k, clock)
-        reordered: tuple[list[Hit], tuple[str, ...], tuple[str, ...]] | None = None
-        if self.reranker.remote:
-            reordered = await self._areorder(plan, ranked, deadline)
-        return self._finish(plan, reordered or (ranked, (), ()), stats, r.runs, s, k, today, clock,
-                            hyde_notes + web_notes + tuple(notes), None, hyde_calls, _stale_matters(plan, chosen))
+            reordered = yield _Wait(lambda: self._reorder(plan, ranked, deadline),
+                                    lambda: self._areorder(plan, ranked, deadline))
+        return self._finish(plan, reordered or (ranked, (), ()), stats, runs, s, k, req.today, clock,
+                            hyde_notes + web_notes + tuple(notes), req.session, hyde_calls,
+                            _stale_matters(plan, chosen))
 
     def _rank(self, plan: TurnPlan, lists: Sequence[Sequence[Hit]], s: Settings, top_k: int,
               clock: _Clock) -> tuple[list[Hit], Any]:
@@ -560,6 +686,22 @@ def _stale_matters(plan: TurnPlan, backends: Sequence[SearchBackend]) -> bool | 
     return time_sensitive(plan.rewrite.rewritten) is not None
 
 
+def _search(routes: Sequence[Route], deadline: Deadline,
+            kw: dict[str, Any]) -> tuple[Sequence[Sequence[Hit]], Sequence[BackendRun]]:
+    """The backends of a turn, blocking: one in-process backend in this thread (no event loop needed), else the
+    fan-out on a loop of its own (``run_sync``)."""
+    if len(routes) == 1 and not routes[0].backend.capabilities.remote:
+        return _search_one(routes[0], **kw)
+    r = run_sync(afan_out(routes, deadline=deadline, **kw))
+    return list(r.lists), r.runs
+
+
+async def _asearch(routes: Sequence[Route], deadline: Deadline,
+                   kw: dict[str, Any]) -> tuple[Sequence[Sequence[Hit]], Sequence[BackendRun]]:
+    r = await afan_out(routes, deadline=deadline, **kw)
+    return list(r.lists), r.runs
+
+
 def _search_one(route: Route, *, top_k: int, filters: Filters | None, recency: Recency | None,
                 today: date | None) -> tuple[list[tuple[Hit, ...]], tuple[BackendRun, ...]]:
     """One backend, in this thread (no event loop): its error is the turn's error."""
@@ -617,8 +759,8 @@ def search_with_context(
     # closed on return: what was built here, never what the caller passed in
     owned = (None if rewriter is not None else rw, None if variant_maker is not None else vm, hy)
     with Pipeline(backend, settings=s, rewriter=rw, variant_maker=vm, hyde=hy, owns=owned) as p:
-        return p.search(query, messages, topic=topic, top_k=top_k, filters=filters, recency=recency,
-                        session=session, today=today)
+        return p.search(TurnRequest(query, messages, topic=topic, top_k=top_k, filters=filters, recency=recency,
+                                    session=session, today=today))
 
 
 def _rerank_note(reranker: Reranker, ranked: Sequence[Hit]) -> str:
@@ -654,5 +796,5 @@ def compare_queries(original: str, rewritten: str, *, backend: SearchBackend, to
                            tuple(i for i in ids_a if i not in ids_b), tuple(i for i in ids_b if i not in ids_a))
 
 
-__all__ = ["Pipeline", "TurnPlan", "compare_queries", "finish_turn", "plan_queries", "search_with_context",
-           "validate_query"]
+__all__ = ["Pipeline", "TurnPlan", "TurnRequest", "compare_queries", "finish_turn", "plan_queries",
+           "search_with_context", "validate_query"]

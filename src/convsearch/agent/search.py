@@ -42,9 +42,10 @@ class PipelineSearcher:
 
     async def asearch(self, query: str, *, history: Sequence[Message], recency: Recency | None, top_k: int,
                       deadline: Deadline | None = None) -> SearchResponse:
-        kw: dict[str, Any] = {"backends": self.backends} if self.backends else {}
-        return await self.pipeline.asearch(query, list(history), recency=recency, top_k=top_k, today=self.today,
-                                           max_variants=0, deadline=deadline, **kw)
+        from ..pipeline import TurnRequest
+
+        return await self.pipeline.asearch(TurnRequest(query, history, recency=recency, top_k=top_k, today=self.today,
+                                                       max_variants=0, deadline=deadline, backends=self.backends))
 
 
 class BackendSearcher(PipelineSearcher):

@@ -4,11 +4,14 @@ metadata each returned document carries (framework-free, so it is tested once)."
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..errors import InputError
 from ..types import Hit, Message, SearchResponse
+
+if TYPE_CHECKING:
+    from ..pipeline import TurnRequest
 
 _ROLES = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant", "system": "system",
           "tool": "tool", "function": "tool", "chatbot": "assistant", "model": "assistant"}
@@ -101,13 +104,18 @@ class Turn:
 
     def run(self, query: str, *, history: Sequence[Any] | None = None, session_id: str | None = None,
             k: int | None = None) -> SearchResponse:
-        return self.pipeline.search(query, to_messages(history), top_k=k, filters=self.filters,
-                                    session=self._session(session_id))
+        return self.pipeline.search(self._request(query, history, session_id, k))
 
     async def arun(self, query: str, *, history: Sequence[Any] | None = None, session_id: str | None = None,
                    k: int | None = None) -> SearchResponse:
-        return await self.pipeline.asearch(query, to_messages(history), top_k=k, filters=self.filters,
-                                           session=self._session(session_id))
+        return await self.pipeline.asearch(self._request(query, history, session_id, k))
+
+    def _request(self, query: str, history: Sequence[Any] | None, session_id: str | None,
+                 k: int | None) -> TurnRequest:
+        from ..pipeline import TurnRequest
+
+        return TurnRequest(query, to_messages(history), top_k=k, filters=self.filters,
+                           session=self._session(session_id))
 
     def close(self) -> None:
         """Release the Pipeline this Turn built (not one it was given, nor the backend)."""

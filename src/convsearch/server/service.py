@@ -31,7 +31,7 @@ from ..errors import ConvsearchError, DeadlineExceeded, IndexMissingError, Input
 from ..infra.cache import CacheSettings, MemoryCache, NullCache, TTLCache
 from ..infra.deadline import Deadline
 from ..infra.ratelimit import RateLimiter, TokenBucketLimiter
-from ..pipeline import Pipeline, validate_query
+from ..pipeline import Pipeline, TurnRequest, validate_query
 from ..rewrite import get_rewriter, make_hyde, make_variant_maker
 from ..rewrite.base import Rewriter
 from . import models as m
@@ -202,14 +202,14 @@ class Service:
                 return hit.model_copy(update={"cached": True})
         session = self._conversation(t, req.session_id, req.agent, turn_id=req.turn_id) if req.session_id else None
         try:
+            turn_req = TurnRequest(q, m.message_dicts(req.messages), topic=req.topic, top_k=req.top_k,
+                                   filters=Filters(lang=req.lang) if req.lang else None,
+                                   # not given (rather than no_limit): the pipeline may default it
+                                   recency=req.recency if "recency" in req.model_fields_set else None,
+                                   backends=req.backends, session=session, today=self._today(), mode=req.mode,
+                                   max_variants=None if req.variants else 0, deadline=self._turn_deadline())
             with turn(tenant=t, agent=req.agent):  # the web cache's namespace
-                r = state.pipeline.search(q, m.message_dicts(req.messages), topic=req.topic, top_k=req.top_k,
-                                          filters=Filters(lang=req.lang) if req.lang else None,
-                                          # not given (rather than no_limit): the pipeline may default it
-                                          recency=req.recency if "recency" in req.model_fields_set else None,
-                                          backends=req.backends, session=session, today=self._today(),
-                                          mode=req.mode, max_variants=None if req.variants else 0,
-                                          deadline=self._turn_deadline())
+                r = state.pipeline.search(turn_req)
         except InputError as exc:
             if req.backends and "backend" in str(exc):
                 raise InvalidField("backends", str(exc)) from exc
