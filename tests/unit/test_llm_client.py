@@ -326,9 +326,9 @@ def test_public_names_are_locked():
         "parse_structured", "request_payload", "shared_llm", "stream_reply", "strip_fences",
         "to_completion", "tool_message", "wire_message"]
     assert sorted(enhance_mod.__all__) == [
-        "Chain", "EnhanceRequest", "Enhanced", "Enhancer", "EnhancerRewriter", "Gated", "HyDE", "LLM", "Logged",
-        "Passthrough", "RULES_SURE", "Rules", "RulesWhenSure", "SkipFilterOnly", "auto_rewriter", "from_rewrite",
-        "hyde_search"]
+        "Chain", "Composed", "EnhanceRequest", "Enhanced", "Enhancer", "EnhancerRewriter", "Gated", "HyDE", "LLM",
+        "Logged", "Named", "Passthrough", "RULES_SURE", "Rules", "RulesWhenSure", "SkipFilterOnly", "auto_rewriter",
+        "enhance_with", "from_rewrite", "hyde_search"]
     for mod in (llm_mod, enhance_mod, rewrite_llm_mod):
         for name in mod.__all__:
             assert hasattr(mod, name), name

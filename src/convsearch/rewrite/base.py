@@ -1,4 +1,9 @@
-"""The Rewriter contract and the trivial rewriters."""
+"""The one rewriter contract (``Rewriter``) and the trivial rewriters (``Passthrough``, ``Scripted``).
+
+Every rewriter the pipeline can hold meets it: the rules, the learned rewriter, the LLM rewriters, the compositions
+of ``rewrite.enhance`` (``Chain``, ``Gated``, ``auto`` …, whose parts are rewriters too) and a plug-in's
+(``convsearch.plugins``). ``convsearch.testing.rewriters.RewriterContract`` is the pytest suite that checks one.
+"""
 
 from __future__ import annotations
 
@@ -35,7 +40,8 @@ class Rewriter(Protocol):
 
 
 class Passthrough:
-    """Returns the query unchanged (the copy baseline, and the test double)."""
+    """Returns the query unchanged: the copy baseline (``CONVSEARCH_REWRITER=passthrough``), the as-typed part of a
+    composition (``rewrite.enhance``), and the test double."""
 
     name = "passthrough"
     uncertain_below = 0.0

@@ -1,23 +1,30 @@
-"""The Enhancer contract: ``enhance(request) -> Enhanced``, one query in, the queries to search with out.
+"""Composing rewriters: one contract (``Rewriter``, ``rewrite.base``), and the parts that combine rewriters.
 
-An enhancer may rewrite the query (``Rules``, ``LLM``), add a hypothetical answer for the dense side
-(``HyDE``), or do nothing (``Passthrough``). They compose:
+Every class here is a ``Rewriter`` (``rewrite(history, query, topic=, decision=) -> RewriteResult``, ``name``,
+``close()``), and any rewriter can be one of their parts: the rules, an LLM, the learned rewriter, a plug-in's.
+Among themselves the parts also answer the richer call ``enhance(request) -> Enhanced``: a request carries the
+search filters in, a result carries each stage's verdict (``steps``) and HyDE's hypothetical answer
+(``dense_query``) out, which a ``RewriteResult`` has no room for. That call is a method of these parts, not a second
+contract: a part that has only ``rewrite`` is called through it (``enhance_with``), and ``Enhancer`` remains only as
+another name for ``Rewriter``.
 
 - ``Chain(a, b, ...)`` tries each in turn and keeps the first that did not fall back; if all fall back, the
   original query, with every reason. ``Chain(LLM(llm), Rules())`` is "LLM, then rules, then original".
 - ``Gated(inner)`` runs the rule gate first: a turn it judges standalone never reaches ``inner``.
+- ``RulesWhenSure(inner)``: where the gate's Decision says the rules are sure, the rules answer alone.
 - ``SkipFilterOnly(inner)``: an empty query with filters (a pure filter request) is passed through untouched.
 - ``Logged(inner)``: logs every request and result, with its time (the debug decorator).
+- ``HyDE(llm, inner=)``: adds a hypothetical answer for the dense side.
 
-``EnhancerRewriter`` adapts any enhancer to the ``Rewriter`` contract the pipeline uses; ``auto_rewriter``
-builds the ``auto`` rewriter: gate → (the rules alone where the Decision says they are sure: ``RulesWhenSure``) →
-LLM (when configured) → guard → rules → original.
+``Named`` (also ``EnhancerRewriter``) gives a composition the name and ``uncertain_below`` the pipeline reads;
+``auto_rewriter`` builds the ``auto`` rewriter: gate → (the rules alone where the Decision says they are sure:
+``RulesWhenSure``) → LLM (when configured) → guard → rules → original.
 
 Example::
 
-    e = Gated(Chain(LLM(open_llm(settings), system_prompt=MY_PROMPT), Rules()))
-    r = e.enhance(EnhanceRequest("价格呢？", (Message("user", "AnySearch 支持哪些检索方式？"),)))
-    r.query, r.method, r.reason, r.fell_back
+    rw = Gated(Chain(LLM(open_llm(settings), system_prompt=MY_PROMPT), Rules()))
+    r = rw.rewrite([Message("user", "AnySearch 支持哪些检索方式？")], "价格呢？")
+    r.rewritten, r.method, r.reason, r.fell_back
 """
 
 from __future__ import annotations
@@ -26,10 +33,11 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from ..gate import needs_rewrite
+from ..resolve.gate import needs_rewrite
 from ..types import Decision, DecisionKind, LLMCall, Message, RewriteResult, Usage, total_usage
+from .base import Passthrough, Rewriter
 
 log = logging.getLogger("convsearch.enhance")
 
@@ -69,16 +77,8 @@ class Enhanced:
         return RewriteResult(self.original, self.query, self.method, self.reason, self.fell_back, self.llm_calls)
 
 
-@runtime_checkable
-class Enhancer(Protocol):
-    """One step of query enhancement; ``close()`` releases what it holds (an LLM client; a decorator closes
-    what it wraps)."""
-
-    name: str
-
-    def enhance(self, request: EnhanceRequest) -> Enhanced: ...
-
-    def close(self) -> None: ...
+# the name of the composition contract before it was merged into ``Rewriter`` (kept for imports)
+Enhancer = Rewriter
 
 
 def from_rewrite(r: RewriteResult, step: str | None = None) -> Enhanced:
@@ -86,39 +86,54 @@ def from_rewrite(r: RewriteResult, step: str | None = None) -> Enhanced:
                     steps=(step or f"{r.method}: {r.reason}",), llm_calls=r.llm_calls)
 
 
-class Passthrough:
-    """The query as typed (the last resort of every chain, and the test double)."""
+def enhance_with(part: Any, request: EnhanceRequest) -> Enhanced:
+    """``part``'s answer to ``request``: its ``enhance`` when it has one (the parts of this module), else its
+    ``rewrite`` (any rewriter)."""
+    enhance = getattr(part, "enhance", None)
+    if enhance is not None:
+        return enhance(request)  # type: ignore[no-any-return]
+    return from_rewrite(part.rewrite(request.history, request.query, topic=request.topic, decision=request.decision))
 
-    name = "passthrough"
+
+class Composed:
+    """What every part of this module shares: the ``Rewriter`` side of ``enhance`` (``rewrite`` returns its
+    ``RewriteResult``). ``cost`` is ``"io"`` (a part may call an LLM); ``uncertain_below`` 0 unless set."""
+
+    name = "composed"
+    uncertain_below = 0.0
+    cost = "io"
 
     def enhance(self, request: EnhanceRequest) -> Enhanced:
-        return Enhanced(request.query, request.query, "passthrough", "query as typed")
+        raise NotImplementedError
+
+    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
+                decision: Decision | None = None) -> RewriteResult:
+        return self.enhance(EnhanceRequest(query, tuple(history), topic, decision=decision)).as_rewrite()
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Nothing to release (a decorator closes what it wraps)."""
 
 
-class Rules:
-    """The offline rule rewriter (``RuleRewriter``)."""
+class Rules(Composed):
+    """The offline rule rewriter (``RuleRewriter``), or ``rewriter`` (any rewriter) as a part."""
 
     name = "rules"
 
     def __init__(self, rewriter: Any = None) -> None:
         if rewriter is None:
-            from .rules import RuleRewriter
+            from ..resolve.rules import RuleRewriter
 
             rewriter = RuleRewriter()
         self.rewriter = rewriter
 
     def enhance(self, request: EnhanceRequest) -> Enhanced:
-        return from_rewrite(self.rewriter.rewrite(request.history, request.query, topic=request.topic,
-                                                  decision=request.decision))
+        return enhance_with(self.rewriter, request)
 
     def close(self) -> None:
         self.rewriter.close()
 
 
-class LLM:
+class LLM(Composed):
     """The LLM rewriter without its own gate (put ``Gated`` around the chain instead). ``system_prompt``
     replaces our zh/en prompts; other keyword arguments go to ``LLMRewriter``."""
 
@@ -143,13 +158,13 @@ def _join(reasons: Sequence[str]) -> str:
     return "; ".join(r for r in reasons if r)
 
 
-class Chain:
-    """Try each enhancer in order; the first result that did not fall back wins. A fallback result says
+class Chain(Composed):
+    """Try each part (any rewriter) in order; the first result that did not fall back wins. A fallback result says
     which steps failed and why (``fell_back=True`` whenever any step before the winner failed)."""
 
-    def __init__(self, *enhancers: Enhancer) -> None:
+    def __init__(self, *enhancers: Rewriter) -> None:
         if not enhancers:
-            raise ValueError("Chain needs at least one enhancer")
+            raise ValueError("Chain needs at least one part")
         self.enhancers = enhancers
         self.name = "chain(" + ",".join(e.name for e in enhancers) + ")"
 
@@ -158,7 +173,7 @@ class Chain:
         steps: list[str] = []
         calls: list[LLMCall] = []  # a step that fell back still spent its tokens
         for e in self.enhancers:
-            r = e.enhance(request)
+            r = enhance_with(e, request)
             steps.extend(r.steps or (f"{r.method}: {r.reason}",))
             calls.extend(r.llm_calls)
             if not r.fell_back:
@@ -176,11 +191,11 @@ class Chain:
             e.close()
 
 
-class Gated:
+class Gated(Composed):
     """The rule gate first: a turn it judges standalone is returned as typed, with no call to ``inner``.
     With ``uncertain_below`` > 0, a standalone verdict less sure than that still goes to ``inner``."""
 
-    def __init__(self, inner: Enhancer, *, uncertain_below: float = 0.0) -> None:
+    def __init__(self, inner: Rewriter, *, uncertain_below: float = 0.0) -> None:
         self.inner = inner
         self.uncertain_below = uncertain_below
         self.name = f"gated({inner.name})"
@@ -190,7 +205,7 @@ class Gated:
         if not d.needed and d.confidence >= self.uncertain_below:
             return Enhanced(request.query, request.query, "gate", f"standalone: {d.reason}",
                             steps=(f"gate: {d.reason}",))
-        return self.inner.enhance(request)
+        return enhance_with(self.inner, request)
 
     def close(self) -> None:
         self.inner.close()
@@ -201,11 +216,11 @@ class Gated:
 RULES_SURE = frozenset({DecisionKind.ORDINAL, DecisionKind.OFFER})
 
 
-class RulesWhenSure:
+class RulesWhenSure(Composed):
     """Where the turn's Decision says the rules are sure (``RULES_SURE``), the rules answer and ``inner`` (the LLM
     chain) is not called; a rule answer that falls back still goes on to ``inner``."""
 
-    def __init__(self, inner: Enhancer, rules: Enhancer | None = None) -> None:
+    def __init__(self, inner: Rewriter, rules: Rewriter | None = None) -> None:
         self.inner = inner
         self.rules = rules if rules is not None else Rules()
         self.name = f"rules_when_sure({inner.name})"
@@ -213,20 +228,20 @@ class RulesWhenSure:
     def enhance(self, request: EnhanceRequest) -> Enhanced:
         d = request.decision or needs_rewrite(request.history, request.query, topic=request.topic)
         if d.kind in RULES_SURE:
-            done = self.rules.enhance(replace(request, decision=d))
+            done = enhance_with(self.rules, replace(request, decision=d))
             if not done.fell_back:
                 return replace(done, steps=(f"rules sure ({d.kind.value}): no LLM call", *done.steps))
-        return self.inner.enhance(request)
+        return enhance_with(self.inner, request)
 
     def close(self) -> None:
         self.inner.close()
         self.rules.close()
 
 
-class SkipFilterOnly:
+class SkipFilterOnly(Composed):
     """An empty query that comes with filters is a filter-only request: nothing to rewrite, no LLM call."""
 
-    def __init__(self, inner: Enhancer) -> None:
+    def __init__(self, inner: Rewriter) -> None:
         self.inner = inner
         self.name = f"skip_filter_only({inner.name})"
 
@@ -234,16 +249,16 @@ class SkipFilterOnly:
         if not request.query.strip() and request.filters:
             return Enhanced(request.query, request.query, "skip", "filter-only request: no query to rewrite",
                             skipped=True, steps=("skip: filter-only",))
-        return self.inner.enhance(request)
+        return enhance_with(self.inner, request)
 
     def close(self) -> None:
         self.inner.close()
 
 
-class Logged:
+class Logged(Composed):
     """Debug decorator: logs each request and its result (method, reason, fallback, time) on ``logger``."""
 
-    def __init__(self, inner: Enhancer, *, logger: logging.Logger | None = None, level: int = logging.DEBUG) -> None:
+    def __init__(self, inner: Rewriter, *, logger: logging.Logger | None = None, level: int = logging.DEBUG) -> None:
         self.inner = inner
         self.logger = logger or log
         self.level = level
@@ -251,7 +266,7 @@ class Logged:
 
     def enhance(self, request: EnhanceRequest) -> Enhanced:
         t0 = time.perf_counter()
-        r = self.inner.enhance(request)
+        r = enhance_with(self.inner, request)
         if self.logger.isEnabledFor(self.level):
             self.logger.log(self.level, "enhance %s: %r → %r [%s: %s]%s %.1f ms", self.inner.name, request.query,
                             r.query, r.method, r.reason, " (fell back)" if r.fell_back else "",
@@ -262,25 +277,26 @@ class Logged:
         self.inner.close()
 
 
-class HyDE:
+class HyDE(Composed):
     """A hypothetical answer for the dense side; keyword search keeps the (rewritten) query. ``inner``
     produces that query first (default: the query as typed). A failed generation leaves ``dense_query``
     unset and says why; the rewrite itself does not fall back."""
 
-    def __init__(self, llm: Any, *, inner: Enhancer | None = None, max_chars: int = 400,
+    def __init__(self, llm: Any, *, inner: Rewriter | None = None, max_chars: int = 400,
                  budget_s: float | None = None, prompts: dict[str, str] | None = None, cache: Any = None) -> None:
         self.llm = llm
-        self.inner = inner or Passthrough()
+        self.inner: Rewriter | None = inner  # None: the query as typed
         self.max_chars = max_chars
         self.budget_s = budget_s
         self.prompts = prompts
         self.cache = cache
-        self.name = f"hyde({self.inner.name})"
+        self.name = f"hyde({inner.name if inner is not None else 'passthrough'})"
 
     def enhance(self, request: EnhanceRequest) -> Enhanced:
         from .llm import hypothetical_answer
 
-        base = self.inner.enhance(request)
+        base = (enhance_with(self.inner, request) if self.inner is not None
+                else Enhanced(request.query, request.query, "passthrough", "query as typed"))
         if base.skipped or not base.query.strip():
             return base
         calls: list[LLMCall] = []
@@ -290,7 +306,8 @@ class HyDE:
                        llm_calls=(*base.llm_calls, *calls))
 
     def close(self) -> None:
-        self.inner.close()
+        if self.inner is not None:
+            self.inner.close()
         close = getattr(self.llm, "close", None)  # the LLM contract (llm.py) declares no close yet
         if close:
             close()
@@ -306,30 +323,32 @@ def hyde_search(backend: Any, enhanced: Enhanced, *, top_k: int = 10, filters: d
     return backend.search(enhanced.query, top_k=top_k, filters=filters)
 
 
-class EnhancerRewriter:
-    """Any enhancer as a ``Rewriter`` (``rewrite(history, query, topic=) -> RewriteResult``)."""
+class Named(Composed):
+    """``inner`` (any rewriter or part) under ``name``, with the ``uncertain_below`` the pipeline reads (it consults
+    the rewriter on gate verdicts less sure than this): how ``auto`` is built. Also ``EnhancerRewriter``."""
 
-    cost = "io"  # (the Rewriter contract) it may call an LLM
-
-    def __init__(self, enhancer: Enhancer, *, name: str | None = None, uncertain_below: float = 0.0) -> None:
+    def __init__(self, enhancer: Any, *, name: str | None = None, uncertain_below: float = 0.0) -> None:
         self.enhancer = enhancer
         self.name = name or enhancer.name
-        self.uncertain_below = uncertain_below  # the pipeline consults us on gate verdicts less sure than this
+        self.uncertain_below = uncertain_below
 
-    def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
-                decision: Decision | None = None) -> RewriteResult:
-        return self.enhancer.enhance(EnhanceRequest(query, tuple(history), topic, decision=decision)).as_rewrite()
+    def enhance(self, request: EnhanceRequest) -> Enhanced:
+        return enhance_with(self.enhancer, request)
 
     def close(self) -> None:
         self.enhancer.close()
 
     def __repr__(self) -> str:
-        return f"EnhancerRewriter({self.name})"
+        return f"{type(self).__name__}({self.name})"
+
+
+class EnhancerRewriter(Named):
+    """The name ``Named`` had when the parts here had a contract of their own."""
 
 
 def auto_rewriter(llm: Any | None, *, uncertain_below: float = 0.0, **llm_kw: Any) -> Any:
     """``auto``: gate → LLM → guard → rules → original; without an LLM, the rule rewriter itself."""
-    from .rules import RuleRewriter
+    from ..resolve.rules import RuleRewriter
 
     if llm is None:
         return RuleRewriter()
@@ -340,7 +359,7 @@ def auto_rewriter(llm: Any | None, *, uncertain_below: float = 0.0, **llm_kw: An
 
 
 __all__ = [
-    "Chain", "EnhanceRequest", "Enhanced", "Enhancer", "EnhancerRewriter", "Gated", "HyDE", "LLM", "Logged",
-    "Passthrough", "RULES_SURE", "Rules", "RulesWhenSure", "SkipFilterOnly", "auto_rewriter", "from_rewrite",
-    "hyde_search",
+    "Chain", "Composed", "EnhanceRequest", "Enhanced", "Enhancer", "EnhancerRewriter", "Gated", "HyDE", "LLM",
+    "Logged", "Named", "Passthrough", "RULES_SURE", "Rules", "RulesWhenSure", "SkipFilterOnly", "auto_rewriter",
+    "enhance_with", "from_rewrite", "hyde_search",
 ]
