@@ -69,3 +69,19 @@ def test_a_plain_rewriter_composes_as_the_wrapped_one_did():
     r = Chain(Scripted({}), RuleRewriter()).rewrite(ZH_HISTORY, "价格呢？")
     assert (r.rewritten, r.method, r.fell_back) == ("AnySearch 的价格", "rules", True)
     assert r.reason.startswith("no scripted answer; rules:")
+
+
+def test_the_contract_fails_a_rewriter_that_breaks_it():
+    from convsearch.types import RewriteResult
+
+    class Liar(Passthrough):
+        def rewrite(self, history, query, **kw):
+            return RewriteResult(query.strip() or "x", "", "liar", "", False)
+
+    suite = TestRules()
+    with pytest.raises(AssertionError):
+        suite.test_returns_a_result_keeping_the_original(Liar(), "zh")  # empties a query
+    with pytest.raises(AssertionError):
+        suite.test_never_raises_on_odd_input(Liar(), ())  # original is not the query as given ("  ")
+    with pytest.raises(AssertionError):
+        suite.test_follow_ups(Passthrough())  # resolves nothing
