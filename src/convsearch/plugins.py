@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from .config import Section
 
 BUILT_IN_PLUGINS: tuple[str, ...] = (
+    "convsearch.lang.plugin",
     "convsearch.backends.registry",
     "convsearch.rewrite",
     "convsearch.embed.registry",
@@ -113,8 +114,10 @@ class Registry:
         self.tables: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
         self.plugins: dict[str, PluginInfo] = {}
         self.shadowed: list[Entry] = []  # registrations a name's earlier owner kept
+        self.version = 0  # counts registrations: a reader's cache of a table is fresh while it stays the same
 
     def put(self, entry: Entry) -> None:
+        self.version += 1
         table = self.tables[entry.kind]
         if entry.name in table:
             self.shadowed.append(entry)

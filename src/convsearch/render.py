@@ -19,8 +19,8 @@ def render_turn(r: Any, *, max_results: int = 5) -> str:
              + ("  (fell back)" if rw.fell_back else "")]
     if r.variants:
         lines.append(f"  variants  : {' | '.join(r.variants)}")
-    if SHOW_ANALYSIS[0] and r.trace.decision.analysis is not None:
-        described = r.trace.decision.analysis.describe(candidates=True)
+    if SHOW_ANALYSIS[0] and r.trace.facts is not None:
+        described = r.trace.facts.describe(candidates=True)
         lines.append(f"  analysis  : {json.dumps(described, ensure_ascii=False, default=str)}")
     lines.append(f"  dedup     : {r.trace.hits_before_dedup} hits → {r.trace.hits_after_dedup} after dedup")
     for note in r.trace.notes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 Role = Literal["user", "assistant", "system", "tool"]
 MessageKind = Literal["text", "tool_call", "tool_result"]
@@ -74,8 +74,6 @@ class Decision:
     reason: str
     confidence: float
     kind: DecisionKind = DecisionKind.STANDALONE
-    # the turn's ``rewrite.analysis.Analysis`` the gate read (what it found, kept for the rewriter and the trace)
-    analysis: Any = field(default=None, compare=False, repr=False)
 
     @property
     def is_frame(self) -> bool:
@@ -167,6 +165,13 @@ class BackendRun:
     hits: int = 0
 
 
+@runtime_checkable
+class TurnFacts(Protocol):
+    """What the resolver found out about a turn (``resolve.analysis.Analysis``), for the trace and ``--debug``."""
+
+    def describe(self, *, candidates: bool = False) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Trace:
     """What happened in one turn: decisions, timings (ms), counts and fallbacks; per backend, what it was sent
@@ -187,6 +192,8 @@ class Trace:
     partial: bool = False
     # steps that failed open, each "step (name): why; what was used instead" (a remote reranker's failure)
     errors: tuple[str, ...] = ()
+    # the turn's analysis (``resolve.analysis.Analysis``): what the gate and the rewriter read, described on demand
+    facts: TurnFacts | None = field(default=None, compare=False, repr=False)
 
     @property
     def llm_usage(self) -> Usage:
@@ -195,10 +202,9 @@ class Trace:
 
     @property
     def analysis(self) -> dict[str, Any] | None:
-        """What the gate and the rewriter read of this turn (``rewrite.analysis.Analysis.describe``), as plain data;
-        None when the decision came without one."""
-        a = self.decision.analysis
-        return None if a is None else dict(a.describe())
+        """What the gate and the rewriter read of this turn (``resolve.analysis.Analysis.describe``), as plain data;
+        None when the turn was not analysed (a trace built by hand)."""
+        return None if self.facts is None else dict(self.facts.describe())
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,8 +237,8 @@ class SearchResponse:
         """Plain data (JSON-serialisable); the decision's analysis as ``Trace.analysis`` gives it."""
         from dataclasses import asdict, replace
 
-        decision = self.trace.decision
-        out = asdict(replace(self, trace=replace(self.trace, decision=replace(decision, analysis=None))))
+        out = asdict(replace(self, trace=replace(self.trace, facts=None)))
+        del out["trace"]["facts"]
         out["trace"]["decision"]["analysis"] = self.trace.analysis
         return out
 

@@ -242,18 +242,19 @@ def test_decision_kind_says_which_check_decided(history, query, kind):
 
 @pytest.mark.parametrize("rewriter", ["rules", "auto"])
 def test_a_turn_gates_exactly_once(monkeypatch, rewriter):
-    """The pipeline hands its Decision to the rewriter, which does not ask the gate again (cache or not)."""
+    """The pipeline hands its analysis and Decision to the rewriter, which does not ask the gate again."""
     from convsearch import InMemoryBackend, Settings, search_with_context
     from convsearch.resolve import gate
 
     calls = []
-    real = gate._needs_rewrite.__wrapped__
+    real = gate.decide
 
-    def counted(*args):
-        calls.append(args[1])
-        return real(*args)
+    def counted(a):
+        calls.append(a.query)
+        return real(a)
 
-    monkeypatch.setattr(gate, "_needs_rewrite", counted)
+    for where in ("convsearch.pipeline", "convsearch.resolve.gate", "convsearch.resolve.rules"):
+        monkeypatch.setattr(f"{where}.decide", counted)
     r = search_with_context("价格呢？", [{"role": "user", "content": "AnySearch 支持哪些检索方式？"}],
                             backend=InMemoryBackend(), settings=Settings(rewriter=rewriter))
     assert r.standalone_query != "价格呢？"

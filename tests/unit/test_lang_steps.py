@@ -3,11 +3,15 @@ the extension point (adding a rule = one function + one list entry + a test)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from convsearch.lang.en import steps as en
 from convsearch.lang.zh import steps as zh
-from convsearch.resolve import steps as registry
+from convsearch.resolve.analysis import Analysis, analyse
+from convsearch.resolve.gate import decide
+from convsearch.resolve.language import language
 from convsearch.resolve.focus import find_focus
 from convsearch.resolve.rules import Outcome, RuleRewriter
 from convsearch.types import Message
@@ -30,7 +34,7 @@ WORD = {"zh": "中文", "en": "Chinese"}  # a word of the history: the guard let
 @pytest.mark.parametrize("module", [zh, en], ids=["zh", "en"])
 def test_every_step_is_a_named_function_with_an_example(module) -> None:
     assert len(module.REWRITE_STEPS) >= 5
-    assert registry.REWRITE_STEPS[module.__name__.rsplit(".", 2)[1]] is module.REWRITE_STEPS
+    assert language(module.__name__.rsplit(".", 2)[1]).rewrite is module.REWRITE_STEPS
     for step in module.REWRITE_STEPS:
         assert step.__name__ != "<lambda>" and ">>>" in (step.__doc__ or ""), step
 
@@ -67,14 +71,15 @@ def test_a_step_added_to_the_list_runs_in_its_place(name, module, rewrite, histo
     ("zh", zh, [Message("user", "AnySearch 支持中文吗？"), Message("assistant", "支持。")], "价格呢？",
      "AnySearch 的价格"),
     ("en", en, EN_H, "What about NovaDB?", "Does NovaDB support Chinese?")], ids=["zh", "en"])
-def test_the_rewriter_runs_the_languages_list(monkeypatch, name, module, history, query, want) -> None:
+def test_the_rewriter_runs_the_languages_list(name, module, history, query, want) -> None:
     assert RuleRewriter().rewrite(history, query).rewritten == want
 
     def toy(t):
         return Outcome(f"{t.q.rstrip('?？')} {WORD[name]}", "toy rule")
 
-    monkeypatch.setitem(registry.REWRITE_STEPS, name, (toy, *module.REWRITE_STEPS))
-    r = RuleRewriter().rewrite(history, query)
+    a = analyse(history, query)
+    toyed = Analysis(a.history, a.query, a.topic, replace(a.language, rewrite=(toy, *module.REWRITE_STEPS)), typed=query)
+    r = RuleRewriter().rewrite(history, query, analysis=toyed)
     assert r.reason.endswith("; toy rule") and r.rewritten == f"{query.rstrip('?？')} {WORD[name]}", r
 
 
@@ -120,13 +125,11 @@ def test_the_rule_steps_and_gate_checks_are_named_and_documented(module) -> None
     (ZH_H, "谢谢", "keep", None),
 ])
 def test_the_scorer_decides_with_the_operation_and_the_rewriter_carries_it_out(history, query, operation, want):
-    from convsearch.resolve.gate import needs_rewrite
-    from convsearch.resolve.rules import RuleScorer
-    from convsearch.resolve.scoring import RuleTurn
+    from convsearch.resolve.scoring import RuleScorer
 
-    d = needs_rewrite(history, query)
-    turn = RuleTurn(d.analysis, d, d.analysis.query, history, None, lambda f: f)
-    done = RuleScorer().decide(turn)
+    a = analyse(history, query)
+    d = decide(a)
+    done = RuleScorer().decide(a, d)
     assert done.operation == operation and (want is None or want in (done.out or "")), done
-    r = RuleRewriter().rewrite(history, query, decision=d)
+    r = RuleRewriter().rewrite(history, query, decision=d, analysis=a)
     assert r.reason == done.reason and (r.rewritten == done.out if want else not r.changed)

@@ -41,10 +41,11 @@ def _known(name: str) -> str | None:
     return name or None
 
 
-def _imports(name: str) -> set[str]:
+def _imports(name: str, *, typing: bool = False) -> set[str]:
+    """What module ``name`` imports; with ``typing``, its imports under ``if TYPE_CHECKING:`` too."""
     path = MODULES[name]
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skip = _type_checking_nodes(tree)
+    skip = set() if typing else _type_checking_nodes(tree)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
     for node in ast.walk(tree):
@@ -70,10 +71,12 @@ def _imports(name: str) -> set[str]:
 
 
 GRAPH = {name: _imports(name) for name in MODULES}
+TYPED_GRAPH = {name: _imports(name, typing=True) for name in MODULES}  # type-checking imports counted
 
 
-def _circles() -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan)."""
+def _circles(graph: dict[str, set[str]] | None = None) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), in ``graph`` (default: runtime imports)."""
+    g = GRAPH if graph is None else graph
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -84,7 +87,7 @@ def _circles() -> list[list[str]]:
         index[v] = low[v] = len(index)
         stack.append(v)
         on.add(v)
-        for w in GRAPH[v]:
+        for w in g[v]:
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -101,7 +104,7 @@ def _circles() -> list[list[str]]:
             if len(comp) > 1:
                 found.append(sorted(comp))
 
-    for v in sorted(GRAPH):
+    for v in sorted(g):
         if v not in index:
             visit(v)
     return found
@@ -118,6 +121,12 @@ def test_no_import_circles() -> None:
     assert _circles() == []
 
 
+def test_no_import_circles_even_counting_type_checking_imports() -> None:
+    """A type named under ``if TYPE_CHECKING:`` is an import too: the analysis, the language and the steps that
+    read them name each other's types without going round (issue 36)."""
+    assert _circles(TYPED_GRAPH) == []
+
+
 # The follow-up resolver, bottom to top. A module may import its own layer and the ones below, never one above.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("lang", ("convsearch.lang", "convsearch.lang.base", "convsearch.lang.timeref", "convsearch.lang.zh",
@@ -131,9 +140,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "convsearch.resolve.introduced", "convsearch.resolve.stated", "convsearch.resolve.ordinal",
                     "convsearch.resolve.offer", "convsearch.resolve.reply", "convsearch.resolve.passage_name",
                     "convsearch.resolve.similar", "convsearch.resolve.shapes", "convsearch.resolve.compose",
-                    "convsearch.resolve.guard", "convsearch.resolve.checks", "convsearch.resolve.scoring")),
-    ("decision", ("convsearch.lang.zh.steps", "convsearch.lang.en.steps", "convsearch.resolve.steps",
-                  "convsearch.resolve.analysis", "convsearch.resolve.gate")),
+                    "convsearch.resolve.guard", "convsearch.resolve.checks")),
+    ("language", ("convsearch.resolve.language",)),
+    ("decision", ("convsearch.resolve.analysis", "convsearch.resolve.gate", "convsearch.resolve.scoring", "convsearch.lang.zh.steps",
+                  "convsearch.lang.en.steps", "convsearch.lang.zh.language", "convsearch.lang.en.language")),
     ("rewriters", ("convsearch.resolve.rules", "convsearch.rewrite.llm", "convsearch.rewrite.enhance",
                    "convsearch.rewrite", "convsearch.learned.tokens", "convsearch.learned.features",
                    "convsearch.learned.model", "convsearch.learned.compose", "convsearch.learned.resolver",

@@ -244,9 +244,9 @@ def test_a_chinese_comparative_without_bi_compares_with_the_frames_entity(turns,
 
 @pytest.mark.parametrize("query", ["他们俩谁更好", "那哪个层次高一点", "零钱通好吗"])
 def test_no_comparison_without_a_compared_name_or_a_comparative(query) -> None:
-    from convsearch.resolve.steps import complete_fragment
+    from convsearch.resolve.language import complete_fragment, language
 
-    done = complete_fragment(query, "余额宝现在七日年化多少", "zh")
+    done = complete_fragment(query, "余额宝现在七日年化多少", language("zh"))
     assert done is None or "哪个" not in done[0]
 
 

@@ -88,8 +88,9 @@ def test_the_gate_runs_once_in_a_pipeline_turn(monkeypatch):
     from convsearch.resolve import gate
 
     calls = []
-    real = gate._needs_rewrite.__wrapped__
-    monkeypatch.setattr(gate, "_needs_rewrite", lambda *a: calls.append(a[1]) or real(*a))
+    real = gate.decide
+    for where in ("convsearch.pipeline", "convsearch.resolve.gate", "convsearch.resolve.rules"):
+        monkeypatch.setattr(f"{where}.decide", lambda a: calls.append(a.query) or real(a))
     with Pipeline(InMemoryBackend(DOCS), rewriter=get_rewriter("auto", Settings())) as p:
         p.search("价格呢？", ZH)
     assert calls == ["价格呢？"]

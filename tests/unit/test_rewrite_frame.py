@@ -10,8 +10,13 @@ from convsearch.resolve.frame import slot_kind, slot_spans
 from convsearch.resolve.gate import needs_rewrite
 from convsearch.resolve.introduced import introduced_entity
 from convsearch.resolve.rules import RuleRewriter
-from convsearch.resolve.steps import complete_fragment
+from convsearch.resolve.language import complete_fragment as _complete
+from convsearch.resolve.language import language
 from convsearch.types import Message
+
+
+def complete_fragment(query: str, frame: str, lang: str):
+    return _complete(query, frame, language(lang))
 
 
 def _u(text: str) -> Message:

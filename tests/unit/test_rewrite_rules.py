@@ -196,12 +196,16 @@ def test_guard_accepts_words_from_history_and_flags_invented_ones():
     assert unfaithful_words("AnySearch pricing", "pricing?", [], topic="AnySearch") == set()
 
 
-def test_unfaithful_rule_output_falls_back_to_the_original(monkeypatch):
-    from convsearch.resolve import steps
+def test_unfaithful_rule_output_falls_back_to_the_original():
+    from dataclasses import replace
 
-    monkeypatch.setitem(steps.RESOLVE, "en", lambda q, focus, *a, **k: ("When did Blue Origin launch?", "test"))
+    from convsearch.resolve.analysis import Analysis, analyse
+
     q = "When did it first launch a rocket?"
-    r = RuleRewriter().rewrite([U("Who founded SpaceX?")], q)
+    a = analyse([U("Who founded SpaceX?")], q)
+    lying = replace(a.language, composer=lambda q, focus, *a, **k: ("When did Blue Origin launch?", "test"))
+    a = Analysis(a.history, a.query, a.topic, lying, typed=q)
+    r = RuleRewriter().rewrite([U("Who founded SpaceX?")], q, analysis=a)
     assert r.rewritten == q and r.original == q
     assert r.fell_back is True
     assert "unfaithful" in r.reason and "blue" in r.reason

@@ -5,7 +5,7 @@ In order, the first that places the most probable term (``chosen[0]``) fluently:
 1. **slot swap**: the question is a fragment of the previous user question ("那番禺呢？" after
    "深圳最近三天适合露营吗？") and the term sits in that frame: the frame with the fragment in its slot
    (``Analysis.fragment``, the pack's ``FRAME_STEPS``);
-2. **the pack's rewrite steps with the term as the focus** (``rewrite.steps.RESOLVE`` / ``REWRITE_STEPS``: the
+2. **the pack's rewrite steps with the term as the focus** (``Language.composer`` / ``Language.rewrite``: the
    rules' own composer, with the learned choice standing in for the rules' focus): a pronoun or demonstrative
    replaced by it (**substitution**), or the term put where the language puts a subject or owner ("X 的价格",
    "… of X", "What happened to X in 1990?": **insertion**). Kept only when the output holds the term;
@@ -32,10 +32,10 @@ from enum import Enum
 
 from ..lang import reading
 from ..lang.base import Mention
-from ..rewrite.analysis import Analysis, Candidate
-from ..rewrite.compose import replace_pronoun
-from ..rewrite.entities import mentions
-from ..rewrite.steps import FALLBACK, RESOLVE, REWRITE_STEPS
+from ..resolve.analysis import Analysis, Candidate
+from ..resolve.compose import replace_pronoun
+from ..resolve.entities import mentions
+from ..resolve.language import FALLBACK, language
 from ..text import TRAIL_MARKS, is_cjk
 from .tokens import content_words
 
@@ -91,10 +91,10 @@ def compose_terms(a: Analysis, question: str, chosen: Sequence[Candidate]) -> tu
     if frag is not None and top.in_frame and _holds(frag[0], top.text):
         out, how, why = frag[0], How.SLOT_SWAP, f"slot swap ({frag[1]})"
     if out is None:
-        lang = a.lang if a.lang in RESOLVE else FALLBACK
+        lang = a.language
         focus = replace(a.topic_focus, entity=mention_of(top, a))
         try:
-            got, op = RESOLVE[lang](q, focus, a.history, a.topic, REWRITE_STEPS.get(lang) or REWRITE_STEPS[FALLBACK])
+            got, op = lang.composer(q, focus, a.history, a.topic, lang.rewrite or language(FALLBACK).rewrite)
         except (IndexError, ValueError):  # a step reading a frame or focus the learned choice does not fit
             got, op = None, "no step placed it"
         if got and got.strip() and got.strip() != q.strip() and _holds(got, top.text):

@@ -40,11 +40,11 @@ from typing import Any
 
 import numpy as np
 
-from ..gate import decide
-from ..lang import detect, reading
-from ..rewrite.analysis import Analysis, Candidate
-from ..rewrite.entities import mentions
-from ..rewrite.shapes import asked_form
+from ..lang import reading
+from ..resolve.analysis import Analysis, Candidate
+from ..resolve.analysis import analyse as analyse_turn
+from ..resolve.entities import mentions
+from ..resolve.gate import decide
 from ..text import is_cjk, tagged
 from ..types import Decision, DecisionKind, Message
 from .tokens import content_words, read
@@ -121,8 +121,7 @@ def analyse(history: Sequence[Message], question: str, topic: str | None = None,
             lang: str | None = None) -> tuple[Analysis, Decision]:
     """The turn's Analysis and the rules' Decision on it, built as ``gate.needs_rewrite`` builds them (language
     from the question, the asked form read), without its cache: ``decision.needed`` is the rules' verdict."""
-    lang = lang or detect(question).code
-    a = Analysis(tuple(history), asked_form(question, lang), topic, lang)
+    a = analyse_turn(history, question, topic, lang=lang)
     return a, decide(a)
 
 
@@ -229,9 +228,9 @@ def view(history: Sequence[Message], question: str, topic: str | None = None, la
     return TurnView(a, d, cands, cw, qw, np.asarray(turn, dtype=np.float64), base)
 
 
-def featurize(v: TurnView, idf: IdfTable, *, emb: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(the turn's gate vector, one row per candidate) with the IDF columns of ``idf``; with ``emb`` (the vectors of
-    ``embedding_texts(v)``) the semantic columns too, laid out as ``feature_names(semantic=True)`` names them."""
+def featurize(v: TurnView, idf: IdfTable) -> tuple[np.ndarray, np.ndarray]:
+    """(the turn's gate vector, one row per candidate) with the IDF columns of ``idf``, laid out as ``TURN_NAMES`` and
+    ``CANDIDATE_NAMES`` name them."""
     q_idf = [idf.scaled(w) for w in v.query_words]
     near = [max((idf.scaled(w) for w in words), default=0.0)
             for c, words in zip(v.candidates, v.candidate_words) if c.proper and not c.in_query and c.distance <= 2]
@@ -243,51 +242,4 @@ def featurize(v: TurnView, idf: IdfTable, *, emb: np.ndarray | None = None) -> t
         s = [idf.scaled(w) for w in words]
         if s:
             cidf[i] = (max(s), sum(s) / len(s))
-    if emb is None:
-        return turn, np.hstack([v.candidate_base, cidf, np.broadcast_to(turn, (n, len(turn)))])
-    s_turn, s_cand = semantic(v, emb)
-    turn = np.concatenate([turn, s_turn])
-    return turn, np.hstack([v.candidate_base, cidf, s_cand, np.broadcast_to(turn, (n, len(turn)))])
-
-
-# --- semantic features (the shipped embedder; optional: without it the model runs on the lexical features) --------
-EMBED_CHARS = 128  # each text is cut to its first 128 characters (a long answer costs the model its length)
-SEM_TURN_NAMES: tuple[str, ...] = ("s_q_prev", "s_q_cand_max", "s_prev_cand_max")
-SEM_CAND_NAMES: tuple[str, ...] = ("s_c_query", "s_c_prev", "s_c_query_gap", "s_c_prev_gap", "s_c_query_rank")
-
-
-def feature_names(semantic: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(the gate's feature names, the term selector's) as ``featurize`` lays them out, without or with the
-    semantic columns (``featurize(..., emb=...)``)."""
-    if not semantic:
-        return TURN_NAMES, CANDIDATE_NAMES
-    turn = TURN_NAMES + SEM_TURN_NAMES
-    return turn, tuple(_CAND_BASE + _CAND_IDF) + SEM_CAND_NAMES + turn
-
-
-def embedding_texts(v: TurnView) -> list[str]:
-    """What one embedder call per turn embeds, in this order: the query, the previous user question (or the query
-    when there is none), then every candidate's text; each cut to ``EMBED_CHARS`` characters. (The latest answer is
-    not embedded: answers are long, and the embedder's cost grows with the text.)"""
-    prev = next((m.content for m in reversed(v.analysis.history) if m.role == "user"), v.analysis.q)
-    return [t[:EMBED_CHARS] for t in (v.analysis.q, prev, *(c.text for c in v.candidates))]
-
-
-def semantic(v: TurnView, emb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the turn's semantic columns, one row of candidate columns per candidate) from ``emb``: L2-normalised
-    vectors of ``embedding_texts(v)``, one row each. Cosines: the query against the previous question, the best
-    candidate against the query and against the previous question; each candidate against the query and the
-    previous question, its gap to the turn's best, and its rank by similarity to the query (1 / rank)."""
-    emb = np.asarray(emb, dtype=np.float64)
-    q, prev, cands = emb[0], emb[1], emb[2:]
-    n = len(cands)
-    if n:
-        cq, cp = cands @ q, cands @ prev
-        order = np.empty(n)
-        order[np.argsort(-cq, kind="stable")] = np.arange(1, n + 1)
-        rows = np.column_stack([cq, cp, cq.max() - cq, cp.max() - cp, 1.0 / order])
-        turn = [float(q @ prev), float(cq.max()), float(cp.max())]
-    else:
-        rows = np.zeros((0, len(SEM_CAND_NAMES)))
-        turn = [float(q @ prev), 0.0, 0.0]
-    return np.asarray(turn), rows
+    return turn, np.hstack([v.candidate_base, cidf, np.broadcast_to(turn, (n, len(turn)))])

@@ -1,23 +1,25 @@
-"""One turn as the resolver reads it: built once per turn, read by the gate's checks, the rule steps and the trace.
+"""One turn as the resolver reads it: built once per turn (``analyse``, by the pipeline's plan), handed to the gate
+(``gate.decide``), the scorer and the rewriter as an argument, and described in the trace.
 
-An ``Analysis`` holds the window, the query (in the form the gate reads: ``shapes.asked_form``), the session topic
-and the language, and answers every question the gate and the rule rewriter ask of the turn: the latest answer's
-offer accepted, a positional reference into a listed answer, a fragment that fills a slot of the previous
-question, a bare reply to the other speaker's question, the query's mentions, the conversation's focus (with and
-without the topic). Each answer is computed the first time it is asked for and kept, so the gate and the rewriter
-never compute the same thing twice in a turn; ``asked()`` lists what was computed (``--debug``, ``trace``).
+An ``Analysis`` holds the window, the query (in the form the gate reads: ``shapes.asked_form``; ``typed`` is the
+query as typed), the session topic and the ``Language`` detected once, and answers every question the gate and the
+rule rewriter ask of the turn: the latest answer's offer accepted, a positional reference into a listed answer, a
+fragment that fills a slot of the previous question, a bare reply to the other speaker's question, the query's
+mentions, the conversation's focus (with and without the topic). Each answer is computed the first time it is asked
+for and kept, so the gate and the rewriter never compute the same thing twice in a turn; ``asked()`` lists what was
+computed (``--debug``, ``trace``).
 
 >>> from convsearch.types import Message
->>> a = Analysis((Message("user", "AnySearch 支持哪些检索方式？"),), "价格呢？", None, "zh")
->>> a.offer() is None, a.ordinal() is None, [m.text for m in a.mentions]
-(True, True, ['价格'])
+>>> a = analyse([Message("user", "AnySearch 支持哪些检索方式？")], "价格呢？")
+>>> a.lang, a.offer() is None, a.ordinal() is None, [m.text for m in a.mentions]
+('zh', True, True, ['价格'])
 >>> sorted(a.asked())
 ['mentions', 'offer', 'ordinal']
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -26,10 +28,12 @@ from ..types import Message
 from .entities import mentions, name_like, topic_entity
 from .focus import Focus, find_focus
 from .frame import compare_in_history, slot_spans
+from .language import Language, complete_fragment, detect
+from .language import language as language_of
 from .offer import accepted_offer
 from .ordinal import resolve_ordinal
 from .reply import answer_echo, wh_answer
-from .steps import complete_fragment
+from .shapes import asked_form
 
 T = TypeVar("T")
 _MISSING = object()
@@ -61,16 +65,20 @@ class Analysis:
     """The facts of one turn, each computed on first use and kept (see the module docstring).
 
     ``history`` is the windowed history as a tuple, ``query`` the asked form of the question, ``q`` that form
-    stripped (what the gate reads), ``topic`` the session topic, ``lang`` the question's language code."""
+    stripped (what the gate reads), ``typed`` the question as typed, ``topic`` the session topic, ``language`` the
+    question's ``Language`` (``lang`` its code)."""
 
-    __slots__ = ("history", "query", "q", "topic", "lang", "_memo")
+    __slots__ = ("history", "query", "q", "typed", "topic", "language", "lang", "_memo")
 
-    def __init__(self, history: tuple[Message, ...], query: str, topic: str | None, lang: str) -> None:
+    def __init__(self, history: tuple[Message, ...], query: str, topic: str | None, language: Language, *,
+                 typed: str | None = None) -> None:
         self.history = history
         self.query = query
         self.q = query.strip()
+        self.typed = query if typed is None else typed
         self.topic = topic
-        self.lang = lang
+        self.language = language
+        self.lang = language.code
         self._memo: dict[tuple[str, str], Any] = {}
 
     def _kept(self, name: str, text: str, compute: Callable[[], T]) -> T:
@@ -80,9 +88,10 @@ class Analysis:
             got = self._memo[key] = compute()
         return got  # type: ignore[no-any-return]
 
-    def matches(self, history: tuple[Message, ...], query: str, topic: str | None) -> bool:
-        """Is this the analysis of that turn (a Decision handed to a rewriter may come from another)?"""
-        return query == self.query and topic == self.topic and history == self.history
+    def matches(self, history: Sequence[Message], typed: str, topic: str | None) -> bool:
+        """Is this the analysis of that turn (the question as typed; an analysis handed to a rewriter may be of
+        another)?"""
+        return typed == self.typed and topic == self.topic and tuple(history) == self.history
 
     # --- the query's shape ----------------------------------------------------------------------------------
     @property
@@ -121,7 +130,7 @@ class Analysis:
         f = self.frame if frame is None else frame
         t = self.q if text is None else text
         return self._kept("fragment", f"{t}\x00{f or ''}",
-                          lambda: complete_fragment(t, f, self.lang) if f else None)
+                          lambda: complete_fragment(t, f, self.language) if f else None)
 
     def compared(self, text: str | None = None) -> tuple[str, str] | None:
         """(rewrite, how) when ``text`` (default: the question) asks which of the two things the user's last
@@ -194,6 +203,14 @@ class Analysis:
             facts[key] = _plain(value)
         return {"lang": self.lang, "query": self.query, "topic": self.topic, "turns": len(self.history),
                 "facts": facts}
+
+
+def analyse(history: Sequence[Message], query: str, topic: str | None = None, *,
+            lang: str | None = None) -> Analysis:
+    """The turn's analysis: its language detected once from the question as typed (or the language of code ``lang``),
+    the question in the form the gate reads."""
+    language = language_of(lang) if lang else detect(query)
+    return Analysis(tuple(history), asked_form(query, language.code), topic, language, typed=query)
 
 
 def _plain(value: Any) -> Any:

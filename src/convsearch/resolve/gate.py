@@ -1,9 +1,10 @@
 """The follow-up gate: does this query lean on earlier turns? The first half of the decision.
 
-The turn is analysed once (``rewrite.analysis.Analysis``); each language's ordered checks (``GATE_STEPS`` in
-``lang/zh/steps.py`` and ``lang/en/steps.py``, built of ``rewrite.checks`` and the language's own) read it, and the
-first that decides wins: a Decision with its reason, its kind, a confidence and the analysis, which the rule
-rewriter reads instead of analysing the turn again. The checks, in order:
+The turn is analysed once (``resolve.analysis.Analysis``, built by the pipeline's plan); its language's ordered
+checks (``Language.gate``: ``GATE_STEPS`` in ``lang/zh/steps.py`` and ``lang/en/steps.py``, built of
+``resolve.checks`` and the language's own) read it, and the first that decides wins: a Decision with its reason, its
+kind and a confidence. The rule rewriter is handed the same analysis and reads what the gate found instead of
+analysing the turn again. The checks, in order:
 
 1. no history and no session topic → no rewrite (nothing to lean on); thanks and goodbyes → no rewrite; a
    first-person remark on the answer that asks for nothing ("I'll consider those.", "我会考虑这些的。") → no rewrite;
@@ -45,45 +46,33 @@ rewriter reads instead of analysing the turn again. The checks, in order:
 
 from __future__ import annotations
 
-from __future__ import annotations
-
 from collections.abc import Sequence
-from dataclasses import replace
-from functools import lru_cache
 
-from .analysis import Analysis
-from .shapes import asked_form, is_social, split_opener, with_courtesy
-from .steps import FALLBACK, GATE_STEPS
-from ..lang import detect
 from ..types import Decision, Message
+from .analysis import Analysis, analyse
+from .language import FALLBACK, language
+from .shapes import asked_form, is_social, split_opener, with_courtesy
 
 __all__ = ["asked_form", "decide", "is_social", "needs_rewrite", "split_opener", "with_courtesy"]
 
 
 def needs_rewrite(history: Sequence[Message], query: str, *, topic: str | None = None,
                   lang: str | None = None) -> Decision:
-    """Decide whether ``query`` needs a rewrite given the (windowed) ``history``. The Decision carries the turn's
-    ``Analysis`` (``decision.analysis``): the rewriter reads what the gate already found instead of finding it again.
+    """Decide whether ``query`` needs a rewrite given the (windowed) ``history``: the turn analysed
+    (``analysis.analyse``) and its gate run (``decide``). A caller that goes on to rewrite builds the analysis itself
+    and hands it to both, so that the rewriter reads what the gate found instead of finding it again.
 
     >>> needs_rewrite([Message("user", "AnySearch 支持哪些检索方式？")], "价格呢？").needed
     True
     """
-    # The pipeline asks first and the rewriter it calls asks again: remember the last answers (the language is
-    # resolved first, so both calls share one cache key).
-    lang = lang or detect(query).code
-    return _needs_rewrite(tuple(history), asked_form(query, lang), topic, lang)
-
-
-@lru_cache(maxsize=1024)
-def _needs_rewrite(history: tuple[Message, ...], query: str, topic: str | None, lang: str | None) -> Decision:
-    return decide(Analysis(history, query, topic, lang or detect(query).code))
+    return decide(analyse(history, query, topic, lang=lang))
 
 
 def decide(a: Analysis) -> Decision:
-    """The first Decision of the language's ordered checks (``GATE_STEPS[a.lang]``; a language without checks of its
-    own is read with the fallback language's), with the analysis attached."""
-    for check in GATE_STEPS.get(a.lang) or GATE_STEPS[FALLBACK]:
+    """The first Decision of the language's ordered checks (``Language.gate``; a language without checks of its
+    own is read with the fallback language's)."""
+    for check in a.language.gate or language(FALLBACK).gate:
         d = check(a)
         if d is not None:
-            return replace(d, analysis=a)
+            return d
     raise AssertionError(f"the gate's checks for {a.lang!r} decide nothing")  # every list ends on standalone

@@ -11,9 +11,10 @@ first operation that fits the query:
 4. **frame completion** — a query that names nothing gets the focus as its subject
    ("那审批需要多久？" after 入职流程 → "入职流程的审批需要多久").
 
-The operations are ordered lists of small named steps per language (``lang.zh.steps.REWRITE_STEPS``,
-``lang.en.steps.REWRITE_STEPS``, gathered in ``rewrite.steps``), run by ``compose.first``: the first step
-returning an ``Outcome`` ends the rewrite. This module is the runner; what the steps write with is ``compose``.
+The operations are ordered lists of small named steps per language (``Language.rules`` and ``Language.rewrite``:
+``lang/zh/steps.py``, ``lang/en/steps.py``), run by the ``RuleScorer`` (``resolve.scoring``): the first step
+that decides ends the rewrite. This module carries the scorer's Resolution out: composition, the guard, the
+``RewriteResult``; what the steps write with is ``compose``.
 
 The gate runs first: a standalone query comes back exactly as typed. The output may only add words found
 in the history, the query or the topic; if not, the original is returned with ``fell_back=True``.
@@ -24,89 +25,70 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .gate import needs_rewrite
-from .analysis import Analysis
-from .shapes import asked_form, with_courtesy
-from ..lang import detect
 from ..types import Decision, Message, RewriteResult
-from .compose import (Outcome)
+from . import similar
+from .analysis import Analysis, analyse
+from .compose import Outcome
 from .entities import mentions
 from .focus import Focus
+from .gate import decide
+from .language import detect
 from .guard import fluency_problem, fluency_repair, unfaithful_words
+from .scoring import RuleScorer, Scorer
+from .shapes import with_courtesy
 from .stated import carry_constraints
-from . import similar
-from .scoring import Resolution, RuleTurn
-from .steps import FALLBACK, RESOLVE, REWRITE_STEPS, RULE_STEPS
 
-__all__ = ["Outcome", "RuleRewriter"]
-
-
-
-class RuleScorer:
-    """The rule half of the decision: the language's ``RULE_STEPS`` in order (the first that decides wins; some
-    annotate the focus for the later ones), then its rewrite steps (``RESOLVE``); the result is a ``Resolution``
-    the rewriter carries out."""
-
-    def decide(self, t: RuleTurn) -> Resolution:
-        for step in RULE_STEPS.get(t.lang) or RULE_STEPS[FALLBACK]:
-            done = step(t)
-            if done is not None:
-                return done
-        resolve = RESOLVE.get(t.lang) or RESOLVE[FALLBACK]
-        out, op = resolve(t.query, t.focus, t.history, t.topic, REWRITE_STEPS.get(t.lang) or REWRITE_STEPS[FALLBACK])
-        if out is None or not out.strip():
-            return Resolution(None, t.why(op), "keep", checked=False)
-        return Resolution(out, t.why(op), "steps")
+__all__ = ["Outcome", "RuleRewriter", "RuleScorer"]
 
 
 class RuleRewriter:
     """Offline rewriter for Chinese and English follow-ups; pure and cheap (no I/O; the embedder is asked only to
-    break a tie the lexicons leave, see ``rewrite.similar``)."""
+    break a tie the lexicons leave, see ``resolve.similar``). ``scorer`` decides (default: the rules); this class
+    composes and guards what it decided."""
 
     name = "rules"
     uncertain_below = 0.0  # the gate decides alone: a standalone verdict is never second-guessed
 
-    def __init__(self) -> None:
-        self.scorer = RuleScorer()
+    def __init__(self, scorer: Scorer | None = None) -> None:
+        self.scorer = scorer if scorer is not None else RuleScorer(self._resolve_frame)
 
     @property
     def cost(self) -> str:
         """``"compute"`` where the shipped embedder is installed (a tie the lexicons leave is broken by embedding,
-        the first time loading the model: ``rewrite.similar``), else ``"pure"``."""
+        the first time loading the model: ``resolve.similar``), else ``"pure"``."""
         return "compute" if similar.available() else "pure"
 
     def close(self) -> None:
         """Nothing to release."""
 
     def rewrite(self, history: Sequence[Message], query: str, *, topic: str | None = None,
-                decision: Decision | None = None) -> RewriteResult:
-        lang = detect(query).code
-        asked = asked_form(query, lang)
-        if asked == query:
-            return self._rewrite(history, query, topic, decision, lang)
+                decision: Decision | None = None, analysis: Analysis | None = None) -> RewriteResult:
+        """``analysis`` is the turn's (``analysis.analyse``), when the caller built it already; ``decision`` the
+        gate's verdict on it."""
+        a = analysis if analysis is not None and analysis.matches(history, query, topic) else None
+        if a is None:
+            a = analyse(history, query, topic)
+            if analysis is not None:
+                decision = None  # the decision went with an analysis of another turn
+        done = self._rewrite(a, decision or decide(a))
+        if a.query == query:
+            return done
         # "and on Windows" is read as "and on Windows?", "请问那广州呢" as "那广州呢"; the result keeps what was typed
-        done = self._rewrite(history, asked, topic, decision, lang)
-        out = query if done.rewritten == asked else with_courtesy(query, done.rewritten, lang)
+        out = query if done.rewritten == a.query else with_courtesy(query, done.rewritten, a.lang)
         return replace(done, original=query, rewritten=out)
 
-    def _rewrite(self, history: Sequence[Message], query: str, topic: str | None, decision: Decision | None,
-                 lang: str) -> RewriteResult:
-        decision = decision or needs_rewrite(history, query, topic=topic, lang=lang)
-        a = decision.analysis
-        if a is None or not a.matches(tuple(history), query, topic):  # a Decision of another turn: read this one
-            a = Analysis(tuple(history), query, topic, lang)
-        turn = RuleTurn(a, decision, query, history, topic, lambda f: self._resolve_frame(history, f, topic))
-        done = self.scorer.decide(turn)
+    def _rewrite(self, a: Analysis, decision: Decision) -> RewriteResult:
+        done = self.scorer.decide(a, decision)
         if done.out is None or not done.checked:
-            return RewriteResult(query, query, "rules", done.reason, False)
-        return self._checked(query, done.out, history, topic, done.reason, carry=done.carry)
+            return RewriteResult(a.query, a.query, "rules", done.reason, False)
+        return self._checked(a.query, done.out, a.history, a.topic, done.reason, carry=done.carry, lang=a.lang)
 
     @staticmethod
     def _checked(query: str, out: str, history: Sequence[Message], topic: str | None, how: str, *,
-                 carry: bool = True) -> RewriteResult:
+                 carry: bool = True, lang: str | None = None) -> RewriteResult:
         """The rewrite (with what the user stated about themselves and it lacks, unless ``carry`` is off: it was
         added already) if it only adds words found in the history, the query or the topic; else the query."""
-        if carry and (carried := carry_constraints(query, out, history, detect(query).code)):
+        if carry and (carried := carry_constraints(query, out, history, lang or detect(query).code)):
             out, how = carried[0], f"{how}; {carried[1]}"
         bad = unfaithful_words(out, query, history, topic)
         if bad:
@@ -118,14 +100,15 @@ class RuleRewriter:
         return RewriteResult(query, out, "rules", how, False)
 
 
-    def _resolve_frame(self, history: Sequence[Message], focus: Focus, topic: str | None) -> Focus:
+    def _resolve_frame(self, a: Analysis, focus: Focus) -> Focus:
         """Use the previous question as it was meant: "那么杭州呢？" after "那番禺呢？" fills the frame
         "番禺最近三天适合露营吗", not "那番禺呢". One level deep (that rewrite sees its own resolved frame)."""
+        history = a.history
         idx = max((i for i, m in enumerate(history) if m.role == "user" and m.content == focus.frame), default=None)
         if idx is None or idx == 0:
             return focus
         prev = history[idx]
-        resolved = self.rewrite(history[:idx], prev.content, topic=topic)
+        resolved = self.rewrite(history[:idx], prev.content, topic=a.topic)
         if not resolved.changed or resolved.fell_back:
             return focus
         return replace(focus, frame=resolved.rewritten,

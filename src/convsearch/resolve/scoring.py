@@ -16,13 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from ..types import Decision, DecisionKind
 from .compose import answer_alias, join_script, replace_pronoun, restated_head_cut
 from .entities import mentions, name_like, partial_name_span, topic_entity
 from .focus import Focus, opening_subject, opening_turn
 from .introduced import introduced_entity, person_shaped
+from .language import FALLBACK, language
 from .passage_name import passage_focus
 from .stated import carry_constraints
 
@@ -47,17 +48,22 @@ class Resolution:
 
 
 class RuleTurn:
-    """A turn as the rule steps read it: the analysis and the gate's decision, the query (its asked form), the
-    history and topic, and the focus the steps may annotate (read from the analysis on first use)."""
+    """A turn as the rule steps read it: a view of the turn's analysis (``a``; ``query`` its asked form, ``history``,
+    ``topic``, ``lang``) with the gate's decision and the focus the steps may annotate (read from the analysis on
+    first use). ``resolve_frame(focus)`` resolves the previous question a frame ellipsis completes."""
 
-    __slots__ = ("a", "decision", "query", "history", "topic", "lang", "_focus", "resolve_frame")
+    __slots__ = ("a", "decision", "query", "history", "topic", "lang", "_focus", "_frames")
 
-    def __init__(self, a: Analysis, decision: Decision, query: str, history: Any, topic: str | None,
-                 resolve_frame: Callable[[Focus], Focus]) -> None:
-        self.a, self.decision, self.query, self.history, self.topic = a, decision, query, history, topic
-        self.lang = a.lang
+    def __init__(self, a: Analysis, decision: Decision,
+                 frames: Callable[[Analysis, Focus], Focus] | None = None) -> None:
+        self.a, self.decision = a, decision
+        self.query, self.history, self.topic, self.lang = a.query, a.history, a.topic, a.lang
         self._focus: Focus | None = None
-        self.resolve_frame = resolve_frame
+        self._frames = frames
+
+    def resolve_frame(self, focus: Focus) -> Focus:
+        """The focus with its frame (the previous question) resolved as it was meant, when the scorer can."""
+        return focus if self._frames is None else self._frames(self.a, focus)
 
     @property
     def focus(self) -> Focus:
@@ -193,3 +199,34 @@ def passage_names(t: RuleTurn) -> None:
 # what a language without a list of its own runs (a language pack added from outside)
 DEFAULT_STEPS: tuple[Step, ...] = (not_needed, ordinal(), offer, root_focus, opening_focus, frame_focus, fragment,
                                    topic_alias, passage_names)
+
+
+class Scorer(Protocol):
+    """The second half of the decision, after the gate: what to do with a turn that may need a rewrite. The rule
+    scorer (``RuleScorer``) and the learned resolver (``learned.resolver``) implement it; the rewriter carries the
+    Resolution out (composition, the guard, the ``RewriteResult``: ``resolve.rules``)."""
+
+    def decide(self, a: Analysis, decision: Decision) -> Resolution: ...
+
+
+class RuleScorer:
+    """The rule half of the decision: the language's rule steps in order (``Language.rules``, else
+    ``DEFAULT_STEPS``; the first that decides wins, some annotate the focus for the later ones), then its rewrite
+    steps run by its composer. ``frames`` resolves the previous question of a frame ellipsis (the rule rewriter
+    hands its own)."""
+
+    def __init__(self, frames: Callable[[Analysis, Focus], Focus] | None = None) -> None:
+        self.frames = frames
+
+    def decide(self, a: Analysis, decision: Decision) -> Resolution:
+        t = RuleTurn(a, decision, self.frames)
+        lang = a.language
+        for step in DEFAULT_STEPS if lang.rules is None else lang.rules:
+            done = step(t)
+            if done is not None:
+                return done  # type: ignore[no-any-return]
+        steps = lang.rewrite or language(FALLBACK).rewrite
+        out, op = lang.composer(t.query, t.focus, t.history, t.topic, steps)
+        if out is None or not out.strip():
+            return Resolution(None, t.why(op), "keep", checked=False)
+        return Resolution(out, t.why(op), "steps")

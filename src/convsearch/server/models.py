@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from ..format import scalar_metadata
-from ..types import Citation, Decision, RewriteResult, SearchResponse, Trace
+from ..types import Citation, Decision, RewriteResult, SearchResponse, Trace, TurnFacts
 
 _NO_CONTROL = r"^[^\x00-\x1f\x7f]+$"
 # ... and not blank: the history scope refuses an id that is only whitespace (str.strip())
@@ -245,8 +245,8 @@ def rewrite_info(rw: RewriteResult) -> RewriteInfo:
                        fell_back=rw.fell_back, changed=rw.changed)
 
 
-def decision_info(d: Decision) -> DecisionInfo:
-    analysis = None if d.analysis is None else dict(d.analysis.describe())
+def decision_info(d: Decision, facts: TurnFacts | None = None) -> DecisionInfo:
+    analysis = None if facts is None else dict(facts.describe())
     return DecisionInfo(needed=d.needed, reason=d.reason, confidence=float(d.confidence), kind=d.kind.value,
                         analysis=analysis)
 
@@ -258,7 +258,7 @@ def result(c: Citation) -> Result:
 
 
 def trace_info(t: Trace) -> TraceInfo:
-    return TraceInfo(decision=decision_info(t.decision), queries=list(t.queries), timings_ms=dict(t.timings_ms),
+    return TraceInfo(decision=decision_info(t.decision, t.facts), queries=list(t.queries), timings_ms=dict(t.timings_ms),
                      hits_before_dedup=t.hits_before_dedup, hits_after_dedup=t.hits_after_dedup,
                      window_size=t.window_size, fusion=t.fusion, notes=list(t.notes),
                      backends=[BackendInfo(backend=b.backend, status=b.status, why=b.why, queries=list(b.queries),  # type: ignore[arg-type]

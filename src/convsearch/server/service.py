@@ -236,7 +236,7 @@ class Service:
         rw = plan.rewrite
         self.metrics.rewrites.labels(rw.method, str(rw.fell_back).lower()).inc()
         out = m.RewriteOut(query=q, standalone_query=rw.rewritten, rewrite=m.rewrite_info(rw),
-                           decision=m.decision_info(plan.decision), variants=list(plan.variants),
+                           decision=m.decision_info(plan.decision, plan.facts), variants=list(plan.variants),
                            queries=list(plan.queries), session_id=req.session_id)
         if key is not None:
             state.cache.set("rewrite", key, out)
