@@ -149,6 +149,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum, StrEnum
 from pathlib import Path
+from types import ModuleType
 from typing import Any, ClassVar, TypeVar
 
 from .errors import ConfigError
@@ -352,13 +353,15 @@ def _sections() -> dict[str, type[Section]]:
         return _fill(plugins)
 
 
-def _fill(plugins: typing.Any) -> dict[str, type[Section]]:
+def _fill(plugins: ModuleType) -> dict[str, type[Section]]:
     if _FILLED and _FILLED[-1] is SECTIONS:
         return SECTIONS
     _FILLING.on = True  # a section's module that reads settings while it loads sees those registered so far
     try:
         target = SECTIONS
         for cls in plugins.sections():
+            if not issubclass(cls, Section):
+                raise ConfigError(f"settings section {cls.__module__}.{cls.__qualname__} is not a config.Section")
             if target.get(cls.name) is not cls:
                 try:
                     register(cls)

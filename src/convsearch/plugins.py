@@ -43,12 +43,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import ConfigError
-
-if TYPE_CHECKING:
-    from .config import Section
 
 BUILT_IN_PLUGINS: tuple[str, ...] = (
     "convsearch.lang.plugin",
@@ -170,7 +167,7 @@ class Registrar:
         key = code or getattr(target, "code", None) or (target if isinstance(target, str) else repr(target))
         self._put("language", str(key), target, code=code or getattr(target, "code", None))
 
-    def settings(self, section: str | type[Section]) -> None:
+    def settings(self, section: str | type) -> None:
         """A settings section: a ``config.Section`` subclass or ``"module:Class"``; imported when settings are
         read, and read with every other section."""
         name = section if isinstance(section, str) else f"{section.__module__}:{section.__qualname__}"
@@ -344,14 +341,14 @@ def languages() -> dict[str, Any]:
     return out
 
 
-def sections() -> list[type[Section]]:
-    """Every settings section the plugins declare, imported (in registration order)."""
-    from .config import Section
-
-    out: list[type[Section]] = []
+def sections() -> list[type]:
+    """Every settings section the plugins declare, imported (in registration order). ``config`` reads them; this
+    module imports nothing of it (it is below config: errors only), so a section is checked by its shape."""
+    out: list[type] = []
     for entry in table("settings").values():
         cls = entry.load()
-        if not (isinstance(cls, type) and issubclass(cls, Section)):
+        prefix: Any = getattr(cls, "prefix", "")
+        if not (isinstance(cls, type) and callable(getattr(cls, "variables", None)) and prefix):
             raise ConfigError(f"plugin {entry.plugin!r}: settings {entry.where} is not a config.Section")
         out.append(cls)
     return out

@@ -185,6 +185,8 @@ def _reach(module: str) -> set[str]:
 
 def test_settings_import_no_area() -> None:
     """config.py is the machinery of settings: the areas declare their sections and import it, never the reverse
-    (issue 27: it imported llm, the web backends and variants). What it reaches is the bottom of the package."""
+    (issue 27: it imported llm, the web backends and variants). What it reaches is the bottom of the package: with
+    the plugins' registry (issue 36), which imports only errors, for the sections the parts declare."""
     assert _reach("convsearch.config") == {"convsearch.config", "convsearch.errors", "convsearch.secret",
-                                           "convsearch.fuse", "convsearch.types"}
+                                           "convsearch.fuse", "convsearch.types", "convsearch.plugins"}
+    assert _reach("convsearch.plugins") == {"convsearch.plugins"} | _reach("convsearch.errors")
