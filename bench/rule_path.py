@@ -135,7 +135,7 @@ def _tie_break_share(settings, rewriter) -> dict | None:
     """Follow-up-heavy input (the search follow-up sets): the rewrite's time per turn, and how many turns paid
     for an embedder call (``rewrite.similar``: a tie the lexicons leave), with the model already loaded."""
     from convsearch.eval.followups import load_followups
-    from convsearch.rewrite import similar
+    from convsearch.resolve import similar
     from convsearch.window import history_window
 
     if not similar._AVAILABLE or not all(p.is_file() for p in FOLLOWUP_SETS):

@@ -208,7 +208,8 @@ class FocusForms:
     as already known ("the system"), passed over when something came before; ``head_rank(text, mention)`` the
     order a turn's mentions are picked in (lower first: the noun after 的); ``sets_topic`` a turn that opens a
     (sub)topic ("Tell me about X"; None: every turn naming something does); ``meaning`` a question about what a
-    word of the answer means ("CLTC 是什么意思？")."""
+    word of the answer means ("CLTC 是什么意思？"); ``ellipsis_keeps`` an ellipsis that goes on about the focus (a
+    呢-ellipsis; English "what about X" names a new subject of its own)."""
 
     answer_words: Callable[[str], int] | None = None
     informs_at: int | None = None
@@ -219,6 +220,7 @@ class FocusForms:
     head_rank: Callable[[str, Mention], int] | None = None
     sets_topic: Callable[[str], bool] | None = None
     meaning: re.Pattern[str] | None = None
+    ellipsis_keeps: Callable[[str], bool] | None = None  # an ellipsis that keeps the focus ("价格呢？")
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,9 +259,14 @@ class FrameForms:
 class LanguagePack(Protocol):
     """What the resolver asks of a language (see the module docstring)."""
 
-    code: str
-    name: str
-    stopwords: frozenset[str]
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def stopwords(self) -> frozenset[str]: ...
 
     def claims(self, text: str) -> float: ...
 
@@ -280,6 +287,9 @@ class LanguagePack(Protocol):
 
     @property
     def unspaced(self) -> bool: ...
+
+    @property
+    def mark_asks(self) -> bool: ...
 
     @property
     def courtesy(self) -> Courtesy | None: ...
@@ -320,6 +330,8 @@ class Pack:
     # written without spaces between words (Chinese): lengths count characters (a Latin name as one), the
     # length cap is the characters cap, and words join without a space
     unspaced: bool = False
+    # a question mark after thanks makes a request ("Thanks! What else is there?"); not in Chinese
+    mark_asks: bool = True
     courtesy: Courtesy | None = None  # None: no opener or closer is set aside
     ordinal: OrdinalForms | None = None  # None: no item of a list is picked by its position
     introduced: IntroducedForms | None = None  # None: no answer brings in what a pronoun then stands for

@@ -28,7 +28,7 @@ from ..types import Message
 from .entities import mentions, name_like, topic_entity
 from .focus import Focus, find_focus
 from .frame import compare_in_history, slot_spans
-from .language import Language, complete_fragment, detect
+from .language import Language, by_script, complete_fragment, detect
 from .language import language as language_of
 from .offer import accepted_offer
 from .ordinal import resolve_ordinal
@@ -136,7 +136,8 @@ class Analysis:
         """(rewrite, how) when ``text`` (default: the question) asks which of the two things the user's last
         questions named."""
         t = self.q if text is None else text
-        return self._kept("compared", t, lambda: compare_in_history(t, self.history, self.lang))
+        return self._kept("compared", t, lambda: compare_in_history(t, self.history,
+                                                                     (by_script(t) or self.language).code))
 
     def echo(self, text: str | None = None) -> tuple[str, str] | None:
         """A bare yes/no reply completed with the predicate it answers ("会" → "会游泳")."""

@@ -86,7 +86,7 @@ def _same_kind(x: Mention, y: Mention) -> bool:
     return False
 
 
-def swap_target(x_mentions: list[Mention], frame_mentions: Sequence[Mention], frame: str = "") -> Mention | None:
+def swap_target(x_mentions: Sequence[Mention], frame_mentions: Sequence[Mention], frame: str = "") -> Mention | None:
     """The frame's mention a lone new mention replaces: the first of its kind, or with ``frame`` (English) the
     first that is not a modifier of a common noun after it ("the AWS free tier … RDS" + "What about DynamoDB?":
     RDS, not AWS)."""
@@ -591,7 +591,7 @@ def replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
         possessive = w in lx.EN_POSSESSIVE
         if w == "her":
             nxt_word = re.match(r"[A-Za-z]+", q[mt.end():].lstrip())
-            possessive = bool(nxt_word) and nxt_word.group(0).lower() not in lx.EN_FUNCTION \
+            possessive = nxt_word is not None and nxt_word.group(0).lower() not in lx.EN_FUNCTION \
                 and not _adverb_after_object(q[mt.end():])
         if possessive and w in _OF_POSSESSIVES and target.proper:
             # "their address and phone number" → "the address and phone number of Cote"

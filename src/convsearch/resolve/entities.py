@@ -14,7 +14,6 @@ from .. import lexicon as lx
 from ..lang import detect, reading
 from ..lang.base import Mention
 from ..lang.en.mentions import is_cap
-from ..lang.zh.markers import zh_ellipsis
 from ..lang.zh.mentions import compiled
 from ..text import is_cjk, word_at
 from ..types import Message
@@ -35,7 +34,9 @@ def leans_on_focus(text: str, lang: str) -> bool:
     if any(m.relational for m in mentions(text, lang)):
         return True
     # a 呢-ellipsis keeps the focus; an English one ("what about X") names a new subject of its own
-    return lang == "zh" and zh_ellipsis(text)
+    forms = reading(lang).focus
+    keeps = forms.ellipsis_keeps if forms is not None else None
+    return keeps is not None and keeps(text)
 
 
 _ATTRIBUTE_WORDS = lx.ATTRIBUTES_EN | lx.ATTRIBUTES_ZH

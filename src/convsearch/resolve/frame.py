@@ -37,7 +37,8 @@ def _alternation(entries: tuple[str, ...]) -> str:
     # Longest entry first. The Latin entries share one pair of word-edge guards: a CJK-led and a Latin-led entry
     # never match at the same position, so the match at every position is the same as with a guard per entry,
     # and the patterns compile ~8x faster (import time).
-    cjk, latin = [], []
+    cjk: list[str] = []
+    latin: list[str] = []
     for e in sorted(entries, key=len, reverse=True):
         esc = re.escape(e).replace(r"\ ", r"\s+")
         (cjk if is_cjk(e[0]) else latin).append(esc)
@@ -374,11 +375,9 @@ def compared_names(frames: list[str], lang: str) -> list[str]:
     return out if len(out) == 2 and out[0].lower() != out[1].lower() else []
 
 
-_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 def compare_in_history(query: str, history: Sequence[Message], lang: str) -> tuple[str, str] | None:
-    """``_which_of`` over the proper names of the user's last two questions in ``history``."""
-    if _CJK_RE.search(query):
-        lang = "zh"
+    """``_which_of`` over the proper names of the user's last two questions in ``history``, read in language
+    ``lang`` (the analysis gives the language the question is written in: ``Analysis.compared``)."""
     forms = reading(lang).frame
     if forms is None or not forms.which.search(query):
         return None

@@ -57,7 +57,7 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
     # a name the question gave, or one sharing a word with a name it gave ("Toyota" after "Toyota Corolla"); a
     # common word of the question inside a name ("hybrid" in "Toyota RAV4 Hybrid") does not make it old
     q_names = {w for x in mentions(question, lang) if x.proper for w in x.text.lower().split()}
-    new = []
+    new: list[Mention] = []
     for m in mentions(first, lang):
         if not m.proper or m.text.lower() in low_q or any(w in q_names for w in m.text.lower().split()):
             continue

@@ -224,7 +224,7 @@ class RuleScorer:
         for step in DEFAULT_STEPS if lang.rules is None else lang.rules:
             done = step(t)
             if done is not None:
-                return done  # type: ignore[no-any-return]
+                return done
         steps = lang.rewrite or language(FALLBACK).rewrite
         out, op = lang.composer(t.query, t.focus, t.history, t.topic, steps)
         if out is None or not out.strip():

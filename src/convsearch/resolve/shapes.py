@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .. import lexicon as lx
-from ..lang import reading
+from ..lang import detect, reading
 from ..lang.base import Mention
 from ..lang.timeref import is_time_phrase
 from ..lang.zh.mentions import zh_common_person
-from ..text import detect_lang, words
+from ..text import words
 from ..types import Message
 from .passage_name import passage_history
 
@@ -27,7 +27,7 @@ def is_social(query: str) -> bool:
     if not SOCIAL_RE.search(query):
         return False
     # "Thanks! What else is there?" asks for more (a question mark after thanks asks in English, not in Chinese)
-    if "?" in query and detect_lang(query) == "en":
+    if "?" in query and detect(query).mark_asks:
         return False
     rest = SOCIAL_RE.sub(" ", query)
     return not any(w not in lx.STOP_EN and w not in lx.STOP_ZH and w not in lx.ZH_INTERJECTIONS

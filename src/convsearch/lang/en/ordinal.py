@@ -118,9 +118,9 @@ def _en_series(sentence: str) -> Series:
         if len(parts) >= 2 and all(len(p.split()) <= 4 for p in parts):
             names = all(p[:1].isupper() for p in parts)
             out.append((tuple(parts), "names" if names else ex.group(1).lower()))
-    for j in _EN_PAIR_JOIN_RE.finditer(sentence):  # "Tools such as Trello or Jira": two names
-        a = _cap_run(sentence[: j.start()].split()[-_MAX_NAME_WORDS:], from_end=True)
-        b = _cap_run(sentence[j.end():].split()[:_MAX_NAME_WORDS], from_end=False)
+    for join in _EN_PAIR_JOIN_RE.finditer(sentence):  # "Tools such as Trello or Jira": two names
+        a = _cap_run(sentence[: join.start()].split()[-_MAX_NAME_WORDS:], from_end=True)
+        b = _cap_run(sentence[join.end():].split()[:_MAX_NAME_WORDS], from_end=False)
         if a and b and a.split()[0].lower() not in lx.STOP_EN and b.split()[0].lower() not in lx.STOP_EN \
                 and not any(a in items and b in items for items, _ in out):  # the tail of a longer series
             out.append(((a, b), "names"))

@@ -458,6 +458,8 @@ def frame_completion(t: Turn) -> None:
     ('What are the safety features of Volvo XC90?', 'frame completion with Volvo XC90')
     """
     focus, ent, q = t.focus, t.ent, t.q
+    if ent is None:  # ``no_focus`` stopped such a turn before this step
+        return
     subject = focus.subject or ent
     if t.out is None and not r.en_names(q, ent) and not r.en_names(q, subject):
         t.out, t.how = r.complete_en(q, r.relational_owner(q, focus) or r.attribute_owner(subject))

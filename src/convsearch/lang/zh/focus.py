@@ -8,6 +8,7 @@ import re
 
 from ...text import tagged
 from ..base import FocusForms, Mention
+from .markers import zh_ellipsis
 from .mentions import follows_de
 
 
@@ -32,5 +33,6 @@ FOCUS = FocusForms(
     # ... or about a thing of the user's own ("我家猫三岁了，最近老是掉毛"): what the follow-ups go on about
     owned=re.compile(r"^\W*(?:我家|我们家|我的|我们的|家里的?)"),
     head_rank=_head_rank,
+    ellipsis_keeps=zh_ellipsis,
     meaning=re.compile(r"什么意思|啥意思|是指什么|指的是什么|是什么概念|是什么标准|是指|的意思|怎么理解|就是.{1,24}吗"),
 )

@@ -27,7 +27,10 @@ def _which_of(q: str, names: list[str]) -> tuple[str, str] | None:
     a, b = names
     sep = " " if not is_cjk(a[-1]) or not is_cjk(b[0]) else ""
     body = q.strip().rstrip(TRAIL_MARKS)
-    i = _ZH_WHICH_RE.search(body).start()
+    which = _ZH_WHICH_RE.search(body)
+    if which is None:  # (never: the question matched, and its final marks are no part of the pattern)
+        return None
+    i = which.start()
     head = body[:i].rstrip("，, ")
     if head in lx.ZH_LEADS:
         head = ""  # "那哪个更适合…": the follow-up marker has nothing left to mark
