@@ -23,11 +23,13 @@ from ``Settings`` (``Pipeline.from_settings``) and released by ``close()`` (or `
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import events
 from .backends.base import Filters, Recency, SearchBackend, takes_many
@@ -42,11 +44,23 @@ from .group import group_passages, neighbour_ids, widen
 from .infra.deadline import Deadline
 from .infra.turn import turn
 from .rerank import Reranker, open_reranker, rerank
-from .resolve.gate import needs_rewrite
+from .resolve.analysis import Analysis, analyse
+from .resolve.gate import decide
 from .resolve.guard import content_words
 from .rewrite.base import Rewriter
 from .text import words
-from .types import BackendRun, Decision, Hit, LLMCall, Message, QueryComparison, RewriteResult, SearchResponse, Trace
+from .types import (
+    BackendRun,
+    Decision,
+    Hit,
+    LLMCall,
+    Message,
+    QueryComparison,
+    RewriteResult,
+    SearchResponse,
+    Trace,
+    TurnFacts,
+)
 from .variants import make_variants, mixed_on
 from .window import history_window, to_messages
 
@@ -79,20 +93,56 @@ class _Clock:
         self.t = now
 
 
+@lru_cache(maxsize=256)
+def reads_analysis(cls: type) -> bool:
+    """Does a rewriter class's ``rewrite`` take the turn's analysis (``analysis=``, or ``**kwargs``)? Read once per
+    class: a rewriter written before the analysis existed is called as it was."""
+    try:
+        params = inspect.signature(getattr(cls, "rewrite")).parameters  # noqa: B009 (a class, not a Rewriter)
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return "analysis" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+class Planned(NamedTuple):
+    """What ``plan_turn`` decided: the turn's analysis, the gate's decision, the rewrite, the variants and the
+    queries to run (the standalone query first)."""
+
+    analysis: Analysis
+    decision: Decision
+    rewrite: RewriteResult
+    variants: list[str]
+    queries: list[str]
+
+
 def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, settings: Settings,
                  topic: str | None = None, clock: _Clock | None = None,
                  variant_maker: VariantMaker | None = None,
                  calls: list[LLMCall] | None = None) -> tuple[Decision, RewriteResult, list[str], list[str]]:
-    """Gate, rewrite and variants: the rule path of a turn, without I/O. Returns
-    (decision, rewrite, variants, queries to run). The gate runs once; the rewriter gets its Decision, and is
-    also asked about standalone verdicts less sure than its ``uncertain_below`` (the LLM path; 0 for rules).
-    ``variant_maker`` (``(query, *, max_variants, calls=None)``) replaces the heuristic table; ``calls`` collects
-    the LLM calls of the rewrite and the variants."""
-    decision = needs_rewrite(history, query, topic=topic)
+    """``plan_turn`` without the analysis: (decision, rewrite, variants, queries to run)."""
+    p = plan_turn(query, history, rewriter=rewriter, settings=settings, topic=topic, clock=clock,
+                  variant_maker=variant_maker, calls=calls)
+    return p.decision, p.rewrite, p.variants, p.queries
+
+
+def plan_turn(query: str, history: Sequence[Message], *, rewriter: Rewriter, settings: Settings,
+              topic: str | None = None, clock: _Clock | None = None, variant_maker: VariantMaker | None = None,
+              calls: list[LLMCall] | None = None) -> Planned:
+    """Analysis, gate, rewrite and variants: the rule path of a turn, without I/O. The turn is analysed once
+    (``resolve.analysis.analyse``: its language detected once) and the analysis handed to the gate and to a
+    rewriter that takes it (``reads_analysis``); the rewriter gets the gate's Decision, and is also asked about
+    standalone verdicts less sure than its ``uncertain_below`` (the LLM path; 0 for rules). ``variant_maker``
+    (``(query, *, max_variants, calls=None)``) replaces the heuristic table; ``calls`` collects the LLM calls of the
+    rewrite and the variants."""
+    analysis = analyse(history, query, topic)
+    decision = decide(analysis)
     if clock:
         clock.lap("gate")
     if decision.needed or decision.confidence < rewriter.uncertain_below:
-        rw = rewriter.rewrite(history, query, topic=topic, decision=decision)
+        if reads_analysis(type(rewriter)):
+            rw = rewriter.rewrite(history, query, topic=topic, decision=decision, analysis=analysis)  # type: ignore[call-arg]
+        else:
+            rw = rewriter.rewrite(history, query, topic=topic, decision=decision)
     else:
         rw = RewriteResult(query, query, "gate", f"standalone: {decision.reason}", False)
     if clock:
@@ -112,7 +162,7 @@ def plan_queries(query: str, history: Sequence[Message], *, rewriter: Rewriter, 
         queries.append(hv)
     if clock:
         clock.lap("variants")
-    return decision, rw, variants, list(dict.fromkeys(queries))
+    return Planned(analysis, decision, rw, variants, list(dict.fromkeys(queries)))
 
 
 EMBED_FAILED = "embed: "  # a backend's note that the query's embedding failed (the turn was answered from BM25)
@@ -212,6 +262,7 @@ class TurnPlan:
     notes: tuple[str, ...] = ()  # what reading a stored session's history said (fallbacks)
     memory: Any = None  # convsearch.history.Memory when planned in a stored session
     llm_calls: tuple[LLMCall, ...] = ()  # the rewrite's and the variants' LLM calls, with their tokens
+    facts: TurnFacts | None = field(default=None, compare=False, repr=False)  # the turn's analysis
 
     @property
     def standalone_query(self) -> str:
@@ -480,13 +531,13 @@ class Pipeline:
             memory, history, notes = history_for_turn(req.session, history, settings)
         clock.lap("window")
         calls: list[LLMCall] = []
-        decision, rw, variants, queries = plan_queries(q, history, rewriter=self.rewriter, settings=settings,
-                                                       topic=req.topic, clock=clock,
-                                                       variant_maker=self.variant_maker, calls=calls)
+        analysis, decision, rw, variants, queries = plan_turn(q, history, rewriter=self.rewriter, settings=settings,
+                                                              topic=req.topic, clock=clock,
+                                                              variant_maker=self.variant_maker, calls=calls)
         events.emit("rewrite", original=rw.original, rewritten=rw.rewritten, method=rw.method, reason=rw.reason,
                     fell_back=rw.fell_back, gate=decision.reason)
         return TurnPlan(q, tuple(history), decision, rw, tuple(variants), tuple(queries), clock.timings,
-                        tuple(notes), memory, tuple(calls))
+                        tuple(notes), memory, tuple(calls), analysis)
 
     def _hyde(self, plan: TurnPlan, backends: Sequence[SearchBackend],
               clock: _Clock, calls: list[LLMCall]) -> tuple[str | None, tuple[str, ...]]:
@@ -626,7 +677,8 @@ class Pipeline:
         if partial:
             events.emit("partial", failed=[r.backend for r in runs if r.status != OK],
                         answered=[r.backend for r in runs if r.status == OK])
-        trace = Trace(decision=plan.decision, rewrite=plan.rewrite, variants=plan.variants, queries=plan.queries,
+        trace = Trace(facts=plan.facts, decision=plan.decision, rewrite=plan.rewrite, variants=plan.variants,
+                      queries=plan.queries,
                       timings_ms=dict(clock.timings), hits_before_dedup=stats.before, hits_after_dedup=stats.after,
                       window_size=len(plan.history), fusion=s.fusion,
                       notes=_fallback_notes(plan.rewrite) + hyde_notes + history_notes + backend_notes + rerank_notes,
@@ -796,5 +848,5 @@ def compare_queries(original: str, rewritten: str, *, backend: SearchBackend, to
                            tuple(i for i in ids_a if i not in ids_b), tuple(i for i in ids_b if i not in ids_a))
 
 
-__all__ = ["Pipeline", "TurnPlan", "TurnRequest", "compare_queries", "finish_turn", "plan_queries",
-           "search_with_context", "validate_query"]
+__all__ = ["Pipeline", "Planned", "TurnPlan", "TurnRequest", "compare_queries", "finish_turn", "plan_queries",
+           "plan_turn", "search_with_context", "validate_query"]
