@@ -196,6 +196,12 @@ _LOCK = threading.RLock()
 _STATE: dict[str, Registry] = {}
 
 
+def _why(exc: BaseException) -> str:
+    """``exc`` as one line: its type and the first line of its message."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
 def _run(registry: Registry, name: str, source: str, plugin: Any, *, builtin: bool) -> None:
     fn = getattr(plugin, "register", None)
     if not callable(fn):
@@ -205,7 +211,7 @@ def _run(registry: Registry, name: str, source: str, plugin: Any, *, builtin: bo
     except ConfigError:
         raise
     except Exception as exc:  # a broken plugin is a configuration problem: one line, exit 3
-        raise ConfigError(f"plugin {name!r} ({source}) failed to register: {type(exc).__name__}: {exc}") from exc
+        raise ConfigError(f"plugin {name!r} ({source}) failed to register: {_why(exc)}") from exc
     registry.plugins[name] = PluginInfo(name, source, builtin)
 
 
@@ -246,7 +252,7 @@ def _build() -> Registry:
         try:
             plugin = ep.load()
         except Exception as exc:  # ImportError, a SyntaxError in it, whatever its import raised
-            raise ConfigError(f"plugin {ep.name!r} ({source}) cannot be loaded: {type(exc).__name__}: {exc}") from exc
+            raise ConfigError(f"plugin {ep.name!r} ({source}) cannot be loaded: {_why(exc)}") from exc
         _run(registry, ep.name, source, plugin, builtin=False)
     for name, plugin in _ADDED.items():
         _run(registry, name, "added in this process", plugin, builtin=False)
@@ -283,9 +289,12 @@ def add(plugin: Any, name: str | None = None) -> str:
     the entry points; returns its name (for ``remove``)."""
     key = name or getattr(plugin, "__name__", None) or type(plugin).__qualname__
     with _LOCK:
+        try:
+            _run(load(), key, "added in this process", plugin, builtin=False)
+        except ConfigError:
+            _STATE.pop("registry", None)  # what it registered before it failed goes too
+            raise
         _ADDED[key] = plugin
-        if "registry" in _STATE:
-            _run(_STATE["registry"], key, "added in this process", plugin, builtin=False)
     return key
 
 

@@ -189,6 +189,8 @@ def test_a_name_nobody_registered_is_looked_for_again_before_it_fails(installed:
     ("def register(r):\n    r.backend('b', 'nomodule')\n", r"plugin 'broken': backend 'b' must name 'module:attr'"),
     ("def register(r):\n    raise RuntimeError('boom')\n", r"plugin 'broken' .* failed to register: "
                                                            r"RuntimeError: boom"),
+    ("def register(r):\n    raise ValueError('first line\\nsecond line')\n", r"failed to register: ValueError: "
+                                                                             r"first line$"),
     ("x = 1\n", r"plugin 'broken' .* has no register\(r\) function"),
 ])
 def test_a_broken_plugin_is_one_config_error_line(installed: Path, module: str, expected: str) -> None:
@@ -227,5 +229,15 @@ def test_a_plugin_added_in_process_and_removed() -> None:
     finally:
         plugins.remove(name)
     assert "mine" not in plugins.rewriters()
+
+    class Broken:
+        @staticmethod
+        def register(r: plugins.Registrar) -> None:
+            r.rewriter("half", "convsearch.rewrite:_passthrough")
+            raise KeyError("oops")
+
+    with pytest.raises(ConfigError, match=r"plugin 'broken' \(added in this process\) failed to register: KeyError"):
+        plugins.add(Broken, "broken")
+    assert "broken" not in plugins.load().plugins and "half" not in plugins.rewriters()  # nothing of it kept
     with pytest.raises(ValueError, match="no plugin kind 'nope'"):
         plugins.table("nope")
