@@ -21,12 +21,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import repeat
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 from w3lib.url import canonicalize_url, url_query_cleaner
 
-from .text import normalize
+from .text import collapse_spaces, normalize
 from .types import Hit
 
 TRACKING_PARAMS = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "utm_id", "gclid",
@@ -73,11 +74,12 @@ def _content_key(text: str) -> str:
 
 @lru_cache(maxsize=1024)  # dedup's content hash and SimHash read each head text within one call
 def _folded(text: str) -> str:
-    return " ".join(text.lower().split())
+    return collapse_spaces(text.lower())
 
 
 _SHINGLE = 8  # bytes: ~3 CJK characters or a short English word with its neighbours
 _M1, _M2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
+_TAIL = np.arange(1, _SHINGLE)
 
 
 def _bytes(text: str) -> bytes:
@@ -85,60 +87,62 @@ def _bytes(text: str) -> bytes:
     return raw if len(raw) >= _SHINGLE else raw.ljust(_SHINGLE, b"\0")
 
 
-def _window_hashes(buf: bytes, starts: np.ndarray) -> np.ndarray:
-    """64-bit hashes of the 8-byte windows of ``buf`` starting at ``starts``."""
-    # every window's little-endian value at once: a uint64 view of the buffer with a stride of one byte
-    # (unaligned items; the fancy index copies them out)
-    every = np.ndarray((len(buf) - _SHINGLE + 1,), dtype="<u8", buffer=buf, strides=(1,))
-    h = every[starts]
-    h *= _M1  # (array arithmetic wraps modulo 2**64 without a warning; only numpy scalars warn on overflow)
-    h ^= h >> np.uint64(31)
-    h *= _M2
-    return h
-
-
 _SIMHASH_CACHE: dict[str, int] = {}
-_SAMPLED: dict[str, np.ndarray] = {}
+# a text's sampled shingle hashes: rows a..b of one batch's array (sliced only when the Jaccard check reads them)
+_SAMPLED: dict[str, tuple[np.ndarray, int, int]] = {}
 _MIN_SAMPLED = 16
 
 
 def simhashes(texts: Sequence[str]) -> list[int]:
     """64-bit SimHash (Charikar 2002) of each text over its byte shingles, computed for all the new texts
     in one numpy pass (per-call overhead, not arithmetic, dominates at snippet size)."""
+    if len(_SIMHASH_CACHE) > 16384:  # before the look-up: every text asked for is then in the cache below
+        _SIMHASH_CACHE.clear()
+        _SAMPLED.clear()
     todo = [t for t in dict.fromkeys(texts) if t not in _SIMHASH_CACHE]
     if todo:
         raws = [_bytes(t) for t in todo]
         lens = np.array([len(r) for r in raws])
-        counts = lens - (_SHINGLE - 1)  # windows per text (each raw holds at least one)
-        seg_end = np.cumsum(counts)
-        seg = seg_end - counts
-        # window j of the joined windows, in text i, starts at byte offset_i + (j - seg_i); offset_i - seg_i is
-        # (cumsum(lens) - lens) - seg = cumsum(lens) - seg_end - (SHINGLE - 1)
-        starts = np.repeat(np.cumsum(lens) - seg_end - (_SHINGLE - 1), counts) + np.arange(seg_end[-1])
-        h = _window_hashes(b"".join(raws), starts)
+        ends = np.cumsum(lens)
+        starts = ends - lens
+        # the 8-byte windows at every offset of the joined texts (padded so the last text's windows all exist),
+        # as little-endian values: a uint64 view with a stride of one byte; the arithmetic copies them out
+        # (and wraps modulo 2**64 without a warning; only numpy scalars warn on overflow)
+        buf = b"".join(raws) + bytes(_SHINGLE - 1)
+        h = np.ndarray((len(buf) - _SHINGLE + 1,), dtype="<u8", buffer=buf, strides=(1,)) * _M1
+        h ^= h >> np.uint64(31)
+        h *= _M2
+        # a text's last 7 offsets start windows that run into the next text: never kept
+        inside = np.ones(len(h), dtype=bool)
+        inside[(ends[:, None] - _TAIL).ravel()] = False
         # Broder's mod-p sampling: keep the shingles whose hash is 0 mod 4 (the same shingles in every
         # text, so fingerprints stay comparable); a short text keeps all of its shingles
         keep = (h & np.uint64(3)) == 0
-        kept = np.add.reduceat(keep, seg)
-        short = np.repeat(kept < _MIN_SAMPLED, counts)
-        h = h[keep | short]
-        counts = np.where(kept < _MIN_SAMPLED, counts, kept)
-        seg = np.cumsum(counts) - counts
+        keep &= inside
+        counts = np.add.reduceat(keep, starts)
+        short = counts < _MIN_SAMPLED
+        if short.any():
+            keep |= np.repeat(short, lens) & inside
+            counts = np.where(short, lens - (_SHINGLE - 1), counts)
+        h = h[keep]
+        seg_end = np.cumsum(counts)
+        seg = seg_end - counts
         bits = np.unpackbits(h.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-        if counts.max() < 1 << 15:
-            # per-text column sums as four 16-bit lanes per uint64 (neither a lane nor 2·sum below can overflow):
-            # one reduceat over 16 columns instead of a slice sum per text over 64
+        most = counts.max()
+        if most < 1 << 8:
+            # per-text column sums as eight 8-bit lanes per uint64 (no lane can reach 256, so none carries into
+            # the next): one reduceat over 8 columns; a bit is set when more than half the shingles have it
+            sums = np.add.reduceat(bits.view(np.uint64), seg, axis=0).view(np.uint8)
+            major = sums > (counts >> 1)[:, None]
+        elif most < 1 << 15:  # four 16-bit lanes (neither a lane nor 2·sum below can overflow)
             sums = np.add.reduceat(bits.astype(np.uint16).view(np.uint64), seg, axis=0).view(np.uint16)
+            major = sums * 2 > counts[:, None]
         else:
             sums = np.stack([bits[a:a + n].sum(axis=0, dtype=np.int32) for a, n in zip(seg, counts)])
-        packed = np.packbits(sums * 2 > counts[:, None], axis=1, bitorder="little")
-        if len(_SIMHASH_CACHE) > 16384:
-            _SIMHASH_CACHE.clear()
-            _SAMPLED.clear()
+            major = sums * 2 > counts[:, None]
         # each row's 8 bytes, little-endian, are its fingerprint: one view for all rows
-        for t, fp, a, n in zip(todo, packed.view("<u8").ravel().tolist(), seg.tolist(), counts.tolist()):
-            _SIMHASH_CACHE[t] = fp
-            _SAMPLED[t] = h[a:a + n]  # a view: the Jaccard check reuses these shingles
+        _SIMHASH_CACHE.update(zip(todo, np.packbits(major, axis=1, bitorder="little").view("<u8").ravel().tolist()))
+        _SAMPLED.update(zip(todo, zip(repeat(h), seg.tolist(), seg_end.tolist())))
     return [_SIMHASH_CACHE[t] for t in texts]
 
 
@@ -148,11 +152,10 @@ def simhash(text: str) -> int:
 
 
 def _sampled_set(text: str) -> set[int]:
-    got = _SAMPLED.get(text)
-    if got is None:
+    if text not in _SAMPLED:
         simhashes([text])
-        got = _SAMPLED[text]
-    return set(got.tolist())  # a few hundred ints: a Python set beats np.unique + intersect1d (~5x)
+    h, a, b = _SAMPLED[text]
+    return set(h[a:b].tolist())  # a few hundred ints: a Python set beats np.unique + intersect1d (~5x)
 
 
 def jaccard(a: str, b: str) -> float:

@@ -32,7 +32,20 @@ _LATIN_RUN_RE = re.compile(f"{_NONCJK_WORD}(?:['’]{_NONCJK_WORD})*", re.UNICOD
 
 def normalize(text: str) -> str:
     """NFKC (full-width → half-width) and collapse whitespace."""
-    return " ".join(_nfkc(text).split())
+    return collapse_spaces(_nfkc(text))
+
+
+def collapse_spaces(text: str) -> str:
+    """``" ".join(text.split())``: whitespace runs as one space, none at either end.
+
+    >>> collapse_spaces("  a \\t b\\n")
+    'a b'
+    """
+    # Every whitespace character but the space is unprintable (Cc, Zl, Zp or Zs), so printable text without a
+    # double, leading or trailing space already is its own result: two scans in C instead of a list of words
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
+    return " ".join(text.split())
 
 
 # Full-width forms, the ideographic space and "…" decompose (NFKD) to plain ASCII. Replacing a character by its

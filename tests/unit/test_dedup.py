@@ -167,3 +167,32 @@ def test_renumber_false_keeps_old_ranks_and_the_same_survivors(near):
     assert [h.rank for h in renumbered] == list(range(1, len(renumbered) + 1))
     assert [h.rank for h in kept] == [next(x.rank for x in hits if x.id == h.id) for h in kept]
     assert [h.rank for h in kept] != [h.rank for h in renumbered]  # a duplicate was dropped ahead of them
+
+
+def test_a_full_fingerprint_cache_keeps_answering(monkeypatch):
+    """Past the cache's bound it is cleared, also when a call mixes cached and new texts (it once raised
+    KeyError for the cached ones after the clear)."""
+    import convsearch.dedup as d
+
+    monkeypatch.setattr(d, "_SIMHASH_CACHE", {f"filler {i}": i for i in range(16385)})
+    monkeypatch.setattr(d, "_SAMPLED", {})
+    d._SIMHASH_CACHE[EN_1] = simhash_of_en_1 = 123  # a cached text asked for again with a new one
+    got = d.simhashes([EN_1, EN_2])
+    assert got[0] != simhash_of_en_1 and got == [simhash(EN_1), simhash(EN_2)]
+    assert len(d._SIMHASH_CACHE) == 2
+    out, stats = dedup([H("a", EN_1), H("b", EN_1_PLUS), H("c", EN_2)])
+    assert [h.id for h in out] == ["a", "c"] and stats.by_near == 1
+
+
+def test_simhash_of_a_long_text_matches_its_short_lane_siblings():
+    """Texts past 255 and past 32767 sampled shingles take wider counters; the fingerprint is the same
+    whichever batch a text is computed in."""
+    import convsearch.dedup as d
+
+    long_en = " ".join([EN_1, EN_2] * 40)   # ~10 kB: over 255 sampled shingles
+    huge = " ".join([EN_1, ZH_2, EN_2] * 1200)  # ~400 kB: over 32767
+    alone = [simhash(t) for t in (long_en, huge, EN_1)]
+    d._SIMHASH_CACHE.clear()
+    d._SAMPLED.clear()
+    assert d.simhashes([EN_1, long_en, huge]) == [alone[2], alone[0], alone[1]]
+    assert hamming(simhash(long_en), simhash(long_en + " and one more sentence at the end.")) <= 12
