@@ -25,6 +25,7 @@ import numpy as np
 from convsearch.eval.metrics import prf
 from convsearch.learned.features import _TURN_ELLIPSIS, IdfTable
 
+from . import one_blas_thread
 from .data import DATA_ROOT, EVAL_ONLY, TRAIN_SETS, by_fold, load_set
 from .fit import fit_gbdt, fit_logistic, fit_mlp
 from .semantic import SEM_CAND_NAMES, SEM_TURN_NAMES, embedding_texts, feature_names, featurize_with
@@ -291,4 +292,5 @@ def term_table(p: Prepared, designs: list[Design], fold: np.ndarray, synth: np.n
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with one_blas_thread():
+        raise SystemExit(main())

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from . import one_blas_thread
 from .data import DATA_ROOT, FOLDS, TRAIN_SETS, WINDOW
 from .synth import SHARE, SUFFIX
 from .train import (
@@ -300,4 +301,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with one_blas_thread():
+        raise SystemExit(main())

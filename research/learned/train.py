@@ -39,6 +39,7 @@ from convsearch.learned.alt_models import Model
 from convsearch.learned.features import CANDIDATE_NAMES, TURN_NAMES, IdfTable, TurnView, featurize, view
 from convsearch.learned.policy import ZH_MARGIN, gate_verdicts
 
+from . import one_blas_thread
 from .data import DATA_ROOT, EVAL_ONLY, FOLDS, TRAIN_SETS, WINDOW, DataSet, Turn, by_fold, load_set, turn_of
 from .fit import fit_gbdt, fit_logistic, fit_mlp
 from .labels import needed_term, needs_rewrite
@@ -457,4 +458,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with one_blas_thread():
+        raise SystemExit(main())

@@ -15,7 +15,7 @@ from convsearch.config import Settings
 from convsearch.eval.data import load_records
 from convsearch.learned.ask import ASK_NAMES, ask_models
 from convsearch.learned.auto import UNSURE_BELOW, AskWhenUnsure
-from convsearch.learned.data import dialog_of_id, fold_of
+from convsearch.learned.oof import dialog_of_id, fold_of
 from convsearch.learned.resolver import MODEL_PATH
 from convsearch.learned.rewriter import LearnedRewriter
 from convsearch.llm import LLMSettings

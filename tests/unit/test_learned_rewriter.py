@@ -9,17 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from convsearch.errors import ConfigError
 from convsearch.eval.cli import rewrite_report
-from convsearch.gate import needs_rewrite
 from convsearch.learned import resolver as res
 from convsearch.learned.compose import How, append_terms, compose_terms
-from convsearch.learned.data import TRAIN_SETS, dialog_of_id, fold_of
 from convsearch.learned.features import analyse, candidates_of
-from convsearch.learned.oof import fold_map, training_file
+from convsearch.learned.oof import FOLD_MODELS, dialog_of_id, fold_map, fold_of, training_file, with_folds
 from convsearch.learned.resolver import MODEL_PATH, Resolver, load_models, margin
 from convsearch.learned.rewriter import ALL_PLACEMENTS, NEVER, LearnedRewriter
+from convsearch.resolve.gate import needs_rewrite
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.rewrite import get_rewriter
-from convsearch.rewrite.rules import RuleRewriter
 from convsearch.types import Message as M
 
 WATERBOYS = [M("user", "What is The Waterboys?"), M("assistant", "The Waterboys are a Scottish-Irish rock band formed "
@@ -35,7 +35,7 @@ def shipped() -> res.Models:
 def _variant(tmp_path: Path, name: str, change) -> Path:
     """A copy of the shipped model file with ``change(dict)`` applied to the full and every fold model."""
     d = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
-    for fitted in [d["full"], *d["folds"]]:
+    for fitted in [d["full"], *d.get("folds", [])]:
         change(fitted)
     p = tmp_path / name
     p.write_text(json.dumps(d), encoding="utf-8")
@@ -43,20 +43,27 @@ def _variant(tmp_path: Path, name: str, change) -> Path:
 
 
 # --- the shipped file ---------------------------------------------------------------------------------------------
-def test_the_shipped_file_carries_its_licence_folds_and_feature_names(shipped: res.Models) -> None:
+def test_the_shipped_file_holds_what_inference_uses_and_its_licence_and_feature_names(shipped: res.Models) -> None:
     assert shipped.meta["license"] == "CC BY-SA 4.0"
-    assert "canard" in shipped.meta["attribution"] and len(shipped.folds) == shipped.meta["fold_count"] == 5
-    assert MODEL_PATH.stat().st_size + (MODEL_PATH.parent / "MODEL_CARD.md").stat().st_size < 10_000_000
+    assert "canard" in shipped.meta["attribution"] and shipped.meta["fold_count"] == 5
+    # no fold models in the shipped file (they stay with the training code): at most 1.5 MB
+    raw = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+    assert shipped.folds == () and "folds" not in raw and "folds" not in raw["ask"] and raw["format"] == 3
+    assert MODEL_PATH.stat().st_size <= 1_500_000
     assert "CC BY-SA 4.0" in (MODEL_PATH.parent / "MODEL_CARD.md").read_text(encoding="utf-8")
-    # the card names every training set with its licence and gives the fold models' own out-of-fold scores per set
+    # the card names every training set with its licence and gives the fold models' own out-of-fold scores per set,
+    # where the fold models are and the command that rebuilds both
     card = (MODEL_PATH.parent / "MODEL_CARD.md").read_text(encoding="utf-8")
     own = card.split("### The model's own", 1)[1].split("### ", 1)[0]
-    for ds in TRAIN_SETS:
-        assert f"**{ds.name}**" in card and ds.license in card and f"| {ds.name} |" in own
+    for name in shipped.meta["train_files"]:
+        assert f"**{name}**" in card and shipped.meta["attribution"][name] in card and f"| {name} |" in own
+    assert "research/learned/folds.json" in card and "make train (python -m research.learned.export)" in card
     for name in shipped.full.gate.names + shipped.full.term.names:
         assert name in card
-    # each fold model has its own IDF table, pruned (no word of one text only)
-    tables = [f.idf for f in (shipped.full, *shipped.folds)]
+    # each fold model (the checkout's fold-models file) has its own IDF table, pruned (no word of one text only)
+    folded = with_folds(shipped)
+    assert len(folded.folds) == 5 and folded.full is shipped.full
+    tables = [f.idf for f in (shipped.full, *folded.folds)]
     assert len({t.n_docs for t in tables}) == 6
     assert all(min(t.df.values()) >= shipped.meta["min_df"] >= 2 for t in tables)
     assert shipped.full.gate.names == tuple(shipped.full.gate.names) and len(shipped.full.gate_cols) > 30
@@ -66,10 +73,9 @@ def test_the_shipped_file_holds_what_train_fits(shipped: res.Models) -> None:
     from convsearch.learned.alt_models import Trees
     from convsearch.learned.features import CANDIDATE_NAMES, TURN_NAMES
     from convsearch.learned.model import Logistic
-    from convsearch.learned.train import GATE_MODEL, TERM_MODEL
 
-    assert (shipped.meta["gate_model"], shipped.meta["term_model"]) == (GATE_MODEL, TERM_MODEL) == ("gbdt", "logistic")
-    for f in (shipped.full, *shipped.folds):
+    assert (shipped.meta["gate_model"], shipped.meta["term_model"]) == ("gbdt", "logistic")
+    for f in (shipped.full, *with_folds(shipped).folds):
         assert isinstance(f.gate, Trees) and isinstance(f.term, Logistic)
         assert f.gate.names == tuple(TURN_NAMES) and f.term.names == tuple(CANDIDATE_NAMES)  # today's feature lists
     turns = shipped.meta["turns"]
@@ -334,9 +340,13 @@ def test_each_record_of_a_training_file_is_scored_by_the_model_that_never_saw_it
     fa, fb = (r.fold for r in seen.values())
     assert fa != fb
     # different fold models: different numbers on the same kind of turn
-    ga = Resolver().resolve(WATERBOYS, "What did they do in 1990?", fold=fa).gate
-    gb = Resolver().resolve(WATERBOYS, "What did they do in 1990?", fold=fb).gate
+    folded = Resolver()
+    folded.use(with_folds(shipped))
+    ga = folded.resolve(WATERBOYS, "What did they do in 1990?", fold=fa).gate
+    gb = folded.resolve(WATERBOYS, "What did they do in 1990?", fold=fb).gate
     assert ga != gb
+    with pytest.raises(ValueError, match="not fold 1"):  # the plain resolver has no fold models: never the full one
+        Resolver().resolve(WATERBOYS, "What did they do in 1990?", fold=1)
     # a turn not in the file: the full model
     assert rw.resolve(ANYSEARCH, "价格呢？").fold is None
 
@@ -354,7 +364,26 @@ def test_a_file_outside_the_training_pool_uses_the_full_model(tmp_path: Path) ->
     p = tmp_path / "mine.jsonl"
     p.write_text(json.dumps({"id": "x_1", "history": [], "history_roles": [], "question": "hi",
                              "rewrite": "hi"}) + "\n", encoding="utf-8")
-    assert LearnedRewriter().out_of_fold(p) is None
+    rw = LearnedRewriter()
+    assert rw.out_of_fold(p, tmp_path / "no-folds.json") is None  # no fold models needed, none read
+    assert rw.resolver.models is load_models()
+
+
+def test_the_fold_models_are_the_checkouts_and_belong_to_the_shipped_file(shipped: res.Models) -> None:
+    d = json.loads(FOLD_MODELS.read_text(encoding="utf-8"))
+    assert d["model_sha256"] == shipped.sha256 and len(d["folds"]) == len(d["ask_folds"]) == 5
+    assert FOLD_MODELS.relative_to(MODEL_PATH.parents[3]).as_posix() == "research/learned/folds.json"
+
+
+def test_a_training_file_without_its_fold_models_is_refused_in_one_line(tmp_path: Path, shipped: res.Models) -> None:
+    path = _write_canard(tmp_path, list(_ids_in_two_folds()))
+    with pytest.raises(ConfigError, match="needs the fold models") as e:
+        LearnedRewriter().out_of_fold(path, tmp_path / "missing.json")
+    assert "\n" not in str(e.value) and "make train" in str(e.value)
+    other = json.loads(FOLD_MODELS.read_text(encoding="utf-8")) | {"model_sha256": "0" * 64}
+    (tmp_path / "other.json").write_text(json.dumps(other), encoding="utf-8")
+    with pytest.raises(ConfigError, match="fold models of another model file"):
+        LearnedRewriter().out_of_fold(path, tmp_path / "other.json")
 
 
 def test_the_eval_report_says_it_is_out_of_fold(tmp_path: Path) -> None:

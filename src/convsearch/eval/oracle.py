@@ -15,8 +15,8 @@ calls), the rules' ``auto`` (the LLM wherever the rules' gate sends a turn on an
 ``auto`` at every threshold of ``GRID``, and the oracle on every turn (100 calls per 100 turns); ``shipped``: the
 point at the threshold the setting ships with (``learned.auto.UNSURE_BELOW``, a regression row reads it).
 
-**Choosing the threshold on folds** (``choose``): every turn carries the fold of its dialog (``learned.data``: the
-fold the learned model held it out of). For each fold k, the threshold is the smallest of ``CHOICE_GRID`` (steps of
+**Choosing the threshold on folds** (``choose``): every turn carries the fold of its dialog (``learned.oof.fold_of``:
+the fold the learned model held it out of). For each fold k, the threshold is the smallest of ``CHOICE_GRID`` (steps of
 0.01) from which on, on the turns of the other four folds of **every** file of the choice, recall@10 stays at most
 ``MAX_DROP`` (1 point) below the oracle on every turn of those turns, at that threshold and at every larger one
 (``pick``); fold k's turns are then scored at that threshold. The held-out point of a file pools its five folds,
@@ -40,10 +40,10 @@ from typing import Any
 
 from ..errors import ConvsearchError
 from ..learned.auto import ALWAYS, UNSURE_BELOW, AskWhenUnsure
-from ..learned.data import FOLDS, dialog_of_id, fold_of
+from ..learned.oof import FOLDS, dialog_of_id, fold_of
 from ..learned.rewriter import LearnedRewriter
+from ..resolve.rules import RuleRewriter
 from ..rewrite.enhance import Enhanced, EnhanceRequest
-from ..rewrite.rules import RuleRewriter
 from .data import EvalRecord, topic_text
 from .retrieval_eval import IndexFactory, _search, build_task, local_index
 

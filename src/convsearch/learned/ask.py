@@ -11,7 +11,8 @@ the answer changed the question and how many words it added, the three most prob
 the term threshold, the most probable open candidate the answer **left out** (and the sum over those), the most
 probable one it took in, whether the answer still holds a pronoun, and the share of its words the history holds.
 
-**Two models, one doubt** (fitted by ``learned.ask_train`` on every training file, out of fold):
+**Two models, one doubt** (fitted by ``research/learned/ask_train.py`` on every training file, out of fold;
+this module only reads them):
 
 - gradient-boosted trees on the retrieval label: on the file's own retrieval task (``eval.retrieval_eval``: gold
   passages, or each dialog's own document; BM25), the human rewrite finds more of the relevant ids in its top 10
@@ -102,17 +103,6 @@ class Ranked:
             if mine.any():
                 out[mine] = 1.0 - np.interp(p[mine], self.quantiles[k], levels)
         return out
-
-    @classmethod
-    def fit(cls, model: Model, train_rows: np.ndarray) -> Ranked:
-        p = model.proba(train_rows)
-        lang = _lang_of(train_rows)
-        qs = []
-        for k in (0, 1):
-            mine = p[lang == k]
-            q = np.quantile(mine if len(mine) else p, np.linspace(0.0, 1.0, LEVELS))
-            qs.append(np.maximum.accumulate(q))
-        return cls(model, np.vstack(qs), columns(model.names, ASK_NAMES))
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.to_dict(), "quantiles": [[float(x) for x in q] for q in self.quantiles]}

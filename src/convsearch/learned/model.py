@@ -1,22 +1,16 @@
-"""L2-regularised logistic regression in numpy, fitted by Newton's method: deterministic (no random start, no
-shuffling, no threads of its own), a few iterations on a few dozen features, and a model that is a JSON dict.
+"""A fitted L2-regularised logistic regression at inference: ``proba(X)`` from the JSON dict the model file
+stores. Predict only; the fit (Newton's method, numpy) is ``research/learned/fit.py``'s ``fit_logistic``.
 
-Features are standardised with the training mean and deviation (kept in the model); the loss is the summed log
-loss plus ``l2 / 2 * |w|^2`` over the weights (the bias is not penalised). Each Newton step solves the regularised
-Hessian and is halved until the loss goes down, so a separable set converges to finite weights instead of running
-off.
-
->>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([0, 0, 1, 1])
->>> m = fit_logistic(X, y, l2=0.1)
->>> (m.proba(X) > 0.5).astype(int).tolist()
+>>> m = Logistic(("x",), np.zeros(1), np.ones(1), np.array([2.0]), -3.0, 0.1, 5)
+>>> (m.proba(np.array([[0.0], [1.0], [2.0], [3.0]])) > 0.5).astype(int).tolist()
 [0, 0, 1, 1]
->>> Logistic.from_dict(m.to_dict()).proba(X).round(6).tolist() == m.proba(X).round(6).tolist()
+>>> Logistic.from_dict(m.to_dict()).proba(np.array([[1.0]])).tolist() == m.proba(np.array([[1.0]])).tolist()
 True
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,44 +58,4 @@ class Logistic:
                    float(d["bias"]), float(d["l2"]), int(d["iterations"]))
 
 
-def _loss(A: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float) -> float:
-    z = A @ w
-    # log(1 + e^z) - y z, stable for both signs
-    return float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * l2 * float(w[:-1] @ w[:-1]))
-
-
-def fit_logistic(X: np.ndarray, y: np.ndarray, *, l2: float = 1.0, names: Sequence[str] = (), max_iter: int = 100,
-                 tol: float = 1e-8) -> Logistic:
-    """Fit on rows ``X`` (n × d) and labels ``y`` (0/1); ``l2`` the penalty on the standardised weights."""
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if X.ndim != 2 or len(X) != len(y) or len(y) == 0:
-        raise ValueError(f"need X (n × d) and y (n) with n > 0, got {X.shape} and {y.shape}")
-    mean = X.mean(axis=0)
-    scale = X.std(axis=0)
-    scale[scale < 1e-12] = 1.0
-    A = np.hstack([(X - mean) / scale, np.ones((len(X), 1))])
-    d = A.shape[1]
-    reg = np.full(d, l2)
-    reg[-1] = 1e-9  # the bias: unpenalised (a whisker keeps the Hessian invertible on a one-class set)
-    w = np.zeros(d)
-    loss = _loss(A, y, w, l2)
-    it = 0
-    while it < max_iter:
-        it += 1
-        p = sigmoid(A @ w)
-        grad = A.T @ (p - y) + reg * w
-        hess = (A * (p * (1 - p))[:, None]).T @ A + np.diag(reg)
-        step = np.linalg.solve(hess, grad)
-        t = 1.0
-        while True:
-            w_new = w - t * step
-            new = _loss(A, y, w_new, l2)
-            if new <= loss or t < 1e-6:
-                break
-            t /= 2
-        w, done = w_new, loss - new <= tol * max(1.0, abs(loss)) and float(np.max(np.abs(t * step))) < 1e-6
-        loss = new
-        if done:
-            break
-    return Logistic(tuple(names), mean, scale, w[:-1].copy(), float(w[-1]), l2, it)
+__all__ = ["Logistic", "sigmoid"]

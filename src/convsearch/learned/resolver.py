@@ -26,10 +26,14 @@ all) and of the runner-up (is it needed too). A turn left alone by the gate has 
 reads it to ask the LLM only on turns below a threshold chosen on the folds; the field names and meaning of
 ``Resolved`` are the stable API.
 
-**Out of fold.** A model file carries the model fitted on every training turn (``fold=None``) and the 5 fold models
-(model k never saw a dialog of fold k: ``learned.data.fold_of``), each with its own IDF table.
-``resolve(..., fold=k)`` scores with model k: the evaluation passes the fold of the record's dialog so that a
-record of a training set is scored by a model that never saw it (``learned.oof``).
+**Out of fold.** The shipped model file carries the model fitted on every training turn (``fold=None``); the 5 fold
+models (model k never saw a dialog of fold k: ``learned.oof.fold_of``), each with its own IDF table, stay with the
+training code (``research/learned/folds.json``) and are attached by the evaluation only (``learned.oof.with_folds``,
+``Resolver.use``). ``resolve(..., fold=k)`` scores with model k: the evaluation passes the fold of the record's
+dialog so that a record of a training set is scored by a model that never saw it.
+
+Runs on every turn of ``--rewriter learned`` and of ``auto`` when an LLM is configured (``learned.auto``): numpy
+arithmetic over the loaded models, nothing of fitting (that is ``research/learned/``).
 
 Example::
 
@@ -40,6 +44,7 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -147,7 +152,8 @@ Scores = tuple[TurnView, float, np.ndarray, Fitted]  # ``Resolver.score``: the t
 
 @dataclass(frozen=True)
 class Models:
-    """What a model file holds: the model fitted on every fold, the fold models, and the file's metadata."""
+    """What a model file holds: the model fitted on every training turn, the fold models (none in the shipped file:
+    ``learned.oof.with_folds`` attaches them for an evaluation), the file's metadata and its sha256."""
 
     path: Path
     full: Fitted
@@ -155,13 +161,15 @@ class Models:
     window: int
     meta: Mapping[str, Any]
     ask: Mapping[str, Any] | None = None  # the ``ask`` section, raw (``learned.ask.ask_models`` parses it)
+    sha256: str = ""  # of the file's bytes (a fold-models file names the model file it belongs to by it)
 
     def pick(self, fold: int | None) -> Fitted:
         """Fold model ``fold`` (never saw that fold's dialogs), or the full model for None."""
         if fold is None:
             return self.full
         if not 0 <= fold < len(self.folds):
-            raise ValueError(f"the model file has {len(self.folds)} fold models, not fold {fold}")
+            raise ValueError(f"{len(self.folds)} fold models loaded, not fold {fold} (an evaluation attaches them: "
+                             "learned.oof.with_folds)")
         return self.folds[fold]
 
 
@@ -179,12 +187,13 @@ def load_models(path: Path | str | None = None) -> Models:
     with _LOCK:
         got = _LOADED.get(p)
         if got is None:
-            d = json.loads(p.read_text(encoding="utf-8"))
+            raw = p.read_bytes()
+            d = json.loads(raw.decode("utf-8"))
             LOADS[0] += 1
             folds = tuple(Fitted.from_dict(f) for f in d.get("folds", ()))
             meta = {k: v for k, v in d.items() if k not in ("full", "folds", "ask")}
             got = _LOADED[p] = Models(p, Fitted.from_dict(d["full"]), folds, int(d.get("window", 8)), meta,
-                                      d.get("ask"))
+                                      d.get("ask"), hashlib.sha256(raw).hexdigest())
     return got
 
 
@@ -196,10 +205,16 @@ class Resolver:
         self.path = path
         self.max_terms = max_terms
         self.second_min = second_min  # a term after the first goes in only at this probability or above
+        self._models: Models | None = None  # set by ``use``: the file's models with fold models attached
 
     @property
     def models(self) -> Models:
-        return load_models(self.path)
+        return self._models or load_models(self.path)
+
+    def use(self, models: Models | None) -> None:
+        """Answer with ``models`` (the file's, with its fold models attached: ``learned.oof.with_folds``) from now
+        on; None: the file's own again."""
+        self._models = models
 
     def score(self, history: Sequence[Message], question: str, topic: str | None = None, lang: str | None = None,
               *, fold: int | None = None) -> Scores:

@@ -35,7 +35,9 @@ question as typed. ``cost`` is ``"compute"``, not ``"pure"``: the arithmetic is 
 2-core machine), past the millisecond the server's event loop may spend on a "pure" rewriter (``Rewriter.cost``).
 
 Out of fold: ``out_of_fold(path)`` (the evaluation calls it with its data file) makes every record of a training
-file scored by the fold model that never saw its dialog (``learned.oof``); the reason of each turn names the fold.
+file scored by the fold model that never saw its dialog (``learned.oof``: the fold models are read from
+``research/learned/folds.json`` of the checkout, not from the shipped file); the reason of each turn names the fold.
+A search never calls it: ``get_rewriter("learned")`` answers every turn with the full model.
 """
 
 from __future__ import annotations
@@ -44,16 +46,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ..gate import needs_rewrite
 from ..lang import detect, reading
+from ..resolve.entities import mentions
+from ..resolve.gate import needs_rewrite
+from ..resolve.guard import fluency_problem, fluency_repair, unfaithful_words
+from ..resolve.rules import RuleRewriter
+from ..resolve.shapes import asked_form, with_courtesy
 from ..rewrite.enhance import RULES_SURE
-from ..rewrite.entities import mentions
-from ..rewrite.guard import fluency_problem, fluency_repair, unfaithful_words
-from ..rewrite.rules import RuleRewriter
-from ..rewrite.shapes import asked_form, with_courtesy
 from ..types import Decision, Message, RewriteResult
 from .compose import How, append_terms
-from .oof import FoldMap, fold_map
+from .oof import FoldMap, fold_map, with_folds
 from .resolver import Resolved, Resolver, Scores
 
 LEARNED_GATE = frozenset({"en"})  # languages whose gate decision is the learned gate's (the rest: the rules')
@@ -61,7 +63,7 @@ LEARNED_TERMS = frozenset({"en", "zh"})  # languages whose rewrite uses the lear
 APPEND_MIN = 0.5  # a term with no fluent place is appended only at this selection probability or above
 NEVER = 1.01  # a probability threshold no turn reaches
 # How the learned parts combine with the rules: chosen on the training sets out of fold, then vetoed on the
-# evaluation-only sets (docs/LEARNED.md, "Precision first"; scripts/learned_combine_grid.py).
+# evaluation-only sets (docs/LEARNED.md, "Precision first"; research/learned/combine_grid.py).
 REWRITE_AT = NEVER  # learned gate: rewrite a turn the rules call standalone only at this probability or above
 STANDALONE_BELOW = 0.0  # learned gate: leave a turn the rules would rewrite only below this probability
 RULES_APPEND_MIN = NEVER  # the surest term appended to the rules' own rewrite only at this probability
@@ -104,10 +106,14 @@ class LearnedRewriter:
     def close(self) -> None:
         """Nothing to release (the model file stays loaded for the process)."""
 
-    def out_of_fold(self, data: Path | str) -> str | None:
+    def out_of_fold(self, data: Path | str, folds: Path | str | None = None) -> str | None:
         """Score the records of ``data`` out of fold when it is a training file of the model (returns its set's
-        name), else use the full model (returns None)."""
+        name), else use the full model (returns None). ``folds``: the fold-models file (default
+        ``learned.oof.FOLD_MODELS``)."""
+        self.resolver.use(None)
         self.folds = fold_map(data, self.resolver.models)
+        if self.folds:
+            self.resolver.use(with_folds(self.resolver.models, folds))
         return self.folds.dataset if self.folds else None
 
     def resolve(self, history: Sequence[Message], query: str, *, topic: str | None = None,

@@ -8,13 +8,13 @@ import json
 
 import numpy as np
 import pytest
+from research.learned.data import FOLDS, Turn, dialog_of_id, fold_of, split_folds, turn_of
+from research.learned.fit import fit_logistic
+from research.learned.labels import added_words, needed_term, needs_rewrite
 
 from convsearch.eval.data import parse_record
-from research.learned.data import FOLDS, Turn, dialog_of_id, fold_of, split_folds, turn_of
 from convsearch.learned.features import CANDIDATE_NAMES, TURN_NAMES, IdfTable, featurize, view
-from research.learned.labels import added_words, needed_term, needs_rewrite
 from convsearch.learned.model import Logistic
-from research.learned.fit import fit_logistic
 from convsearch.resolve.gate import needs_rewrite as rules_gate
 from convsearch.types import Message
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from research.learned.ask_train import Rows, file_rows, fit_ask, fit_doubt, out_of_fold, ranked, ranking_table
+from research.learned.fit import fit_gbdt, fit_logistic
 
 from convsearch.eval.oracle import per_query
-from research.learned.fit import fit_gbdt
 from convsearch.learned.ask import ASK_NAMES, EXTRA_NAMES, LEVELS, AskModels, Doubt, Ranked, ask_row
-from research.learned.ask_train import Rows, file_rows, fit_ask, fit_doubt, out_of_fold, ranking_table
 from convsearch.learned.features import TURN_NAMES
-from research.learned.fit import fit_logistic
 from convsearch.learned.resolver import Resolver
 from convsearch.types import Message
 
@@ -49,7 +48,7 @@ def _rows(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def test_a_rank_is_among_the_training_turns_of_the_rows_language() -> None:
     X, y = _rows(400, 0)
     X[X[:, ZH_COL] == 1, SIGNAL] += 3.0  # the Chinese rows all look doubtful
-    r = Ranked.fit(fit_logistic(X, y, names=ASK_NAMES), X)
+    r = ranked(fit_logistic(X, y, names=ASK_NAMES), X)
     assert r.quantiles.shape == (2, LEVELS)
     conf = r.confidence(X)
     assert conf.min() >= 0.0 and conf.max() <= 1.0
@@ -67,8 +66,8 @@ def test_a_rank_is_among_the_training_turns_of_the_rows_language() -> None:
 
 def test_the_doubt_is_the_mean_of_its_models_ranks() -> None:
     X, y = _rows(300, 1)
-    a = Ranked.fit(fit_logistic(X, y, names=ASK_NAMES), X)
-    b = Ranked.fit(fit_gbdt(X, y, trees=10, names=ASK_NAMES), X)
+    a = ranked(fit_logistic(X, y, names=ASK_NAMES), X)
+    b = ranked(fit_gbdt(X, y, trees=10, names=ASK_NAMES), X)
     d = Doubt((a, b))
     row = X[7]
     assert d.confidence(row) == pytest.approx((a.confidence(row[None])[0] + b.confidence(row[None])[0]) / 2)

@@ -7,25 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from convsearch.eval.data import parse_record
-from convsearch.learned.alt_models import MLP, Trees, load_model
-from research.learned.fit import fit_gbdt, fit_mlp
 from research.learned.data import Turn, fold_of, turn_of
 from research.learned.embcache import EmbeddingCache
-from convsearch.learned.features import (
+from research.learned.fit import fit_gbdt, fit_logistic, fit_mlp
+from research.learned.labels import needed_term, needs_rewrite
+from research.learned.semantic import (
     SEM_CAND_NAMES,
     SEM_TURN_NAMES,
-    TURN_NAMES,
-    IdfTable,
     embedding_texts,
     feature_names,
-    featurize,
+    featurize_with,
     semantic,
-    view,
 )
-from research.learned.labels import needed_term, needs_rewrite
-from research.learned.fit import fit_logistic
 from research.learned.synth import (
     SUFFIX,
     answer_ellipsis_turn,
@@ -34,6 +27,10 @@ from research.learned.synth import (
     ellipsis_set,
     ellipsis_turn,
 )
+
+from convsearch.eval.data import parse_record
+from convsearch.learned.alt_models import MLP, Trees, load_model
+from convsearch.learned.features import TURN_NAMES, IdfTable, featurize, view
 from convsearch.types import Message
 
 
@@ -125,11 +122,19 @@ def test_semantic_columns_from_given_vectors() -> None:
     assert turn.shape == (len(SEM_TURN_NAMES),) and rows.shape == (len(v.candidates), len(SEM_CAND_NAMES))
     assert turn[0] == pytest.approx(0.0) and turn[1] == pytest.approx(1 / np.sqrt(2))  # q·prev, best cand·q
     assert rows[0, 0] == pytest.approx(1 / np.sqrt(2)) and rows[0, 4] == 1.0  # the first candidate ranks first
-    g, c = featurize(v, IdfTable.build(texts), emb=emb)
+    g, c = featurize_with(v, IdfTable.build(texts), emb)
     names_g, names_c = feature_names(semantic=True)
     assert g.shape == (len(names_g),) and c.shape == (len(v.candidates), len(names_c))
     lex_g, lex_c = featurize(v, IdfTable.build(texts))
     np.testing.assert_array_equal(g[: len(lex_g)], lex_g)  # the lexical part is the same with or without
+    assert featurize_with(v, IdfTable.build(texts), None)[1].tolist() == lex_c.tolist()
+    # every column where its name says: the semantic ones, a candidate's own lexical ones, the turn's at the end
+    for j, name in enumerate(SEM_CAND_NAMES):
+        np.testing.assert_array_equal(c[:, names_c.index(name)], rows[:, j])
+    lex_names = list(feature_names()[1])
+    np.testing.assert_array_equal(c[:, names_c.index("c_idf_max")], lex_c[:, lex_names.index("c_idf_max")])
+    for name in ("lang_zh", "q_idf_mean", "s_q_prev"):
+        assert (c[:, names_c.index(name)] == g[names_g.index(name)]).all()
     assert feature_names(False) == (TURN_NAMES, feature_names(False)[1]) and len(lex_c[0]) == len(feature_names()[1])
 
 
