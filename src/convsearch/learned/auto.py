@@ -40,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from ..gate import needs_rewrite
 from ..lang import detect
+from ..resolve.gate import needs_rewrite
+from ..resolve.shapes import asked_form
 from ..rewrite.enhance import LLM, RULES_SURE, Enhanced, Enhancer, EnhanceRequest, EnhancerRewriter, from_rewrite
-from ..rewrite.shapes import asked_form
 from ..types import Decision, DecisionKind
 from .ask import ask_models, ask_row
 from .rewriter import LearnedRewriter
