@@ -10,20 +10,25 @@ import pytest
 from convsearch.lang.en import steps as en
 from convsearch.lang.zh import steps as zh
 from convsearch.resolve.analysis import Analysis, analyse
+from convsearch.resolve.focus import find_focus
 from convsearch.resolve.gate import decide
 from convsearch.resolve.language import language
-from convsearch.resolve.focus import find_focus
 from convsearch.resolve.rules import Outcome, RuleRewriter
+from convsearch.resolve.turn import Turn
 from convsearch.types import Message
 
 ZH_H = [Message("user", "深圳最近三天适合露营吗？"), Message("assistant", "适合，天气晴。")]
 EN_H = [Message("user", "Does AnySearch support Chinese?"), Message("assistant", "Yes, it does.")]
+def _turn(code, query, focus, history):
+    return Turn(Analysis(tuple(history), query, None, language(code)), focus=focus)
+
+
 def _zh_run(query, focus, history=(), steps=None):
-    return zh.resolve(query, focus, history, None, zh.REWRITE_STEPS if steps is None else steps)
+    return zh.resolve(_turn("zh", query, focus, history), zh.REWRITE_STEPS if steps is None else steps)
 
 
 def _en_run(query, focus, history=(), steps=None):
-    return en.resolve(query, focus, history, None, en.REWRITE_STEPS if steps is None else steps)
+    return en.resolve(_turn("en", query, focus, history), en.REWRITE_STEPS if steps is None else steps)
 
 
 CASES = [("zh", zh, _zh_run, ZH_H, "那番禺呢？", "番禺最近三天适合露营吗"),
@@ -78,7 +83,8 @@ def test_the_rewriter_runs_the_languages_list(name, module, history, query, want
         return Outcome(f"{t.q.rstrip('?？')} {WORD[name]}", "toy rule")
 
     a = analyse(history, query)
-    toyed = Analysis(a.history, a.query, a.topic, replace(a.language, rewrite=(toy, *module.REWRITE_STEPS)), typed=query)
+    toyed = Analysis(a.history, a.query, a.topic, replace(a.language, rewrite=(toy, *module.REWRITE_STEPS)),
+                     typed=query)
     r = RuleRewriter().rewrite(history, query, analysis=toyed)
     assert r.reason.endswith("; toy rule") and r.rewritten == f"{query.rstrip('?？')} {WORD[name]}", r
 

@@ -36,6 +36,7 @@ from ..resolve.analysis import Analysis, Candidate
 from ..resolve.compose import replace_pronoun
 from ..resolve.entities import mentions
 from ..resolve.language import FALLBACK, language
+from ..resolve.turn import Turn
 from ..text import TRAIL_MARKS, is_cjk
 from .tokens import content_words
 
@@ -94,7 +95,7 @@ def compose_terms(a: Analysis, question: str, chosen: Sequence[Candidate]) -> tu
         lang = a.language
         focus = replace(a.topic_focus, entity=mention_of(top, a))
         try:
-            got, op = lang.composer(q, focus, a.history, a.topic, lang.rewrite or language(FALLBACK).rewrite)
+            got, op = lang.composer(Turn(a, query=q, focus=focus), lang.rewrite or language(FALLBACK).rewrite)
         except (IndexError, ValueError):  # a step reading a frame or focus the learned choice does not fit
             got, op = None, "no step placed it"
         if got and got.strip() and got.strip() != q.strip() and _holds(got, top.text):

@@ -40,17 +40,7 @@ class Outcome(NamedTuple):
     reason: str
 
 
-Step = Callable[[Any], "Outcome | None"]  # a language's rewrite step: its Turn → Outcome, or None to pass
-
-
-class Turn:
-    """A follow-up as a language's rewrite steps read it, at its plainest: the query (``q`` stripped), the focus
-    (``ent`` its entity) and the history. The shipped languages' steps read richer turns of their own."""
-
-    __slots__ = ("query", "q", "focus", "ent", "history")
-
-    def __init__(self, query: str, focus: Focus, history: Sequence[Message] = ()) -> None:
-        self.query, self.q, self.focus, self.ent, self.history = query, query.strip(), focus, focus.entity, history
+Step = Callable[[Any], "Outcome | None"]  # a language's rewrite step: its turn (``resolve.turn``) → Outcome or None
 
 
 def first(steps: Sequence[Step], turn: Any) -> tuple[str | None, str]:

@@ -23,26 +23,25 @@ from typing import Any
 from .. import lang as packs
 from ..lang.base import LanguagePack
 from ..text import TRAIL_MARKS
-from ..types import Decision, Message
-from .compose import Outcome, Turn, first
-from .focus import Focus
+from ..types import Decision
+from .compose import Outcome, first
 
 FALLBACK = "en"  # the language a code without a Language of its own is read as (``lang.reading`` agrees)
 
 # The steps' argument types are the analysis and the rule turn (``resolve.analysis``, ``resolve.scoring``), which
 # are built above this module: named here as Any, so that no import (not even a type-checking one) goes upward.
 GateCheck = Callable[[Any], "Decision | None"]  # Analysis -> Decision or None
-RuleStep = Callable[[Any], Any]  # RuleTurn -> Resolution or None
+RuleStep = Callable[[Any], Any]  # resolve.turn.Turn -> Resolution or None
 RewriteStep = Callable[[Any], "Outcome | None"]  # the language's own turn (its composer builds it) → Outcome or None
 FrameStep = Callable[[str, str], "tuple[str, str] | None"]
-# runs a language's rewrite steps on a turn: (query, focus, history, topic, steps) -> (rewrite or None, how)
-Composer = Callable[[str, Focus, Sequence[Message], "str | None", Sequence[RewriteStep]], "tuple[str | None, str]"]
+# runs a language's rewrite steps on a turn (``resolve.turn.Turn``, which the composer may extend with what its
+# steps read): (turn, steps) -> (rewrite or None, how)
+Composer = Callable[[Any, Sequence[RewriteStep]], "tuple[str | None, str]"]
 
 
-def run_steps(query: str, focus: Focus, history: Sequence[Message], topic: str | None,
-              steps: Sequence[RewriteStep]) -> tuple[str | None, str]:
-    """The plainest composer: ``steps`` in order on a ``compose.Turn`` (a language without a composer of its own)."""
-    return first(steps, Turn(query, focus, history))
+def run_steps(t: Any, steps: Sequence[RewriteStep]) -> tuple[str | None, str]:
+    """The plainest composer: ``steps`` in order on the turn itself (a language without a composer of its own)."""
+    return first(steps, t)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -51,7 +50,7 @@ class Language:
 
     - ``gate``: the gate's checks (``Analysis -> Decision | None``), ending on one that always decides
       (``checks.standalone``); empty: the fallback language's checks;
-    - ``rules``: the steps before the rewrite (``RuleTurn -> Resolution | None``, ``resolve.scoring``); None: the
+    - ``rules``: the steps before the rewrite (``Turn -> Resolution | None``, ``resolve.scoring``); None: the
       shared ones (``scoring.DEFAULT_STEPS``);
     - ``rewrite``: the rewrite steps, run by ``composer`` (which builds the language's turn from the query, the
       focus, the history and the topic);

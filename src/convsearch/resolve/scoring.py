@@ -1,7 +1,7 @@
 """The rule half of the decision: ordered named steps over the turn's ``Analysis`` (the ``RuleScorer``'s steps).
 
 After the gate decided that a turn needs a rewrite, a language's ``RULE_STEPS`` (``lang/<code>/steps.py``) are run
-in order on a ``RuleTurn``: a step either decides (returns a ``Resolution``: the rewrite, or None to leave the query
+in order on a ``Turn``: a step either decides (returns a ``Resolution``: the rewrite, or None to leave the query
 alone, with the reason and the operation) or passes (returns None), possibly after annotating the turn's focus for
 the steps after it (the focus of a digression's root, the subject the conversation opened on, the resolved previous
 question, what the latest answer introduced). When no step decides, the language's own rewrite steps run
@@ -26,6 +26,7 @@ from .introduced import introduced_entity, person_shaped
 from .language import FALLBACK, language
 from .passage_name import passage_focus
 from .stated import carry_constraints
+from .turn import Turn
 
 if TYPE_CHECKING:  # the analysis is built above the steps that read it
     from .analysis import Analysis
@@ -47,43 +48,10 @@ class Resolution:
     carry: bool = True
 
 
-class RuleTurn:
-    """A turn as the rule steps read it: a view of the turn's analysis (``a``; ``query`` its asked form, ``history``,
-    ``topic``, ``lang``) with the gate's decision and the focus the steps may annotate (read from the analysis on
-    first use). ``resolve_frame(focus)`` resolves the previous question a frame ellipsis completes."""
-
-    __slots__ = ("a", "decision", "query", "history", "topic", "lang", "_focus", "_frames")
-
-    def __init__(self, a: Analysis, decision: Decision,
-                 frames: Callable[[Analysis, Focus], Focus] | None = None) -> None:
-        self.a, self.decision = a, decision
-        self.query, self.history, self.topic, self.lang = a.query, a.history, a.topic, a.lang
-        self._focus: Focus | None = None
-        self._frames = frames
-
-    def resolve_frame(self, focus: Focus) -> Focus:
-        """The focus with its frame (the previous question) resolved as it was meant, when the scorer can."""
-        return focus if self._frames is None else self._frames(self.a, focus)
-
-    @property
-    def focus(self) -> Focus:
-        if self._focus is None:
-            self._focus = self.a.topic_focus
-        return self._focus
-
-    @focus.setter
-    def focus(self, value: Focus) -> None:
-        self._focus = value
-
-    def why(self, how: str) -> str:
-        """The reason of a rewrite: the gate's verdict, then how the step wrote it."""
-        return f"gate: {self.decision.reason}; {how}"
+Step = Callable[[Turn], "Resolution | None"]
 
 
-Step = Callable[[RuleTurn], "Resolution | None"]
-
-
-def not_needed(t: RuleTurn) -> Resolution | None:
+def not_needed(t: Turn) -> Resolution | None:
     """The gate said standalone: the query stays as typed, unless the user stated a constraint about themselves
     that a request naming all it asks still lacks ("怎么把 PDF 转成 Word" after "我用的是 Mac …")."""
     d = t.decision
@@ -98,7 +66,7 @@ def not_needed(t: RuleTurn) -> Resolution | None:
 def ordinal(tidy: Callable[[str], str] = lambda out: out) -> Step:
     """A step: a positional reference takes the item of the latest answer's list ("the third step", "第二种");
     ``tidy`` is the language's last touch on the result."""
-    def positional(t: RuleTurn) -> Resolution | None:
+    def positional(t: Turn) -> Resolution | None:
         """A positional reference takes the item of the latest answer's list."""
         found = t.a.ordinal(t.query)
         if found is None:
@@ -110,7 +78,7 @@ def ordinal(tidy: Callable[[str], str] = lambda out: out) -> Step:
     return positional
 
 
-def offer(t: RuleTurn) -> Resolution | None:
+def offer(t: Turn) -> Resolution | None:
     """A yes to the latest answer's offer of information takes what was offered; its pronoun ("their location")
     points at what that same answer named first."""
     offered = t.a.offer(t.query)
@@ -122,7 +90,7 @@ def offer(t: RuleTurn) -> Resolution | None:
     return Resolution(f"{t.query.rstrip()} {offered}", t.why(f"offer accepted: {offered}"), "offer")
 
 
-def root_focus(t: RuleTurn) -> None:
+def root_focus(t: Turn) -> None:
     """(Annotates.) A question that names nothing after a closed digression goes back to the digression's root
     ("旺季是指哪几个月？" digressed; "进去一般逛多久？" is about 拙政园 again)."""
     f = t.focus
@@ -130,7 +98,7 @@ def root_focus(t: RuleTurn) -> None:
         t.focus = replace(f, entity=f.root, subject=f.root, frame=f.root_frame, frame_mentions=f.root_mentions)
 
 
-def opening_focus(t: RuleTurn) -> None:
+def opening_focus(t: Turn) -> None:
     """(Annotates.) The gate found the question going on about what the conversation opened on: that subject
     ("山顶扎营…" → "武功山山顶扎营…")."""
     if t.decision.kind is DecisionKind.OPENING and (opening := opening_subject(t.history)) is not None:
@@ -139,7 +107,7 @@ def opening_focus(t: RuleTurn) -> None:
         t.focus = replace(t.focus, entity=opening, subject=opening, frame=first, frame_mentions=mentions(first))
 
 
-def frame_focus(t: RuleTurn) -> None:
+def frame_focus(t: Turn) -> None:
     """(Annotates.) An ellipsis completes the previous question as it was meant: "那么杭州呢？" after "那番禺呢？"
     fills "番禺最近三天适合露营吗", not "那番禺呢"."""
     if t.focus.frame and t.decision.is_frame:
@@ -150,7 +118,7 @@ def introduced_focus(person: re.Pattern[str], plural: re.Pattern[str], *, person
     """A step (annotates): a pronoun takes what the latest answer introduced ("Which airline …?" → "KLM …" →
     "its baggage allowance"); ``person`` / ``plural`` find the language's personal and plural pronouns; with
     ``person_by_name`` a personal pronoun takes the one person the answer named when the focus is no person."""
-    def introduced(t: RuleTurn) -> None:
+    def introduced(t: Turn) -> None:
         """(Annotates.) A pronoun takes what the latest answer introduced."""
         if t.decision.kind is not DecisionKind.PRONOUN:
             return None
@@ -168,7 +136,7 @@ def introduced_focus(person: re.Pattern[str], plural: re.Pattern[str], *, person
     return introduced
 
 
-def fragment(t: RuleTurn) -> Resolution | None:
+def fragment(t: Turn) -> Resolution | None:
     """A fragment fills a slot of the focus's frame, or asks which of the two things the user named."""
     if not t.focus.frame:
         return None
@@ -176,7 +144,7 @@ def fragment(t: RuleTurn) -> Resolution | None:
     return Resolution(done[0], t.why(done[1]), "fragment") if done is not None else None
 
 
-def topic_alias(t: RuleTurn) -> Resolution | None:
+def topic_alias(t: Turn) -> Resolution | None:
     """A partial name of the session topic takes the whole name ("Divac" → "Vlade Divac")."""
     name = topic_entity(t.topic) if t.topic else ""
     span = partial_name_span(t.query, name) if name and name_like(name) else None
@@ -186,7 +154,7 @@ def topic_alias(t: RuleTurn) -> Resolution | None:
     return Resolution(out, t.why(f"alias: {t.query[span[0]:span[1]]} → {name}"), "alias")
 
 
-def passage_names(t: RuleTurn) -> None:
+def passage_names(t: Turn) -> None:
     """(Annotates.) A passage's glued heading gives way to its name, and a name the answer gave a short form in
     brackets to that form."""
     f = passage_focus(t.focus, t.history)
@@ -219,14 +187,14 @@ class RuleScorer:
         self.frames = frames
 
     def decide(self, a: Analysis, decision: Decision) -> Resolution:
-        t = RuleTurn(a, decision, self.frames)
+        t = Turn(a, decision, frames=self.frames)
         lang = a.language
         for step in DEFAULT_STEPS if lang.rules is None else lang.rules:
             done = step(t)
             if done is not None:
                 return done
         steps = lang.rewrite or language(FALLBACK).rewrite
-        out, op = lang.composer(t.query, t.focus, t.history, t.topic, steps)
+        out, op = lang.composer(t, steps)
         if out is None or not out.strip():
             return Resolution(None, t.why(op), "keep", checked=False)
         return Resolution(out, t.why(op), "steps")

@@ -9,7 +9,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from ... import lexicon as lx
 from ...resolve import checks as c
@@ -18,10 +17,13 @@ from ...resolve import entities as e
 from ...resolve import frame as f
 from ...resolve import introduced, similar
 from ...resolve import scoring as s
+from ...resolve.analysis import Analysis
 from ...resolve.compose import Outcome
 from ...resolve.entities import definite_expansion, has_pronoun, mentions
-from ...resolve.focus import Focus, alias_of, en_salient_noun, find_focus
+from ...resolve.focus import alias_of, en_salient_noun, find_focus
+from ...resolve.language import language
 from ...resolve.shapes import SOCIAL_RE, own_thing_over_passage, shares_word, things_asked
+from ...resolve.turn import Turn
 from ...text import TRAIL_MARKS
 from ...types import Decision, DecisionKind, Message
 from ..base import Mention
@@ -29,35 +31,30 @@ from .frame import EN_ARTICLE_RE
 from .markers import EN_REQUEST_RE, en_ellipsis, en_info_question
 from .mentions import en_tokens
 
-if TYPE_CHECKING:  # the analysis is built above the steps that read it
-    from ...resolve.analysis import Analysis
-
 # --- the rewrite: section / class reference, ellipsis, pronoun, frame completion, exclusion -----------------
 
 
-class Turn:
-    """A follow-up as the rewrite steps read it. Some steps only annotate it for the later ones: ``q`` (the query
-    with a section's years or a class phrase's name put in), ``sref`` / ``cref`` (what they replaced) and
-    ``out`` / ``how`` (the rewrite so far)."""
+class EnTurn(Turn):
+    """The turn as the English rewrite steps read it. Some steps only annotate it for the later ones: ``q`` (the
+    query with a section's years or a class phrase's name put in), ``sref`` / ``cref`` (what they replaced) and
+    ``out`` / ``how`` (the rewrite so far); ``section`` is the session topic's section."""
 
-    __slots__ = ("query", "focus", "history", "section", "q", "ent", "sref", "cref", "out", "how")
+    __slots__ = ("section", "sref", "cref", "out", "how")
 
-    def __init__(self, query: str, focus: Focus, history: Sequence[Message] = (), section: str = "") -> None:
-        self.query, self.focus, self.history, self.section = query, focus, history, section
-        self.q = query.strip()
-        self.ent = focus.entity
+    def prepare(self) -> None:
+        self.section = e.topic_section(self.topic) if self.topic else ""
         self.sref: tuple[int, int, str] | None = None
         self.cref: tuple[int, int, str] | None = None
         self.out: str | None = None
         self.how = "no focus"
 
 
-def turn(query: str, history: Sequence[Message], topic: str | None = None) -> Turn:
+def turn(query: str, history: Sequence[Message], topic: str | None = None) -> EnTurn:
     """The turn with the focus ``entities.find_focus`` gives (for examples and tests; the rewriter refines it)."""
-    return Turn(query, find_focus(history, topic), history, e.topic_section(topic) if topic else "")
+    return EnTurn(Analysis(tuple(history), query, topic, language("en")), focus=find_focus(history, topic))
 
 
-def passage_subject(t: Turn) -> None:
+def passage_subject(t: EnTurn) -> None:
     """After an answer passage that never names the focus, what the passage names most often is what the follow-up
     is about: the focus was left behind (annotates ``focus`` / ``ent``).
 
@@ -75,7 +72,6 @@ def passage_subject(t: Turn) -> None:
     sal = en_salient_noun(last.content, e.mentions(last.content, "en"))
     if sal is not None and sal.text.lower() not in t.q.lower():
         t.focus = replace(t.focus, entity=sal, subject=sal)
-        t.ent = sal
 
 
 def _still_named(ent: Mention, text: str) -> bool:
@@ -90,7 +86,7 @@ def _word_set(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"[a-z0-9][\w'’-]*", text.lower()))
 
 
-def section_reference(t: Turn) -> None:
+def section_reference(t: EnTurn) -> None:
     """"during this time" in a session on a dated page section takes the section's years; "that year" the one
     year the latest user turn naming a year gave (annotates ``q``).
 
@@ -103,7 +99,7 @@ def section_reference(t: Turn) -> None:
         t.q, t.sref = t.q[:sref[0]] + sref[2] + t.q[sref[1]:], sref
 
 
-def ellipsis(t: Turn) -> Outcome | None:
+def ellipsis(t: EnTurn) -> Outcome | None:
     """"What about X?" swaps X for the frame's entity of its kind, adds a prepositional X to the frame, or
     attaches the focus to a common noun.
 
@@ -157,7 +153,7 @@ def ellipsis(t: Turn) -> Outcome | None:
     return Outcome(None, "ellipsis without a frame")
 
 
-def class_reference(t: Turn) -> None:
+def class_reference(t: EnTurn) -> None:
     """"did that album sell well?" → "did the album Museum sell well?" (annotates ``q``; the rules go on from there).
 
     >>> from convsearch.types import Message as M
@@ -192,7 +188,7 @@ def _gerund(verb: str) -> str:
     return v + "ing"
 
 
-def activity(t: Turn) -> Outcome | None:
+def activity(t: EnTurn) -> Outcome | None:
     """After "how do I renew my passport by mail?", the "it" of "how long does it take?" is the renewing.
 
     >>> from convsearch.types import Message as M
@@ -212,7 +208,7 @@ _ANSWER_SUBJECT_RE = re.compile(r"^\W*(?:[Tt]he\s+)?((?:[A-Z][\w'’&-]*\s+){0,3
                                 r"(?:is|serves|offers|has|meets|was|are|provides|sells)\b")
 
 
-def answer_subject(t: Turn) -> None:
+def answer_subject(t: EnTurn) -> None:
     """"their" after an answer that opens on a name the user did not give ("Cote is a French restaurant …") is that
     name's: the answer brought it in as its subject (annotates ``ent``).
 
@@ -234,14 +230,13 @@ def answer_subject(t: Turn) -> None:
     if low in t.history[-2].content.lower() or low in t.q.lower() or low.split()[0] in lx.STOP_EN \
             or not any(x.proper and x.text.lower() == low for x in e.mentions(t.history[-1].content, "en")):
         return  # the user's own name, "This is …", "There are …"; not a name ("Parking is free …", "Monday is …")
-    t.ent = Mention(name, True, "proper", name.split()[-1].lower())
-    t.focus = replace(t.focus, entity=t.ent)
+    t.focus = replace(t.focus, entity=Mention(name, True, "proper", name.split()[-1].lower()))
 
 
 _EN_IT_THEY_RE = re.compile(r"\b(?:(it|its)|they|them|their)\b", re.IGNORECASE)
 
 
-def opened_subject(t: Turn) -> None:
+def opened_subject(t: EnTurn) -> None:
     """"it" / "they" after an answer whose first sentence brought in a subject of its own is that subject: what the
     answer identified ("That's almost certainly a European robin." → "do they migrate?" → European robins) or
     the name it opened on ("The Ellis Island Foundation has …" → "does it have …"); not what the user named, nor a
@@ -271,7 +266,6 @@ def opened_subject(t: Turn) -> None:
             intro = None  # one person is no "they"
     if intro is not None and intro.text.lower() not in t.q.lower() and (
             m.group(1) is None or intro.det != "the " or not r.plural(intro)):  # "The Arabs …" is no "it"
-        t.ent = intro
         t.focus = replace(t.focus, entity=intro, subject=intro)
 
 
@@ -301,7 +295,7 @@ _EN_ROLE_RE = re.compile(r"\b(my|our|your|the)\s+(" + "|".join(sorted(lx.EN_PERS
 _EN_PLACE_PREPS = ("in ", "near ")  # ("my doctor at Kaiser Permanente": at / from a name is as often a company)
 
 
-def person_agreement(t: Turn) -> None:
+def person_agreement(t: EnTurn) -> None:
     """he / she / they stand for the person the latest question named by role ("my landlord", "my son"), not for a
     place or a thing it also named: "can my landlord in NYC raise the rent?" → "can they refuse to renew?" is about
     the landlord (annotates ``ent`` for they, the focus's ``person`` for he / she).
@@ -323,8 +317,7 @@ def person_agreement(t: Turn) -> None:
             t.focus = replace(t.focus, person=role[1])
     elif r.agrees(role[1], "they") and (t.ent is None or _place_in(t.ent, frame)
                                         or (not t.ent.proper and not r.plural(t.ent))):
-        t.ent = role[1]  # they: the landlord, not NYC; one person or several ("my kids")
-        t.focus = replace(t.focus, entity=role[1])
+        t.focus = replace(t.focus, entity=role[1])  # they: the landlord, not NYC; one person or several ("my kids")
 
 
 def _role_named(text: str) -> tuple[bool, Mention] | None:
@@ -353,7 +346,7 @@ def _brought_in(ent: Mention, history: Sequence[Message]) -> bool:
     return ent.proper and ent.text in history[-1].content and ent.text.lower() not in history[-2].content.lower()
 
 
-def pronoun(t: Turn) -> None:
+def pronoun(t: EnTurn) -> None:
     """The first pronoun standing for the focus (or the person, or what the answer said) is replaced (annotates
     ``out`` / ``how``).
 
@@ -421,7 +414,7 @@ def _plural_referent(q: str, ent: Mention | None, frame_mentions: Sequence[Menti
                  and m.det.strip().lower() != "the"), ent)
 
 
-def definite_reference(t: Turn) -> Outcome | None:
+def definite_reference(t: EnTurn) -> Outcome | None:
     """With no pronoun and no class phrase, a definite phrase takes the fuller name the history gave it.
 
     >>> from convsearch.types import Message as M
@@ -437,7 +430,7 @@ def definite_reference(t: Turn) -> Outcome | None:
     return None
 
 
-def no_focus(t: Turn) -> Outcome | None:
+def no_focus(t: EnTurn) -> Outcome | None:
     """Without a focus the rules stop here (with the class phrase's name, if one was put in).
 
     >>> no_focus(turn("How much does it cost?", []))
@@ -448,7 +441,7 @@ def no_focus(t: Turn) -> Outcome | None:
     return None
 
 
-def frame_completion(t: Turn) -> None:
+def frame_completion(t: EnTurn) -> None:
     """A question that names neither the focus nor the subject gets it where English puts it (annotates ``out``).
 
     >>> from convsearch.types import Message as M
@@ -465,7 +458,7 @@ def frame_completion(t: Turn) -> None:
         t.out, t.how = r.complete_en(q, r.relational_owner(q, focus) or r.attribute_owner(subject))
 
 
-def exclusion(t: Turn) -> None:
+def exclusion(t: EnTurn) -> None:
     """"what else …" excludes what a short answer said: "Besides X, what else …" (annotates ``out`` / ``how``). A
     long passage says too much to name in a query (CANARD answers: median 13 words; CAsT 2021 / iKAT passages:
     76-171).
@@ -489,7 +482,7 @@ def exclusion(t: Turn) -> None:
         t.how = (t.how + "; " if t.out is not None and t.how != "no pronoun" else "") + f"exclusion: besides {gist}"
 
 
-def finish(t: Turn) -> Outcome:
+def finish(t: EnTurn) -> Outcome:
     """The rewrite so far, with how the section or class reference came in; the query when nothing was to add.
 
     >>> from convsearch.types import Message as M
@@ -511,14 +504,15 @@ REWRITE_STEPS = (passage_subject, section_reference, ellipsis, class_reference, 
                  definite_reference, no_focus, frame_completion, exclusion, finish)
 
 
-def resolve(query: str, focus: Focus, history: Sequence[Message], topic: str | None,
-            steps: Sequence[r.Step]) -> tuple[str | None, str]:
-    """The first answer of ``steps`` (this language's ``REWRITE_STEPS``, as registered) on the turn, with a
-    locative "there" first given the place the latest question named (``frame.locative_there``)."""
+def resolve(t: Turn, steps: Sequence[r.Step]) -> tuple[str | None, str]:
+    """The composer: the first answer of ``steps`` (this language's ``REWRITE_STEPS``) on the turn as the English
+    steps read it, with a locative "there" first given the place the latest question named
+    (``frame.locative_there``)."""
+    history = t.history
     answer = history[-1].content if history and history[-1].role == "assistant" else ""
-    there = f.locative_there(query, focus.frame, answer)
-    q_in = there[0] if there is not None else query
-    out, op = r.first(steps, Turn(q_in, focus, history, e.topic_section(topic) if topic else ""))
+    there = f.locative_there(t.query, t.focus.frame, answer)
+    q_in = there[0] if there is not None else t.query
+    out, op = r.first(steps, t.extend(EnTurn, query=q_in))
     if there is not None:
         out, op = (out or q_in), f"{there[1]}; {op}"
     return out, op
@@ -799,7 +793,7 @@ GATE_STEPS = (c.no_context, c.social, remark, c.partial_name, c.offer, c.ordinal
 _PERSON_PRON_RE = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
 _PLURAL_PRON_RE = re.compile(r"\b(?:they|them|their|these|those)\b", re.IGNORECASE)
 
-def one_of_two(t: s.RuleTurn) -> s.Resolution | None:
+def one_of_two(t: Turn) -> s.Resolution | None:
     """"The former" / "the latter" takes the first / the second of the two things the latest question joined.
 
     >>> from convsearch.resolve.rules import RuleRewriter

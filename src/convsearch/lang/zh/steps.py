@@ -9,7 +9,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from ... import lexicon as lx
 from ...resolve import checks as c
@@ -18,38 +17,35 @@ from ...resolve import entities as e
 from ...resolve import frame as f
 from ...resolve import scoring as s
 from ...resolve import similar
+from ...resolve.analysis import Analysis
 from ...resolve.compose import Outcome
 from ...resolve.entities import has_pronoun, mentions
-from ...resolve.focus import Focus, find_focus, informs, opening_subject
+from ...resolve.focus import find_focus, informs, opening_subject
 from ...resolve.introduced import introduced_work, kind_referent
+from ...resolve.language import language
 from ...resolve.reply import remark_topic
 from ...resolve.shapes import compound, own_thing_over_passage, things_asked
+from ...resolve.turn import Turn
 from ...text import TRAIL_MARKS, is_cjk, tagged
 from ...types import Decision, DecisionKind, Message
 from ..base import Mention
 from .markers import ZH_NE_RE, ZH_QUESTION_RE, zh_classifier_reference, zh_ellipsis, zh_lead, zh_proverb_ne
 from .mentions import as_written, zh_anaphor_at, zh_common_person, zh_name_tokens
 
-if TYPE_CHECKING:  # the analysis is built above the steps that read it
-    from ...resolve.analysis import Analysis
-
 # --- the rewrite: ellipsis, classifier reference, pronoun, frame completion -------------------------------
 
 
-class Turn:
-    """A follow-up as the rewrite steps read it: the query without trailing punctuation (``core``), its
+class ZhTurn(Turn):
+    """The turn as the Chinese rewrite steps read it: the query without trailing punctuation (``core``), its
     follow-up marker (``lead``: 那, 那么 ...) and what follows it (``body``, an ellipsis' 呢 removed)."""
 
-    __slots__ = ("query", "focus", "history", "q", "core", "lead", "body", "ent", "is_ne", "_toks")
+    __slots__ = ("core", "lead", "body", "is_ne", "_toks")
 
-    def __init__(self, query: str, focus: Focus, history: Sequence[Message] = ()) -> None:
-        self.query, self.focus, self.history = query, focus, history
-        self.q = q = query.strip()
-        self.core = core = q.rstrip(TRAIL_MARKS)
+    def prepare(self) -> None:
+        self.core = core = self.q.rstrip(TRAIL_MARKS)
         self.lead = lead = zh_lead(core)
         body = core[len(lead):].lstrip(" ，,") if lead else core
-        self.ent = focus.entity
-        self.is_ne = zh_ellipsis(q)  # "X呢" or a bare "那X"
+        self.is_ne = zh_ellipsis(self.q)  # "X呢" or a bare "那X"
         if self.is_ne:
             body = zh_proverb_ne(body)  # "Apache 上怎么弄": the body is "Apache"
         self.body = re.sub(r"呢$", "", body).rstrip(TRAIL_MARKS) if self.is_ne else body
@@ -63,12 +59,12 @@ class Turn:
         return self._toks
 
 
-def turn(query: str, history: Sequence[Message], topic: str | None = None) -> Turn:
+def turn(query: str, history: Sequence[Message], topic: str | None = None) -> ZhTurn:
     """The turn with the focus ``entities.find_focus`` gives (for examples and tests; the rewriter refines it)."""
-    return Turn(query, find_focus(history, topic), history)
+    return ZhTurn(Analysis(tuple(history), query, topic, language("zh")), focus=find_focus(history, topic))
 
 
-def ellipsis(t: Turn) -> Outcome | None:
+def ellipsis(t: ZhTurn) -> Outcome | None:
     """An ellipsis swaps an entity of the same kind into the previous question, else is attached to the focus.
 
     >>> from convsearch.types import Message as M
@@ -150,7 +146,7 @@ def _stand_in(x: str, xm: Sequence[Mention], frame: str) -> Outcome | None:
     return Outcome(core.replace(old, x, 1), f"entity swap (nearest in meaning): {old} → {x}")
 
 
-def classifier_reference(t: Turn) -> Outcome | None:
+def classifier_reference(t: ZhTurn) -> Outcome | None:
     """"这张卡" names the focus by its kind (the focus ends in 卡).
 
     >>> from convsearch.types import Message as M
@@ -170,7 +166,7 @@ def classifier_reference(t: Turn) -> Outcome | None:
     return None
 
 
-def pronoun(t: Turn) -> Outcome | None:
+def pronoun(t: ZhTurn) -> Outcome | None:
     """The first pronoun or demonstrative standing for the focus is replaced by it (前者 / 后者 pick from the frame).
 
     >>> from convsearch.types import Message as M
@@ -249,7 +245,7 @@ def _aspect_owner(ent: Mention) -> Mention:
     return ent
 
 
-def interjection(t: Turn) -> Outcome | None:
+def interjection(t: ZhTurn) -> Outcome | None:
     """An interjection is no request: stop, nothing to complete.
 
     >>> interjection(turn("好的！", []))
@@ -318,7 +314,7 @@ def _own_subject(toks: list[tuple[str, str]]) -> bool:
         and not r.ZH_ATTRIBUTE_RE.fullmatch(w) and len(toks) > 1
 
 
-def frame_completion(t: Turn) -> Outcome:
+def frame_completion(t: ZhTurn) -> Outcome:
     """A query that names nothing gets the focus as its subject (after any interjection) or as its missing object.
 
     >>> from convsearch.types import Message as M
@@ -365,7 +361,7 @@ def frame_completion(t: Turn) -> Outcome:
     return Outcome(prefix + r.attach(ent.text, rest_text, de=noun_first), f"frame completion with {ent.text}")
 
 
-def short_remark(t: Turn) -> Outcome | None:
+def short_remark(t: ZhTurn) -> Outcome | None:
     """A query with no focus to complete comments on the other's short remark: the remark is its topic.
 
     >>> from convsearch.types import Message as M
@@ -381,10 +377,10 @@ def short_remark(t: Turn) -> Outcome | None:
 REWRITE_STEPS = (ellipsis, classifier_reference, pronoun, interjection, short_remark, frame_completion)
 
 
-def resolve(query: str, focus: Focus, history: Sequence[Message], topic: str | None,
-            steps: Sequence[r.Step]) -> tuple[str | None, str]:
-    """The first answer of ``steps`` (this language's ``REWRITE_STEPS``, as registered) on the turn."""
-    return r.first(steps, Turn(query, focus, history))
+def resolve(t: Turn, steps: Sequence[r.Step]) -> tuple[str | None, str]:
+    """The composer: the first answer of ``steps`` (this language's ``REWRITE_STEPS``) on the turn as the Chinese
+    steps read it."""
+    return r.first(steps, t.extend(ZhTurn))
 
 # --- frame completion of a fragment -------------------------------------------------------------------------
 
@@ -760,13 +756,13 @@ def _tidy_ordinal(out: str) -> str:
     return ZH_NE_RE.sub("", out).rstrip(TRAIL_MARKS) or out
 
 
-def work_reference(t: s.RuleTurn) -> s.Resolution | None:
+def work_reference(t: Turn) -> s.Resolution | None:
     """这本书 / 那部电影 naming a work the latest answer introduced takes its title."""
     work = r.work_reference(t.query, t.history)
     return s.Resolution(work[0], t.why(work[1]), "work") if work is not None else None
 
 
-def reply(t: s.RuleTurn) -> s.Resolution | None:
+def reply(t: Turn) -> s.Resolution | None:
     """A bare yes/no reply or a fragment answer takes the predicate it answers ("会" after "你会游泳吗？" → "会游泳";
     "二环" after "在哪里上班？" → "在二环上班"); the answer to the assistant's clarifying question goes with the thing
     requested ("帮我订酒店" → "你要住几晚？" → "两晚" → "酒店 要住两晚")."""
