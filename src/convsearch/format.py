@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from .text import truncate_tokens
+from .text import collapse_spaces, truncate_tokens
 from .types import Citation, Hit
 
 _PLAIN_HOST_RE = re.compile(r"https?://([A-Za-z0-9.-]*)(?=[/?#]|\Z)")
@@ -115,7 +115,7 @@ def citations(hits: Sequence[Hit], *, snippet_tokens: int = 120, stale_days: int
                                     last >= first else 1)
         out.append(Citation(
             n=n, id=h.id, title=h.title or h.id, domain=domain(h.url), date=h.date,
-            snippet=truncate_tokens(" ".join(h.text.split()), cap), url=h.url,
+            snippet=truncate_tokens(collapse_spaces(h.text), cap), url=h.url,
             stale=stale, score=h.score, undated=web and not h.date,
             provider=str(md.get("provider", "")) if web else "", tier=str(md.get("tier", "")),
             metadata=scalar_metadata(md) if md else {},
