@@ -89,11 +89,13 @@ def _classify(cps: np.ndarray) -> np.ndarray:
     flags: np.ndarray = _CLASS[cps]
     unseen = flags == _UNSEEN
     if unseen.any():
-        for cp in np.unique(cps[unseen]).tolist():
-            ch = chr(cp)
-            _CLASS[cp] = ((_F_CJK if _CJK_RE.match(ch) else 0) | (_F_SPACE if _SPACE_RE.match(ch) else 0)
-                          | (_F_PUNCT if _PUNCT_RE.match(ch) else 0) | (_F_ZH if CJK_RE.match(ch) else 0)
-                          | (_F_ALPHA if ch.isalpha() else 0))
+        met = np.zeros(len(_CLASS), dtype=bool)  # which code points: no sort of the whole text
+        met[cps[unseen]] = True
+        new = np.flatnonzero(met)
+        cjk, space, punct, zh = _CJK_RE.match, _SPACE_RE.match, _PUNCT_RE.match, CJK_RE.match
+        _CLASS[new] = [(_F_CJK if cjk(ch) else 0) | (_F_SPACE if space(ch) else 0) | (_F_PUNCT if punct(ch) else 0)
+                       | (_F_ZH if zh(ch) else 0) | (_F_ALPHA if ch.isalpha() else 0)
+                       for ch in map(chr, new.tolist())]
         flags = _CLASS[cps]
     return flags
 
