@@ -33,7 +33,7 @@ DATASETS = (("canard dev", "canard/dev.jsonl"), ("su2019 dev", "rewrite-su2019-z
 
 def work(quick: bool = False) -> dict:
     from convsearch.learned.rewriter import LearnedRewriter
-    from convsearch.rewrite.rules import RuleRewriter
+    from convsearch.resolve.rules import RuleRewriter
     from convsearch.window import history_window
     from turns import demo_turns, follow_up_turns
 
@@ -62,15 +62,13 @@ def work(quick: bool = False) -> dict:
         times["rules"][t.lang].append(t2 - t1)
         changed += out.changed
     # auto's offline side (``AskWhenUnsure.assess``: the learned answer, the resolver, the doubt's row and its two
-    # models), in its own pass after the gate's cache is emptied: what the learned auto adds before any LLM call
-    from convsearch.gate import _needs_rewrite
+    # models), in its own pass: what the learned auto adds before any LLM call
     from convsearch.learned.auto import AskWhenUnsure
     from convsearch.rewrite.enhance import EnhanceRequest, Passthrough
 
     ask = AskWhenUnsure(Passthrough(), LearnedRewriter())
     for t in warm[:50]:
         ask.assess(EnhanceRequest(t.query, tuple(history_window(t.history, 8)), t.topic))
-    _needs_rewrite.cache_clear()
     times["auto offline side"] = {"zh": [], "en": []}
     for t in measured:
         req = EnhanceRequest(t.query, tuple(history_window(t.history, 8)), t.topic)

@@ -244,8 +244,8 @@ def _opening_subject(text: str, lang: str) -> Mention | None:
 
 
 def find_focus(history: Sequence[Message], topic: str | None = None) -> Focus:
-    """The conversation's focus (see ``_find_focus``); the gate and the rewriter ask for it on the same turn,
-    so answers are remembered."""
+    """The conversation's focus (see ``_find_focus``); a turn asks for it once, through its analysis
+    (``Analysis.focus`` / ``topic_focus``)."""
     return _find_focus(tuple(history), topic)
 
 
@@ -288,7 +288,6 @@ def meaning_question(text: str, before: Message | None, lang: str | None = None)
     return not asked or any(x.text.lower() in low or x.head.lower() in low for x in asked)
 
 
-@lru_cache(maxsize=1024)
 def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     """Walk the turns oldest first and return the focus, in this order of trust:
     a proper noun the user named > a proper noun a short answer named after a question that named

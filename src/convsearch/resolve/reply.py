@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache, wraps
+from functools import wraps
 
 from .. import lexicon as lx
 from ..text import tagged
@@ -150,13 +150,11 @@ _Completion = Callable[[str, Sequence[Message]], "tuple[str, str] | None"]
 
 
 def _of_latest_turn(fn: _Completion) -> _Completion:
-    """``fn`` reads only the latest turn, and the gate and the rewriter ask it on the same turn: its answer is
-    remembered on (query, latest message)."""
-    cached = lru_cache(maxsize=1024)(lambda query, last: fn(query, (last,)))
+    """``fn`` reads only the latest turn (the analysis keeps its answer for the turn: ``Analysis.echo`` / ``wh``)."""
 
     @wraps(fn)
     def on_latest(query: str, history: Sequence[Message]) -> tuple[str, str] | None:
-        return cached(query, history[-1]) if history else None
+        return fn(query, (history[-1],)) if history else None
     return on_latest
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 
 from .. import lexicon as lx
 from ..lang import detect, reading
@@ -38,7 +37,6 @@ _SOCIAL_WORDS = frozenset({"no", "yes", "ok", "okay", "great", "perfect", "cheer
                            "nice", "awesome", "cool", "wonderful", "excellent", "好的", "不用了", "没有了", "好"})
 
 
-@lru_cache(maxsize=4096)  # the gate, the rules and the gate they call read the same query
 def asked_form(query: str, lang: str) -> str:
     """The form of a query the gate and the rules read: a wh-word's 's typed without its apostrophe is spelt
     out ("whats" → "what's"), a courtesy or discourse opener is set aside ("请问那广州呢？"
@@ -56,7 +54,6 @@ def asked_form(query: str, lang: str) -> str:
     return c.asked(query) if c is not None and c.asked is not None else query
 
 
-@lru_cache(maxsize=4096)
 def split_opener(query: str, lang: str) -> tuple[str, str, str]:
     """The query's courtesy or discourse openers, the rest, and a courtesy closer taken out of the rest (each
     empty when there is none, or when nothing else is left). A closer before the final mark comes out of the
