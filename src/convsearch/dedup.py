@@ -124,10 +124,11 @@ def simhashes(texts: Sequence[str]) -> list[int]:
         if short.any():
             keep |= np.repeat(short, lens) & inside
             counts = np.where(short, lens - (_SHINGLE - 1), counts)
-        h = h[keep]
+        h = h.compress(keep)  # (a boolean index, at half the cost)
         seg_end = np.cumsum(counts)
         seg = seg_end - counts
-        bits = np.unpackbits(h.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+        # one row of 64 bits per shingle (unpacked flat: twice as fast as along an axis, the same bytes)
+        bits = np.unpackbits(h.view(np.uint8), bitorder="little").reshape(-1, 64)
         most = counts.max()
         if most < 1 << 8:
             # per-text column sums as eight 8-bit lanes per uint64 (no lane can reach 256, so none carries into
