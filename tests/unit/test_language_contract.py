@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -41,18 +40,18 @@ class TestEnglish(LanguagePackContract):
 
 
 def _third_pack_module(tmp_path: Path):
-    """The Spanish pack of tests/unit/test_third_pack.py, imported from its source as a module of its own."""
+    """The Spanish pack of ``examples/convsearch-es`` (the third-pack test's language), imported from its source."""
     spec = importlib.util.spec_from_file_location("third_pack_test", Path(__file__).with_name("test_third_pack.py"))
     assert spec is not None and spec.loader is not None
     test_module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(test_module)
-    (tmp_path / "convsearch_es_contract.py").write_text(textwrap.dedent(test_module.SPANISH_PACKAGE), encoding="utf-8")
+    test_module.install_example(tmp_path)
     sys.path.insert(0, str(tmp_path))
     try:
-        return importlib.import_module("convsearch_es_contract")
+        return importlib.import_module("convsearch_es")
     finally:
         sys.path.remove(str(tmp_path))
-        sys.modules.pop("convsearch_es_contract", None)
+        sys.modules.pop("convsearch_es", None)
 
 
 @pytest.fixture(scope="module")

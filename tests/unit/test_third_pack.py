@@ -1,13 +1,14 @@
-"""A third language, added from outside the package: a small Spanish language (its pack: detection, words,
-mentions and pronouns; its rule steps: a gate that knows "¿Y en X?" and a step that swaps the place of the previous
-question) in an installed distribution of its own, registered through its ``convsearch.plugins`` entry point (the
-path the shipped zh and en take too), resolves a follow-up through ``Pipeline``. Nothing of the package is edited
-for it; once it is gone the shipped languages are as they were."""
+"""A third language, added from outside the package: the small Spanish language of ``examples/convsearch-es`` (its
+pack: detection, words, mentions and pronouns; its rule steps: a gate that knows "¿Y en X?" and a step that swaps the
+place of the previous question), an installable distribution of its own registered through its
+``convsearch.plugins`` entry point (the path the shipped zh and en take too), resolves a follow-up through
+``Pipeline``. Nothing of the package is edited for it; once it is gone the shipped languages are as they were."""
 
 from __future__ import annotations
 
+import shutil
 import sys
-import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -16,75 +17,34 @@ from convsearch import InMemoryBackend, Pipeline, lang, plugins
 from convsearch.resolve.language import Language, detect, language
 from convsearch.types import DecisionKind, Document, Message
 
-SPANISH_PACKAGE = """
-    import re
-
-    from convsearch.lang.base import Mention, Pack
-    from convsearch.resolve import checks
-    from convsearch.resolve.compose import Outcome
-    from convsearch.resolve.language import Language
-    from convsearch.types import Decision, DecisionKind
-
-    _WORD_RE = re.compile(r"[\\wáéíóúñü]+", re.IGNORECASE)
-    _STOP = frozenset({"el", "la", "los", "las", "de", "del", "en", "y", "que", "qué", "es", "un", "una", "hace", "a"})
-    _PRONOUNS = frozenset({"él", "ella", "eso", "esto", "allí"})
-    _NAME_RE = re.compile(r"(?<![¿¡\\w])(?<!^)[A-ZÁÉÍÓÚÑ][a-záéíóúñ]+")
-    _AND_IN_RE = re.compile(r"^¿\\s*[Yy]\\s+en\\s+([A-ZÁÉÍÓÚÑ][\\wáéíóúñ]*)\\s*\\?$")
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "convsearch-es"
 
 
-    def _words(text):
-        return [w.lower() for w in _WORD_RE.findall(text)]
-
-
-    def _claims(text):
-        return 0.9 if "¿" in text or "ñ" in text else 0.0  # a question opened the Spanish way
-
-
-    def _mentions(text):
-        return tuple(Mention(m, True, "proper", m.lower()) for m in _NAME_RE.findall(text))
-
-
-    def and_in(a):
-        \"\"\"¿Y en Madrid?: an ellipsis that swaps the place of the previous question.\"\"\"
-        if a.history and _AND_IN_RE.match(a.q):
-            return Decision(True, "elipsis: '¿Y en X?'", 0.9, DecisionKind.ELLIPSIS)
-        return None
-
-
-    def place_swap(t):
-        \"\"\"The previous question with its place ("en Sevilla") swapped for the new one.\"\"\"
-        m = _AND_IN_RE.match(t.q)
-        frame = next((x.content for x in reversed(t.history) if x.role == "user"), "")
-        old = re.search(r"\\ben\\s+([A-ZÁÉÍÓÚÑ][\\wáéíóúñ]*)", frame)
-        if m is None or old is None:
-            return None
-        return Outcome(frame[:old.start(1)] + m.group(1) + frame[old.end(1):], f"lugar: {old.group(1)} → {m.group(1)}")
-
-
-    PACK = Pack("es", "Spanish", claims=_claims, words=_words, mentions=_mentions,
-                has_pronoun=lambda t: any(w in _PRONOUNS for w in _words(t)), stopwords=_STOP)
-    LANGUAGE = Language(PACK, gate=(checks.no_context, checks.social, and_in, checks.named, checks.standalone),
-                        rewrite=(place_swap,))
-
-
-    def register(r):
-        r.language("convsearch_es:LANGUAGE", code="es")
-"""
+def install_example(root: Path) -> None:
+    """``examples/convsearch-es`` as pip would lay it out on ``root``: its package, and a dist-info whose
+    entry_points.txt holds the entry points its pyproject.toml declares (the real ``pip install`` of it:
+    tests/integration/test_language_package.py)."""
+    project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    shutil.copytree(EXAMPLE / "src" / "convsearch_es", root / "convsearch_es")
+    dist = root / "convsearch_es-0.1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n",
+                                   encoding="utf-8")
+    lines = [f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items())
+             for group, eps in project["entry-points"].items()]
+    (dist / "entry_points.txt").write_text("\n".join(lines), encoding="utf-8")
 
 
 @pytest.fixture
 def spanish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """The Spanish language installed as a distribution of its own on sys.path, its entry point read."""
-    (tmp_path / "convsearch_es.py").write_text(textwrap.dedent(SPANISH_PACKAGE), encoding="utf-8")
-    dist = tmp_path / "convsearch_es-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: convsearch-es\nVersion: 0.1\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text("[convsearch.plugins]\nes = convsearch_es\n", encoding="utf-8")
+    """The Spanish example language installed on sys.path, its entry point read."""
+    install_example(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     plugins.reload()
     yield language("es")
     monkeypatch.undo()
-    sys.modules.pop("convsearch_es", None)
+    for mod in [m for m in sys.modules if m == "convsearch_es" or m.startswith("convsearch_es.")]:
+        sys.modules.pop(mod, None)
     plugins.reset()
 
 
@@ -114,7 +74,7 @@ def test_its_gate_leaves_a_standalone_question_alone(spanish) -> None:
 
 def test_once_it_is_gone_the_shipped_languages_are_as_before(spanish) -> None:
     assert lang.codes() == ("zh", "en", "es")
-    sys.path.remove(next(p for p in sys.path if p.endswith(spanish.pack.code) or Path(p, "convsearch_es.py").exists()))
+    sys.path.remove(next(p for p in sys.path if Path(p, "convsearch_es").is_dir()))
     plugins.reload()
     assert lang.codes() == ("zh", "en") and lang.detect("¿Y en Madrid?").code == "en"
     assert language("es").code == "en"  # a code no plugin registers is read as the fallback language
