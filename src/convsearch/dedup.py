@@ -185,19 +185,18 @@ def dedup(hits: Sequence[Hit], *, max_bits: int = 12, min_jaccard: float = 0.8, 
           keep: str = "best", renumber: bool = True) -> tuple[list[Hit], DedupStats]:
     """Remove duplicates from ranked ``hits``; returns the survivors (re-ranked 1..n) and counts.
     ``renumber=False`` leaves each survivor's old rank (for a caller that reranks them anyway)."""
+    seen_id: dict[str, int] = {}
     seen_url: dict[str, int] = {}
     seen_hash: dict[str, int] = {}
     groups: list[list[Hit]] = []
     texts: list[str] = []  # each group's first hit's "title text" (its content hash and SimHash read it)
     by_url = by_hash = by_near = 0
     for h in hits:
-        # the id key, then the canonical URL's: the first one seen before names the group
-        kid = f"id:{h.id}"
+        # the id, then the canonical URL: the first one seen before names the group
         cu = canonical_url(h.url) if h.url else ""
-        ku = f"url:{cu}" if cu else ""
-        g = seen_url.get(kid)
-        if g is None and ku:
-            g = seen_url.get(ku)
+        g = seen_id.get(h.id)
+        if g is None and cu:
+            g = seen_url.get(cu)
         if g is not None:
             groups[g].append(h)
             by_url += 1
@@ -211,9 +210,9 @@ def dedup(hits: Sequence[Hit], *, max_bits: int = 12, min_jaccard: float = 0.8, 
         idx = len(groups)
         groups.append([h])
         texts.append(text)
-        seen_url[kid] = idx
-        if ku:
-            seen_url[ku] = idx
+        seen_id[h.id] = idx
+        if cu:
+            seen_url[cu] = idx
         seen_hash[ch] = idx
     if near and len(groups) > 1:
         fps = simhashes(texts)
