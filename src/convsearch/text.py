@@ -22,6 +22,7 @@ _EN_STEMMER = Stemmer.Stemmer("english")
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RE = re.compile(f"[{_CJK}]")
+CJK_ONLY_RE = re.compile(f"[{_CJK}]+")  # (fullmatch: a word of CJK characters only)
 # the marks and spaces a question or a fragment ends with, in either script
 TRAIL_MARKS = "？?！!。.，,~～ \t"
 _NONCJK_WORD = f"[^\\W_{_CJK}]+"

@@ -1,6 +1,7 @@
-"""The shortcuts in text.py give what their plain definitions give: ``collapse_spaces`` is
-``" ".join(text.split())``; ``truncate_tokens`` cuts where counting ``_RUNS_RE`` matches (jieba words inside CJK
-runs) cuts, whether it took the one-match path (no CJK), the character-count bound or the count itself."""
+"""The shortcuts in text.py (and the reranker's use of its classes) give what their plain definitions give:
+``collapse_spaces`` is ``" ".join(text.split())``; ``truncate_tokens`` cuts where counting ``_RUNS_RE`` matches
+(jieba words inside CJK runs) cuts, whether it took the one-match path (no CJK), the character-count bound or the
+count itself; the reranker finds Chinese terms in text it did not lower-case."""
 
 from __future__ import annotations
 
@@ -54,8 +55,11 @@ def test_collapse_spaces_is_split_and_join(text):
 
 
 def test_the_shortcuts_rest_on_character_classes():
-    # every whitespace character but the space is unprintable (collapse_spaces's shortcut)
-    assert not [c for c in range(sys.maxunicode + 1) if chr(c).isspace() and chr(c) != " " and chr(c).isprintable()]
+    for c in map(chr, range(sys.maxunicode + 1)):
+        # every whitespace character but the space is unprintable (collapse_spaces's shortcut)
+        assert not (c.isspace() and c != " " and c.isprintable()), hex(ord(c))
+        # lower() changes no CJK character and makes none (the heuristic reranker's Chinese terms skip it)
+        assert (c.lower() == c) if CJK_RE.match(c) else not CJK_RE.search(c.lower()), hex(ord(c))
     # no token holds a character of _NEVER_IN_TOKEN (truncate_tokens's bound)
     for c in _NEVER_IN_TOKEN:
         assert len(c) == 1 and not re.match(r"[^\W_]", c) and not CJK_RE.match(c) and c not in "'’"
@@ -70,3 +74,16 @@ def test_truncate_tokens_cuts_long_texts_of_each_kind():
     assert truncate_tokens(zh, 10) == reference_truncate(zh, 10) and truncate_tokens(zh, 10).endswith("…")
     short_zh = "，".join(["价格"] * 60)  # 179 characters, 60 tokens: the bound proves no cut
     assert truncate_tokens(short_zh, 120) == short_zh
+
+
+def test_rerank_finds_chinese_terms_in_text_it_does_not_lower():
+    from convsearch.rerank.heuristic import rerank
+    from convsearch.types import Hit
+
+    hits = [Hit("a", "NOVADB 简介", "NovaDB 的价格按节点计费。", 2.0),
+            Hit("b", "AnySearch", "AnySearch 的价格免费。", 1.0), Hit("c", "其他", "无关的内容。", 1.5)]
+    chinese = rerank(hits, "价格呢", "AnySearch 价格")  # a Latin term: every hit lower-cased
+    only_zh = rerank(hits, "价格呢", "价格")  # Chinese terms only: none is
+    # fused 1 / 0 / 0.5; b holds both words of the rewrite ("anysearch" only lower-cased), a one of two
+    assert [(h.id, h.score) for h in chinese] == [("a", 0.925), ("b", 0.4), ("c", 0.3)]
+    assert [(h.id, h.score) for h in only_zh] == [("a", 1.0), ("b", 0.4), ("c", 0.3)]

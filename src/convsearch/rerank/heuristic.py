@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..resolve.guard import content_words
-from ..text import is_cjk
+from ..text import CJK_ONLY_RE, is_cjk
 from ..types import Hit
 
 W_FUSED, W_ORIGINAL, W_REWRITE = 0.6, 0.25, 0.15
@@ -53,9 +53,12 @@ def rerank(hits: Sequence[Hit], original: str, rewritten: str | None = None, *,
     lo, hi = min(scores), max(scores)
     span = hi - lo
     terms = q_orig | q_rw
+    # Chinese terms are found in the text as written: lower() changes no CJK character and makes none, so
+    # without a Latin term the hits need no lower-casing
+    fold = not all(map(CJK_ONLY_RE.fullmatch, terms))
     out = []
     for h in hits:
-        doc = f"{h.title} {h.text}".lower()
+        doc = f"{h.title} {h.text}".lower() if fold else f"{h.title} {h.text}"
         fused = (h.score - lo) / span if span > 0 else 1.0
         found = {t for t in terms if _has(doc, t)}  # each term scanned once, though both queries may hold it
         final = W_FUSED * fused + W_ORIGINAL * _cover(q_orig, found) + W_REWRITE * _cover(q_rw, found)
