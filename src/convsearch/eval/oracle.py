@@ -138,7 +138,7 @@ def fixed(turns: Sequence[TurnScore], side: str) -> dict[str, float]:
 
 def fold_of_record(r: EvalRecord, learned: LearnedRewriter) -> int:
     """The fold of the record's dialog: the fold model that scored it when the file is in the training pool, else
-    the dialog's hash fold (``learned.data.fold_of``)."""
+    the dialog's hash fold (``learned.oof.fold_of``)."""
     k = learned.folds.fold(r.messages(), r.question) if learned.folds else None
     return k if k is not None else fold_of(f"{r.dataset}/{dialog_of_id(r.id)}", FOLDS)
 

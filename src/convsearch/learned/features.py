@@ -1,6 +1,8 @@
 """Numeric features of one turn (for the gate) and of each history candidate (for term selection), read off the
 turn's ``Analysis`` and the rules' ``Decision``; the same features in Chinese and English, so one model learns from
-both. Numpy only: nothing here needs sklearn or torch.
+both. Numpy only: nothing here needs sklearn or torch. Runs on every turn of the learned rewriter and of the
+learned ``auto``; the training code (``research/learned/train.py``) calls the same ``view`` and ``featurize``, so both
+read the same numbers (``IdfTable.build`` is the one part only training calls).
 
 A turn is read once (``view``: the Analysis, the gate's Decision, the candidates and their words: the costly part);
 ``featurize(view, idf)`` then gives the vectors, with the IDF columns from an ``IdfTable`` built from training text

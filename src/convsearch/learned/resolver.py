@@ -1,6 +1,6 @@
 """The learned resolver at inference: one turn in, a small frozen ``Resolved`` out (issue 26, items 3 and 4).
 
-``Resolver(path)`` reads a model file written by ``learned.export`` (the shipped one by default,
+``Resolver(path)`` reads a model file written by ``research.learned.export`` (the shipped one by default,
 ``convsearch/models/learned.json``) once, lazily, and keeps it per path for the process (``load_models``). Per turn
 (history, question, topic, lang) it computes exactly the features training computes: ``features.view`` then
 ``features.featurize`` with the model's own IDF table, the columns taken by the model's stored feature ``names``

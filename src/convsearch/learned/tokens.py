@@ -1,4 +1,5 @@
-"""The words a trained resolver reads, the same way in Chinese and English (the labels and the IDF table use it).
+"""The words a trained resolver reads, the same way in Chinese and English (the features and IDF table at inference,
+the labels in ``research/learned/labels.py``).
 
 ``content_words``: ``convsearch.text.words`` (jieba words for Chinese runs, lowercased ``\\w+`` runs for the rest)
 without the zh and en packs' stopwords, one-character Chinese particles and punctuation. ``read(text).has(word)``:
