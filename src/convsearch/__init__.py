@@ -11,7 +11,7 @@ from .config import Settings
 from .errors import (BackendError, ConfigError, ConvsearchError, DataFileError, DeadlineExceeded, IndexMissingError,
                      InputError)
 from .resolve.gate import needs_rewrite
-from .pipeline import Pipeline, TurnPlan, compare_queries, search_with_context
+from .pipeline import Pipeline, TurnPlan, TurnRequest, compare_queries, search_with_context
 from .rewrite import Passthrough, Rewriter, get_rewriter
 from .resolve.rules import RuleRewriter
 from .types import BackendRun, Citation, Completion, Decision, DecisionKind, Document, Hit, Message, QueryComparison, RewriteResult, SearchResponse, ToolCall, Trace, Usage
@@ -23,6 +23,7 @@ __all__ = [
     "BackendError", "BackendRun", "Capabilities", "Citation", "Completion", "ConfigError", "ConvsearchError", "DataFileError",
     "DeadlineExceeded", "Decision", "DecisionKind", "Document", "Filters", "Hit", "InMemoryBackend",
     "IndexMissingError", "InputError", "Message", "Passthrough", "Pipeline", "QueryComparison", "Recency", "RewriteResult",
-    "Rewriter", "RuleRewriter", "SearchBackend", "SearchResponse", "Settings", "ToolCall", "Trace", "TurnPlan", "Usage",
+    "Rewriter", "RuleRewriter", "SearchBackend", "SearchResponse", "Settings", "ToolCall", "Trace", "TurnPlan",
+    "TurnRequest", "Usage",
     "compare_queries", "get_rewriter", "history_window", "needs_rewrite", "open_backend", "search_with_context",
 ]

@@ -42,6 +42,7 @@ PUBLIC = [
     "ToolCall",
     "Trace",
     "TurnPlan",
+    "TurnRequest",
     "Usage",
     "compare_queries",
     "get_rewriter",
