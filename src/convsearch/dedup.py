@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -27,7 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 from w3lib.url import canonicalize_url, url_query_cleaner
 
-from .text import collapse_spaces, normalize
+from .text import ascii_marks, collapse_spaces, normalize
 from .types import Hit
 
 TRACKING_PARAMS = ("utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "utm_id", "gclid",
@@ -69,7 +70,18 @@ def _content_key(text: str) -> str:
     (equal exactly when their sha256 is), without hashing them."""
     # ASCII: NFKC changes nothing and lower() keeps the spacing, so normalize(text).lower() is the folded text
     # the SimHash pass reads next (computed once for both)
-    return _folded(text) if text.isascii() else normalize(text).lower()
+    if text.isascii():
+        return _folded(text)
+    # Most Chinese text: NFKC only writes the full-width marks in ASCII (the check _nfkc makes). lower() maps
+    # character by character but for Σ (its final form depends on its neighbours), keeps every space a space and
+    # makes none; the marks have no case and are no space. So collapsing, lowering and the swap commute, and the
+    # key is the folded text (already needed for the SimHash) with the marks swapped: one pass, not three.
+    if "\u03a3" not in text and "\u3000" not in text:
+        if unicodedata.is_normalized("NFKC", text):
+            return _folded(text)
+        if unicodedata.is_normalized("NFKC", ascii_marks(text)):
+            return ascii_marks(_folded(text))
+    return normalize(text).lower()
 
 
 @lru_cache(maxsize=1024)  # dedup's content hash and SimHash read each head text within one call

@@ -58,6 +58,17 @@ _COMMON_FULLWIDTH = tuple((chr(c), _FULLWIDTH[c]) for c in (0xFF0C, 0xFF1F, 0xFF
                                                             0x3000))
 
 
+# the common full-width marks but the ideographic space: caseless, and no space on either side of the swap
+_FULLWIDTH_MARKS = tuple((a, b) for a, b in _COMMON_FULLWIDTH if not a.isspace())
+
+
+def ascii_marks(text: str) -> str:
+    """``text`` with the common full-width marks (，？！：；（）) in their ASCII forms, as NFKC writes them."""
+    for a, b in _FULLWIDTH_MARKS:
+        text = text.replace(a, b)
+    return text
+
+
 def _nfkc(text: str) -> str:
     if text.isascii() or unicodedata.is_normalized("NFKC", text):
         return text

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from convsearch.config import Settings
 
@@ -196,3 +198,19 @@ def test_simhash_of_a_long_text_matches_its_short_lane_siblings():
     d._SAMPLED.clear()
     assert d.simhashes([EN_1, long_en, huge]) == [alone[2], alone[0], alone[1]]
     assert hamming(simhash(long_en), simhash(long_en + " and one more sentence at the end.")) <= 12
+
+
+_KEY_PIECES = ["a", "A", "Σ", "σ", " ", "  ", "\t", "\u3000", "，", "？", "（", "）", "中文", "價格", "İ", "K", "①",
+               "ｱ", "…", "ﬁ", "²", "\u2f00", "\uf900", "é", "e\u0301"]
+
+
+@settings(max_examples=500, derandomize=True, database=None, deadline=None)
+@given(st.lists(st.sampled_from(_KEY_PIECES), max_size=30).map("".join) | st.text(max_size=40))
+def test_the_content_key_is_the_normalised_lower_cased_text(text):
+    """Whichever way _content_key takes (ASCII, NFKC swapping only full-width marks, or the full normalize),
+    its key is normalize(text).lower()."""
+    from convsearch.dedup import _content_key
+    from convsearch.text import normalize
+
+    _content_key.cache_clear()
+    assert _content_key(text) == normalize(text).lower()
