@@ -124,17 +124,17 @@ def simhashes(texts: Sequence[str]) -> list[int]:
         h = np.ndarray((len(buf) - _SHINGLE + 1,), dtype="<u8", buffer=buf, strides=(1,)) * _M1
         h ^= h >> np.uint64(31)
         h *= _M2
-        # a text's last 7 offsets start windows that run into the next text: never kept
-        inside = np.ones(len(h), dtype=bool)
-        inside[(ends[:, None] - _TAIL).ravel()] = False
         # Broder's mod-p sampling: keep the shingles whose hash is 0 mod 4 (the same shingles in every
-        # text, so fingerprints stay comparable); a short text keeps all of its shingles
+        # text, so fingerprints stay comparable); a short text keeps all of its shingles. A text's last 7
+        # offsets start windows that run into the next text: never kept
+        tails = ends[:, None] - _TAIL
         keep = (h & np.uint64(3)) == 0
-        keep &= inside
+        keep[tails] = False
         counts = np.add.reduceat(keep, starts)
         short = counts < _MIN_SAMPLED
         if short.any():
-            keep |= np.repeat(short, lens) & inside
+            keep |= np.repeat(short, lens)
+            keep[tails] = False
             counts = np.where(short, lens - (_SHINGLE - 1), counts)
         h = h.compress(keep)  # (a boolean index, at half the cost)
         seg_end = np.cumsum(counts)
