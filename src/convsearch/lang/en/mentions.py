@@ -38,8 +38,8 @@ def is_cap(tok: str) -> bool:
         head = tok[:1]
         if head.isupper():
             return True
-        if head.isalpha():
-            return tok[1:] != tok[1:].lower()
+        if head.isalpha():  # a lower-case letter: the token is all lower case unless a capital follows
+            return not tok.islower()
         return head.isdigit() and tok.lower() != tok.upper() and not _number_word(tok)
     return tok[:1].isupper() or (any(c.isupper() for c in tok[1:]) and tok[:1].isalpha()) or (
         tok[:1].isdigit() and any(c.isalpha() for c in tok) and not _number_word(tok))
