@@ -200,13 +200,30 @@ _LATIN_WORD_START_RE = re.compile(f"[^\\W_{_CJK}]")
 _ASCII_WORD_RE = re.compile("[A-Za-z0-9]")  # the same class on ASCII text
 
 
-@lru_cache(maxsize=64)
-def _first_tokens(n: int, ascii_only: bool) -> re.Pattern[str]:
-    """The first ``n`` Latin runs of a text without CJK and what precedes each: the ``n``-th ``_RUNS_RE`` match
-    ends where this match ends. Possessive, as ``finditer``'s matches are maximal: a run is never split in two to
-    make up the count. On ASCII text ``[^\\W_]`` is ``[A-Za-z0-9]`` (a simpler class, twice as fast)."""
+_BLOCK = 16  # tokens per compiled pattern: any limit is blocks of 16 and a rest, so at most 32 patterns compile
+
+
+@lru_cache(maxsize=2 * _BLOCK)
+def _runs_re(n: int, ascii_only: bool) -> re.Pattern[str]:
+    """``n`` (1..16) Latin runs of a text without CJK and what precedes each: the ``n``-th ``_RUNS_RE`` match from
+    where this match starts ends where it ends. Possessive, as ``finditer``'s matches are maximal: a run is never
+    split in two to make up the count. On ASCII text ``[^\\W_]`` is ``[A-Za-z0-9]`` (a simpler class, twice as
+    fast)."""
     word, other = ("[A-Za-z0-9]", "[^A-Za-z0-9]") if ascii_only else (f"[^\\W_{_CJK}]", f"[\\W_{_CJK}]")
     return re.compile(f"(?:{other}*+{word}++(?:['’]{word}++)*+){{{n}}}")
+
+
+def _end_of_runs(head: str, limit: int, ascii_only: bool) -> int | None:
+    """Where the ``limit``-th Latin run of ``head`` (no CJK) ends; None when it has fewer: a few matches in C, no
+    match object per token."""
+    pos = 0
+    blocks, rest = divmod(limit, _BLOCK)
+    for k in range(blocks + (rest > 0)):
+        m = _runs_re(_BLOCK if k < blocks else rest, ascii_only).match(head, pos)
+        if m is None:
+            return None
+        pos = m.end()
+    return pos
 
 
 def truncate_tokens(text: str, limit: int, ellipsis: str = "…") -> str:
@@ -215,13 +232,11 @@ def truncate_tokens(text: str, limit: int, ellipsis: str = "…") -> str:
         return text
     head = text[: limit * 24]  # tokens here are far shorter than 24 characters: bound the scan
     if head.isascii() or not CJK_RE.search(head):  # every match one token: the (limit + 1)-th match is the cut
-        if limit >= 0:
-            # one match over the first ``limit`` tokens, in C (no match object per token), then the next one's start
-            if head.isascii():
-                first, start = _first_tokens(limit, True).match(head), _ASCII_WORD_RE
-            else:
-                first, start = _first_tokens(limit, False).match(head), _LATIN_WORD_START_RE
-            cut = start.search(head, first.end()) if first else None
+        if limit >= 0:  # past the first ``limit`` tokens, the next one's start
+            ascii_only = head.isascii()
+            end = _end_of_runs(head, limit, ascii_only)
+            start = _ASCII_WORD_RE if ascii_only else _LATIN_WORD_START_RE
+            cut = start.search(head, end) if end is not None else None
         else:
             cut = next(islice(_RUNS_RE.finditer(head), limit, None), None)
         if cut is not None:
