@@ -9,9 +9,9 @@ from convsearch.resolve.entities import mentions
 from convsearch.resolve.frame import slot_kind, slot_spans
 from convsearch.resolve.gate import needs_rewrite
 from convsearch.resolve.introduced import introduced_entity
-from convsearch.resolve.rules import RuleRewriter
 from convsearch.resolve.language import complete_fragment as _complete
 from convsearch.resolve.language import language
+from convsearch.resolve.rules import RuleRewriter
 from convsearch.types import Message
 
 
@@ -304,3 +304,23 @@ def test_a_work_classifier_phrase_takes_the_work_the_answer_named(history: list[
 def test_no_work_reference_without_a_request_for_one() -> None:
     h2 = [_u("推荐两本历史书。"), _a("推荐《万历十五年》和《人类简史》。")]
     assert "《" not in RuleRewriter().rewrite(h2, "这本书有英文版吗？").rewritten
+
+
+@pytest.mark.parametrize(("query", "want"), [
+    ("如果用的是 LVM 呢？", "如果用的是 LVM，空间不够了，有个空分区可以挂上来扩展吗"),
+    ("那如果用 LVM 呢？", "如果用 LVM，空间不够了，有个空分区可以挂上来扩展吗"),
+    ("请问如果用的是 LVM 呢？", "请问如果用的是 LVM，空间不够了，有个空分区可以挂上来扩展吗"),  # the opener put back
+])
+def test_a_condition_asked_of_the_previous_question_takes_it_as_its_clause(query, want):
+    history = [_u("空间不够了，有个空分区可以挂上来扩展吗？"), Message("assistant", "可以，把空分区格式化后挂载上去。")]
+    r = RuleRewriter().rewrite(history, query)
+    assert r.rewritten == want and "condition on the previous question" in r.reason, r
+
+
+@pytest.mark.parametrize(("history", "query"), [
+    ([_u("杭州今天会下雨吗？"), Message("assistant", "会，下午有雨。")], "如果是明天呢？"),  # a typed slot: swapped
+    ([_u("你对于gay怎么看"), Message("assistant", "我觉得尊重更重要")], "如果我是呢"),  # the object left out
+    ([_u("谢谢啦"), Message("assistant", "不客气")], "要是软点呢"),  # no question to ask again
+])
+def test_a_condition_that_is_no_clause_of_the_previous_question_is_left_to_the_other_steps(history, query):
+    assert "condition on the previous question" not in RuleRewriter().rewrite(history, query).reason

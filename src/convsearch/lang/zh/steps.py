@@ -578,7 +578,37 @@ def means(query: str, frame: str) -> tuple[str, str] | None:
     return (done, f"verb ellipsis: {x} takes the predicate of {frame}") if done is not None else None
 
 
-FRAME_STEPS = (comparison, preposition_swap, typed_swap, possessor_swap, attribute_shift, condition, means)
+_ZH_OBJECT_VERBS = frozenset("是有用在要")  # a condition ending on one of these leaves its object out
+_ZH_IF_RE = re.compile(r"^(?:那|那么)?\s*(如果|要是|假如|假设|万一)\s*(.{1,16}?)\s*(?:的话)?\s*呢\s*[？?！!。]*$")
+
+
+def conditional(query: str, frame: str) -> tuple[str, str] | None:
+    """A condition asked of the previous question ("如果…呢？") takes that question as its clause: the user asks it
+    again under the condition (a typed slot, "如果是明天呢", is swapped by ``typed_swap`` first).
+
+    >>> conditional("如果用的是 LVM 呢？", "空间不够了，有个空分区可以挂上来扩展吗")[0]
+    '如果用的是 LVM，空间不够了，有个空分区可以挂上来扩展吗'
+    >>> conditional("如果下雨怎么办呢？", "周末去爬山合适吗") is None  # a question of its own
+    True
+    >>> conditional("如果去上海呢？", "杭州今天会下雨吗") is None  # another place: no condition on this one
+    True
+    >>> conditional("如果我是呢", "你对于gay怎么看") is None  # 我是 (gay): the object left out, not the question
+    True
+    """
+    m = _ZH_IF_RE.match(query.strip())
+    if m is None or _ZH_QWORD_RE.search(m.group(2)) or not frame or not asks(frame):
+        return None  # (a thanks or a remark is no question to ask again)
+    if m.group(2).strip()[-1:] in _ZH_OBJECT_VERBS:
+        return None  # "如果我是呢": the object is left out (我是 gay), not the question
+    cond = f"{m.group(1)}{m.group(2).strip()}"
+    kinds = {kind for _, _, kind in f.slot_spans(frame)}
+    if any(kind in kinds for _, _, kind in f.slot_spans(cond)):
+        return None  # "如果去上海呢？" after "杭州今天会下雨吗": another place, not a condition on this one
+    return f"{cond}，{frame.rstrip(TRAIL_MARKS)}", f"condition on the previous question: {cond}"
+
+
+FRAME_STEPS = (comparison, preposition_swap, typed_swap, possessor_swap, attribute_shift, condition, means,
+               conditional)
 
 # --- the gate: this language's checks, in the order they are tried (the first half of the decision) ----------
 
