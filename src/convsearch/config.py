@@ -2,7 +2,7 @@
 
 Each area owns its settings: it declares a ``Section`` (a frozen dataclass with its environment prefix) in its own
 module and its plugin declares it (``r.settings("module:Class")``, ``convsearch.plugins``); the first time settings
-are read, every declared section is imported and registered (``register``; a section may also ``@register`` itself).
+are read, every declared section is imported and registered (``register``).
 ``Settings.from_env`` reads the core fields below and every registered section, and ``LLMSettings.of(settings)`` (or ``settings.section("llm")``) hands an area its own. This module
 imports no area: a backend or rewriter added by entry point declares its section the same way, with its own prefix,
 and its variables are read, checked and passed to ``serve --workers`` workers without an edit here. A mode is a
@@ -268,7 +268,7 @@ def _coerce(obj: Any, variables: Mapping[str, tuple[str, ...]]) -> None:
 
 class Section:
     """A settings section: subclass it as a ``@dataclass(frozen=True, slots=True)`` with ``name`` and the variables'
-    ``prefix``, and ``@register`` it. A field ``timeout_s`` is read from ``PREFIX + "TIMEOUT_S"``; a field whose
+    ``prefix``, and declare it from its plugin (``r.settings("module:Class")``; ``register`` adds one in code). A field ``timeout_s`` is read from ``PREFIX + "TIMEOUT_S"``; a field whose
     variable is named otherwise says so in ``field(metadata={"env": "CONVSEARCH_HYDE"})`` (and a fallback
     variable, ``{"fallback": "OPENAI_API_KEY"}``; one read from no variable, ``{"read": False}``). Field types: str, int, float, Path, ``Secret | None`` and
     StrEnum modes. ``check()`` raises ConfigError for what one field's type cannot say (a range, a pairing).
@@ -351,6 +351,11 @@ def _sections() -> dict[str, type[Section]]:
 
     with _FILL_LOCK:
         return _fill(plugins)
+
+
+def sections() -> dict[str, type[Section]]:
+    """Every registered settings section by name, the plugins' declared ones imported and registered first."""
+    return _sections()
 
 
 def _fill(plugins: ModuleType) -> dict[str, type[Section]]:
@@ -562,5 +567,5 @@ def _fallback(var: str) -> str:
     return ""
 
 
-__all__ = ["AutoSwitch", "Fusion", "SECTIONS", "SearchMode", "Section", "Settings", "Switch", "parse_enum",
+__all__ = ["AutoSwitch", "Fusion", "SECTIONS", "SearchMode", "Section", "Settings", "Switch", "parse_enum", "sections",
            "named", "register", "unregister"]

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, cast, runtime_checkable
 
-from .config import Section, Switch, register
+from .config import Section, Switch
 from .errors import (
     ConfigError,
     LLMBadOutput,
@@ -80,7 +80,6 @@ class Structured(StrEnum):
 STRUCTURED_MODES = tuple(m.value for m in Structured)
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class LLMSettings(Section):
     """The LLM path's settings (``CONVSEARCH_LLM_*``, and ``CONVSEARCH_HYDE``; the table in convsearch.config)."""

@@ -11,7 +11,7 @@ from importlib import resources
 from . import lexicon as lx
 from .config import AutoSwitch, Settings
 from .lang import detect, reading
-from .text import detect_lang, words
+from .text import words
 
 # Short structured questions (yes/no, a number, a code) gain nothing from synonyms.
 _STRUCTURED_RE = re.compile(r"^[A-Za-z0-9_\-./:#]{1,24}$|^\d[\d\s.,:/-]*$")
@@ -27,11 +27,11 @@ def _table(lang: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
-@lru_cache(maxsize=1)
-def _terms() -> dict[str, tuple[tuple[str, str], ...]]:
-    """First character → (zh term, en term) pairs starting with it, longest first (read once)."""
+@lru_cache(maxsize=4)
+def _terms(lexicon: str) -> dict[str, tuple[tuple[str, str], ...]]:
+    """First character → (term, English term) pairs starting with it, longest first (each lexicon read once)."""
     by_first: dict[str, list[tuple[str, str]]] = {}
-    text = resources.files("convsearch").joinpath("data/terms_zh_en.txt").read_text(encoding="utf-8")
+    text = resources.files("convsearch").joinpath(lexicon).read_text(encoding="utf-8")
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
@@ -78,9 +78,10 @@ def mixed_variant(query: str) -> str | None:
     True
     """
     q = query.strip()
-    if not q or detect_lang(q) != "zh":  # the term lexicon (data/terms_zh_en.txt) maps Chinese terms to English
+    lexicon = detect(q).term_lexicon if q else None  # the language's term lexicon (zh: data/terms_zh_en.txt)
+    if lexicon is None:
         return None
-    terms = _terms()
+    terms = _terms(lexicon)
     parts: list[str] = []
     i, n, hit = 0, len(q), False
     while i < n:

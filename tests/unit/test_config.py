@@ -51,7 +51,7 @@ FROZEN |= {"CONVSEARCH_RERANKER"} | {f"CONVSEARCH_RERANK_{n}" for n in (  # issu
 
 
 def _builtin_sections() -> list[type[Section]]:
-    return [c for c in SECTIONS.values() if c.__module__.startswith("convsearch.")]
+    return [c for c in config_mod.sections().values() if c.__module__.startswith("convsearch.")]
 
 
 def _variables() -> dict[str, type]:

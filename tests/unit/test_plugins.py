@@ -115,6 +115,7 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_the_built_ins_are_plugins_loaded_by_the_same_loader() -> None:
+    plugins.reset()  # what this process's installed packages register (another test's may have been loaded)
     reg = plugins.load()
     assert reg is plugins.load()  # once per process
     assert [n for n, p in reg.plugins.items() if p.builtin] == list(plugins.BUILT_IN_PLUGINS)

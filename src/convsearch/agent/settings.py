@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Section, Switch, register
+from ..config import Section, Switch
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class AgentSettings(Section):
     """Budgets of one agent task (searches, steps, time, prompt), result counts, and its search cache."""

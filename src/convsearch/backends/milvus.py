@@ -70,7 +70,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..config import Section, named, register
+from ..config import Section, named
 from ..embed import Embedder, check_recorded, recorded
 from ..errors import BackendError, ConfigError, EmbedError, InputError
 from ..infra.turn import note
@@ -80,7 +80,6 @@ from ..types import Document, Hit
 from .base import FILTER_FIELDS, Capabilities, Filters, Recency, batches, indexed_text
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class MilvusSettings(Section):
     """The milvus backend's section: ``uri`` (empty: DATA_DIR/milvus.db), a server's ``token`` (a Secret) and the

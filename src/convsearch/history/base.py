@@ -18,14 +18,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from ..config import Section, Switch, register
+from ..config import Section, Switch
 from ..errors import ConfigError, InputError, MessageTooLarge
 from ..secret import Secret
 from ..types import Message
 from ..window import to_messages
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class HistorySettings(Section):
     """The history store's settings (CONVSEARCH_DB_*, _MAX_MESSAGE_BYTES, _HISTORY_TOKENS, _SUMMARY_*, _TASK_ROUNDS,

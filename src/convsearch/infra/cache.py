@@ -30,12 +30,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..config import Section, register
+from ..config import Section
 from ..errors import ConfigError
 from ..secret import Secret
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class CacheSettings(Section):
     """The caches' settings: ``size`` and ``ttl_s`` of the server's response cache (per tenant), and ``url``, a

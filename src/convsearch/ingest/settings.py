@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Section, register
+from ..config import Section
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class IngestSettings(Section):
     """How files become passages (``convsearch index FOLDER``)."""

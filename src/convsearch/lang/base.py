@@ -292,6 +292,9 @@ class LanguagePack(Protocol):
     def mark_asks(self) -> bool: ...
 
     @property
+    def term_lexicon(self) -> str | None: ...
+
+    @property
     def courtesy(self) -> Courtesy | None: ...
 
     @property
@@ -332,6 +335,9 @@ class Pack:
     unspaced: bool = False
     # a question mark after thanks makes a request ("Thanks! What else is there?"); not in Chinese
     mark_asks: bool = True
+    # a lexicon of this language's technical terms with their English (tab-separated, in convsearch's package
+    # data): the mixed-language query variant (``variants.mixed_variant``); None: no such variant
+    term_lexicon: str | None = None
     courtesy: Courtesy | None = None  # None: no opener or closer is set aside
     ordinal: OrdinalForms | None = None  # None: no item of a list is picked by its position
     introduced: IntroducedForms | None = None  # None: no answer brings in what a pronoun then stands for

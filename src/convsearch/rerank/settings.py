@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..config import Section, named, register
+from ..config import Section, named
 from ..errors import ConfigError
 from ..secret import Secret
 from .registry import known, row
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class RerankSettings(Section):
     """``CONVSEARCH_RERANKER`` and ``CONVSEARCH_RERANK_*`` (the table above)."""

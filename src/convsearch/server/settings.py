@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..config import AutoSwitch, Section, named, register
+from ..config import AutoSwitch, Section, named
 from ..errors import ConfigError
 from ..secret import Secret
 
@@ -19,7 +19,6 @@ class InlineTurns(StrEnum):
     OFF = "off"
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class ServerSettings(Section):
     """``convsearch serve`` / ``mcp``: bind address, authentication and per-tenant limits."""

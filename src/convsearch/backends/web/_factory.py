@@ -1,7 +1,7 @@
 """Settings → the pieces every web adapter takes: its own section (keys, endpoint, rate), call options, the shared
 window store.
 
-A provider declares its section in its module: a ``ProviderSettings`` subclass, registered, with its name, prefix
+A provider declares its section in its module: a ``ProviderSettings`` subclass, with its name, prefix
 and defaults (``SECTION = BraveSettings``). The variables are named as every provider's are,
 ``CONVSEARCH_<NAME>_API_KEYS`` (a comma list, rotated; Secrets), ``CONVSEARCH_<NAME>_BASE_URL`` and
 ``CONVSEARCH_<NAME>_RATE`` (``100/min``, ``1/s``, ``off``), plus the fields the provider adds (tavily's ``TOPIC``,
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, ClassVar
 
-from ...config import Section, Switch, named, register
+from ...config import Section, Switch, named
 from ...errors import ConfigError
 from ...infra.cache import CacheSettings
 from ...secret import Secret, reveal
@@ -33,7 +33,6 @@ class ResultCount(StrEnum):
     FIXED = "fixed"
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class WebSettings(Section):
     """What every web provider shares: the call loop's limits, the failover order, the cache and the policy."""
@@ -59,8 +58,9 @@ class WebSettings(Section):
 @dataclass(frozen=True, slots=True)
 class ProviderSettings(Section):
     """A web provider's section: its API keys (a comma list, rotated; Secrets), base URL and rate per key, plus
-    what the provider adds. A provider module subclasses it with its ``name``, ``prefix`` and defaults and
-    ``@register``s it; ``needs_keys = False`` for a keyless one (then its base URL must be set)."""
+    what the provider adds. A provider module subclasses it with its ``name``, ``prefix`` and defaults (its
+    ``SECTION``, which the backends' plugin declares); ``needs_keys = False`` for a keyless one (then its base URL
+    must be set)."""
 
     needs_keys: ClassVar[bool] = True
     api_keys: Secret | None = field(default=None, repr=False)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ...config import Switch, register
+from ...config import Switch
 from ...types import Hit
 from ..base import Capabilities, Recency
 from ._factory import ProviderSettings
@@ -32,7 +32,6 @@ from .clean import web_hit
 if TYPE_CHECKING:
     from ...config import Settings
 
-@register
 @dataclass(frozen=True, slots=True)
 class BochaSettings(ProviderSettings):
     """bocha's section: CONVSEARCH_BOCHA_API_KEYS, _BASE_URL, _RATE, _SUMMARY."""

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ...config import register
 from ...types import Hit
 from ..base import Capabilities, Recency
 from ._factory import ProviderSettings
@@ -20,7 +19,6 @@ from .clean import web_hit
 if TYPE_CHECKING:
     from ...config import Settings
 
-@register
 @dataclass(frozen=True, slots=True)
 class BraveSettings(ProviderSettings):
     """brave's section: CONVSEARCH_BRAVE_API_KEYS, _BASE_URL, _RATE."""

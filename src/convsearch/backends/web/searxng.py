@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ...config import register
 from ...errors import ConfigError
 from ...secret import Secret
 from ...types import Hit
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
     from ...config import Settings
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class SearxngSettings(ProviderSettings):
     """searxng's section: CONVSEARCH_SEARXNG_API_KEYS, _BASE_URL, _RATE."""

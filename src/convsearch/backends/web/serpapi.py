@@ -14,7 +14,6 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from ...config import register
 from ...types import Hit
 from ..base import Capabilities, Recency
 from ._factory import ProviderSettings
@@ -31,7 +30,6 @@ class Engine(StrEnum):
     BING = "bing"
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class SerpApiSettings(ProviderSettings):
     """serpapi's section: CONVSEARCH_SERPAPI_API_KEYS, _BASE_URL, _RATE, _ENGINE."""

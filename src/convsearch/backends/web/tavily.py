@@ -12,7 +12,6 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from ...config import register
 from ...types import Hit
 from ..base import Capabilities, Recency
 from ._factory import ProviderSettings
@@ -31,7 +30,6 @@ class Topic(StrEnum):
     FINANCE = "finance"
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class TavilySettings(ProviderSettings):
     """tavily's section: CONVSEARCH_TAVILY_API_KEYS, _BASE_URL, _RATE, _TOPIC."""

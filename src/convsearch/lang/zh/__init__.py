@@ -23,4 +23,4 @@ def _claims(text: str) -> float:
 PACK = Pack("zh", "Chinese", claims=_claims, words=words, mentions=mentions, has_pronoun=has_pronoun,
             agent=AGENT, stated=STATED, llm=LLM, courtesy=COURTESY, ordinal=ORDINAL,
             introduced=INTRODUCED, focus=FOCUS, frame=FRAME,
-            unspaced=True, mark_asks=False, stopwords=lx.STOP_ZH)
+            unspaced=True, mark_asks=False, stopwords=lx.STOP_ZH, term_lexicon="data/terms_zh_en.txt")
