@@ -99,6 +99,8 @@ def swap_target(x_mentions: Sequence[Mention], frame_mentions: Sequence[Mention]
 
 
 _EN_NOUN_AFTER_RE = re.compile(r"\s+([a-z][a-z-]+)")
+_LATIN_WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
+_BEFORE_THAT_PRONOUN = lx.EN_AUX | lx.EN_WH | {"about", "of", "is"}  # "that" after these is no relative pronoun
 
 
 def _modifies_noun(frame: str, name: str) -> bool:
@@ -392,7 +394,7 @@ def en_names(q: str, m: Mention) -> bool:
     if m.proper:
         return False
     head = _singular(m.head)
-    return any(_singular(w) == head for w in re.findall(r"[A-Za-z][\w'’-]*", q))
+    return any(_singular(w) == head for w in _LATIN_WORD_RE.findall(q))
 
 
 def complete_en(q: str, ent: Mention) -> tuple[str | None, str]:
@@ -561,7 +563,7 @@ def replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
             if k is not None and demonstrative_det(toks, k):
                 continue  # "that album": a determiner
             if w == "that" and k is not None and k > 0 \
-                    and words_lower[k - 1] not in lx.EN_AUX | lx.EN_WH | {"about", "of", "is"}:
+                    and words_lower[k - 1] not in _BEFORE_THAT_PRONOUN:
                 continue  # a relative pronoun ("the band that ...")
         target = person if (w in _EN_PERSON and person is not None) else ent
         if w in ("this", "that") and said is not None and said.text.lower() not in q.lower():

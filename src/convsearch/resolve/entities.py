@@ -15,7 +15,7 @@ from ..lang import detect, reading
 from ..lang.base import Mention
 from ..lang.en.mentions import is_cap
 from ..lang.zh.mentions import compiled
-from ..text import is_cjk, word_at
+from ..text import CJK_RE, is_cjk, word_at
 from ..types import Message
 
 
@@ -70,6 +70,7 @@ def has_pronoun(text: str, lang: str) -> bool:
 
 _TOPIC_SEP_RE = re.compile(r"\s+[|:\-–—]\s+|[:：|｜]\s*")
 _PAREN_RE = re.compile(r"\s*[(（][^)）]*[)）]")
+_WORD_RE = re.compile(r"[\w'’-]+")
 
 
 def topic_entity(topic: str) -> str:
@@ -90,9 +91,9 @@ def name_like(topic: str) -> bool:
     proper noun among its words."""
     if not topic:
         return False
-    if any(is_cjk(ch) for ch in topic):
+    if CJK_RE.search(topic):  # (a CJK character anywhere: ``is_cjk`` of one of them)
         return any(m.proper for m in mentions(topic, "zh"))
-    content = [w for w in re.findall(r"[\w'’-]+", topic) if w.lower() not in lx.STOP_EN and w.lower() not in lx.EN_CONNECTORS]
+    content = [w for w in _WORD_RE.findall(topic) if w.lower() not in lx.STOP_EN and w.lower() not in lx.EN_CONNECTORS]
     return bool(content) and all(is_cap(w) or not w[:1].isalpha() for w in content)  # "Ludwig Mies van der Rohe"
 
 
@@ -118,7 +119,7 @@ def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
                 if j >= 0 and part not in lx.STOP_ZH and not _cuts_latin_word(query, j, j + size):
                     return j, j + size
         return None
-    parts = [w for w in re.findall(r"[\w'’-]+", name) if w.lower() not in lx.STOP_EN]
+    parts = [w for w in _WORD_RE.findall(name) if w.lower() not in lx.STOP_EN]
     if len(parts) < 2:
         return None
     # ASCII on both sides: a case-insensitive match needs every word of the window in query.lower(); most

@@ -20,11 +20,11 @@ from functools import lru_cache, partial
 
 from .. import lexicon as lx
 from ..lang import reading
-from ..lang.base import FocusForms, Mention
+from ..lang.base import FocusForms, LanguagePack, Mention
 from ..lang.timeref import is_time_phrase
 from ..text import detect_lang, word_at
 from ..types import Message
-from .entities import attribute_noun, has_pronoun, leans_on_focus, mentions, name_like, topic_entity
+from .entities import attribute_noun, leans_on_focus, mentions, name_like, topic_entity
 
 # --- focus tracking --------------------------------------------------------------------------------
 
@@ -89,6 +89,8 @@ def closes_exchange(text: str) -> bool:
 
 
 _WHO_RE = re.compile(r"^\s*(who|whom)\b|谁", re.IGNORECASE)
+_LATIN_WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
+_WORD_RE = re.compile(r"[\w'’-]+")
 
 
 def alias_of(short: Mention, full: Mention) -> bool:
@@ -102,7 +104,7 @@ def _acronym_of(short: str, full: str) -> bool:
     """"IBS" for "Irritable bowel syndrome", "US" for "United States": the initials of the content words."""
     if not (2 <= len(short) <= 6 and short.isupper() and short.isalpha()):
         return False
-    words_ = [w for w in re.findall(r"[A-Za-z][\w'’-]*", full) if w.lower() not in ("of", "the", "and", "for", "a", "an")]
+    words_ = [w for w in _LATIN_WORD_RE.findall(full) if w.lower() not in ("of", "the", "and", "for", "a", "an")]
     return len(words_) == len(short) and "".join(w[0] for w in words_).upper() == short
 
 
@@ -125,7 +127,7 @@ def _noun_phrase_topic(name: str) -> bool:
     """A descriptive topic that is itself a plain noun phrase ("Marching band", "oceanic crust") can stand for
     the subject even when the user never said it; one with a verb, a gerund or a relational word ("Finding a
     university", "Dating tips", "How to start my own business?") only names an activity around it."""
-    content = [w.lower() for w in re.findall(r"[\w'’-]+", name) if w.lower() not in lx.STOP_EN]
+    content = [w.lower() for w in _WORD_RE.findall(name) if w.lower() not in lx.STOP_EN]
     return bool(content) and "?" not in name and not any(_verbish(w) or w in lx.RELATIONAL_EN for w in content)
 
 
@@ -134,7 +136,7 @@ def _en_topic_in_use(name: str, history: Sequence[Message]) -> Mention | None:
     "Emilia-Romagna" for "Emilia-Romagna food travel" (the first such mention: the session's opener).
     Only the topic's nouns count: "finding" of "Finding a university" or "start" of "How to start my own
     business?" is no subject."""
-    want = {w.lower() for w in re.findall(r"[\w'’-]+", name)
+    want = {w.lower() for w in _WORD_RE.findall(name)
             if w.lower() not in lx.STOP_EN and not _verbish(w) and w.lower() not in lx.RELATIONAL_EN}
     ends = [w.lower() for w in name.split()[:1] + name.split()[-1:]]
     whole = not any(_verbish(w) or w in lx.RELATIONAL_EN or w in lx.EN_FUNCTION for w in ends)
@@ -264,9 +266,9 @@ _REPLY_RE = re.compile(r"^\W*(?:(?:yes|yeah|yep|no|nope|not yet|correct|right)\b
 def _reply_to_question(text: str, prev: Message | None) -> bool:
     """A user turn answering the assistant's question rather than asking one: "Does the LED light up?" →
     "Yes, the LED is on." (no question mark, opens with a yes or a no)."""
-    if prev is None or prev.role != "assistant" or not re.search(r"[?？]", prev.content):
+    if prev is None or prev.role != "assistant" or ("?" not in prev.content and "？" not in prev.content):
         return False
-    return not re.search(r"[?？]", text) and bool(_REPLY_RE.search(text))
+    return "?" not in text and "？" not in text and bool(_REPLY_RE.search(text))
 
 
 def meaning_question(text: str, before: Message | None, lang: str | None = None) -> bool:
@@ -314,11 +316,15 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     aside: tuple[Mention, str, tuple[Mention, ...]] | None = None  # what a digression turned aside from
     resumed = False
     user_texts: list[str] = []
+    packs: dict[str, LanguagePack] = {}  # each language's pack, looked up once per walk (``reading``)
     for m in history:
         lang = detect_lang(m.content)
-        forms = _forms(lang)
-        ms = mentions(forms.request_part(m.content) if m.role == "user" and forms.request_part is not None
-                      else m.content, lang)
+        pack = packs.get(lang)
+        if pack is None:
+            pack = packs[lang] = reading(lang)
+        forms = pack.focus or _SHARED  # (``_forms``)
+        ms = pack.mentions(forms.request_part(m.content) if m.role == "user" and forms.request_part is not None
+                           else m.content)  # (``mentions(text, lang)``)
         proper = [x for x in ms if x.proper]
         last_turn = None
         if m.role == "user" and _reply_to_question(m.content, prev) and all(
@@ -326,7 +332,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             prev = m
             continue  # "Yes, the LED is on." answers the assistant's question, naming only what it asked about:
             # it neither asks nor moves the focus
-        if m.role == "user" and meaning_question(m.content, prev, lang):
+        if m.role == "user" and prev is not None and prev.role == "assistant" and meaning_question(m.content, prev, lang):
             prev = m
             continue  # "CLTC 是什么意思？" clarifies a word of the answer: the focus stays where it was
         if m.role == "user" and aside is not None and _CLOSING_RE.match(m.content):
@@ -355,7 +361,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             frame, frame_mentions = m.content, tuple(ms)
             earlier_user = tuple(user_texts)
             user_texts.append(m.content)
-            if has_pronoun(m.content, lang) and (user_focus or answer_focus):
+            if (user_focus or answer_focus) and pack.has_pronoun(m.content):  # (``has_pronoun(text, lang)``)
                 root = None
                 question_named = True
                 user_named_last = bool(proper)

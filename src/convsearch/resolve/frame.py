@@ -76,9 +76,12 @@ def slot_spans(text: str) -> tuple[tuple[int, int, str], ...]:
     return tuple(out)
 
 
+_ARTICLE_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+
+
 def slot_kind(phrase: str) -> str | None:
     """The slot type of a whole phrase ("后天" → time_day, "a Mac" → platform), or None."""
-    p = re.sub(r"^(?:the|a|an)\s+", "", phrase.strip(), flags=re.IGNORECASE)
+    p = _ARTICLE_RE.sub("", phrase.strip())
     spans = slot_spans(p)
     return spans[0][2] if len(spans) == 1 and spans[0][0] == 0 and spans[0][1] == len(p) else None
 
@@ -87,9 +90,13 @@ def slot_kind(phrase: str) -> str | None:
 _MODEL_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-]*")
 
 
+_LETTERS_RE = re.compile(r"[A-Za-z]+")
+_DIGITS_RE = re.compile(r"[0-9]+")
+
+
 def _shape(tok: str) -> str:
     """'4090' → '9', '70B' → '9a', '1.22' → '9.9', 'S24+' → 'a9'."""
-    s = re.sub(r"[0-9]+", "9", re.sub(r"[A-Za-z]+", "a", tok.rstrip("+")))
+    s = _DIGITS_RE.sub("9", _LETTERS_RE.sub("a", tok.rstrip("+")))
     return s
 
 
@@ -168,12 +175,17 @@ def zh_size(x: str) -> int:
     return len(_LATIN_WORD_RE.sub("字", x).replace(" ", ""))
 
 
+_INSTEAD_RE = re.compile(r"\s+instead$", re.IGNORECASE)
+_EN_AUX_WH = lx.EN_AUX | lx.EN_WH
+_ENDS_NE_RE = re.compile(r"呢[？?！!。.，,~～\s]*$")
+
+
 def en_fragment(q: str) -> tuple[str, str, str] | None:
     """(lead, preposition, phrase) of an English fragment follow-up, or None."""
     if not q.rstrip().endswith("?") or q.count(" ") > EN_FRAGMENT_WORDS + 3:
         return None  # a fragment is a short question: the cheap test first
     core = q.strip().rstrip(TRAIL_MARKS).strip()
-    core = re.sub(r"\s+instead$", "", core, flags=re.IGNORECASE)
+    core = _INSTEAD_RE.sub("", core)
     m = _EN_LEAD_RE.match(core)
     lead = core[:m.end()] if m else ""
     rest = core[len(lead):]
@@ -184,7 +196,7 @@ def en_fragment(q: str) -> tuple[str, str, str] | None:
         return None
     if not lead.strip() and not prep and len(x.split()) > 2:
         return None  # "Which one is cheaper?" is a question of its own
-    if any(w.lower() in lx.EN_AUX | lx.EN_WH for w in x.split()):
+    if any(w.lower() in _EN_AUX_WH for w in x.split()):
         return None  # a clause, not a phrase ("And how long can it stay valid?")
     return lead, prep, x
 
@@ -193,7 +205,7 @@ def zh_fragment(q: str) -> tuple[str, str, str, str] | None:
     """(lead, preposition, phrase, verb tail) of a Chinese fragment follow-up ("那广州呢", "从重庆出发呢"), or None."""
     core = q.strip()
     core = zh_proverb_ne(core)  # "PostgreSQL 里怎么弄" reads as "PostgreSQL 呢"
-    ends_ne = bool(re.search(r"呢[？?！!。.，,~～\s]*$", core))
+    ends_ne = bool(_ENDS_NE_RE.search(core))
     m = _ZH_LEAD_RE.match(core)
     lead = m.group(0) if m else ""
     body = _ZH_TAIL_RE.sub("", core[len(lead):]).strip()

@@ -119,8 +119,14 @@ def has_pronoun(text: str) -> bool:
     """A pronoun or demonstrative standing alone for something named before (it, they, his, that; not "that
     album", nor the "that" of "That's very helpful")."""
     toks = en_tokens(text)
-    return any(t.lower() in lx.EN_PRONOUNS and not demonstrative_det(toks, k) and not en_feedback_pronoun(toks, k)
-               for k, t in enumerate(toks))
+    lows = [t.lower() for t in toks]
+    pronouns = lx.EN_PRONOUNS
+    if pronouns.isdisjoint(lows):
+        return False  # no pronoun at all (most texts): one test
+    for k, low in enumerate(lows):
+        if low in pronouns and not demonstrative_det(toks, k) and not en_feedback_pronoun(toks, k):
+            return True
+    return False
 
 
 # Openers with nothing to search for in them, one or several ("ok, so hey, …"): "can you tell me" before the

@@ -64,6 +64,8 @@ _EN_RANGE_MARKS = frozenset({"–", "-", "—", ":", "/", "%"})
 def _model_part(tok: str) -> bool:
     """A version or model number inside a name: 3.12, 70B, 4o, 13, S24+, 4090 (a year on its own is no part:
     four digits from 1800 to 2099, or a longer number)."""
+    if tok.isalpha():
+        return False  # (no digit in it: the common case, one test)
     if tok.isdigit() and (len(tok) > 4 or (len(tok) == 4 and _YEAR_LO <= int(tok) <= _YEAR_HI)):
         return False
     return tok[:1].isalnum() and any(c.isdigit() for c in tok)
@@ -77,18 +79,25 @@ def en_mentions(text: str) -> list[Mention]:
     toks = en_tokens(text)
     out: list[Mention] = []
     n = len(toks)
+    # each token lower-cased and tested for a capital once (``is_cap``: an ASCII letter-led token is capitalised
+    # unless it is all lower case; an ASCII token led by neither a letter nor a digit never is)
+    lows = [t.lower() for t in toks]
+    caps = [(not t.islower() if t[0].isalpha() else t[0].isdigit() and is_cap(t)) if t.isascii() else is_cap(t)
+            for t in toks]
+    stop, pronouns, relational, verbs = lx.STOP_EN, lx.EN_PRONOUNS, lx.RELATIONAL_EN, lx.EN_VERBS
+    aux, subject_pronouns = lx.EN_AUX, lx.EN_SUBJECT_PRONOUNS
     i = 0
     sentence_start = True
     while i < n:
         tok = toks[i]
-        low = tok.lower()
+        low = lows[i]
         if tok in _EN_OPEN_QUOTES:
             j = next((k for k in range(i + 1, min(n, i + _EN_TITLE_MAX + 2)) if not toks[k][0].isalnum()), n)
             inner = toks[i + 1:j]
-            if inner and j < n and toks[j] in _EN_CLOSE_QUOTES and is_cap(inner[0]) and all(
-                    is_cap(t) or t.lower() in lx.EN_FUNCTION for t in inner):
+            if inner and j < n and toks[j] in _EN_CLOSE_QUOTES and caps[i + 1] and all(
+                    caps[k] or lows[k] in lx.EN_FUNCTION for k in range(i + 1, j)):
                 # a quoted title ("This Is Music", "Chikni Chameli"): one name, even with small words inside
-                out.append(Mention(" ".join(inner), True, "title", inner[-1].lower()))
+                out.append(Mention(" ".join(inner), True, "title", lows[j - 1]))
                 i = j + 1
                 sentence_start = False
                 continue
@@ -99,102 +108,140 @@ def en_mentions(text: str) -> list[Mention]:
         if i and toks[i - 1] == "°" and len(tok) == 1:
             i += 1  # a temperature's unit ("-6°C", "180 °F"), not a name
             continue
-        if is_cap(tok) and not (sentence_start and (low in lx.STOP_EN or low in lx.RELATIONAL_EN or low in lx.EN_OPENERS)) \
-                and low not in lx.EN_PRONOUNS and low != "i" and not low.startswith(("i'", "i’")):
+        if caps[i] and not (sentence_start and (low in stop or low in relational or low in lx.EN_OPENERS)) \
+                and low not in pronouns and low != "i" and not low.startswith(("i'", "i’")):
             j = i + 1
             end = i + 1
             while j < n:
                 t2 = toks[j]
-                if t2[0].isalnum() and is_cap(t2) and t2.lower() not in lx.EN_PRONOUNS:
+                if caps[j] and t2[0].isalnum() and lows[j] not in pronouns:
                     j += 1
                     end = j
                 elif (_model_part(t2) and not (j + 1 < n and toks[j + 1] in _EN_RANGE_MARKS)) or (
-                        t2.lower() in lx.EN_MODEL_SUFFIXES and _model_part(toks[j - 1])):
+                        lows[j] in lx.EN_MODEL_SUFFIXES and _model_part(toks[j - 1])):
                     j += 1  # one mixed-script name: "Python 3.12", "Llama 3.1 70B", "GPT-4o mini", "XPS 13"
                     end = j
-                elif t2.lower() in lx.EN_CONNECTORS:
+                elif lows[j] in lx.EN_CONNECTORS:
                     k = j
-                    while k < n and toks[k].lower() in lx.EN_CONNECTORS:
+                    while k < n and lows[k] in lx.EN_CONNECTORS:
                         k += 1
-                    if k < n and k - j <= 2 and is_cap(toks[k]) and toks[k].lower() not in lx.EN_PRONOUNS:
+                    if k < n and k - j <= 2 and caps[k] and lows[k] not in pronouns:
                         j = k
                     else:
                         break
                 else:
                     break
-            det = "the " if i > 0 and toks[i - 1].lower() == "the" else ""
-            if det and not (i >= 2 and toks[i - 2].lower() in lx.EN_AUX):
+            det = "the " if i > 0 and lows[i - 1] == "the" else ""
+            if det and not (i >= 2 and lows[i - 2] in aux):
                 # "the Bronze Age collapse", "the BBC experiment": a name modifying a common head noun
                 k = end
                 while k < n and k - end < 2 and plain_noun(toks[k]):
                     k += 1
                 end = k
-            span = toks[i:end]
-            if len(span) == 1 and sentence_start and (low.endswith("ing") or "'" in low or "’" in low
-                                                      or low in lx.EN_VERBS
-                                                      or (end < n and (toks[end].lower() in _EN_OBJECT_AFTER_VERB
-                                                                       or _manner_adverb(toks, end)))):
+            single = end == i + 1
+            if single and sentence_start and (low.endswith("ing") or "'" in low or "’" in low or low in verbs
+                                              or (end < n and (lows[end] in _EN_OBJECT_AFTER_VERB
+                                                               or _manner_adverb(toks, end)))):
                 # ("Soak them overnight", "Add the rice": a capitalised word with an object right after it)
                 # "Considering …", "Isn’t it …", "Visit …": a sentence-initial verb or contraction, no name
                 i = end
                 sentence_start = False
                 continue
-            if len(span) == 1 and sentence_start and not det and en_initial_common(toks, i):
+            if single and sentence_start and not det and en_initial_common(toks, i):
                 # "Border collies are …", "Diagonal cracks mean …": a sentence-initial capital on a common noun
                 k = i + 1
                 while k < n and k - i < 3 and plain_noun(toks[k]) and not en_adverb(toks[k]) \
                         and not _verb_form(toks[k]):  # "… sales rose …": the phrase ends before its verb
                     k += 1
-                words_ = [tok, *(t.lower() for t in toks[i + 1:k])]
+                words_ = [tok, *lows[i + 1:k]]
                 out.append(Mention(" ".join(words_), False, "noun", words_[-1]))
                 i = k
                 sentence_start = False
                 continue
-            if len(span) == 1 and tok.isupper() and low in lx.RELATIONAL_EN:
+            if single and tok.isupper() and low in relational:
                 out.append(Mention(low, False, "noun", low, det))  # "the CEO": a role of something, no name
-            elif not (len(span) == 1 and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
-                out.append(Mention(" ".join(span), True, "proper", span[-1].lower(), det))
+            elif not (single and low in lx.EN_CALENDAR):  # "In December, ...", "Three of them": no name
+                out.append(Mention(" ".join(toks[i:end]), True, "proper", lows[end - 1], det))
             i = end
             sentence_start = False
             continue
-        # common-noun run: content words that are not verbs by position
-        if low not in lx.STOP_EN and not _verb_position(toks, i) and not low.endswith("ed") and not (
-                sentence_start and (low in lx.EN_OPENERS or low.endswith("ing"))) and not _no_noun(low):
+        # common-noun run: content words that are not verbs by position (``_verb_position``, read from ``lows``)
+        if low in stop or low.endswith("ed") or (sentence_start and (low in lx.EN_OPENERS or low.endswith("ing"))) \
+                or (("'" in low or "’" in low) and _EN_CONTRACTION_RE.search(low)) \
+                or (len(low) > 5 and low.endswith(_EN_ADVERB_ENDS)):  # (``_no_noun``)
             # ("Hmm, …", "Feeling tired, …")
-            j = i
-            subject = _after_do(toks, i)
-            verb_next = False
-            while j < n and toks[j][0].isalnum() and toks[j].lower() not in lx.STOP_EN and not (
-                    is_cap(toks[j]) and j > i) and j - i < 4 and not _no_noun(toks[j].lower()):
-                if j > i and (_ends_subject(toks, j, subject) or (
-                        _verb_with_object(toks, j) and not (i >= 2 and toks[i - 2].lower() in _EN_BE))):
-                    verb_next = True
-                    break
-                j += 1
-            span = [t.lower() if not is_cap(t) else t for t in toks[i:j]]
-            k = _lower_model_end(span)
-            model = k > 0
-            rest: list[str] = []
-            if model and k < len(span):  # "the galaxy s23 camera": the name, then its aspect on its own
-                span, rest = span[:k], span[k:]
-            while not model and len(span) > 1 and span[-1].replace(",", "").replace(".", "").isdigit():
-                span.pop()  # "around 1,010 mg" / "about 5": a number closes no noun phrase
-            # "300 mph", "010 mg" (of "1,010 mg"): a number and a unit abbreviation are a measurement, no entity
-            if len(span) > 1 and _EN_UNIT_RE.fullmatch(span[0]):
-                span = span[1:]  # "the 12gb card": the card
-            measure = span[0].isdigit() and (all(len(t) <= 3 for t in span[1:]) or (
-                len(span) >= 2 and span[1] in _EN_TIME_UNITS and (len(span) == 2 or span[1].endswith("s"))))
-            # ("12 minutes", "12 minutes late": a measurement; "a 3 day trip" is a trip)
-            if model or not measure and not (len(span) == 1 and (len(span[0]) < 3 or span[0] in _EN_QUANTITY_WORDS)):
-                det = "the " if i > 0 and toks[i - 1].lower() == "the" else ""
-                out.append(Mention(" ".join(span), model, "proper" if model else "noun", span[-1].lower(), det))
-            if rest and not (len(rest) == 1 and len(rest[0]) < 3):
-                out.append(Mention(" ".join(rest), False, "noun", rest[-1].lower()))
-            i = max(j + verb_next, i + 1)
+            sentence_start = False
+            i += 1
+            continue
+        prev = lows[i - 1] if i else ""
+        if prev in subject_pronouns or prev == "to" or (("'" in prev or "’" in prev) and _EN_CONTRACTION_RE.search(prev)) \
+                or (i == 1 and prev in lx.EN_WH) or (low.endswith("ing") and (prev in aux or prev in _EN_BE_CONTRACTED)) \
+                or (prev in aux and low in lx.EN_PARTICIPLES):
+            sentence_start = False
+            i += 1
+            continue
+        j = i + 1
+        verb_next = False
+        while j < n and j - i < 4 and toks[j][0].isalnum() and not caps[j]:
+            lj = lows[j]
+            if lj in stop or (("'" in lj or "’" in lj) and _EN_CONTRACTION_RE.search(lj)) \
+                    or (len(lj) > 5 and lj.endswith(_EN_ADVERB_ENDS)):  # (``_no_noun``)
+                break
+            # the verb after a subject noun phrase (``_ends_subject``) or one taking an object (``_verb_with_object``)
+            pb = lows[j - 1]
+            plural_before = pb.endswith("s") and not pb.endswith("ss")
+            if lj in verbs:
+                # the subject of a do/modal question opens at i ("How did [this tradition] start?": ``_after_do``)
+                k = i - 1
+                if k >= 0 and lows[k] in EN_DETS:
+                    k -= 1
+                subject = k >= 0 and lows[k] in _EN_DO_MODAL
+                if subject and not plural_before and j + 2 < n and lows[j + 2] in verbs \
+                        and (plain_noun(toks[j + 1]) or lows[j + 1] in relational):
+                    ends = False  # "does our parental leave | policy work": a noun, as the verb comes after the next one
+                else:
+                    ends = subject or plural_before
+                if not ends and not (i >= 2 and lows[i - 2] in _EN_BE):
+                    k = j + 1
+                    if k < n and lows[k] in _EN_PARTICLES:
+                        k += 1
+                    ends = k < n and lows[k] in _EN_OBJECT_AFTER_VERB
+            else:
+                ends = plural_before and lj.endswith("ing")
+            if ends:
+                verb_next = True
+                break
+            j += 1
+        if j == i + 1 and tok.isalpha():
+            # one word without a digit (the common case): no model name, number or unit; a noun unless it is
+            # too short or a quantity word (what the general case below does with it)
+            w = tok if caps[i] else low
+            if len(w) >= 3 and w not in _EN_QUANTITY_WORDS:
+                out.append(Mention(w, False, "noun", low, "the " if i > 0 and lows[i - 1] == "the" else ""))
+            i = j + verb_next
             sentence_start = False
             continue
+        span = [toks[k] if caps[k] else lows[k] for k in range(i, j)]
+        k = _lower_model_end(span)
+        model = k > 0
+        rest: list[str] = []
+        if model and k < len(span):  # "the galaxy s23 camera": the name, then its aspect on its own
+            span, rest = span[:k], span[k:]
+        while not model and len(span) > 1 and span[-1].replace(",", "").replace(".", "").isdigit():
+            span.pop()  # "around 1,010 mg" / "about 5": a number closes no noun phrase
+        # "300 mph", "010 mg" (of "1,010 mg"): a number and a unit abbreviation are a measurement, no entity
+        if len(span) > 1 and _EN_UNIT_RE.fullmatch(span[0]):
+            span = span[1:]  # "the 12gb card": the card
+        measure = span[0].isdigit() and (all(len(t) <= 3 for t in span[1:]) or (
+            len(span) >= 2 and span[1] in _EN_TIME_UNITS and (len(span) == 2 or span[1].endswith("s"))))
+        # ("12 minutes", "12 minutes late": a measurement; "a 3 day trip" is a trip)
+        if model or not measure and not (len(span) == 1 and (len(span[0]) < 3 or span[0] in _EN_QUANTITY_WORDS)):
+            det = "the " if i > 0 and lows[i - 1] == "the" else ""
+            out.append(Mention(" ".join(span), model, "proper" if model else "noun", span[-1].lower(), det))
+        if rest and not (len(rest) == 1 and len(rest[0]) < 3):
+            out.append(Mention(" ".join(rest), False, "noun", rest[-1].lower()))
+        i = max(j + verb_next, i + 1)
         sentence_start = False
-        i += 1
     return out
 
 
@@ -263,6 +310,8 @@ def _lower_model_end(span: Sequence[str]) -> int:
     number is no model number here: "insurance company 2" (MuDoCo) is a label, "ioniq 5" looks the same."""
     end = 0
     for k, t in enumerate(span):
+        if t.isalpha():
+            continue  # no digit: no model name nor version (the common case, one test)
         if not t[:1].isdigit():
             if _EN_LOWER_MODEL_RE.fullmatch(t):
                 end = k + 1
