@@ -63,9 +63,12 @@ def _answer_size(text: str, lang: str) -> int:
     return count(text) if count is not None else len(text.split())
 
 
+_EN_ASKS = r"^\s*(what|who|when|where|why|how|which|is|are|do|does|did|can|could|will|would|should)\b"
 _QUESTION_RE = re.compile(lx.ZH_A_NOT_A + r"|[?？]|吗|呢|什么|怎么|哪|谁|多少|多久|多长|多大|多远|如何|几|是否|是不是|有没有|"
-                          r"^\s*(what|who|when|where|why|how|which|is|are|do|does|did|can|could|will|would|should)\b",
-                          re.IGNORECASE)
+                          + _EN_ASKS, re.IGNORECASE)
+# what of _QUESTION_RE / _WHO_RE can match an ASCII text (every other branch needs a Chinese character)
+_EN_ASKS_RE = re.compile(_EN_ASKS, re.IGNORECASE)
+_EN_WHO_RE = re.compile(r"^\s*(who|whom)\b", re.IGNORECASE)
 # A user turn that turns aside from what the conversation was about, and one that closes the side exchange
 DIGRESSION_RE = re.compile(r"^\W*(?:对了|另外(?![一两那这个款种家位些])|顺便|还有个问题|换个话题|话说|(?:by\s+the\s+way|btw|unrelated|on\s+another"
                             r"\s+note|side\s+question|quick\s+question|different\s+question)\b)", re.IGNORECASE)
@@ -352,10 +355,11 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             digressing = False
             if DIGRESSION_RE.match(m.content) and user_focus is not None and frame:
                 aside, digressing = (user_focus, frame, frame_mentions), True  # "对了，…" turns aside
-            asked_who = bool(_WHO_RE.search(m.content))
+            ascii_text = m.content.isascii()
+            asked_who = bool((_EN_WHO_RE if ascii_text else _WHO_RE).search(m.content))
             owned = forms.owned is not None and bool(forms.owned.search(m.content))
-            user_asked = bool(_QUESTION_RE.search(m.content) or owned or (
-                forms.request is not None and forms.request.search(m.content)))
+            asks = ("?" in m.content or _EN_ASKS_RE.match(m.content)) if ascii_text else _QUESTION_RE.search(m.content)
+            user_asked = bool(asks or owned or (forms.request is not None and forms.request.search(m.content)))
             person_focus = next((x for x in proper if x.cls == "nr"), person_focus)
             old_frame, old_mentions = frame, frame_mentions
             frame, frame_mentions = m.content, tuple(ms)
@@ -403,8 +407,7 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
             # a thing of the user's own is as named as a proper noun: an answer's name does not replace it
             question_named = bool(proper) or (pick is not None and owned)
         else:
-            nouns = [x for x in ms if not x.relational]
-            last_turn = nouns[0] if nouns else None
+            last_turn = next((x for x in ms if not x.relational), None)  # (the first of its nouns)
             last_answer = proper[0] if proper else None
             if proper and asked_who:  # the answer to "who …?" names a person: one the question did not name
                 new = [x for x in proper if frame is None or x.text.lower() not in frame.lower()] or proper
@@ -418,10 +421,11 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
                 loose = proper[0]
     topic_m: Mention | None = None
     name = topic_entity(topic) if topic else ""
+    like: bool | None = None  # name_like(name), once asked
     if name:
         tm = mentions(name)
         topic_m = Mention(name, True, tm[0].cls if tm else "proper", tm[-1].head if tm else name)
-        if name.isascii() and not name_like(name):
+        if name.isascii() and not (like := name_like(name)):
             topic_m = _en_topic_in_use(name, history) or (topic_m if _noun_phrase_topic(name) else None)
     if topic_m is not None and user_focus is not None and user_focus.proper and alias_of(user_focus, topic_m):
         user_focus = topic_m  # "Ben" or "Stein" when the page is about "Ben Stein"
@@ -439,13 +443,13 @@ def _find_focus(history: tuple[Message, ...], topic: str | None) -> Focus:
     entity, source = next(((e, s) for e, s in ranked(user_focus) if e is not None), (None, "none"))
     subject = next((e for e, _ in ranked(user_subject) if e is not None), None)
     if (user_focus is not None and topic_m is not None and entity is topic_m and topic_m.text.isascii()
-            and not name_like(topic_m.text)):
+            and not (like if like is not None and topic_m.text == name else name_like(topic_m.text))):
         # a pronoun stands for what the user's questions named rather than for a descriptive session topic
         # ("it" after "Tell me about lung cancer" in a session on "head and neck cancer")
         entity, source = user_focus, "user"
     # he/she: a name the user just typed is as often a team, a work or a place ("Dundee United", "Universal
     # Studios") as a person; in a session about a named entity the person is that entity
-    named_session = topic_m is not None and name_like(name)
+    named_session = topic_m is not None and (like if like is not None else name_like(name))
     person = topic_m if topic_m is not None and (not recent_proper or named_session) else (person_focus or entity)
     if last_answer is not None and any(x is not None and (alias_of(last_answer, x) or last_answer.text == x.text
                                                           or _acronym_of(last_answer.text, x.text))
