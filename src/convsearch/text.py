@@ -91,7 +91,7 @@ def detect_lang(text: str) -> str:
     cjk = len(CJK_RE.findall(text))
     if not cjk:
         return "en"
-    letters = sum(1 for ch in text if ch.isalpha())
+    letters = sum(map(str.isalpha, text))  # (one True per letter)
     # a Chinese frame around a Latin name ("Rocky Linux 呢", "那 Windows 11 呢") is Chinese whatever the ratio;
     # an English sentence quoting a Chinese word ("How to pronounce 呢") is not
     if cjk / max(letters, 1) >= 0.2:

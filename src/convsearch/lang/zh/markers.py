@@ -154,7 +154,8 @@ ZH_QUESTION_RE = re.compile(r"[？?]|吗|呢\s*$|什么|怎么|哪|谁|多少|�
 def has_pronoun(text: str) -> bool:
     """A pronoun or demonstrative standing for something named before (它, 这款, 前者; not the 这个 of 这个时候)."""
     ztoks = zh_det_tokens(text)
-    return any(zh_anaphor_at(ztoks, i) for i in range(len(ztoks)))
+    pronouns = lx.ZH_PRONOUNS  # (``zh_anaphor_at`` is asked only of a pronoun: no other token is one)
+    return any(w in pronouns and zh_anaphor_at(ztoks, i) for i, (w, _) in enumerate(ztoks))
 
 
 # Openers with nothing to search for in them, one or several: a courtesy (请问, 想问一下, 我想知道) needs no separator
