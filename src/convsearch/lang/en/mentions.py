@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from operator import ne
 
 from ... import lexicon as lx
 from ..base import Mention
@@ -72,6 +73,7 @@ def _model_part(tok: str) -> bool:
 
 
 _YEAR_LO, _YEAR_HI = 1800, 2099
+_DIGIT_RE = re.compile(r"[0-9]")
 
 
 def en_mentions(text: str) -> list[Mention]:
@@ -79,11 +81,19 @@ def en_mentions(text: str) -> list[Mention]:
     toks = en_tokens(text)
     out: list[Mention] = []
     n = len(toks)
-    # each token lower-cased and tested for a capital once (``is_cap``: an ASCII letter-led token is capitalised
-    # unless it is all lower case; an ASCII token led by neither a letter nor a digit never is)
-    lows = [t.lower() for t in toks]
-    caps = [(not t.islower() if t[0].isalpha() else t[0].isdigit() and is_cap(t)) if t.isascii() else is_cap(t)
-            for t in toks]
+    # each token lower-cased and tested for a capital once (``is_cap``). In ASCII, a token led by a letter is
+    # capitalised unless it is all lower case, i.e. when lower() changes it; one led by neither a letter nor a
+    # digit never is (and lower() changes nothing of it); a digit-led one is asked (it needs a digit in the text)
+    lows = list(map(str.lower, toks))
+    if text.isascii():
+        caps = list(map(ne, toks, lows))
+        if _DIGIT_RE.search(text):
+            for k, t in enumerate(toks):
+                if t[0].isdigit():
+                    caps[k] = is_cap(t)
+    else:
+        caps = [(not t.islower() if t[0].isalpha() else t[0].isdigit() and is_cap(t)) if t.isascii() else is_cap(t)
+                for t in toks]
     stop, pronouns, relational, verbs = lx.STOP_EN, lx.EN_PRONOUNS, lx.RELATIONAL_EN, lx.EN_VERBS
     aux, subject_pronouns = lx.EN_AUX, lx.EN_SUBJECT_PRONOUNS
     i = 0
