@@ -594,6 +594,8 @@ def replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
     return None, "no pronoun"
 
 
+_NON_SPACE_RE = re.compile(r"\S+")
+_NP_CLOSES_RE = re.compile(r"\s*(?:[?.!,;]|please\b|as well\b|too\b)", re.IGNORECASE)
 _OF_NP_RE = re.compile(r"\s*((?:[A-Za-z][\w'’-]*)(?:\s+(?:and\s+)?[A-Za-z][\w'’-]*){0,4})")
 
 
@@ -613,7 +615,7 @@ def possessive_of(q: str, start: int, end: int, owner: str) -> str | None:
     m = _OF_NP_RE.match(q, end)
     if m is None:
         return None
-    spans = [(w.start(), w.end()) for w in re.finditer(r"\S+", q[:m.end(1)]) if w.start() >= m.start(1)]
+    spans = [(w.start(), w.end()) for w in _NON_SPACE_RE.finditer(q[:m.end(1)]) if w.start() >= m.start(1)]
     while spans and q[spans[-1][0]:spans[-1][1]].lower() in _NP_TRAILERS:
         spans.pop()  # "their address and", "their address too": the noun phrase ends before them
     if not spans:
@@ -623,7 +625,7 @@ def possessive_of(q: str, start: int, end: int, owner: str) -> str | None:
     if any(w.lower() in lx.STOP_EN and w.lower() != "and" or w.lower() in lx.EN_VERBS for w in words_):
         return None
     rest = q[np_end:]
-    if rest.strip() and not re.match(r"\s*(?:[?.!,;]|please\b|as well\b|too\b)", rest, re.IGNORECASE):
+    if rest.strip() and not _NP_CLOSES_RE.match(rest):
         return None  # the phrase goes on ("their album sell well"): the possessive reads better
     the = "The" if not q[:start].strip() or q[:start].rstrip()[-1] in ".!?" else "the"
     return f"{q[:start]}{the} {' '.join(words_)} of {owner}{rest}"

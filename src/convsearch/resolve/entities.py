@@ -106,6 +106,35 @@ def _cuts_latin_word(text: str, start: int, end: int) -> bool:
                 or (end < len(text) and latin(text[end - 1]) and latin(text[end])))
 
 
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"  # (what \w is in ASCII)
+
+
+def _ascii_words_span(text: str, words_: list[str]) -> tuple[int, int] | None:
+    r"""The first span of ``text`` that ``\bw1\s+w2…\b`` matches (case-insensitively: ``text`` and ``words_`` are
+    lower-case ASCII, no word empty or opening with a space), found with str.find: the leftmost start where the
+    words follow each other, whitespace between them, at a word boundary on both ends."""
+    first, n = words_[0], len(text)
+    s = text.find(first)
+    while s >= 0:
+        if (s > 0 and _word_char(text[s - 1])) == _word_char(first[0]):
+            s = text.find(first, s + 1)
+            continue  # no \b before it
+        e = s + len(first)
+        for w in words_[1:]:
+            k = e
+            while k < n and text[k].isspace():
+                k += 1
+            if k == e or not text.startswith(w, k):
+                e = -1
+                break
+            e = k + len(w)
+        if e >= 0 and _word_char(text[e - 1]) != (e < n and _word_char(text[e])):
+            return s, e
+        s = text.find(first, s + 1)
+    return None
+
+
 def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
     """Character span of a partial mention of ``name`` in ``query`` ("paz" or "Divac" for "Vinnie Paz",
     "Vlade Divac"), or None when the query has the whole name or none of it. Only content words count."""
@@ -128,6 +157,12 @@ def partial_name_span(query: str, name: str) -> tuple[int, int] | None:
     for size in range(len(parts) - 1, 0, -1):
         for i in range(len(parts) - size + 1):
             if ascii_low is not None and any(p.isascii() and p.lower() not in ascii_low for p in parts[i:i + size]):
+                continue
+            if ascii_low is not None and all(p.isascii() for p in parts[i:i + size]):
+                # every character ASCII: the pattern below matched by hand, without compiling it (the same span)
+                span = _ascii_words_span(ascii_low, [p.lower() for p in parts[i:i + size]])
+                if span is not None:
+                    return span
                 continue
             pat = r"\b" + r"\s+".join(re.escape(p) for p in parts[i:i + size]) + r"\b"
             m = compiled(pat).search(query)

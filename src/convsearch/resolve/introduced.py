@@ -70,7 +70,7 @@ def introduced_entity(history: Sequence[Message], lang: str, *, person: bool = F
     if len(new) > 1 and not person:
         # "是中信大厦，也叫中国尊。", "Try Timeshift, which takes … from a live USB.": the answer's first clause names
         # what it introduces, the rest describes it
-        clause = re.split(r"[，,]", first, maxsplit=1)[0]
+        clause = _COMMA_RE.split(first, maxsplit=1)[0]
         in_clause = [m for m in new if m.text in clause]
         if len(in_clause) == 1:
             return in_clause[0]
@@ -110,13 +110,16 @@ def _chosen_of_pair(question: str, first: str, lang: str, forms: IntroducedForms
     pair = coordinated_pair(question, lang)
     if not pair:
         return None
-    clause = re.split(r"[，,]", first, maxsplit=1)[0].lower()
+    clause = _COMMA_RE.split(first, maxsplit=1)[0].lower()
     if _NEGATED_RE.search(clause):
         return None
     hits = [p for p in pair if forms.picks(p, clause)]
     return Mention(hits[0], True, "proper", hits[0].split()[-1].lower()) if len(hits) == 1 else None
 
 
+_COMMA_RE = re.compile(r"[，,]")
+_CLAUSE_END_RE = re.compile(r"[,;(–—]")
+_LOWER_WORD_RE = re.compile(r"[a-z0-9][\w'’-]*")
 _NEGATED_RE = re.compile(r"\b(?:neither|nor|not|no|never)\b|都不|都没|不如|没有", re.IGNORECASE)
 
 
@@ -239,7 +242,7 @@ def _described_name(first: str, question: str) -> Mention | None:
     m = _DESCRIBED_RE.match(first)
     if m is None:
         return None
-    rest = re.split(r"[,;(–—]", first[m.end():], maxsplit=1)[0]
+    rest = _CLAUSE_END_RE.split(first[m.end():], maxsplit=1)[0]
     name = next(iter(mentions(rest, "en")), None)
     if name is None or not name.proper or not rest.lower().startswith((name.det + name.text).lower()) \
             or name.text.lower() in question.lower() or (not name.det and person_shaped(name)):
@@ -258,7 +261,7 @@ def _recommended_name(first: str, question: str) -> Mention | None:
     m = _RECOMMEND_RE.match(first)
     if m is None:
         return None
-    clause = re.split(r"[,;(–—]", first[m.end():], maxsplit=1)[0]
+    clause = _CLAUSE_END_RE.split(first[m.end():], maxsplit=1)[0]
     name = next((x for x in mentions(clause, "en") if x.proper), None)
     if name is None or name.text.lower() in question.lower() or person_shaped(name) and not name.det:
         return None
@@ -368,7 +371,7 @@ def _opening_name(first: str, question: str) -> Mention | None:
         return None
     if span[0].lower() in lx.STOP_EN or span[0].lower() in lx.EN_OPENERS or en_adverb(span[0]):
         return None  # "Unfortunately Teavana is …", "This Sunday …"
-    q_words = set(re.findall(r"[a-z0-9][\w'’-]*", question.lower()))
+    q_words = set(_LOWER_WORD_RE.findall(question.lower()))
     text = " ".join([_joined(span), *toks[j:k]])
     name = Mention(text, j == k, "proper" if j == k else "noun", toks[k - 1].lower(), "the " if the else "")
     if all(w.lower() in q_words for w in words_ if w.lower() not in lx.STOP_EN) or (not the and person_shaped(name)):

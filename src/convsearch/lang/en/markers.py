@@ -184,9 +184,12 @@ def _opens_with(sentence: str, name: str) -> bool:
     return low.removeprefix("the ").startswith(name.lower())
 
 
+_PICK_WORD_RE = re.compile(r"[\w+#.-]+")
+
+
 def _picks(name: str, clause: str) -> bool:
     """Does a (lower-case) clause name ``name`` by a whole word of it ("Go" is not in "good")?"""
-    words_ = set(re.findall(r"[\w+#.-]+", clause))
+    words_ = set(_PICK_WORD_RE.findall(clause))
     return any(w in words_ for w in name.lower().split())
 
 
