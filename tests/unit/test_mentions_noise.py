@@ -294,3 +294,15 @@ def test_he_or_she_keeps_a_person_focus() -> None:
     # the focus is a person (周杰伦), so 他 is he, not the other person the user named (老公)
     turns = [(U, "我老公是周杰伦的粉丝，周杰伦的新专辑什么时候出"), (A, "官方还没公布日期。")]
     assert _rewrite(turns, "他的演唱会门票多少钱").startswith("周杰伦")
+
+
+def test_a_value_given_in_code_is_no_name_a_pronoun_could_take() -> None:
+    from convsearch.lang.en.mentions import mentions as en_mentions
+    from convsearch.resolve.rules import RuleRewriter
+    from convsearch.types import Message
+
+    answer = "Call subprocess.run(args, capture_output=True, text=True) and read .stdout."
+    assert "True" not in [m.text for m in en_mentions(answer)]
+    r = RuleRewriter().rewrite([Message("user", "How do I run an external command and capture what it prints?"),
+                                Message("assistant", answer)], "How do I stop it if it takes too long?")
+    assert "True" not in r.rewritten and "external command" in r.rewritten, r

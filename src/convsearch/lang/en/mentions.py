@@ -115,6 +115,9 @@ def en_mentions(text: str) -> list[Mention]:
             sentence_start = tok in ".?!:;"
             i += 1
             continue
+        if i and toks[i - 1] == "=":
+            i += 1  # a value given in code or a setting ("capture_output=True", "level=DEBUG"): no name, no noun
+            continue
         if i and toks[i - 1] == "°" and len(tok) == 1:
             i += 1  # a temperature's unit ("-6°C", "180 °F"), not a name
             continue
