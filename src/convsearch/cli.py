@@ -99,7 +99,9 @@ def _failed_lines(report) -> None:
 
 
 def _term_as_interrupt():
-    """SIGTERM handled as Ctrl-C for the block (main thread only): the sync stops after its last whole batch."""
+    """SIGTERM handled as Ctrl-C for the block (main thread only): the sync stops after its last whole batch. Ctrl-C
+    itself is heard even when the process was started with SIGINT ignored (a background job of a script, a worker
+    of a test runner: the ignore is inherited through exec)."""
     import contextlib
     import signal
     import threading
@@ -110,10 +112,15 @@ def _term_as_interrupt():
             yield
             return
         before = signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(os.getpid(), signal.SIGINT))
+        ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        if ignored:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             yield
         finally:
             signal.signal(signal.SIGTERM, before)
+            if ignored:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     return block()
 

@@ -73,3 +73,29 @@ def test_ctrl_c_during_index_says_how_far_it_got_and_a_rerun_finishes(tmp_path: 
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("scanned 1 files: 1 new")
     assert len(LocalIndex(data / "index", create=False)) == n
+
+
+def test_ctrl_c_is_heard_even_when_the_process_was_started_with_sigint_ignored(tmp_path: Path) -> None:
+    """A background job of a script, or a test runner's worker, may start the CLI with SIGINT ignored (the ignore is
+    inherited through exec): an index run still stops on it, keeping its whole batches."""
+    with open(tmp_path / "big.jsonl", "w", encoding="utf-8") as f:
+        for i in range(60_000):
+            f.write(json.dumps({"id": f"d{i}", "text": f"document {i} about plans {i % 97}"}) + "\n")
+    data = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSEARCH_")}
+    env.update({"PYTHONUTF8": "1", "CONVSEARCH_DENSE": "off"})
+    cmd = [sys.executable, "-m", "convsearch.cli", "index", str(tmp_path / "big.jsonl"), "--data-dir", str(data)]
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        deadline = time.monotonic() + 60
+        while not _committed(data / "index" / "tantivy") and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("interrupted: scanned 1 files: 0 new")
