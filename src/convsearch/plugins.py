@@ -272,8 +272,10 @@ def load() -> Registry:
 
 
 def reload() -> Registry:
-    """Load every plugin again (a package installed since the first load)."""
+    """Load every plugin again (a package installed since the first load). When that fails, the registry loaded
+    before is forgotten too: every later lookup loads again and says what is broken, not only this one."""
     with _LOCK:
+        _STATE.pop("registry", None)
         _STATE["registry"] = _build()
         return _STATE["registry"]
 
