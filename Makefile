@@ -59,10 +59,10 @@ serve: $(STAMP)
 eval: $(STAMP)
 	$(VENV)/bin/convsearch eval regress --expected eval/expected.yaml
 
-## train: the learned gate and term selector, 5-fold by dialog on the licensed sets (~2-8 min) → .convsearch/learned/ (report), then the shipped src/convsearch/models/ (learned.json + MODEL_CARD.md) and the fold models the evaluation reads (research/learned/folds.json); the training code is research/learned/ (not in the wheel); see research/README.md and docs/LEARNED.md
+## train: the learned gate and term selector, 5-fold by dialog on the licensed sets (~2-8 min) → .convsearch/learned/ (report), then the shipped src/convsearch/models/ (learned.json + MODEL_CARD.md) and the fold models the evaluation reads (research/learned/folds.json.gz); the training code is research/learned/ (not in the wheel); see research/README.md and docs/LEARNED.md
 train: $(STAMP)
 	$(PY) -m research.learned.train --ablation --out .convsearch/learned
-	$(PY) -m research.learned.export --out src/convsearch/models --folds research/learned/folds.json
+	$(PY) -m research.learned.export --out src/convsearch/models --folds research/learned/folds.json.gz
 
 clean:
 	rm -rf .convsearch .pytest_cache

@@ -1,5 +1,5 @@
 """Write the model file the ``learned`` rewriter loads (``src/convsearch/models/learned.json``), its card, and the
-fold models the evaluation reads (``research/learned/folds.json``). Training only: ``make train`` runs it.
+fold models the evaluation reads (``research/learned/folds.json.gz``). Training only: ``make train`` runs it.
 
 ``learned.json`` holds what inference uses: the gate and term selector fitted on every training turn (``full``),
 fitted by ``train.fit`` (the one fitting path: gradient-boosted trees for the gate, logistic regression for the
@@ -11,20 +11,21 @@ LLM); and beside them the licence (CANARD is CC BY-SA 4.0, so the file is), the 
 training files by set (the evaluation reads them to know a training record when it sees one), the window, the fold
 count and the command.
 
-``folds.json`` holds the 5 fold models (``folds[k]``: fitted without the dialogs of fold k,
+``folds.json.gz`` holds the 5 fold models (``folds[k]``: fitted without the dialogs of fold k,
 ``convsearch.learned.oof.fold_of``) and the ``ask`` section's fold fits (``ask_folds``), with the sha256 of the
 ``learned.json`` they belong to: ``convsearch eval`` scores a record of a training file with the fold model that
 never saw its dialog (``convsearch.learned.oof``). The ``ask`` rows are read out of fold through the resolver's fold
 models first (from a scratch file holding both). JSON with sorted keys: two runs on one machine give the same bytes.
 
 ``python -m research.learned.export [--data ../shared/data] [--out src/convsearch/models] [--folds
-research/learned/folds.json]`` (``make train`` runs it after ``research.learned.train``): reads the training sets as
+research/learned/folds.json.gz]`` (``make train`` runs it after ``research.learned.train``): reads the training sets as
 ``train`` does and calls ``write_models``.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import sys
@@ -58,7 +59,7 @@ FORMAT = 3  # 2: the fold models inside the model file; 3: in the fold-models fi
 LICENSE = "CC BY-SA 4.0"
 MODEL_FILE = "learned.json"
 CARD_FILE = "MODEL_CARD.md"
-FOLDS_FILE = Path(__file__).resolve().parent / "folds.json"
+FOLDS_FILE = Path(__file__).resolve().parent / "folds.json.gz"
 
 __all__ = ["MIN_DF", "fit_models", "model_dict", "pruned", "write_models"]
 
@@ -216,8 +217,9 @@ def write_models(p: Prepared, out: Path, *, command: str, scores_md: str = "", m
     (out / MODEL_FILE).write_text(text, encoding="utf-8")
     if folds_out is not None:
         folds_out.parent.mkdir(parents=True, exist_ok=True)
-        folds_out.write_text(dumps({"format": 1, "model_sha256": sha, "fold_count": d["fold_count"], **folds}),
-                             encoding="utf-8")
+        text = dumps({"format": 1, "model_sha256": sha, "fold_count": d["fold_count"], **folds}).encode("utf-8")
+        # gzip without a timestamp: the same models give the same bytes (2.4 MB of JSON, 0.8 MB compressed)
+        folds_out.write_bytes(gzip.compress(text, compresslevel=9, mtime=0) if folds_out.suffix == ".gz" else text)
     (out / CARD_FILE).write_text(card(shipped, sha, scores_md, oof_md, ask_md, folds_out), encoding="utf-8")
     return sha
 
@@ -281,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DATA_ROOT, help="the shared data root (default ../shared/data)")
     ap.add_argument("--out", type=Path, default=OUT, help="where learned.json and MODEL_CARD.md go")
     ap.add_argument("--folds", type=Path, default=FOLDS_FILE,
-                    help="where the fold models go (default research/learned/folds.json)")
+                    help="where the fold models go (default research/learned/folds.json.gz)")
     ap.add_argument("--expected", type=Path, default=EXPECTED,
                     help="the expected-scores file whose learned rows the card shows (default eval/expected.yaml)")
     ap.add_argument("--gate-model", choices=sorted(KIND_TEXT), default=GATE_MODEL,

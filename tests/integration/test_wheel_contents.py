@@ -43,13 +43,13 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
 def test_the_research_folder_exists_beside_the_package() -> None:
     for name in TRAINING:
         assert (REPO / "research" / "learned" / f"{name}.py").is_file(), name
-    assert (REPO / "research" / "learned" / "folds.json").is_file() and (REPO / "research" / "README.md").is_file()
+    assert (REPO / "research" / "learned" / "folds.json.gz").is_file() and (REPO / "research" / "README.md").is_file()
 
 
 def test_the_wheel_holds_no_training_or_experiment_module(wheel: zipfile.ZipFile) -> None:
     names = wheel.namelist()
     assert "convsearch/learned/rewriter.py" in names and "convsearch/learned/auto.py" in names  # it is the package
-    assert not [n for n in names if n.startswith("research/") or n.endswith("folds.json")]
+    assert not [n for n in names if n.startswith("research/") or n.endswith("folds.json.gz")]
     learned = {Path(n).stem for n in names if n.startswith("convsearch/learned/") and n.endswith(".py")}
     assert learned & set(TRAINING) == set()
     assert learned >= {"__init__", "alt_models", "ask", "auto", "compose", "features", "model", "oof", "policy",

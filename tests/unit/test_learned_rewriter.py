@@ -14,7 +14,15 @@ from convsearch.eval.cli import rewrite_report
 from convsearch.learned import resolver as res
 from convsearch.learned.compose import How, append_terms, compose_terms
 from convsearch.learned.features import analyse, candidates_of
-from convsearch.learned.oof import FOLD_MODELS, dialog_of_id, fold_map, fold_of, training_file, with_folds
+from convsearch.learned.oof import (
+    FOLD_MODELS,
+    dialog_of_id,
+    fold_map,
+    fold_of,
+    read_fold_models,
+    training_file,
+    with_folds,
+)
 from convsearch.learned.resolver import MODEL_PATH, Resolver, load_models, margin
 from convsearch.learned.rewriter import ALL_PLACEMENTS, NEVER, LearnedRewriter
 from convsearch.resolve.gate import needs_rewrite
@@ -57,7 +65,7 @@ def test_the_shipped_file_holds_what_inference_uses_and_its_licence_and_feature_
     own = card.split("### The model's own", 1)[1].split("### ", 1)[0]
     for name in shipped.meta["train_files"]:
         assert f"**{name}**" in card and shipped.meta["attribution"][name] in card and f"| {name} |" in own
-    assert "research/learned/folds.json" in card and "make train (python -m research.learned.export)" in card
+    assert "research/learned/folds.json.gz" in card and "make train (python -m research.learned.export)" in card
     for name in shipped.full.gate.names + shipped.full.term.names:
         assert name in card
     # each fold model (the checkout's fold-models file) has its own IDF table, pruned (no word of one text only)
@@ -365,14 +373,14 @@ def test_a_file_outside_the_training_pool_uses_the_full_model(tmp_path: Path) ->
     p.write_text(json.dumps({"id": "x_1", "history": [], "history_roles": [], "question": "hi",
                              "rewrite": "hi"}) + "\n", encoding="utf-8")
     rw = LearnedRewriter()
-    assert rw.out_of_fold(p, tmp_path / "no-folds.json") is None  # no fold models needed, none read
+    assert rw.out_of_fold(p, tmp_path / "no-folds.json.gz") is None  # no fold models needed, none read
     assert rw.resolver.models is load_models()
 
 
 def test_the_fold_models_are_the_checkouts_and_belong_to_the_shipped_file(shipped: res.Models) -> None:
-    d = json.loads(FOLD_MODELS.read_text(encoding="utf-8"))
+    d = read_fold_models(FOLD_MODELS)
     assert d["model_sha256"] == shipped.sha256 and len(d["folds"]) == len(d["ask_folds"]) == 5
-    assert FOLD_MODELS.relative_to(MODEL_PATH.parents[3]).as_posix() == "research/learned/folds.json"
+    assert FOLD_MODELS.relative_to(MODEL_PATH.parents[3]).as_posix() == "research/learned/folds.json.gz"
 
 
 def test_a_training_file_without_its_fold_models_is_refused_in_one_line(tmp_path: Path, shipped: res.Models) -> None:
@@ -380,7 +388,7 @@ def test_a_training_file_without_its_fold_models_is_refused_in_one_line(tmp_path
     with pytest.raises(ConfigError, match="needs the fold models") as e:
         LearnedRewriter().out_of_fold(path, tmp_path / "missing.json")
     assert "\n" not in str(e.value) and "make train" in str(e.value)
-    other = json.loads(FOLD_MODELS.read_text(encoding="utf-8")) | {"model_sha256": "0" * 64}
+    other = read_fold_models(FOLD_MODELS) | {"model_sha256": "0" * 64}
     (tmp_path / "other.json").write_text(json.dumps(other), encoding="utf-8")
     with pytest.raises(ConfigError, match="fold models of another model file"):
         LearnedRewriter().out_of_fold(path, tmp_path / "other.json")

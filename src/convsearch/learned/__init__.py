@@ -12,7 +12,7 @@ fits anything. The modules:
 - ``model``, ``alt_models``  the three model kinds a file may hold (logistic, boosted trees, MLP), predict only;
 - ``policy``    how the learned gate and the rules' verdict combine; ``tokens``: the words the features read;
 - ``oof``       evaluation only (``convsearch eval``): a training file's records scored by the fold models that never
-                saw their dialogs, read from the checkout's ``research/learned/folds.json``.
+                saw their dialogs, read from the checkout's ``research/learned/folds.json.gz``.
 
 Training, experiments, exports and the combination grid live outside the package, in ``research/learned/`` of the
 repository (``make train``; research/README.md).

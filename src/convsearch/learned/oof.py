@@ -12,7 +12,7 @@ holds for them too.
 
 **Where the fold models are.** The shipped model file holds what inference uses (the model fitted on every training
 turn and the ``ask`` models); the five fold models stay with the training code, in ``FOLD_MODELS``
-(``research/learned/folds.json`` of the checkout, written by ``make train`` beside the shipped file, with the
+(``research/learned/folds.json.gz`` of the checkout, written by ``make train`` beside the shipped file, with the
 sha256 of the model file it belongs to). ``with_folds(models)`` attaches them; an installed wheel has no such file,
 and scoring a training file there fails with one line saying so, never with the full model in their place. A model
 file that carries its own ``folds`` (an older file, or a scratch file of the training run) uses those.
@@ -25,12 +25,14 @@ file that carries its own ``folds`` (an older file, or a scratch file of the tra
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError
 from ..types import Message
@@ -39,7 +41,7 @@ from .resolver import Fitted, Models
 
 FOLDS = 5
 # the checkout's fold models (src/convsearch/learned/oof.py → the repository root); absent from an installed wheel
-FOLD_MODELS = Path(__file__).resolve().parents[3] / "research" / "learned" / "folds.json"
+FOLD_MODELS = Path(__file__).resolve().parents[3] / "research" / "learned" / "folds.json.gz"
 
 
 def dialog_of_id(record_id: str) -> str:
@@ -114,6 +116,12 @@ _ATTACHED: dict[tuple[Path, Path], Models] = {}
 _LOCK = threading.Lock()
 
 
+def read_fold_models(path: Path) -> dict[str, Any]:
+    """The fold-models file as written by ``make train`` (gzipped JSON when its name ends in .gz)."""
+    raw = path.read_bytes()
+    return json.loads((gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8"))  # type: ignore[no-any-return]
+
+
 def with_folds(models: Models, path: Path | str | None = None) -> Models:
     """``models`` with its fold models (and the ``ask`` section's) from the fold-models file ``path`` (default
     ``FOLD_MODELS``), read once per (model file, fold file) for the process; ``models`` itself when its file carries
@@ -129,7 +137,7 @@ def with_folds(models: Models, path: Path | str | None = None) -> Models:
         if not p.is_file():
             raise ConfigError(f"scoring a training file out of fold needs the fold models, {p}, which is not there "
                               "(a checkout has it; `make train` writes it)")
-        d = json.loads(p.read_text(encoding="utf-8"))
+        d = read_fold_models(p)
         if d.get("model_sha256") != models.sha256:
             raise ConfigError(f"{p} holds the fold models of another model file (sha256 "
                               f"{str(d.get('model_sha256'))[:12]}…, not {models.sha256[:12]}… of {models.path}): "
@@ -139,5 +147,5 @@ def with_folds(models: Models, path: Path | str | None = None) -> Models:
     return got
 
 
-__all__ = ["FOLDS", "FOLD_MODELS", "FoldMap", "dialog_of_id", "fold_map", "fold_of", "key_of", "training_file",
-           "with_folds"]
+__all__ = ["FOLDS", "FOLD_MODELS", "FoldMap", "dialog_of_id", "fold_map", "fold_of", "key_of", "read_fold_models",
+           "training_file", "with_folds"]

@@ -28,7 +28,7 @@ reads it to ask the LLM only on turns below a threshold chosen on the folds; the
 
 **Out of fold.** The shipped model file carries the model fitted on every training turn (``fold=None``); the 5 fold
 models (model k never saw a dialog of fold k: ``learned.oof.fold_of``), each with its own IDF table, stay with the
-training code (``research/learned/folds.json``) and are attached by the evaluation only (``learned.oof.with_folds``,
+training code (``research/learned/folds.json.gz``) and are attached by the evaluation only (``learned.oof.with_folds``,
 ``Resolver.use``). ``resolve(..., fold=k)`` scores with model k: the evaluation passes the fold of the record's
 dialog so that a record of a training set is scored by a model that never saw it.
 

@@ -36,7 +36,7 @@ question as typed. ``cost`` is ``"compute"``, not ``"pure"``: the arithmetic is 
 
 Out of fold: ``out_of_fold(path)`` (the evaluation calls it with its data file) makes every record of a training
 file scored by the fold model that never saw its dialog (``learned.oof``: the fold models are read from
-``research/learned/folds.json`` of the checkout, not from the shipped file); the reason of each turn names the fold.
+``research/learned/folds.json.gz`` of the checkout, not from the shipped file); the reason of each turn names the fold.
 A search never calls it: ``get_rewriter("learned")`` answers every turn with the full model.
 """
 
