@@ -41,35 +41,46 @@ def _committed(tantivy_dir: Path) -> bool:
         return False
 
 
-def test_ctrl_c_during_index_says_how_far_it_got_and_a_rerun_finishes(tmp_path: Path) -> None:
-    from convsearch.backends.local import LocalIndex
+def _index_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSEARCH_")}
+    env.update({"PYTHONUTF8": "1", "CONVSEARCH_DENSE": "off"})
+    return env
 
-    n = 60_000
+
+def _interrupted_index(tmp_path: Path, n: int, **popen: object) -> tuple[subprocess.Popen[str], str, list[str], Path]:
+    """``convsearch index`` over a JSONL of ``n`` records, Ctrl-C once its first batch is committed: (the process,
+    its stderr, the command, the data dir)."""
     with open(tmp_path / "big.jsonl", "w", encoding="utf-8") as f:
         for i in range(n):
             f.write(json.dumps({"id": f"d{i}", "text": f"document {i} about plans {i % 97}"}) + "\n")
     data = tmp_path / "data"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSEARCH_")}
-    env.update({"PYTHONUTF8": "1", "CONVSEARCH_DENSE": "off"})
     cmd = [sys.executable, "-m", "convsearch.cli", "index", str(tmp_path / "big.jsonl"), "--data-dir", str(data)]
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, env=_index_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)  # type: ignore[call-overload]
     try:
         deadline = time.monotonic() + 60
         while not _committed(data / "index" / "tantivy") and p.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=60)
+        _out, err = p.communicate(timeout=60)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
+    return p, err, cmd, data
+
+
+def test_ctrl_c_during_index_says_how_far_it_got_and_a_rerun_finishes(tmp_path: Path) -> None:
+    from convsearch.backends.local import LocalIndex
+
+    n = 60_000
+    p, err, cmd, data = _interrupted_index(tmp_path, n)
     assert p.returncode == 130, err
     lines = [x for x in err.splitlines() if x.strip()]
     assert len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith("interrupted: scanned 1 files: 0 new") and lines[0].endswith("rerun to carry on")
     done = len(LocalIndex(data / "index", create=False))
     assert 0 < done < n  # whole batches of the file are in; the file is not finished, so the rerun reads it again
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(cmd, env=_index_env(), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("scanned 1 files: 1 new")
     assert len(LocalIndex(data / "index", create=False)) == n
@@ -78,24 +89,7 @@ def test_ctrl_c_during_index_says_how_far_it_got_and_a_rerun_finishes(tmp_path: 
 def test_ctrl_c_is_heard_even_when_the_process_was_started_with_sigint_ignored(tmp_path: Path) -> None:
     """A background job of a script, or a test runner's worker, may start the CLI with SIGINT ignored (the ignore is
     inherited through exec): an index run still stops on it, keeping its whole batches."""
-    with open(tmp_path / "big.jsonl", "w", encoding="utf-8") as f:
-        for i in range(60_000):
-            f.write(json.dumps({"id": f"d{i}", "text": f"document {i} about plans {i % 97}"}) + "\n")
-    data = tmp_path / "data"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONVSEARCH_")}
-    env.update({"PYTHONUTF8": "1", "CONVSEARCH_DENSE": "off"})
-    cmd = [sys.executable, "-m", "convsearch.cli", "index", str(tmp_path / "big.jsonl"), "--data-dir", str(data)]
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
-    try:
-        deadline = time.monotonic() + 60
-        while not _committed(data / "index" / "tantivy") and p.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    p, err, _cmd, _data = _interrupted_index(tmp_path, 60_000,
+                                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert p.returncode == 130, err
     assert err.strip().splitlines()[-1].startswith("interrupted: scanned 1 files: 0 new")
