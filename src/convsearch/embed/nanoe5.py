@@ -18,6 +18,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -51,12 +52,15 @@ def _load(num_threads: int | None = None) -> Any:
 _WORKER_MODEL: Any = None
 
 
-def _init_worker(threads: int) -> None:
+def _init_worker(threads: int, owner: int | None = None) -> None:
     """Load the model once per worker, its engine (and any BLAS) capped at ``threads`` threads. Ctrl-C is the
-    parent's to handle: a worker ignores SIGINT and is terminated by it."""
+    parent's to handle: a worker ignores SIGINT and is terminated by it. A worker also ends itself when the
+    process that started the pool (``owner``) is gone: killed outright, it never gets to terminate them."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if owner is not None:
+        threading.Thread(target=_outlive_not, args=(owner,), name="convsearch-owner-watch", daemon=True).start()
     os.environ["OMP_NUM_THREADS"] = str(threads)  # read by the engine's OpenMP runtime when it loads
     try:
         from threadpoolctl import threadpool_limits
@@ -66,6 +70,19 @@ def _init_worker(threads: int) -> None:
         pass
     global _WORKER_MODEL
     _WORKER_MODEL = _load(threads)
+
+
+def _outlive_not(owner: int, every_s: float = 1.0) -> None:
+    """Exit this worker at once when process ``owner`` no longer exists (checked every ``every_s`` seconds; a
+    worker's parent is the forkserver, which outlives a killed owner, so the owner's pid is what is watched)."""
+    while True:
+        time.sleep(every_s)
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:  # (the pid now belongs to another user's process: the owner is gone)
+            os._exit(0)
 
 
 def _embed_chunk(texts: list[str]) -> np.ndarray:
@@ -90,7 +107,7 @@ class E5Pool:
         with self._lock:
             if self._pool is None:
                 self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=_context(), initializer=_init_worker,
-                                                    initargs=(self.threads,))
+                                                    initargs=(self.threads, os.getpid()))
             return self._pool
 
     def embed(self, texts: Sequence[str], *, dim: int, batch: int,
