@@ -25,18 +25,21 @@ from convsearch.rewrite import get_rewriter
 
 
 class Recorder:
-    """The rule rewriter, writing down every call."""
+    """A rewriter (the rules by default), writing down every call; the learned rewriter's lines also carry its
+    confidence (rounded to 9 places: a refit on another BLAS moves it by ~1e-12)."""
 
-    name = "rules"
     uncertain_below = 0.0
 
-    def __init__(self) -> None:
-        self.inner = get_rewriter("rules")
+    def __init__(self, rewriter: str = "rules") -> None:
+        self.name = rewriter
+        self.inner = get_rewriter(rewriter)
         self.lines: list[str] = []
+        self.scored = rewriter != "rules"
 
     def rewrite(self, history: Any, query: str, **kw: Any) -> Any:
         r = self.inner.rewrite(history, query, **kw)
-        self.lines.append(f"{query!r} → {r.rewritten!r} | {r.reason} | {r.fell_back}")
+        line = f"{query!r} → {r.rewritten!r} | {r.reason} | {r.fell_back}"
+        self.lines.append(f"{line} | {r.confidence:.9f}" if self.scored else line)
         return r
 
     def close(self) -> None:
@@ -47,8 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--expected", type=Path, default=Path("eval/expected.yaml"))
     ap.add_argument("--out", type=Path, help="write every call here (else only the count and digest)")
+    ap.add_argument("--rewriter", default="rules", choices=("rules", "learned"),
+                    help="the offline rewriter to record (learned: the shipped model, no LLM)")
     args = ap.parse_args(argv)
-    rec = Recorder()
+    rec = Recorder(args.rewriter)
     for name, data, topic in dev_sets(args.expected):
         for use_topic in (True, False) if topic else (False,):  # the --no-topic rows read a set a second time
             rec.lines.append(f"## {name} topic={use_topic}")
