@@ -25,8 +25,8 @@ from convsearch.rewrite import get_rewriter
 
 
 class Recorder:
-    """A rewriter (the rules by default), writing down every call; the learned rewriter's lines also carry its
-    confidence (rounded to 9 places: a refit on another BLAS moves it by ~1e-12)."""
+    """A rewriter (the rules by default), writing down every call (the learned rewriter's reasons carry its gate's
+    probability to two places)."""
 
     uncertain_below = 0.0
 
@@ -34,12 +34,10 @@ class Recorder:
         self.name = rewriter
         self.inner = get_rewriter(rewriter)
         self.lines: list[str] = []
-        self.scored = rewriter != "rules"
 
     def rewrite(self, history: Any, query: str, **kw: Any) -> Any:
         r = self.inner.rewrite(history, query, **kw)
-        line = f"{query!r} → {r.rewritten!r} | {r.reason} | {r.fell_back}"
-        self.lines.append(f"{line} | {r.confidence:.9f}" if self.scored else line)
+        self.lines.append(f"{query!r} → {r.rewritten!r} | {r.reason} | {r.fell_back}")
         return r
 
     def close(self) -> None:
