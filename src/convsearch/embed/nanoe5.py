@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from .base import identity_of
+from .base import embed_listener, embedded, identity_of
 
 MODEL = "multilingual-e5-small"
 
@@ -186,22 +186,30 @@ class E5Embedder:
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Passage vectors; more than ``PROGRESS_OVER`` texts are embedded in chunks of ``BATCH`` under a progress
-        bar on stderr (tqdm; none when stderr is not a terminal), in the worker pool when there is one."""
+        bar on stderr (tqdm; none when stderr is not a terminal), in the worker pool when there is one. Each chunk
+        is reported to the embedding listener (``base.listen_embedding``); while one listens, it draws the progress
+        and this bar is not drawn."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         texts = list(texts)
         from tqdm import tqdm
 
+        quiet = len(texts) <= self.PROGRESS_OVER or embed_listener() is not None
         with tqdm(total=len(texts), unit="passage", desc="embedding", file=sys.stderr,
-                  disable=None if len(texts) > self.PROGRESS_OVER else True, leave=False) as bar:
+                  disable=True if quiet else None, leave=False) as bar:
+
+            def done(n: int) -> None:
+                bar.update(n)
+                embedded(n)
+
             if self._pool is not None and len(texts) > self.POOL_OVER:
-                return self._pool.embed(texts, dim=self.dim, batch=self.BATCH, progress=bar.update)
+                return self._pool.embed(texts, dim=self.dim, batch=self.BATCH, progress=done)
             out = np.empty((len(texts), self.dim), dtype=np.float32)
             for i in range(0, len(texts), self.STEP):
                 chunk = texts[i:i + self.STEP]
                 out[i:i + len(chunk)] = np.asarray(self._m.passage(chunk), dtype=np.float32).reshape(len(chunk),
                                                                                                     self.dim)
-                bar.update(len(chunk))
+                done(len(chunk))
         return out
 
     def embed_query(self, text: str) -> np.ndarray:

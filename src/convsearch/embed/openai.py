@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import ConfigError, EmbedError
 from ..secret import Secret
-from .base import identity_of
+from .base import embedded, identity_of
 
 QUERY_RETRIES = 1  # a query is on a turn's clock: one retry, then BM25 answers alone
 MIN_QUERY_TIMEOUT_S = 0.05
@@ -182,15 +182,19 @@ class OpenAIEmbedder:
             return self._threads
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors of ``texts`` in order: batches of ``batch``, up to ``concurrency`` in flight. The first failure
-        (after the SDK's retries) cancels the rest and is raised as an EmbedError."""
+        """Vectors of ``texts`` in order: batches of ``batch``, up to ``concurrency`` in flight, each reported to the
+        embedding listener as it comes back (``base.embedded``). The first failure (after the SDK's retries) cancels
+        the rest and is raised as an EmbedError."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
         if len(texts) <= self.batch:
-            return self._request(texts)
+            one = self._request(texts)
+            embedded(len(texts))
+            return one
         if not self._dim:  # the first batch alone, so that every other one is checked against its dimension
             first = self._request(texts[:self.batch])
+            embedded(len(first))
             out = np.empty((len(texts), first.shape[1]), dtype=np.float32)
             out[:self.batch] = first
             start = self.batch
@@ -207,6 +211,7 @@ class OpenAIEmbedder:
                 for f in done:
                     vecs = f.result()
                     out[futures[f]:futures[f] + len(vecs)] = vecs
+                    embedded(len(vecs))  # (in this thread: the listener is this context's)
         except BaseException:
             for f in pending:
                 f.cancel()

@@ -25,6 +25,7 @@ import stat as stat_mod
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -276,15 +277,27 @@ def passages_of(path: Path, kind: str, *, max_bytes: int, passage_tokens: int) -
 
 # --- progress ----------------------------------------------------------------------------------------------------
 class Progress:
-    """Files, passages, embedding rate and time left: a tqdm bar on a terminal, else a line every ``every_s``
-    seconds on ``stream`` (None: silent)."""
+    """Files, passages, embedding rate and time left: one tqdm bar on a terminal, else a line every ``every_s``
+    seconds on ``stream`` (None: silent). It moves when files are done (``advance``) and, while a batch is being
+    added (``adding``), with every chunk of passages the embedder reports: an index with vectors spends minutes per
+    batch there.
 
-    def __init__(self, total_files: int, total_bytes: int, *, stream: Any = sys.stderr, every_s: float = 5.0) -> None:
+    Time left, once 1% of the bytes are converted: the files not yet read at the rate files were read, converted
+    and committed so far (seconds outside embedding per byte), plus, when embedding has been heard, the passages
+    still to embed (the passages per byte seen so far, times the bytes left, plus the rest of this batch) at the
+    embedding rate. Before that: "time left unknown"."""
+
+    def __init__(self, total_files: int, total_bytes: int, *, stream: Any = sys.stderr, every_s: float = 5.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.total_files, self.total_bytes = total_files, total_bytes
-        self.files = self.bytes = self.passages = 0
-        self.t0 = time.monotonic()
+        self.files = self.bytes = self.passages = 0  # committed (or failed, or unchanged)
+        self.batch = self.batch_bytes = self.in_batch = 0  # the batch being added: passages, bytes, embedded so far
+        self.embedded = 0  # passages embedded over the run
+        self.embed_s = 0.0  # seconds spent embedding: from a batch's start to its last chunk heard
+        self._mark = 0.0
+        self.clock = clock
+        self.t0 = self.last = clock()
         self.stream, self.every_s = stream, every_s
-        self.last = self.t0
         self.bar = None
         if stream is not None and getattr(stream, "isatty", lambda: False)():
             from tqdm import tqdm
@@ -292,25 +305,79 @@ class Progress:
             self.bar = tqdm(total=total_files, unit="file", desc="indexing", file=stream, leave=False)
 
     def advance(self, files: int, nbytes: int, passages: int) -> None:
+        """``files`` more are done (``nbytes`` of them), ``passages`` more committed."""
         self.files += files
         self.bytes += nbytes
         self.passages += passages
-        now = time.monotonic()
-        rate = self.passages / max(now - self.t0, 1e-6)
         if self.bar is not None:
             self.bar.update(files)
-            self.bar.set_postfix_str(f"{self.passages} passages, {rate:.0f}/s", refresh=False)
+        self._show(self.clock(), refresh=False)
+
+    @contextmanager
+    def adding(self, passages: int, nbytes: int) -> Iterator[None]:
+        """Around ``backend.add`` of a batch of ``passages`` from files of ``nbytes``: each chunk the embedder
+        reports moves the progress (``convsearch.embed.base.listen_embedding``)."""
+        from ..embed.base import listen_embedding
+
+        self.batch, self.batch_bytes, self.in_batch = passages, nbytes, 0
+        self._mark = self.clock()
+        try:
+            with listen_embedding(self.heard):
+                yield
+        finally:
+            self.batch = self.batch_bytes = self.in_batch = 0
+
+    def heard(self, n: int) -> None:
+        """The embedder finished ``n`` more passages of the batch being added."""
+        now = self.clock()
+        self.embed_s += now - self._mark
+        self._mark = now
+        self.embedded += n
+        self.in_batch += n
+        self._show(now, refresh=True)
+
+    def rate(self) -> float | None:
+        """Passages embedded per second of embedding (None before any was heard)."""
+        return self.embedded / self.embed_s if self.embedded and self.embed_s > 0 else None
+
+    def line(self, now: float) -> str:
+        """The line written when the stream is not a terminal."""
+        parts = [f"indexing: {self.files}/{self.total_files} files", f"{self.passages} passages written"]
+        if self.batch:
+            parts.append(f"{min(self.in_batch, self.batch)} of {self.batch} embedded in this batch")
+        rate = self.rate()
+        if rate is not None:
+            parts.append(f"embedding {rate:.1f} passages/s")
+        else:
+            parts.append(f"{self.passages / max(now - self.t0, 1e-6):.1f} passages/s")
+        return ", ".join(parts) + f", {self._left(now)}"
+
+    def _show(self, now: float, *, refresh: bool) -> None:
+        if self.bar is not None:
+            rate = self.rate()
+            post = [f"{self.passages} passages"]
+            if self.batch:
+                post.append(f"{min(self.in_batch, self.batch)}/{self.batch} embedded")
+            post.append(f"{rate:.1f}/s embedding" if rate is not None else
+                        f"{self.passages / max(now - self.t0, 1e-6):.0f}/s")
+            post.append(self._left(now).replace("about ", "").replace("time left unknown", "? left"))
+            self.bar.set_postfix_str(", ".join(post), refresh=refresh)
         elif self.stream is not None and now - self.last >= self.every_s:
             self.last = now
-            self.stream.write(f"indexing: {self.files}/{self.total_files} files, {self.passages} passages, "
-                              f"{rate:.1f} passages/s, {self._left(now)}\n")
+            self.stream.write(self.line(now) + "\n")
             self.stream.flush()
 
     def _left(self, now: float) -> str:
-        done = self.bytes / self.total_bytes if self.total_bytes else 0.0
-        if done <= 0.01:
+        read = self.bytes + self.batch_bytes  # converted: committed, or in the batch being added
+        if not self.total_bytes or read < 0.01 * self.total_bytes:
             return "time left unknown"
-        left = (now - self.t0) * (1 - done) / done
+        bytes_left = max(self.total_bytes - read, 0)
+        other_s = max(now - self.t0 - self.embed_s, 0.0)  # reading, converting, committing
+        left = other_s / read * bytes_left
+        rate = self.rate()
+        if rate is not None:
+            per_byte = (self.passages + self.batch) / read
+            left += (per_byte * bytes_left + max(self.batch - self.in_batch, 0)) / rate
         return f"about {_duration(left)} left"
 
     def close(self) -> None:
@@ -476,7 +543,8 @@ def _flush(backend: Any, pending: list[_Pending], report: SyncReport, bar: Progr
         return
     docs = [d for p in pending for d in p.docs]
     if docs:
-        backend.add(docs)
+        with bar.adding(len(docs), sum(p.nbytes for p in pending)):
+            backend.add(docs)
     report.passages_written += len(docs)
     stale: list[str] = []
     for p in pending:
