@@ -607,8 +607,78 @@ def conditional(query: str, frame: str) -> tuple[str, str] | None:
     return f"{cond}，{frame.rstrip(TRAIL_MARKS)}", f"condition on the previous question: {cond}"
 
 
+_ZH_DE_NE_RE = re.compile(r"^(?:那么|那)?\s*(.{1,14}?)\s*的\s*呢[？?！!。.~～\s]*$")
+_ZH_RESTRICTING_TAGS = frozenset({"d", "c"})  # 只, 就, 光; 只要 (tagged c): they narrow what the frame's verb asks
+
+
+def _de_head(frame: str) -> tuple[int, int, int] | None:
+    """(start of the modifier run, 的's offset, end of the head) of the frame's last "… 的 HEAD": the head is the
+    noun run 的 modifies (a verb inside it only before a noun: 降噪耳机, 销售报表).
+
+    >>> frame = "怎么查看 nginx 的访问日志"
+    >>> de, end = _de_head(frame)[1:]
+    >>> frame[de + 1:end]
+    '访问日志'
+    """
+    toks = tagged(frame)
+    offs, pos = [], 0
+    for w, _ in toks:
+        pos = frame.find(w, pos)
+        offs.append(pos)
+        pos += len(w)
+    for k in range(len(toks) - 2, -1, -1):
+        if toks[k][0] != "的":
+            continue
+        j = k + 1
+        while j < len(toks) and toks[j][0].strip() and (toks[j][1] in lx.ZH_NOUN_TAGS or (
+                toks[j][1].startswith("v") and j + 1 < len(toks) and toks[j + 1][1] in lx.ZH_NOUN_TAGS)):
+            j += 1
+        if j == k + 1 or toks[j - 1][1] not in lx.ZH_NOUN_TAGS:
+            return None  # "有黑色的吗": 的 ends a phrase of its own, no head to share
+        start = k
+        while start > 0 and toks[start - 1][1] not in ("v", "p", "r", "x", "w") and toks[start - 1][0].strip():
+            start -= 1
+        return offs[start], offs[k], offs[j - 1] + len(toks[j - 1][0])
+    return None
+
+
+def modifier_ellipsis(query: str, frame: str) -> tuple[str, str] | None:
+    """"只看 X 的呢？" leaves out the head noun X modifies: it is the noun the previous question's last 的 modifies,
+    and X goes before it (in place of the frame's modifier when both are of one slot type, a time for a time).
+
+    >>> modifier_ellipsis("只看某个服务单元的呢？", "怎么查看 nginx 的访问日志")[0]
+    '怎么查看 nginx 的某个服务单元的访问日志'
+    >>> modifier_ellipsis("只要上个月的呢？", "怎么导出本周的考勤记录")[0]
+    '怎么导出上个月的考勤记录'
+    >>> modifier_ellipsis("红色的呢？", "这款手机有黑色的吗") is None  # 的 heads nothing in the frame
+    True
+    """
+    m = _ZH_DE_NE_RE.match(query.strip())
+    if m is None or _ZH_QWORD_RE.search(m.group(1)) or "的" in m.group(1) or not frame:
+        return None
+    toks = [(w, t) for w, t in tagged(m.group(1)) if w.strip()]
+    i = 0
+    while i < len(toks) - 1 and (toks[i][1] in _ZH_RESTRICTING_TAGS or toks[i][1] == "v"):
+        i += 1  # "只看", "只显示": the frame's own verb asks it
+    mod = "".join(w for w, _ in toks[i:]).strip()
+    spot = _de_head(frame)
+    if not mod or spot is None:
+        return None
+    start, de, end = spot
+    head = frame[de + 1:end].strip()
+    if mod in frame or not head:
+        return None
+    kind = f.slot_kind(mod)
+    old = next((frame[s:e] for s, e, k in f.slot_spans(frame) if k == kind and e <= de and s >= start), None) \
+        if kind is not None else None
+    if old is not None:  # "本周的考勤记录" + "上个月的呢": the time replaced, not a second one added
+        return frame.replace(old, mod, 1), f"modifier ellipsis: {old} → {mod} (of {head})"
+    at = de + 1 + (len(frame[de + 1:]) - len(frame[de + 1:].lstrip()))
+    return f"{frame[:at]}{mod}的{frame[at:]}", f"modifier ellipsis: {mod}的 {head}"
+
+
 FRAME_STEPS = (comparison, preposition_swap, typed_swap, possessor_swap, attribute_shift, condition, means,
-               conditional)
+               conditional, modifier_ellipsis)
 
 # --- the gate: this language's checks, in the order they are tried (the first half of the decision) ----------
 

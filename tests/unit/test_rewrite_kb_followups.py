@@ -1,0 +1,49 @@
+"""Follow-ups of the kind a knowledge-base conversation asks (issue 34): a modifier whose head noun is left out
+("只看…的呢"), an action the previous how-question asked about ("can that be done …?", "do it"), and a name used
+as a modifier standing with its noun for "it". Sentences of their own, not the evaluation's turns."""
+
+from __future__ import annotations
+
+import pytest
+
+from convsearch.lang.zh.steps import modifier_ellipsis
+from convsearch.resolve.rules import RuleRewriter
+from convsearch.types import Message
+
+
+def _rewrite(history: list[tuple[str, str]], query: str) -> str:
+    msgs: list[Message] = []
+    for q, a in history:
+        msgs += [Message("user", q), Message("assistant", a)]
+    return RuleRewriter().rewrite(msgs, query).rewritten
+
+
+# --- zh: "只看 X 的呢" keeps the head noun the previous question's 的 modified ------------------------------------
+
+@pytest.mark.parametrize("query, frame, want", [
+    # the modifier goes before the head; a restricting adverb and verb (只看, 只显示) are the frame's own verb
+    ("只看上海仓库的呢？", "怎么导出本月的库存报表", "怎么导出本月的上海仓库的库存报表"),
+    ("只显示未读的呢？", "怎么筛选收件箱里的邮件", "怎么筛选收件箱里的未读的邮件"),
+    ("就要不锈钢的呢？", "有哪些耐用的保温杯推荐", "有哪些耐用的不锈钢的保温杯推荐"),
+    # a time for a time: the frame's modifier of that slot type gives way
+    ("只要去年的呢？", "在哪里查今年的工资流水", "在哪里查去年的工资流水"),
+])
+def test_zh_modifier_ellipsis_keeps_the_head(query: str, frame: str, want: str) -> None:
+    done = modifier_ellipsis(query, frame)
+    assert done is not None and done[0] == want
+
+
+@pytest.mark.parametrize("query, frame", [
+    ("蓝色的呢？", "这双鞋有白色的吗"),  # 的 ends a phrase of its own in the frame: no head to share
+    ("哪个的呢？", "怎么导出本月的库存报表"),  # a question word: no modifier
+    ("本月的呢？", "怎么导出本月的库存报表"),  # already the frame's modifier
+    ("他说的呢", "今天天气不错"),  # nothing modified in the frame
+])
+def test_zh_modifier_ellipsis_declines(query: str, frame: str) -> None:
+    assert modifier_ellipsis(query, frame) is None
+
+
+def test_zh_modifier_ellipsis_through_the_rewriter() -> None:
+    out = _rewrite([("怎么查看路由器最近一周的连接记录？", "在管理页面的系统日志里可以看到。")], "只看某台设备的呢？")
+    assert "连接记录" in out and "某台设备" in out
+    assert not out.endswith("呢")
