@@ -29,9 +29,10 @@ def _rescored(h: Hit, score: float, rank: int) -> Hit:
     return Hit(h.id, h.title, h.text, score, h.url, h.date, h.source, rank, h.metadata)
 
 
-def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K, limit: int | None = None) -> list[Hit]:
-    """Reciprocal rank fusion; ties keep the order of first appearance. Metadata of the best-ranked copy wins.
-    ``limit`` keeps only the head of the fused list."""
+def rrf_order(lists: Sequence[Sequence[Hit]], k: int = RRF_K,
+              limit: int | None = None) -> tuple[list[Hit], dict[str, float]]:
+    """Reciprocal rank fusion without building new hits: the best-ranked copy of each document in fused order (ties
+    keep the order of first appearance) and the fused score by id. ``limit`` keeps only the head."""
     scores: dict[str, float] = {}
     best: dict[str, tuple[int, Hit]] = {}
     for hits in lists:
@@ -47,11 +48,11 @@ def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K, limit: int | None =
                     best[i] = (rank, h)
     # the dict holds first appearances in order and the sort is stable (reversed too): ties keep that order
     ids = sorted(scores, key=scores.__getitem__, reverse=True)[:limit]
-    return [_rescored(best[i][1], scores[i], r) for r, i in enumerate(ids, start=1)]
+    return [best[i][1] for i in ids], {i: scores[i] for i in ids}
 
 
-def fuse_max(lists: Sequence[Sequence[Hit]], limit: int | None = None) -> list[Hit]:
-    """Merge by id keeping each document's best score (same engine only)."""
+def max_order(lists: Sequence[Sequence[Hit]], limit: int | None = None) -> tuple[list[Hit], dict[str, float]]:
+    """Each document's best-scored copy, best first (same engine only), and that score by id."""
     best: dict[str, Hit] = {}
     order: dict[str, int] = {}
     for hits in lists:
@@ -60,7 +61,29 @@ def fuse_max(lists: Sequence[Sequence[Hit]], limit: int | None = None) -> list[H
             if h.id not in best or h.score > best[h.id].score:
                 best[h.id] = h
     ids = sorted(best, key=lambda i: (-best[i].score, order[i]))[:limit]
-    return [_rescored(best[i], best[i].score, r) for r, i in enumerate(ids, start=1)]
+    return [best[i] for i in ids], {i: best[i].score for i in ids}
+
+
+def fused_order(lists: Sequence[Sequence[Hit]], mode: Fusion | str = Fusion.RRF, k: int = RRF_K,
+                limit: int | None = None) -> tuple[list[Hit], dict[str, float]]:
+    """``fuse`` as (the hits as the engines returned them, in fused order; their fused scores by id): for a caller
+    that rescores them anyway (a turn's dedup and rerank), without a new hit per document."""
+    return rrf_order(lists, k, limit) if Fusion(mode) is Fusion.RRF else max_order(lists, limit)
+
+
+def _rescore_all(hits: list[Hit], scores: dict[str, float]) -> list[Hit]:
+    return [_rescored(h, scores[h.id], r) for r, h in enumerate(hits, start=1)]
+
+
+def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K, limit: int | None = None) -> list[Hit]:
+    """Reciprocal rank fusion; ties keep the order of first appearance. Metadata of the best-ranked copy wins.
+    ``limit`` keeps only the head of the fused list."""
+    return _rescore_all(*rrf_order(lists, k, limit))
+
+
+def fuse_max(lists: Sequence[Sequence[Hit]], limit: int | None = None) -> list[Hit]:
+    """Merge by id keeping each document's best score (same engine only)."""
+    return _rescore_all(*max_order(lists, limit))
 
 
 def fuse(lists: Sequence[Sequence[Hit]], mode: Fusion | str = Fusion.RRF, k: int = RRF_K,

@@ -39,7 +39,7 @@ from .config import SearchMode, Settings
 from .dedup import dedup
 from .errors import InputError, RerankError
 from .format import citations, context
-from .fuse import fuse
+from .fuse import fused_order
 from .group import group_passages, neighbour_ids, widen
 from .infra.deadline import Deadline
 from .infra.turn import turn
@@ -190,7 +190,9 @@ def rank_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *, 
     ``candidates`` of them (then every deduplicated hit, in order)."""
     # Only the head of the fused list can reach the top_k after reranking; dedup and rerank look at
     # max(4·top_k, 20) candidates rather than every hit of every query (or what a remote reranker takes).
-    fused = fuse(lists, settings.fusion, limit=max(4 * top_k, 20, candidates))
+    # (the hits as their engines returned them, in fused order, and the fused scores: rerank gives each survivor
+    # its final score and rank, so no hit is built for the fused list in between)
+    fused, scores = fused_order(lists, settings.fusion, limit=max(4 * top_k, 20, candidates))
     if clock:
         clock.lap("fuse")
     deduped, stats = dedup(fused, max_bits=settings.near_dup_bits, min_jaccard=settings.near_dup_jaccard,
@@ -199,7 +201,7 @@ def rank_turn(query: str, rw: RewriteResult, lists: Sequence[Sequence[Hit]], *, 
         clock.lap("dedup")
     # passages of indexed files: every candidate is reranked, then grouped by document (group.py), cut to top_k
     grouped = any("doc_id" in h.metadata for h in deduped)
-    return rerank(deduped, query, rw.rewritten, limit=None if grouped or candidates else top_k), stats
+    return rerank(deduped, query, rw.rewritten, limit=None if grouped or candidates else top_k, fused=scores), stats
 
 
 def cite_turn(ranked: list[Hit], *, settings: Settings, top_k: int, today: date | None = None,

@@ -14,7 +14,7 @@ reranker configured, the order that reranker starts from and falls back to.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..resolve.guard import content_words
@@ -42,14 +42,15 @@ def _cover(terms: set[str], found: set[str]) -> float:
 
 
 def rerank(hits: Sequence[Hit], original: str, rewritten: str | None = None, *,
-           limit: int | None = None) -> list[Hit]:
+           limit: int | None = None, fused: Mapping[str, float] | None = None) -> list[Hit]:
     """``hits`` in their new order, rescored and renumbered 1..n; ``limit`` keeps only the head (the same hits
-    as slicing the whole result, without building the rest)."""
+    as slicing the whole result, without building the rest). ``fused``: each hit's fused score by id, when the
+    hits still carry their engines' scores (``fuse.fused_order``)."""
     if not hits:
         return []
     q_orig = content_words(original)
     q_rw = content_words(rewritten) if rewritten and rewritten != original else q_orig
-    scores = [h.score for h in hits]
+    scores = [h.score for h in hits] if fused is None else [fused[h.id] for h in hits]
     lo, hi = min(scores), max(scores)
     span = hi - lo
     terms = q_orig | q_rw
@@ -57,11 +58,11 @@ def rerank(hits: Sequence[Hit], original: str, rewritten: str | None = None, *,
     # without a Latin term the hits need no lower-casing
     fold = not all(map(CJK_ONLY_RE.fullmatch, terms))
     out = []
-    for h in hits:
+    for h, score in zip(hits, scores):
         doc = f"{h.title} {h.text}".lower() if fold else f"{h.title} {h.text}"
-        fused = (h.score - lo) / span if span > 0 else 1.0
+        norm = (score - lo) / span if span > 0 else 1.0
         found = {t for t in terms if _has(doc, t)}  # each term scanned once, though both queries may hold it
-        final = W_FUSED * fused + W_ORIGINAL * _cover(q_orig, found) + W_REWRITE * _cover(q_rw, found)
+        final = W_FUSED * norm + W_ORIGINAL * _cover(q_orig, found) + W_REWRITE * _cover(q_rw, found)
         out.append((final, h))
     out.sort(key=lambda p: -p[0])
     return [Hit(h.id, h.title, h.text, round(s, 6), h.url, h.date, h.source, r, h.metadata)
