@@ -86,4 +86,4 @@ def test_on_a_terminal_one_bar_shows_the_embedding():
         drawn = err.getvalue()
     p.close()
     assert "indexing" in drawn and "8/40 embedded" in drawn and "4.0/s embedding" in drawn
-    assert "passages written" not in drawn  # the bar, not the line
+    assert "files, " not in drawn  # the bar, not the line

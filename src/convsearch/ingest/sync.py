@@ -309,9 +309,9 @@ class Progress:
         self.files += files
         self.bytes += nbytes
         self.passages += passages
-        if self.bar is not None:
-            self.bar.update(files)
         self._show(self.clock(), refresh=False)
+        if self.bar is not None:
+            self.bar.update(files)  # (drawn with the postfix just set)
 
     @contextmanager
     def adding(self, passages: int, nbytes: int) -> Iterator[None]:
@@ -355,7 +355,7 @@ class Progress:
     def _show(self, now: float, *, refresh: bool) -> None:
         if self.bar is not None:
             rate = self.rate()
-            post = [f"{self.passages} passages"]
+            post = [f"{self.passages} passages written"]
             if self.batch:
                 post.append(f"{min(self.in_batch, self.batch)}/{self.batch} embedded")
             post.append(f"{rate:.1f}/s embedding" if rate is not None else
