@@ -47,3 +47,35 @@ def test_zh_modifier_ellipsis_through_the_rewriter() -> None:
     out = _rewrite([("怎么查看路由器最近一周的连接记录？", "在管理页面的系统日志里可以看到。")], "只看某台设备的呢？")
     assert "连接记录" in out and "某台设备" in out
     assert not out.endswith("呢")
+
+
+# --- en: "that" / "it" standing for the action the previous how-question asked about ---------------------------
+
+_HOW = [("How do I rotate the logs of my web server every week?", "Use logrotate with a weekly rule.")]
+
+
+@pytest.mark.parametrize("query, want", [
+    ("Can that be done without restarting the server?",
+     "Can rotating the logs of my web server every week be done without restarting the server?"),
+    ("Could it be done automatically?", "Could rotating the logs of my web server every week be done automatically?"),
+    ("Should I do that before the backup runs?",
+     "Should I rotate the logs of my web server every week before the backup runs?"),
+])
+def test_en_action_anaphora(query: str, want: str) -> None:
+    assert _rewrite(_HOW, query) == want
+
+
+def test_en_action_anaphora_coordinated_and_slot() -> None:
+    h = [("How do I export my contacts but keep the photos on Android?", "Use the Contacts app's export.")]
+    out = _rewrite(h, "Can that be done in one step?")
+    assert out.startswith("Can exporting my contacts but keeping the photos")
+    # the rest of the query names another platform: the old one leaves the action
+    assert _rewrite(h, "How do I do it on iOS?") == "How do I export my contacts but keep the photos on iOS?"
+
+
+def test_en_does_it_is_no_action() -> None:
+    # "Does it …" is an auxiliary with the subject "it", not the verb "do" with the action as object
+    out = _rewrite([("How do I install Syncthing on a Raspberry Pi?", "Use the apt repository.")],
+                   "Does it run on the older models?")
+    assert "installing" not in out and "Syncthing" in out
+

@@ -6,7 +6,7 @@ function here with a docstring example, one entry in its list, and a test."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 
@@ -188,20 +188,63 @@ def _gerund(verb: str) -> str:
     return v + "ing"
 
 
+# the pronoun as what is done, or as the object of the verb "do": the action itself ("Can that be done online?",
+# "How is it done?", "Should I do that first?"); "do" after a subject or a modal is the main verb, not "Does it …?"
+_DONE_RE = re.compile(r"\b(that|this|it)\s+(?:be|get|gets|is|was)\s+(?:\w+ly\s+)?done\b|"
+                      r"\b(?:is|was|can|could|should|will|would)\s+(that|this|it)\s+(?:be\s+)?(?:\w+ly\s+)?done\b",
+                      re.IGNORECASE)
+_DO_IT_RE = re.compile(r"\b(?:to|i|we|you|can|could|should|would|will)\s+(do\s+(?:that|this|it))\b", re.IGNORECASE)
+
+
 def activity(t: EnTurn) -> Outcome | None:
-    """After "how do I renew my passport by mail?", the "it" of "how long does it take?" is the renewing.
+    """After "how do I renew my passport by mail?", the "it" of "how long does it take?" is the renewing; the "that"
+    of "can that be done …?" too, and "do that" is the renewing done ("how do I do that online?").
 
     >>> from convsearch.types import Message as M
     >>> h = [M("user", "how do i renew my passport by mail"), M("assistant", "Use DS-82.")]
     >>> activity(turn("how long does it take", h))
     Outcome(out='how long does renewing my passport by mail take', reason='activity it → renewing my passport by mail')
+    >>> activity(turn("Can that be done from abroad?", h)).out
+    'Can renewing my passport by mail be done from abroad?'
     """
     how = _HOW_TO_RE.match(t.focus.frame or "")
-    it = _ACTIVITY_IT_RE.search(t.q)
-    if how is None or it is None or how.group(1).lower() in lx.EN_AUX:
+    if how is None or how.group(1).lower() in lx.EN_AUX or how.group(1).lower() == "do":
         return None
-    doing = f"{_gerund(how.group(1))} {how.group(2)}"
-    return Outcome(t.q[:it.start(1)] + doing + t.q[it.end(1):], f"activity it → {doing}")
+    q = t.q
+    it = _ACTIVITY_IT_RE.search(q)
+    done = _DONE_RE.search(q) if it is None else None
+    if it is not None or done is not None:
+        span = it.span(1) if it is not None else done.span(1) if done.group(1) else done.span(2)  # type: ignore[union-attr]
+        doing = f"{_gerund(how.group(1))} {how.group(2) if it is not None else _coordinated(how.group(2), _gerund)}"
+        if done is not None:
+            doing = _without_slots(doing, q[span[1]:])
+        return Outcome(q[:span[0]] + doing + q[span[1]:], f"activity {q[span[0]:span[1]]} → {doing}")
+    do = _DO_IT_RE.search(q)
+    if do is not None:
+        act = _without_slots(f"{how.group(1).lower()} {_coordinated(how.group(2), str)}", q[do.end(1):])
+        return Outcome(q[:do.start(1)] + act + q[do.end(1):], f"activity {do.group(1)} → {act}")
+    return None
+
+
+_EN_COORD_VERB_RE = re.compile(r"\b(and|but|or)\s+([a-z]+)\b")
+_EN_SLOT_PREP_RE = re.compile(r"\b(?:on|in|at|for|from|with|under|using|via)\s+$", re.IGNORECASE)
+
+
+def _coordinated(rest: str, form: Callable[[str], str]) -> str:
+    """The verbs of a coordinated predicate in ``form`` ("… but keep its data" → "… but keeping its data")."""
+    return _EN_COORD_VERB_RE.sub(lambda m: f"{m.group(1)} {form(m.group(2))}" if m.group(2) in lx.EN_VERBS
+                                 else m.group(0), rest)
+
+
+def _without_slots(act: str, after: str) -> str:
+    """The action without its phrase of a slot type the rest of the query names anew ("install Docker on Ubuntu" +
+    "on Windows?" → "install Docker")."""
+    kinds = {k for _, _, k in f.slot_spans(after)}
+    for s0, e0, k in reversed(f.slot_spans(act)):
+        prep = _EN_SLOT_PREP_RE.search(act[:s0])
+        if k in kinds and prep is not None:
+            act = (act[:prep.start()].rstrip() + " " + act[e0:].lstrip()).strip()
+    return act
 
 
 _ANSWER_SUBJECT_RE = re.compile(r"^\W*(?:[Tt]he\s+)?((?:[A-Z][\w'’&-]*\s+){0,3}[A-Z][\w'’&-]*)\s+"
