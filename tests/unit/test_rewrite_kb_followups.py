@@ -8,8 +8,9 @@ import pytest
 
 from convsearch.lang.base import Mention
 from convsearch.lang.en.steps import _named_kind
-from convsearch.lang.zh.steps import modifier_ellipsis
+from convsearch.lang.zh.steps import _owner_in_frame, modifier_ellipsis
 from convsearch.resolve.rules import RuleRewriter
+from convsearch.text import tagged
 from convsearch.types import Message
 
 
@@ -111,3 +112,28 @@ def test_en_named_kind_not_before_a_plural_or_an_aspect() -> None:
     assert _named_kind(name, frame, (name, Mention("price", False, "noun", "price"))) == name
     frame = "How do I back up a Gitea instance?"
     assert _named_kind(name, frame, (name, Mention("instance", False, "noun", "instance"))).text == "Gitea instance"
+
+
+# --- zh: "它的 X" takes the owner the latest question gave X, not a term of the answer ----------------------------
+
+@pytest.mark.parametrize("history, query, want, wrong", [
+    # the subject of the clause that named X
+    ([("社区发布了新版本，升级前要看什么？", "先看 NEWS 文件和 release notes。")], "怎么及时知道它的新版本？",
+     "社区的新版本", "NEWS"),
+    ([("厂商推出了新固件，刷机前要注意什么？", "先备份配置，再读 README。")], "去哪里下载它的新固件？",
+     "厂商的新固件", "README"),
+    # "A 的 X": A
+    ([("出版社的新书目录在哪看？", "在 Douban 上能找到。")], "它的新书目录多久更新一次？",
+     "出版社的新书目录", "Douban"),
+])
+def test_zh_its_thing_takes_the_owner_the_question_gave(history: list[tuple[str, str]], query: str, want: str,
+                                                         wrong: str) -> None:
+    out = _rewrite(history, query)
+    assert want in out and wrong not in out
+
+
+def test_zh_its_thing_keeps_a_focus_from_the_question() -> None:
+    # the focus comes from the latest question itself: nothing to correct
+    assert _rewrite([("AnySearch 是什么？", "一个搜索服务。")], "它的价格是多少？").startswith("AnySearch")
+    # the question never named the thing: the focus stands
+    assert _owner_in_frame(tagged("的价格"), "华为的新手机好看吗", "Mate 60") is None

@@ -191,6 +191,8 @@ def pronoun(t: ZhTurn) -> Outcome | None:
             if near is None:
                 return Outcome(None, f"{w}: nothing named in the latest exchange")
             rep = _aspect_owner(near).text  # 它 is the car, not "特斯拉 Model Y 的续航"
+            if w in ("它", "它们") and (owner := _owner_in_frame(toks[i + 1:], focus.frame, rep)) is not None:
+                rep = owner  # "怎么自动发现它的新版本" after "上游发布了新版本…": 上游, not a term of the answer
         else:
             return Outcome(None, "pronoun without an antecedent")
         before = as_written([x for x, _ in toks[:i]], t.body)
@@ -206,6 +208,50 @@ def pronoun(t: ZhTurn) -> Outcome | None:
         out = re.sub(r"呢[\s？?！!。.~～]*$", "", f"{before}{sep_l}{rep}{sep_r}{after}")  # "它的充电时间呢": 呢 is done
         return Outcome(out, f"pronoun {w} → {rep}")
     return None
+
+
+_ZH_CLAUSE_RE = re.compile(r"[，,。；;？?！!]")
+_ZH_OWNER_TAGS = lx.ZH_NOUN_TAGS | {"s", "f"}  # 上游, 国内: a place or a side owns things too
+
+
+def _owner_in_frame(after: Sequence[tuple[str, str]], frame: str | None, rep: str) -> str | None:
+    """The owner the latest question gave the thing "它的 X" asks about, when the focus is not from that question:
+    X's owner there ("A 的 X"), or the subject of the clause that named X ("上游发布了新版本": 上游). None when the
+    question did not name X, or named no owner for it.
+
+    >>> _owner_in_frame(tagged("的新版本"), "上游发布了新版本，打包前要检查什么", "changelog")
+    '上游'
+    >>> _owner_in_frame(tagged("的价格"), "华为的新手机好看吗", "Mate 60") is None  # no price in that question
+    True
+    """
+    if not frame or rep in frame:
+        return None
+    j = 1 if after and after[0][0] == "的" else 0
+    k = j
+    while k < len(after) and (after[k][1] in lx.ZH_NOUN_TAGS or (after[k][1] == "a" and k + 1 < len(after))):
+        k += 1
+    thing = "".join(w for w, _ in after[j:k])
+    if not thing or after[k - 1][1] not in lx.ZH_NOUN_TAGS or len(thing) < 2 or thing in lx.RELATIONAL_ZH:
+        return None
+    clause = next((c for c in _ZH_CLAUSE_RE.split(frame) if thing in c), None)
+    if clause is None:
+        return None
+    before = clause[:clause.find(thing)]
+    if before.rstrip().endswith("的"):  # "A 的 X": A
+        toks = tagged(before.rstrip()[:-1])
+        n = len(toks)
+        while n > 0 and toks[n - 1][1] in _ZH_OWNER_TAGS:
+            n -= 1
+        owner = "".join(w for w, _ in toks[n:]).strip()
+    else:  # "上游发布了新版本": the nouns that open the clause, before its verb
+        toks = tagged(clause)
+        n = 0
+        while n < len(toks) and toks[n][1] in _ZH_OWNER_TAGS:
+            n += 1
+        owner = "".join(w for w, _ in toks[:n]).strip() if n < len(toks) and toks[n][1].startswith("v") else ""
+    if len(owner) < 2 or owner in lx.RELATIONAL_ZH or thing in owner or has_pronoun(owner, "zh"):
+        return None
+    return owner
 
 
 def _person(m: Mention) -> Mention | None:
