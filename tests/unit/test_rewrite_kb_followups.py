@@ -137,3 +137,25 @@ def test_zh_its_thing_keeps_a_focus_from_the_question() -> None:
     assert _rewrite([("AnySearch 是什么？", "一个搜索服务。")], "它的价格是多少？").startswith("AnySearch")
     # the question never named the thing: the focus stands
     assert _owner_in_frame(tagged("的价格"), "华为的新手机好看吗", "Mate 60") is None
+
+
+# --- zh: "那怎么取消呢？" acts on what the previous how-question acted on -----------------------------------------
+
+@pytest.mark.parametrize("history, query, want", [
+    ([("怎么开启路由器的访客网络？", "在管理页面的无线设置里打开，可以在 App 里操作。")], "那怎么关闭呢？",
+     "怎么关闭路由器的访客网络"),
+    ([("怎么备份 PostgreSQL 数据库？", "用 pg_dump 导出。")], "那怎么还原？", "怎么还原PostgreSQL 数据库"),
+    ([("怎样绑定新的手机号？", "在安全中心里操作，需要短信验证码。")], "要怎么解绑呢？", "要怎么解绑新的手机号"),
+])
+def test_zh_how_object(history: list[tuple[str, str]], query: str, want: str) -> None:
+    assert want in _rewrite(history, query)
+
+
+@pytest.mark.parametrize("history, query, must_not", [
+    # 怎么办 asks what to do: no verb of its own to give the object to
+    ([("怎么开启路由器的访客网络？", "在管理页面的无线设置里打开。")], "那怎么办？", "怎么办路由器"),
+    # a preposition before the verb: no confident split of the previous question
+    ([("怎么给同事共享项目文件夹？", "在网盘里点共享。")], "那怎么撤销呢？", "撤销同事"),
+])
+def test_zh_how_object_declines(history: list[tuple[str, str]], query: str, must_not: str) -> None:
+    assert must_not not in _rewrite(history, query)

@@ -420,7 +420,54 @@ def short_remark(t: ZhTurn) -> Outcome | None:
     return Outcome(*done) if done is not None else None
 
 
-REWRITE_STEPS = (ellipsis, classifier_reference, pronoun, interjection, short_remark, frame_completion)
+_ZH_HOW_WORDS = frozenset({"怎么", "怎样", "如何", "咋", "怎么样"})
+_ZH_HOW_MODALS = frozenset({"要", "该", "能", "可以", "才能", "才可以", "去", "才", "应该"})
+_ZH_TAIL_PARTICLES = frozenset({"呢", "吗", "啊", "呀"})
+
+
+def _how_verb(text: str) -> tuple[str, str, str] | None:
+    """(what opens the question up to its how-word and modal, the verb after them, what follows the verb) of a
+    how-question ("怎么开通自动续费" → ("怎么", "开通", "自动续费")), else None."""
+    toks = [(w, tg) for w, tg in tagged(text) if w.strip()]
+    i = next((k for k, (w, _) in enumerate(toks) if w in _ZH_HOW_WORDS), None)
+    if i is None:
+        return None
+    j = i + 1
+    while j < len(toks) and toks[j][0] in _ZH_HOW_MODALS:
+        j += 1
+    if j >= len(toks) or toks[j][1] == "p":
+        return None  # "怎么给同事共享…": the verb is not next; no confident split
+    rest = toks[j + 1:]
+    while rest and (rest[-1][0] in _ZH_TAIL_PARTICLES or rest[-1][1] in ("x", "w")):
+        rest = rest[:-1]
+    head = "".join(w for w, _ in toks[:j])
+    return head, toks[j][0], as_written([w for w, _ in rest], text)
+
+
+def how_object(t: ZhTurn) -> Outcome | None:
+    """"那怎么取消呢？" after "怎么开通自动续费？": a how-question whose verb stands without its object acts on what
+    the previous how-question acted on ("怎么取消自动续费"), not on a noun the answer or the opening brought in.
+
+    >>> from convsearch.types import Message as M
+    >>> how_object(turn("那怎么关掉呢？", [M("user", "怎么开通自动续费？"), M("assistant", "在 App 的会员页打开。")]))
+    Outcome(out='怎么关掉自动续费', reason='the object of the previous how-question: 自动续费')
+    """
+    body = re.sub(r"[呢吗]$", "", t.body).rstrip(TRAIL_MARKS)
+    mine = _how_verb(body)
+    # a verb of its own (not 怎么办 / 怎么弄, which ask what to do) and nothing after it
+    if mine is None or mine[2] or len(mine[1]) < 2 or tagged(mine[1])[0][1] in lx.ZH_NOUN_TAGS or not t.focus.frame:
+        return None
+    theirs = _how_verb(t.focus.frame.rstrip(TRAIL_MARKS))
+    if theirs is None or not theirs[2] or has_pronoun(theirs[2], "zh") or _ZH_CLAUSE_BREAK_RE.search(theirs[2]):
+        return None
+    obj = theirs[2]
+    if "的" not in obj and not any(tg in lx.ZH_NOUN_TAGS or tg == "l" for _, tg in tagged(obj)):
+        return None  # "怎么去才快": no thing acted on ("明天的体检" is one: 体检 is tagged a verb)
+    out = r.join_zh(f"{mine[0]}{mine[1]}", obj, "")
+    return Outcome(out, f"the object of the previous how-question: {obj}")
+
+
+REWRITE_STEPS = (ellipsis, classifier_reference, pronoun, interjection, short_remark, how_object, frame_completion)
 
 
 def resolve(t: Turn, steps: Sequence[r.Step]) -> tuple[str | None, str]:
