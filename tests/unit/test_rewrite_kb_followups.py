@@ -28,6 +28,9 @@ def _rewrite(history: list[tuple[str, str]], query: str) -> str:
     ("只看上海仓库的呢？", "怎么导出本月的库存报表", "怎么导出本月的上海仓库的库存报表"),
     ("只显示未读的呢？", "怎么筛选收件箱里的邮件", "怎么筛选收件箱里的未读的邮件"),
     ("就要不锈钢的呢？", "有哪些耐用的保温杯推荐", "有哪些耐用的不锈钢的保温杯推荐"),
+    # a degree adverb is part of the modifier, not a restriction of the verb
+    ("最轻的呢？", "有哪些耐用的登山杖推荐", "有哪些最轻的登山杖推荐"),
+    ("最快的呢？", "从机场到市区的大巴多少钱", "从机场到市区的最快的大巴多少钱"),
     # a time for a time: the frame's modifier of that slot type gives way
     ("只要去年的呢？", "在哪里查今年的工资流水", "在哪里查去年的工资流水"),
 ])

@@ -701,7 +701,9 @@ def conditional(query: str, frame: str) -> tuple[str, str] | None:
 
 
 _ZH_DE_NE_RE = re.compile(r"^(?:那么|那)?\s*(.{1,14}?)\s*的\s*呢[？?！!。.~～\s]*$")
-_ZH_RESTRICTING_TAGS = frozenset({"d", "c"})  # 只, 就, 光; 只要 (tagged c): they narrow what the frame's verb asks
+# 只, 就, 光, 只要 (tagged c): they narrow what the frame's verb asks (not a degree: 最便宜, 更大 keep theirs)
+_ZH_RESTRICTING = frozenset({"只", "就", "光", "仅", "单", "仅仅", "只是", "单单", "就是", "只要", "只有", "就要",
+                            "只看"})
 
 
 def _de_head(frame: str) -> tuple[int, int, int] | None:
@@ -735,6 +737,12 @@ def _de_head(frame: str) -> tuple[int, int, int] | None:
     return None
 
 
+def _adjectival(text: str) -> bool:
+    """A modifier that names a quality (便宜, 更大, 最便宜): its last word an adjective."""
+    toks = [t for w, t in tagged(text.strip()) if w.strip()]
+    return bool(toks) and toks[-1] in ("a", "ad", "an", "z")
+
+
 def modifier_ellipsis(query: str, frame: str) -> tuple[str, str] | None:
     """"只看 X 的呢？" leaves out the head noun X modifies: it is the noun the previous question's last 的 modifies,
     and X goes before it (in place of the frame's modifier when both are of one slot type, a time for a time).
@@ -751,7 +759,7 @@ def modifier_ellipsis(query: str, frame: str) -> tuple[str, str] | None:
         return None
     toks = [(w, t) for w, t in tagged(m.group(1)) if w.strip()]
     i = 0
-    while i < len(toks) - 1 and (toks[i][1] in _ZH_RESTRICTING_TAGS or toks[i][1] == "v"):
+    while i < len(toks) - 1 and (toks[i][0] in _ZH_RESTRICTING or toks[i][1] == "v"):
         i += 1  # "只看", "只显示": the frame's own verb asks it
     mod = "".join(w for w, _ in toks[i:]).strip()
     spot = _de_head(frame)
@@ -764,7 +772,9 @@ def modifier_ellipsis(query: str, frame: str) -> tuple[str, str] | None:
     kind = f.slot_kind(mod)
     old = next((frame[s:e] for s, e, k in f.slot_spans(frame) if k == kind and e <= de and s >= start), None) \
         if kind is not None else None
-    if old is not None:  # "本周的考勤记录" + "上个月的呢": the time replaced, not a second one added
+    if old is None and _adjectival(mod) and _adjectival(frame[start:de]):
+        old = frame[start:de].strip()  # "便宜的行李箱" + "更大的呢": a quality for a quality
+    if old:  # "本周的考勤记录" + "上个月的呢": the time replaced, not a second one added
         return frame.replace(old, mod, 1), f"modifier ellipsis: {old} → {mod} (of {head})"
     at = de + 1 + (len(frame[de + 1:]) - len(frame[de + 1:].lstrip()))
     return f"{frame[:at]}{mod}的{frame[at:]}", f"modifier ellipsis: {mod}的 {head}"
