@@ -44,6 +44,11 @@ def test_zh_modifier_ellipsis_keeps_the_head(query: str, frame: str, want: str) 
     ("哪个的呢？", "怎么导出本月的库存报表"),  # a question word: no modifier
     ("本月的呢？", "怎么导出本月的库存报表"),  # already the frame's modifier
     ("他说的呢", "今天天气不错"),  # nothing modified in the frame
+    # an assent, or a person's: no modifier of the frame's thing
+    ("好的呢", "有没有轻便的折叠椅推荐"),
+    ("是的呢", "有没有轻便的折叠椅推荐"),
+    ("真的呢？", "有没有轻便的折叠椅推荐"),
+    ("我的呢？", "有没有轻便的折叠椅推荐"),
 ])
 def test_zh_modifier_ellipsis_declines(query: str, frame: str) -> None:
     assert modifier_ellipsis(query, frame) is None

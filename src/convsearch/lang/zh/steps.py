@@ -737,6 +737,9 @@ def _de_head(frame: str) -> tuple[int, int, int] | None:
     return None
 
 
+_ZH_QUALITY_TAGS = frozenset({"a", "ad", "an", "z", "b", "t"})  # 大, 便宜, 国产 (b), 上个月 (t); 最快 is tagged d
+
+
 def _adjectival(text: str) -> bool:
     """A modifier that names a quality (便宜, 更大, 最便宜): its last word an adjective."""
     toks = [t for w, t in tagged(text.strip()) if w.strip()]
@@ -762,6 +765,10 @@ def modifier_ellipsis(query: str, frame: str) -> tuple[str, str] | None:
     while i < len(toks) - 1 and (toks[i][0] in _ZH_RESTRICTING or toks[i][1] == "v"):
         i += 1  # "只看", "只显示": the frame's own verb asks it
     mod = "".join(w for w, _ in toks[i:]).strip()
+    if f"{m.group(1)}的" in lx.ZH_INTERJECTIONS or not any(
+            tg in lx.ZH_NOUN_TAGS or tg in _ZH_QUALITY_TAGS or (tg[0] in "vd" and len(w) > 1)
+            for w, tg in toks[i:]):
+        return None  # "好的呢", "是的呢", "我的呢": an assent or a person, no modifier of a thing
     spot = _de_head(frame)
     if not mod or spot is None:
         return None
