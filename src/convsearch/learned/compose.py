@@ -38,6 +38,7 @@ from ..resolve.entities import mentions
 from ..resolve.language import FALLBACK, language
 from ..resolve.turn import Turn
 from ..text import TRAIL_MARKS, is_cjk
+from .policy import trained
 from .tokens import content_words
 
 
@@ -104,7 +105,7 @@ def compose_terms(a: Analysis, question: str, chosen: Sequence[Candidate]) -> tu
             how = (How.SUBSTITUTION if ("pronoun" in low or "→" in op) else
                    How.SLOT_SWAP if ("swap" in low or "frame" in low and "completion" not in low) else How.INSERTION)
             why = f"{how.value} ({op})"
-    if out is None and a.lang == "en" and reading("en").has_pronoun(q):
+    if out is None and trained(a.lang).pronoun_step and reading(a.lang).has_pronoun(q):
         got, op = replace_pronoun(q, mention_of(top, a))  # the pronoun step's agreement test, without its focus
         if got and _holds(got, top.text):
             out, how, why = got, How.SUBSTITUTION, f"substitution ({op})"

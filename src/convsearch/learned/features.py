@@ -49,6 +49,7 @@ from ..resolve.entities import mentions
 from ..resolve.gate import decide
 from ..text import is_cjk, tagged
 from ..types import Decision, DecisionKind, Message
+from .policy import trained
 from .tokens import content_words, read
 
 KINDS: tuple[DecisionKind, ...] = tuple(DecisionKind)
@@ -188,7 +189,8 @@ def view(history: Sequence[Message], question: str, topic: str | None = None, la
     q = a.q
     ql = q.lower()
     qw = content_words(q)
-    zh = float(a.lang == "zh")  # a feature, not a branch: which of the two trained languages the turn is in
+    row = trained(a.lang)
+    zh = row.language_feature  # a feature, not a branch: which of the two trained languages the turn is in
     pronoun = float(reading(a.lang).has_pronoun(q))
     fragment = float(a.fragment() is not None)
     ments = a.mentions
@@ -206,7 +208,7 @@ def view(history: Sequence[Message], question: str, topic: str | None = None, la
             float(focus is not None), float(focus is not None and focus.text.lower() in ql), float(bool(near)),
             math.log1p(len(proper_out)) / 3, float(any(c.in_query for c in cands)), needed, float(d.confidence)]
     turn += [float(d.kind == k) for k in KINDS]
-    turn += _ellipsis(q, a.history) if a.lang == "zh" else [0.0] * len(_TURN_ELLIPSIS)
+    turn += _ellipsis(q, a.history) if row.tagged_ellipsis else [0.0] * len(_TURN_ELLIPSIS)
     first_q = next((m.content.lower() for m in a.history if m.role == "user"), "")
     lowered = [m.content.lower() for m in a.history]
     topic_read = content_words(a.topic) if a.topic else ()

@@ -60,7 +60,7 @@ from ..window import history_window
 from .alt_models import Model, load_model
 from .compose import How, compose_terms
 from .features import CANDIDATE_NAMES, TURN_NAMES, IdfTable, TurnView, featurize, view
-from .policy import ZH_MARGIN, gate_verdict
+from .policy import ZH_MARGIN, gate_verdict, trained
 
 MODEL_PATH = Path(__file__).resolve().parents[1] / "models" / "learned.json"
 
@@ -242,7 +242,7 @@ class Resolver:
                              v.candidates[i].in_query) for i in order)
         # the learned gate's verdict (learned.policy): Chinese, the rules' unless the gate is sure
         verdict = gate_verdict(gate, v.decision.needed, lang, f.zh_margin)
-        rules_say = lang == "zh" and 1.0 - f.zh_margin < gate < f.zh_margin
+        rules_say = trained(lang).rules_in_doubt and 1.0 - f.zh_margin < gate < f.zh_margin
         if needed is None:
             compose_it = verdict
             conf = v.decision.confidence if rules_say else margin(gate, f.gate_threshold)
