@@ -237,10 +237,12 @@ def _sha256(path: Path) -> str:
 
 
 def splitter_id(passage_tokens: int) -> str:
-    """What made a manifest's passages: the splitter's version and its budget (a change re-splits every file)."""
+    """What made a manifest's passages: the splitter's and the converters' versions and the budget (a change
+    converts and splits every file again)."""
+    from .convert import CONVERTER_VERSION
     from .passages import SPLITTER_VERSION
 
-    return f"{SPLITTER_VERSION}/{passage_tokens}"
+    return f"{SPLITTER_VERSION}/{passage_tokens}/c{CONVERTER_VERSION}"
 
 
 def doc_id_for(path: Path) -> str:

@@ -17,8 +17,12 @@ from ..types import Converted, ConvertError, NoTextError
 SUFFIXES = {".html": "html", ".htm": "html", ".xhtml": "html", ".pdf": "pdf", ".docx": "docx", ".md": "markdown",
             ".markdown": "markdown", ".txt": "text"}
 MAX_BYTES = 200 * 2**20
+# bumped whenever a converter gives another text or structure for the same file; it is part of a manifest's splitter
+# id (``sync.splitter_id``), so the next sync converts and splits every file again. 2: PDF contents and index pages
+# dropped.
+CONVERTER_VERSION = "2"
 
-__all__ = ["MAX_BYTES", "SUFFIXES", "convert", "convert_bytes", "kind_of"]
+__all__ = ["CONVERTER_VERSION", "MAX_BYTES", "SUFFIXES", "convert", "convert_bytes", "kind_of"]
 
 
 def kind_of(path: Path) -> str | None:

@@ -5,6 +5,13 @@ Paragraphs are rebuilt from lines by a few measured rules (a PDF's text layer ha
 a line ends its paragraph when it is clearly shorter than the page's full lines (p90 length), or ends in
 sentence punctuation while not full; a bullet or a numbered item starts a new one. English lines are joined
 with a space ("-" at a line end between letters is undone); Chinese lines with nothing.
+
+Tables of contents, lists of tables or figures and back-of-book indexes are dropped (``_drop_contents``): they name
+every section, so a keyword search matches them for many questions while they hold no answer. A line is an entry
+when it ends with a page number after a dot leader, or after a title the PDF's outline names, or (an index) after a
+comma; a run of lines is dropped when most of it is entries and at least three of those are certain (a numbered
+title followed by a number, the shape of a table row, counts only beside certain ones). The shapes are
+language-independent: digits, dots and the outline.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import re
 from collections import Counter
 
 from ..types import Converted, ConvertError
-from ._text import Blocks, collapse, is_cjk
+from ._text import CJK, Blocks, collapse, is_cjk
 
 _PAGE_NUMBER = re.compile(r"(?:(?:page|p\.|seite)\s*)?[-–—]?\s*\d{1,5}\s*(?:(?:/|of)\s*\d{1,5})?\s*[-–—]?"
                           r"|第\s*\d{1,5}\s*页(?:\s*[/，,]?\s*共\s*\d{1,5}\s*页)?|[ivxlcdm]{1,7}", re.IGNORECASE)
@@ -48,6 +55,7 @@ def convert_pdf(raw: bytes, path: str) -> Converted:
     if not any(pages):
         raise ConvertError(path, "no text layer (scanned?)")
     _drop_running_lines(pages)
+    _drop_contents(pages, outline)
     blocks = Blocks()
     starts: list[int] = []
     for index, lines in enumerate(pages):
@@ -122,6 +130,121 @@ def _drop_running_lines(pages: list[list[str]]) -> None:
             line = lines[pos]
             if _PAGE_NUMBER.fullmatch(line) or _DIGITS.sub("#", line) in repeated:
                 lines.pop(pos)
+
+
+# --- tables of contents and indexes -------------------------------------------------------------------------
+_LEADER_CHARS = ".·・．…‥"
+_ROMAN = "ivxlcdmIVXLCDM"
+# a page reference at the end of a line: one arabic or roman number, or (an index) arabic numbers and ranges after
+# commas; not glued to a word before it ("x86", "v2" are no page numbers)
+_PAGE_TAIL = re.compile(r"(?<![\w.\-/])(?:(?:[A-Z]-)?\d{1,4}(?:\s*[,，]\s*(?:[A-Z]-)?\d{1,4}(?:\s*[-–]\s*\d{1,4})?)*"
+                        r"|[ivxlcdm]{1,7})$", re.IGNORECASE)
+_NUMBERED_TITLE = re.compile(r"(?:(?:[\dA-Z]{1,3}\.)*\d{1,3}\.?|[A-Z](?:\.\d{1,3})*|(?i:chapter)\s+\d+"
+                             r"|(?i:appendix)\s+[A-Z]|第\s*[\d一二三四五六七八九十百]+\s*[章节部分篇])"
+                             rf"(?:\s+|(?=[{CJK}]))(?=\D)")
+_PARA_END = tuple(".!?;。！？；")  # a line of prose ends so; a title may end in ")" ("apt-get(8)") or a quote
+# a numbered title + number; a leader / outline / index entry; another line; an index's letter ("A"); prose
+_ENTRY, _CERTAIN, _GLUE, _MARK, _BODY = 1, 2, 3, 4, 0
+_MIN_CERTAIN = 3  # certain entries a run needs (one, when it continues a contents run of the page before)
+_ENTRY_SHARE = 0.6  # entries among a run's lines
+_HEADER_GLUE = 60  # a run may start with up to two short non-entry lines: "Contents", "List of Tables", a header
+
+
+def _norm_title(text: str) -> str:
+    """A title compared without its section number, case or spaces ("3.1 Package Maintainer's Duties")."""
+    m = _NUMBERED_TITLE.match(text)
+    if m:
+        text = text[m.end():]
+    return "".join(text.split()).casefold()
+
+
+def _line_kind(line: str, titles: frozenset[str]) -> int:
+    last = line[-1]
+    if len(line) <= 2 and not line.isdigit():
+        return _MARK
+    if not (last.isdigit() or last in _ROMAN):
+        return _BODY if line.endswith(_PARA_END) else _GLUE
+    tail = _PAGE_TAIL.search(line, max(0, len(line) - 40))
+    if tail is None or tail.start() == 0:
+        return _GLUE
+    head = line[:tail.start()]
+    title = head.rstrip(" " + _LEADER_CHARS)
+    if not title.strip():
+        return _GLUE
+    leader = head[len(title):]
+    if sum(3 if ch in "…‥" else 1 for ch in leader if ch in _LEADER_CHARS) >= 3:
+        return _CERTAIN
+    if not head.endswith((" ", "\t")):  # "Python3": a number glued to its word is no page reference
+        return _GLUE
+    title = title.strip()
+    if title.endswith((",", "，")):
+        return _CERTAIN if len(title) > 2 and not title[:-1].endswith(_PARA_END) else _GLUE  # "apt-get, 12, 45"
+    if "," in tail.group() or "，" in tail.group():
+        return _GLUE
+    if _norm_title(title) in titles:
+        return _CERTAIN
+    if _NUMBERED_TITLE.match(title) and not title.endswith(_PARA_END):
+        return _ENTRY
+    return _GLUE
+
+
+def _drop_contents(pages: list[list[str]], outline: dict[int, list[tuple[int, str]]]) -> int:
+    """Remove table-of-contents and index runs from the pages' lines; returns how many lines went."""
+    titles = frozenset(t for t in (_norm_title(text) for entries in outline.values() for _, text in entries)
+                       if len(t) >= 2)
+    dropped = 0
+    continuing = False  # the page before ended inside a dropped run
+    for lines in pages:
+        # most pages have too few lines ending in a number to hold a contents run: skip them unclassified
+        numbered = sum(1 for ln in lines if ln[-1].isdigit() or ln[-1] in _ROMAN)
+        if numbered < (1 if continuing else _MIN_CERTAIN):
+            continuing = False
+            continue
+        kinds = [_line_kind(ln, titles) for ln in lines]
+        keep = [True] * len(lines)
+        ends_in_contents = False
+        i = 0
+        while i < len(lines):
+            if kinds[i] == _BODY:
+                i += 1
+                continue
+            j = i
+            while j < len(lines) and kinds[j] != _BODY:
+                j += 1
+            start, end = i, j
+            while end > start and kinds[end - 1] in (_GLUE, _MARK):  # what follows the last entry is not the contents'
+                end -= 1
+            first = start  # where the entries begin; up to two short lines before them may be its header
+            while first < end and kinds[first] in (_GLUE, _MARK):
+                first += 1
+            start = max(start, first - 2)
+            while start < first and len(lines[start]) > _HEADER_GLUE:
+                start += 1
+            if _is_contents(kinds[start:end], continuing and start == 0):
+                for k in range(start, end):
+                    keep[k] = False
+                dropped += end - start
+                ends_in_contents = end == len(lines)
+            i = j
+        continuing = ends_in_contents
+        if dropped and not all(keep):
+            lines[:] = [ln for ln, k in zip(lines, keep, strict=True) if k]
+    return dropped
+
+
+def _is_contents(kinds: list[int], continues: bool) -> bool:
+    if not kinds:
+        return False
+    certain = kinds.count(_CERTAIN)
+    entries = certain + kinds.count(_ENTRY)
+    if certain < (1 if continues else _MIN_CERTAIN) or entries < _ENTRY_SHARE * (len(kinds) - kinds.count(_MARK)):
+        return False
+    glue = 0  # three other lines in a row: a paragraph, which a table of contents does not hold
+    for kind in kinds:
+        glue = glue + 1 if kind == _GLUE else 0
+        if glue >= 3:
+            return False
+    return True
 
 
 def _page_blocks(lines: list[str], wanted: list[tuple[int, str]]) -> tuple[list[tuple[str, int]], set[str]]:
