@@ -306,3 +306,21 @@ def test_a_value_given_in_code_is_no_name_a_pronoun_could_take() -> None:
     r = RuleRewriter().rewrite([Message("user", "How do I run an external command and capture what it prints?"),
                                 Message("assistant", answer)], "How do I stop it if it takes too long?")
     assert "True" not in r.rewritten and "external command" in r.rewritten, r
+
+
+@pytest.mark.parametrize("text, want", [
+    ("How is the print server backed up?", ["print server"]),  # the participle and its particle close the clause
+    ("Where are the build logs stored?", ["build logs"]),
+    ("Is the mail queue cleared by cron?", ["mail queue", "cron"]),
+    ("the cluster restored from a snapshot", ["cluster", "snapshot"]),
+    ("What is the network speed?", ["network speed"]),  # "-eed" is a noun's ending here, not a participle's
+    ("Which shared folder?", ["folder"]),  # a participle before its noun was never a run's start
+])
+def test_a_past_participle_closing_the_clause_is_not_part_of_the_noun(text, want) -> None:
+    assert [m.text for m in mentions(text, "en")] == want
+
+
+def test_the_pronoun_after_a_passive_question_takes_the_noun_alone() -> None:
+    got = _rewrite([(U, "How is the print server backed up?"), (A, "A nightly job copies its spool to the NAS.")],
+                   "How long are the copies kept?")
+    assert "backed" not in got

@@ -220,7 +220,12 @@ def en_mentions(text: str) -> list[Mention]:
                         k += 1
                     ends = k < n and lows[k] in _EN_OBJECT_AFTER_VERB
             else:
-                ends = plural_before and lj.endswith("ing")
+                # "the wiki server | backed up", "the logs | stored?": a past participle closing the clause (or its
+                # particle or agent after it) is the predicate, not a noun of the run ("-eed": speed, seed are nouns)
+                ends = (plural_before and lj.endswith("ing")) or (
+                    len(lj) >= 6 and lj.endswith("ed") and not lj.endswith("eed")
+                    and (j + 1 == n or not toks[j + 1][0].isalnum() or lows[j + 1] in _EN_PARTICLES
+                         or lows[j + 1] in ("by", "from")))
             if ends:
                 verb_next = True
                 break
