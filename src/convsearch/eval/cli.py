@@ -353,6 +353,7 @@ def kb_cmd(
 ) -> None:
     """Conversations over real documentation: share of turns whose cited top-5 context holds a gold string (first
     turns and follow-ups apart, per set and language), and the failing turns with their rewrite and likely cause."""
+    from ..ingest.sync import SyncInterrupted
     from .kb import check_gold, format_kb_table, kb_report, load_kb
 
     try:
@@ -371,6 +372,10 @@ def kb_cmd(
                            progress=sys.stderr)
     except ConvsearchError as exc:
         raise _fail(exc) from None
+    except SyncInterrupted as exc:  # Ctrl-C while a set was indexed: what its cache kept, as `index` says it
+        typer.echo(f"interrupted: {exc.report.summary()}; every finished file is kept in the cache, rerun to carry "
+                   "on", err=True)
+        raise typer.Exit(130) from None
     _emit(report, as_json, format_kb_table)
 
 
