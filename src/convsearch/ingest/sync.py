@@ -10,6 +10,9 @@ document id and its passage ids. A run:
 3. converts and splits every new or changed file (``convert``, ``passages``) and hands the passages to the backend in
    batches (``IngestSettings.batch``); after each committed batch, a changed file's passages that are gone are deleted
    and the manifest is replaced atomically: an interrupted run keeps every whole batch, and the next run carries on;
+   a file of more passages than a batch is committed a batch at a time, the manifest recording it as partial (``done``:
+   how many of its passages are stored) until its last one: a rerun resumes such a file at that passage while its
+   bytes still hash the same (passage ids are stable, so only the rest is embedded), and replaces it whole if not;
 4. deletes the passages of files that left the root (unless ``prune=False``).
 
 A file that cannot be read or converted is one failed entry with its reason; its earlier passages, if any, stay.
@@ -111,7 +114,9 @@ def _short_hash(s: str) -> str:
 
 
 class Manifest:
-    """path (relative to the root) → {size, mtime_ns, sha256, doc_id, n | ids} for one root."""
+    """path (relative to the root) → {size, mtime_ns, sha256, doc_id, n | ids} for one root; a file committed only in
+    part also has ``done`` (its first ``done`` passages are stored; ``n | ids`` name them all) and ``new`` (true when
+    it had no earlier complete entry)."""
 
     def __init__(self, path: Path, root: Path, splitter: str = "") -> None:
         self.path = path
@@ -402,6 +407,8 @@ class _Pending:
     docs: list[Document]
     nbytes: int
     status: str  # new | changed
+    ids: list[str]  # every passage id of the file (``docs`` may be its tail: the first ``start`` are stored)
+    start: int = 0
 
 
 def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: bool = True,
@@ -439,7 +446,8 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
                     report.skipped += 1
                 continue
             e = man.files.get(f.rel)
-            if e is not None and not man.resplit and e.get("size") == f.size and e.get("mtime_ns") == f.mtime_ns:
+            if (e is not None and not man.resplit and "done" not in e and e.get("size") == f.size
+                    and e.get("mtime_ns") == f.mtime_ns):
                 report.unchanged += 1
                 continue
             todo.append((man, f, kind))
@@ -461,7 +469,7 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
                 _fail(report, on_failed, f.path, _os_reason(exc))
                 bar.advance(1, f.size, 0)
                 continue
-            if old is not None and not man.resplit and old.get("sha256") == digest:
+            if old is not None and not man.resplit and "done" not in old and old.get("sha256") == digest:
                 old.update(size=f.size, mtime_ns=f.mtime_ns)
                 man.dirty = True
                 report.unchanged += 1
@@ -485,9 +493,20 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
                 entry["ids"] = ids
             else:
                 entry["n"] = len(ids)
-            pending.append(_Pending(man, f.rel, entry, Manifest.ids(old) if old else [], docs, f.size,
-                                    "changed" if old else "new"))
-            queued += len(docs)
+            status, start = ("changed" if old else "new"), 0
+            if old is not None and "done" in old:  # committed in part by an interrupted run
+                status = "new" if old.get("new") else "changed"
+                if not man.resplit and old.get("sha256") == digest and Manifest.ids(old) == ids:
+                    start = min(max(int(old["done"]), 0), len(ids))  # the same passages: carry on where it stopped
+            todo_docs = docs[start:]
+            item = _Pending(man, f.rel, entry, Manifest.ids(old) if old else [], todo_docs, f.size, status, ids, start)
+            if len(todo_docs) > cfg.batch:  # a big file: a batch at a time, recorded as partial after each
+                _flush(backend, pending, report, bar)
+                pending, queued = [], 0
+                _add_in_slices(backend, item, cfg.batch, report, bar)
+                continue
+            pending.append(item)
+            queued += len(todo_docs)
             if queued >= cfg.batch:
                 _flush(backend, pending, report, bar)
                 pending, queued = [], 0
@@ -551,14 +570,14 @@ def _flush(backend: Any, pending: list[_Pending], report: SyncReport, bar: Progr
     stale: list[str] = []
     for p in pending:
         if p.old_ids:
-            keep = {d.id for d in p.docs}
+            keep = set(p.ids)
             stale.extend(i for i in p.old_ids if i not in keep)
     if stale:
         report.passages_deleted += int(backend.delete(stale))
     for p in pending:
         p.manifest.files[p.rel] = p.entry
         p.manifest.dirty = True
-        if not p.docs:
+        if not p.ids:
             pass  # counted as without text
         elif p.status == "new":
             report.new += 1
@@ -567,6 +586,52 @@ def _flush(backend: Any, pending: list[_Pending], report: SyncReport, bar: Progr
         bar.advance(1, p.nbytes, len(p.docs))
     for man in {id(p.manifest): p.manifest for p in pending}.values():
         man.save()
+
+
+def _add_in_slices(backend: Any, p: _Pending, size: int, report: SyncReport, bar: Progress) -> None:
+    """Commit one file's passages ``p.docs`` (its passages from ``p.start`` on) ``size`` at a time. After each slice
+    its manifest entry is saved as partial (``done``), after the last as complete; what a changed file's old passages
+    had beyond the new ones is deleted after the first slice. Ctrl-C inside ``backend.add`` after some of the slice
+    was committed (``AddInterrupted.written``) records those too before it is raised again."""
+    keep = set(p.ids)
+    stale = [i for i in p.old_ids if i not in keep]
+    total, sent, done_bytes = len(p.docs), 0, 0
+    while sent < total:
+        part = p.docs[sent:sent + size]
+        nbytes = p.nbytes * (sent + len(part)) // total - done_bytes
+        stop: KeyboardInterrupt | None = None
+        try:
+            with bar.adding(len(part), nbytes):
+                backend.add(part)
+        except KeyboardInterrupt as exc:
+            written = min(int(getattr(exc, "written", 0) or 0), len(part))
+            if not written:
+                raise
+            stop, part = exc, part[:written]
+            nbytes = p.nbytes * (sent + len(part)) // total - done_bytes
+        sent += len(part)
+        done_bytes += nbytes
+        report.passages_written += len(part)
+        if stale:
+            report.passages_deleted += int(backend.delete(stale))
+            stale = []
+        entry = dict(p.entry)
+        last = sent == total
+        if not last:
+            entry["done"] = p.start + sent
+            if p.status == "new":
+                entry["new"] = True
+        p.manifest.files[p.rel] = entry
+        p.manifest.dirty = True
+        p.manifest.save()
+        bar.advance(1 if last else 0, nbytes, len(part))
+        if last:
+            if p.status == "new":
+                report.new += 1
+            else:
+                report.changed += 1
+        if stop is not None:
+            raise stop
 
 
 __all__ = ["Failure", "Manifest", "SyncInterrupted", "SyncReport", "doc_id_for", "kind_of", "manifest_dir",
