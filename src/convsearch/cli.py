@@ -80,8 +80,8 @@ def index(ctx: typer.Context,
                 report = sync_paths(idx, paths, settings=s, prune=prune, progress=sys.stderr)
             except SyncInterrupted as exc:
                 _failed_lines(exc.report)
-                typer.echo(f"interrupted: {exc.report.summary()}; every finished file is kept, rerun to carry on",
-                           err=True)
+                typer.echo(f"interrupted: {exc.report.summary()}; every finished file (and each committed batch of a "
+                           "large one) is kept, rerun to carry on", err=True)
                 raise typer.Exit(130) from None
         where = getattr(idx, "uri", None) or s.data_dir / "index"
         typer.echo(f"{report.summary()}; {where} holds {len(idx)} passages; "

@@ -373,8 +373,8 @@ def kb_cmd(
     except ConvsearchError as exc:
         raise _fail(exc) from None
     except SyncInterrupted as exc:  # Ctrl-C while a set was indexed: what its cache kept, as `index` says it
-        typer.echo(f"interrupted: {exc.report.summary()}; every finished file is kept in the cache, rerun to carry "
-                   "on", err=True)
+        typer.echo(f"interrupted: {exc.report.summary()}; every finished file (and each committed batch of a large "
+                   "one) is kept in the cache, rerun to carry on", err=True)
         raise typer.Exit(130) from None
     _emit(report, as_json, format_kb_table)
 
