@@ -124,6 +124,34 @@ def cli_run(cwd: Path, *args: str, env: dict[str, str] | None = None, input: str
                           capture_output=True, text=True, encoding="utf-8", timeout=timeout)
 
 
+def interrupt_when(cmd: list[str], ready: Callable[[], bool], *, wait_s: float = 60,
+                   **popen: object) -> tuple[subprocess.Popen[str], str, str, bool]:
+    """Start ``cmd``, Ctrl-C it (SIGINT) once ``ready()`` holds (or after ``wait_s``, or when it ends by itself):
+    (the process, its stdout, its stderr, whether it was still running when interrupted). Never leaves it running."""
+    import signal
+    import time
+
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)  # type: ignore[call-overload]
+    try:
+        deadline = time.monotonic() + wait_s
+        while not ready() and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        running = p.poll() is None
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return p, out, err, running
+
+
+@pytest.fixture(scope="session")
+def interrupt() -> Callable[..., tuple[subprocess.Popen[str], str, str, bool]]:
+    """``interrupt(cmd, ready, **popen)``: ``interrupt_when`` as a fixture."""
+    return interrupt_when
+
+
 @pytest.fixture(scope="session")
 def cli_at() -> Callable[..., subprocess.CompletedProcess]:
     """``cli_at(cwd, *args, env=None, input=None)`` for session/module-scoped fixtures."""

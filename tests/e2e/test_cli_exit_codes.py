@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -47,7 +46,8 @@ def _index_env() -> dict[str, str]:
     return env
 
 
-def _interrupted_index(tmp_path: Path, n: int, **popen: object) -> tuple[subprocess.Popen[str], str, list[str], Path]:
+def _interrupted_index(interrupt, tmp_path: Path, n: int,
+                       **popen: object) -> tuple[subprocess.Popen[str], str, list[str], Path]:
     """``convsearch index`` over a JSONL of ``n`` records, Ctrl-C once its first batch is committed: (the process,
     its stderr, the command, the data dir)."""
     with open(tmp_path / "big.jsonl", "w", encoding="utf-8") as f:
@@ -55,25 +55,15 @@ def _interrupted_index(tmp_path: Path, n: int, **popen: object) -> tuple[subproc
             f.write(json.dumps({"id": f"d{i}", "text": f"document {i} about plans {i % 97}"}) + "\n")
     data = tmp_path / "data"
     cmd = [sys.executable, "-m", "convsearch.cli", "index", str(tmp_path / "big.jsonl"), "--data-dir", str(data)]
-    p = subprocess.Popen(cmd, env=_index_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)  # type: ignore[call-overload]
-    try:
-        deadline = time.monotonic() + 60
-        while not _committed(data / "index" / "tantivy") and p.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        p.send_signal(signal.SIGINT)
-        _out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    p, _out, err, _running = interrupt(cmd, lambda: _committed(data / "index" / "tantivy"), env=_index_env(), **popen)
     return p, err, cmd, data
 
 
-def test_ctrl_c_during_index_says_how_far_it_got_and_a_rerun_finishes(tmp_path: Path) -> None:
+def test_ctrl_c_during_index_says_how_far_it_got_and_a_rerun_finishes(interrupt, tmp_path: Path) -> None:
     from convsearch.backends.local import LocalIndex
 
     n = 60_000
-    p, err, cmd, data = _interrupted_index(tmp_path, n)
+    p, err, cmd, data = _interrupted_index(interrupt, tmp_path, n)
     assert p.returncode == 130, err
     lines = [x for x in err.splitlines() if x.strip()]
     assert len(lines) == 1 and "Traceback" not in err, err
@@ -86,10 +76,10 @@ def test_ctrl_c_during_index_says_how_far_it_got_and_a_rerun_finishes(tmp_path: 
     assert len(LocalIndex(data / "index", create=False)) == n
 
 
-def test_ctrl_c_is_heard_even_when_the_process_was_started_with_sigint_ignored(tmp_path: Path) -> None:
+def test_ctrl_c_is_heard_even_when_the_process_was_started_with_sigint_ignored(interrupt, tmp_path: Path) -> None:
     """A background job of a script, or a test runner's worker, may start the CLI with SIGINT ignored (the ignore is
     inherited through exec): an index run still stops on it, keeping its whole batches."""
-    p, err, _cmd, _data = _interrupted_index(tmp_path, 60_000,
+    p, err, _cmd, _data = _interrupted_index(interrupt, tmp_path, 60_000,
                                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert p.returncode == 130, err
     assert err.strip().splitlines()[-1].startswith("interrupted: scanned 1 files: 0 new")

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -40,7 +39,7 @@ def _committed(cache: Path) -> bool:
     return any(p.name.endswith(".json") and p.parent.name == "manifests" for p in cache.rglob("*.json"))
 
 
-def test_ctrl_c_while_a_set_is_indexed_says_what_the_cache_kept(tmp_path: Path) -> None:
+def test_ctrl_c_while_a_set_is_indexed_says_what_the_cache_kept(interrupt, tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     for i in range(3000):
@@ -51,19 +50,9 @@ def test_ctrl_c_while_a_set_is_indexed_says_what_the_cache_kept(tmp_path: Path) 
     cache = tmp_path / "cache"
     cmd = [sys.executable, "-m", "convsearch.cli", "eval", "kb", "--data", str(conv), "--data", str(docs),
            "--cache", str(cache)]
-    p = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        deadline = time.monotonic() + 60
-        while not _committed(cache) and p.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert p.poll() is None, "the set was indexed before it could be interrupted: make it larger"
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    p, out, err, running = interrupt(cmd, lambda: _committed(cache), env=_env(),
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert running, "the set was indexed before it could be interrupted: make it larger"
     assert p.returncode == 130
     last = err.strip().splitlines()[-1]
     assert last.startswith("interrupted: scanned 3000 files") and "rerun to carry on" in last, err
