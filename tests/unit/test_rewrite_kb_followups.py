@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from convsearch.lang.base import Mention
-from convsearch.lang.en.steps import _named_kind
 from convsearch.lang.zh.steps import _owner_in_frame, modifier_ellipsis
 from convsearch.resolve.rules import RuleRewriter
 from convsearch.text import tagged
@@ -89,37 +87,6 @@ def test_en_does_it_is_no_action() -> None:
     out = _rewrite([("How do I install Syncthing on a Raspberry Pi?", "Use the apt repository.")],
                    "Does it run on the older models?")
     assert "installing" not in out and "Syncthing" in out
-
-
-# --- en: a name used as a modifier stands with its noun for "it" -----------------------------------------------
-
-@pytest.mark.parametrize("history, query, want", [
-    ([("How do I create a Redis cluster on three machines?", "Run redis-cli --cluster create with the nodes.")],
-     "How do I monitor it?", "Redis cluster"),
-    ([("Where can I download the Inkscape portable edition?", "From the official download page.")],
-     "Is it safe to run from a USB stick?", "Inkscape portable edition"),
-])
-def test_en_named_kind_for_it(history: list[tuple[str, str]], query: str, want: str) -> None:
-    assert want in _rewrite(history, query)
-
-
-@pytest.mark.parametrize("history, query, must_not", [
-    # the name is the subject of its own clause, the word after it no kind of thing
-    ([("Was Audacity free to download?", "Yes, it is free and open source.")], "Does it run on Linux?",
-     "Audacity free"),
-])
-def test_en_named_kind_declines(history: list[tuple[str, str]], query: str, must_not: str) -> None:
-    assert must_not not in _rewrite(history, query)
-
-
-def test_en_named_kind_not_before_a_plural_or_an_aspect() -> None:
-    name = Mention("Gitea", True, "proper", "gitea")
-    frame = "How do I back up the Gitea repositories?"  # "it" is no plural: the name alone
-    assert _named_kind(name, frame, (name, Mention("repositories", False, "noun", "repositories"))) == name
-    frame = "What is the Gitea price for teams?"  # "it" is not the price
-    assert _named_kind(name, frame, (name, Mention("price", False, "noun", "price"))) == name
-    frame = "How do I back up a Gitea instance?"
-    assert _named_kind(name, frame, (name, Mention("instance", False, "noun", "instance"))).text == "Gitea instance"
 
 
 # --- zh: "它的 X" takes the owner the latest question gave X, not a term of the answer ----------------------------

@@ -400,44 +400,12 @@ def pronoun(t: EnTurn) -> None:
     """
     focus, ent, history = t.focus, t.ent, t.history
     ent = _plural_referent(t.q, ent, focus.frame_mentions)
-    if ent is not None and _EN_IT_RE.search(t.q):
-        ent = _named_kind(ent, focus.frame, focus.frame_mentions)
     said = r.answer_said(history) if ent is not None else None
     t.out, t.how = r.replace_pronoun(t.q, ent, focus.person, r.candidates(focus, history),
                                       r.things_named(focus, history), said) if ent is not None else (None, "no focus")
     if t.out is not None and ent is not None and t.how.startswith(("pronoun they → ", "pronoun They → ")) \
             and r.person_noun(ent) and not r.plural(ent):
         t.out = singular_verb(t.out, ent.phrase)
-
-
-_EN_IT_RE = re.compile(r"\b(?:it|its)\b", re.IGNORECASE)
-# what opens a noun phrase before a name used as a modifier ("a single PostgreSQL database", "the Rust language")
-_EN_NP_OPEN_RE = re.compile(r"\b(?:a|an|the|my|our|your|this|that|each|every|any|some|one)\s+(?:[a-z]+\s+)?$",
-                            re.IGNORECASE)
-
-
-def _named_kind(ent: Mention, frame: str | None, frame_mentions: Sequence[Mention]) -> Mention:
-    """A name the previous question used before a common noun stands with that noun for "it": "a single PostgreSQL
-    database" + "how do I restore it?" restores the database, not PostgreSQL (not before an aspect such as its
-    price, nor a plural noun).
-
-    >>> fr = "How do I create a Python virtual environment?"
-    >>> _named_kind(Mention("Python", True, "proper", "python"), fr, mentions(fr)).text
-    'Python virtual environment'
-    """
-    if not ent.proper or not frame:
-        return ent
-    i = frame.find(ent.text + " ")
-    if i < 0 or (i > 0 and frame[i - 1].isalnum()) or not _EN_NP_OPEN_RE.search(frame[:i]):
-        return ent  # "Was Epiphany successful?": a name that opens no noun phrase is the subject, not a modifier
-    rest = frame[i + len(ent.text) + 1:]
-    kind = next((m for m in frame_mentions if not m.proper and rest.startswith(m.text)), None)
-    if kind is None or kind.relational or e.attribute_noun(kind) or r.plural(kind) or r.person_noun(kind) \
-            or (len(rest) > len(kind.text) and rest[len(kind.text)].isalnum()) \
-            or any(w.endswith(("ing", "ed")) or w in lx.EN_VERBS or w in lx.EN_PARTICIPLES
-                   for w in kind.text.lower().split()):
-        return ent  # "the Sintra train included": a verb or a participle is no kind of thing
-    return replace(ent, text=f"{ent.text} {kind.text}", head=kind.head)
 
 
 _EN_VERB_BEFORE = {"do": "does", "are": "is", "were": "was", "have": "has"}
