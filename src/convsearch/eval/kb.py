@@ -8,6 +8,10 @@ turns (and their ``answer``) as history. A turn is *answered* when a gold string
 (``SearchResponse.context``); ``in_passages`` says whether one occurs in the top-5 passages' full text, so a
 retrieval miss can be told from a snippet cut. Matching folds both sides with NFKC and collapses white space.
 
+A file may also *replay* another file's conversations over its own sets (``eval/kb/formats.yaml``: the PDF builds of
+books whose HTML build the dev conversations were written on): ``replay_from`` names the other file (relative to
+this one) and ``replay`` maps each of this file's sets to the set there whose conversations it plays again.
+
 A failing turn is labelled with its likely cause:
 
 ``boundary``      no indexed passage holds a gold string (split across passages, or not in the converted text)
@@ -84,10 +88,18 @@ def _min_gold_len(gold: str) -> bool:
     return len(_CJK_RE.findall(gold)) >= 3 or len(gold.strip()) >= 4
 
 
-def load_kb(path: Path) -> KbFile:
-    """Parse and check the conversations file; any problem is a DataFileError naming the conversation and turn."""
+def load_kb(path: Path, *, replays: bool = True) -> KbFile:
+    """Parse and check the conversations file; any problem is a DataFileError naming the conversation and turn.
+
+    With ``replay`` (and ``replay_from``) the conversations of another file's sets are played over this file's
+    sets too, unchanged (ids, turns, language); ``replays=False`` refuses a file that replays (the source must not)."""
     shown = str(path)
     doc = load_yaml(path)
+    replaying = isinstance(doc, dict) and "replay" in doc
+    if replaying and not replays:
+        raise DataFileError(shown, "a replayed file must hold its own conversations (it has 'replay' itself)")
+    if isinstance(doc, dict) and replaying and "conversations" not in doc:
+        doc = {**doc, "conversations": []}
     if not isinstance(doc, dict) or not isinstance(doc.get("sets"), dict) \
             or not isinstance(doc.get("conversations"), list):
         raise DataFileError(shown, "expected a mapping with 'sets' (a mapping) and 'conversations' (a list)")
@@ -140,7 +152,32 @@ def load_kb(path: Path) -> KbFile:
                 raise DataFileError(shown, f"{where} turn {j}: 'answer' must be a string")
             turns.append(Turn(t["q"].strip(), tuple(gold), answer))
         convs.append(Conversation(cid, set_name, lang, tuple(turns)))
+    if replaying:
+        convs += _replayed(path, doc, sets)
     return KbFile(sets, tuple(convs))
+
+
+def _replayed(path: Path, doc: dict[str, Any], sets: dict[str, DocSet]) -> list[Conversation]:
+    """The conversations ``doc['replay']`` plays again over this file's sets, from the file ``replay_from``."""
+    shown = str(path)
+    mapping, source = doc.get("replay"), doc.get("replay_from")
+    if not isinstance(mapping, dict) or not mapping:
+        raise DataFileError(shown, "'replay' must map this file's sets to sets of the 'replay_from' file")
+    if not isinstance(source, str) or not source.strip():
+        raise DataFileError(shown, "'replay' needs 'replay_from': the conversations file it replays (relative path)")
+    other = load_kb(path.parent / source, replays=False)
+    out: list[Conversation] = []
+    for target, origin in mapping.items():
+        if str(target) not in sets:
+            raise DataFileError(shown, f"replay: {target!r} is not one of the sets ({', '.join(sets)})")
+        played = [c for c in other.conversations if c.docs == str(origin)]
+        if not played:
+            raise DataFileError(shown, f"replay: {target!r} <- {origin!r}: no conversations over {origin!r} in "
+                                       f"{source}")
+        if sets[str(target)].lang != other.sets[str(origin)].lang:
+            raise DataFileError(shown, f"replay: {target!r} <- {origin!r}: the sets' languages differ")
+        out += [Conversation(c.id, str(target), c.lang, c.turns) for c in played]
+    return out
 
 
 # --- matching --------------------------------------------------------------------------------------
