@@ -18,6 +18,16 @@ def is_cjk(ch: str) -> bool:
     return bool(ch) and _CJK_CHAR.match(ch) is not None
 
 
+def width(line: str) -> int:
+    """How wide a line is set, in half-width cells: a Chinese character (or full-width form) takes two, so that a
+    full line of Chinese and a full line of Latin letters measure alike.
+
+    >>> width("apt-get"), width("软件包 apt")
+    (7, 10)
+    """
+    return len(line) if line.isascii() else len(line) + len(_CJK_CHAR.findall(line))
+
+
 def collapse(block: str) -> str:
     """One block's text on one line: whitespace runs become one space, a line break between two Chinese
     characters becomes nothing (wrapped Chinese has no spaces)."""

@@ -2,7 +2,8 @@
 (and page numbers) dropped, headings from the outline, ``pages`` the offset where each page starts.
 
 Paragraphs are rebuilt from lines by a few measured rules (a PDF's text layer has lines, not paragraphs):
-a line ends its paragraph when it is clearly shorter than the page's full lines (p90 length), or ends in
+a line ends its paragraph when it is clearly shorter than the page's full lines (p90 width, in cells: a Chinese
+character is two, so a full line of Chinese beside long lines of code or English is full too), or ends in
 sentence punctuation while not full; a bullet or a numbered item starts a new one. English lines are joined
 with a space ("-" at a line end between letters is undone); Chinese lines with nothing.
 
@@ -20,7 +21,7 @@ import re
 from collections import Counter
 
 from ..types import Converted, ConvertError
-from ._text import CJK, Blocks, collapse, is_cjk
+from ._text import CJK, Blocks, collapse, is_cjk, width
 
 _PAGE_NUMBER = re.compile(r"(?:(?:page|p\.|seite)\s*)?[-–—]?\s*\d{1,5}\s*(?:(?:/|of)\s*\d{1,5})?\s*[-–—]?"
                           r"|第\s*\d{1,5}\s*页(?:\s*[/，,]?\s*共\s*\d{1,5}\s*页)?|[ivxlcdm]{1,7}", re.IGNORECASE)
@@ -253,8 +254,9 @@ def _page_blocks(lines: list[str], wanted: list[tuple[int, str]]) -> tuple[list[
     blocks: list[tuple[str, int]] = []
     if not lines:
         return blocks, found
-    lengths = sorted(len(ln) for ln in lines)
-    full = lengths[int(0.9 * (len(lengths) - 1))]
+    widths = [width(ln) for ln in lines]  # a full line of Chinese holds half the characters of a full English one
+    ordered = sorted(widths)
+    full = ordered[int(0.9 * (len(ordered) - 1))]
     para: list[str] = []
 
     def flush() -> None:
@@ -276,7 +278,7 @@ def _page_blocks(lines: list[str], wanted: list[tuple[int, str]]) -> tuple[list[
         if para and _BULLET.match(line):
             flush()
         para.append(line)
-        if len(line) < 0.7 * full or (line.endswith(_SENTENCE_END) and len(line) < 0.9 * full):
+        if widths[i] < 0.7 * full or (line.endswith(_SENTENCE_END) and widths[i] < 0.9 * full):
             flush()
         i += 1
     flush()
