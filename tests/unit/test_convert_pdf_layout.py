@@ -1,4 +1,5 @@
-"""PDF converter layout rules on PDFs made with reportlab: paragraphs of Chinese beside long Latin lines."""
+"""PDF converter layout rules on PDFs made with reportlab: paragraphs of Chinese beside long Latin lines, running
+headers that carry the page number (arabic or roman) and a chapter title."""
 
 from __future__ import annotations
 
@@ -62,3 +63,49 @@ def test_a_full_line_of_chinese_does_not_end_its_paragraph_beside_long_latin_lin
     assert ZH_SENTENCE in text  # one paragraph: no break (and no space) inside the sentence
     assert text.count("\n\n") == 2  # English paragraph, Chinese paragraph, English paragraph
 
+
+BODY = {
+    "1 Basics": ["A field server keeps its configuration in one file that the installer writes once.",
+                 "Edit it with care and keep a copy before each change."],
+    "2 Networking": ["The main server answers DHCP requests on the school network and hands out addresses.",
+                     "Workstations ask it for their address when they boot."],
+}
+
+ENDS = ["The web service listens on port 8080", "Backups are kept for 14", "The disk quota in gigabytes is 20",
+        "Thin clients boot from the server image version 3", "The print queue holds at most 50",
+        "LDAP answers on port 389"]
+
+
+def _book(path: Path) -> Path:
+    """Three front-matter pages numbered i-iii in their header, then two chapters whose header is the chapter's
+    title and the page number (as texinfo and LaTeX book headers are); each chapter begins on a new page with its
+    numbered title, whose number happens to fit the page numbering too."""
+    c = canvas.Canvas(str(path), pagesize=A4)
+    c.setTitle("Field Server Guide")
+    for n, roman in enumerate(["i", "ii", "iii"], start=1):
+        _page(c, [f"Front matter paragraph {n} says who wrote the guide."], header=f"Field Server Guide {roman}")
+    page = 1
+    for title, body in BODY.items():
+        for k in range(3):
+            c.bookmarkPage(f"p{page}")
+            if k == 0:
+                c.addOutlineEntry(title, f"p{page}", level=0)
+            lines = ([title] if k == 0 else []) + [f"{line} (part {k + 1})" for line in body]
+            lines.append(ENDS[page - 1])  # a last line that ends in a number
+            _page(c, lines, header=f"Chapter {title[0]}: {title[2:]} {page}" if k else None)
+            page += 1
+    c.save()
+    return path
+
+
+def test_running_headers_with_the_page_number_dropped_headings_kept(tmp_path: Path) -> None:
+    converted = convert(_book(tmp_path / "book.pdf"))
+    text = converted.text
+    assert "Field Server Guide i" not in text and "Field Server Guide ii" not in text  # roman: the same header
+    assert "Chapter 1: Basics" not in text and "Chapter 2: Networking" not in text  # a title that changes
+    assert [h.text for h in converted.headings] == ["1 Basics", "2 Networking"]
+    for h in converted.headings:
+        assert text[h.start:h.start + len(h.text)] == h.text  # found on its page, not added from the outline
+    for line in ENDS:
+        assert line in text  # body lines that end in a number stay
+    assert text.count("Front matter paragraph") == 3

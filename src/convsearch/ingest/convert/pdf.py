@@ -1,6 +1,10 @@
 """PDF to blocks with pdfium: text per page, wrapped lines joined into paragraphs, running headers and footers
 (and page numbers) dropped, headings from the outline, ``pages`` the offset where each page starts.
 
+A running header or footer is an edge line (two at each end of a page) that recurs on most pages with only its
+numbers changed ("Debian Reference 12", "xxiii" too), or one that holds the page's own number beside a title that
+changes with the chapter ("Chapter 4: Function reference 10"): pages whose numbers run on with their order.
+
 Paragraphs are rebuilt from lines by a few measured rules (a PDF's text layer has lines, not paragraphs):
 a line ends its paragraph when it is clearly shorter than the page's full lines (p90 width, in cells: a Chinese
 character is two, so a full line of Chinese beside long lines of code or English is full too), or ends in
@@ -55,7 +59,7 @@ def convert_pdf(raw: bytes, path: str) -> Converted:
         doc.close()
     if not any(pages):
         raise ConvertError(path, "no text layer (scanned?)")
-    _drop_running_lines(pages)
+    _drop_running_lines(pages, outline)
     _drop_contents(pages, outline)
     blocks = Blocks()
     starts: list[int] = []
@@ -116,21 +120,86 @@ def _outline(doc: object) -> dict[int, list[tuple[int, str]]]:
     return out
 
 
-def _drop_running_lines(pages: list[list[str]]) -> None:
-    """Remove page numbers and lines repeated (digits aside) at the top or bottom of most pages."""
+def _drop_running_lines(pages: list[list[str]], outline: dict[int, list[tuple[int, str]]] | None = None) -> None:
+    """Remove page numbers, lines repeated (numbers aside) at the top or bottom of most pages, and running headers
+    that carry the page's own number beside a title that changes with the chapter (``_numbered_edges``)."""
     n = len(pages)
     counts: Counter[str] = Counter()
     for lines in pages:
-        edge = {_DIGITS.sub("#", ln) for ln in lines[:_EDGE_LINES] + lines[-_EDGE_LINES:]}
+        edge = {_running_key(ln) for ln in lines[:_EDGE_LINES] + lines[-_EDGE_LINES:]}
         counts.update(edge)
     repeated = {k for k, c in counts.items() if n >= 3 and c >= max(3, n // 2)}
-    for lines in pages:
+    numbered = _numbered_edges(pages, {i: {_norm_title(t) for _, t in entries}
+                                       for i, entries in (outline or {}).items()})
+    for index, lines in enumerate(pages):
         for pos in (0, 0, -1, -1):  # up to two lines at each end
             if not lines:
                 break
             line = lines[pos]
-            if _PAGE_NUMBER.fullmatch(line) or _DIGITS.sub("#", line) in repeated:
+            if _PAGE_NUMBER.fullmatch(line) or _running_key(line) in repeated \
+                    or (index, line) in numbered:
                 lines.pop(pos)
+
+
+# a page number at either end of a header line: arabic, or roman (front matter: "Debian Reference xxiii")
+_EDGE_NUMBER = re.compile(r"^(\d{1,4}|[ivxlcdm]{1,7})(?=\s)|(?<=\s)(\d{1,4}|[ivxlcdm]{1,7})$", re.IGNORECASE)
+_ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+_HEADER_MAX = 120  # a running header is one short line
+_MIN_NUMBERED = 3  # pages whose edge line carries the number of the page (at one offset) before they count
+
+
+def _running_key(line: str) -> str:
+    """A line with its numbers as "#", roman page numbers at its ends too: the same header on every page."""
+    return _DIGITS.sub("#", _EDGE_NUMBER.sub("#", line))
+
+
+def _roman(token: str) -> int | None:
+    """The value of a well-formed lower- or upper-case roman numeral, else None ("mix" and "dim" are words)."""
+    t = token.lower()
+    values = [_ROMAN_VALUES[ch] for ch in t]
+    total = sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+    return total if total > 0 and _to_roman(total) == t else None
+
+
+def _to_roman(value: int) -> str:
+    out = []
+    for number, letters in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"),
+                            (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
+        while value >= number:
+            out.append(letters)
+            value -= number
+    return "".join(out)
+
+
+def _numbered_edges(pages: list[list[str]], titles: dict[int, set[str]]) -> set[tuple[int, str]]:
+    """(page index, line) of the edge lines that hold the page's own number beside words: "Chapter 4: Function
+    reference 10", "Debian Reference xxiii". A page's number is its index plus an offset that the document keeps
+    over a run of pages (one for roman front matter, one for arabic); an offset counts when at least three pages'
+    edge lines agree on it and a neighbouring page too, so a chapter's number in "Chapter 3" (no page's) is never
+    taken for one. ``titles``: the outline's titles by page (``_norm_title``), never headers."""
+    candidates: list[tuple[int, str, str, int]] = []  # page index, line, kind, offset
+    for index, lines in enumerate(pages):
+        for line in {*lines[:_EDGE_LINES], *lines[-_EDGE_LINES:]}:
+            if len(line) > _HEADER_MAX or not any(ch.isalpha() for ch in _EDGE_NUMBER.sub("", line)) \
+                    or _norm_title(line) in titles.get(index, ()) or ". . ." in line or "..." in line:
+                continue  # a heading the outline names, a contents entry
+            for m in _EDGE_NUMBER.finditer(line):
+                token = m.group(1) or m.group(2)
+                if line[:m.start()].rstrip().endswith(("/", "of", "von", "共")):
+                    continue  # "12 / 57": the page count, the same on every page
+                if token.isdigit():
+                    candidates.append((index, line, "arabic", int(token) - index))
+                else:
+                    value = _roman(token)
+                    if value is not None:
+                        candidates.append((index, line, "roman", value - index))
+    pages_of = {(i, k, o) for i, _, k, o in candidates}
+    agree = Counter((kind, offset) for _, kind, offset in pages_of)
+    offsets = {key for key, count in agree.items() if count >= _MIN_NUMBERED}
+    # and the page before or after numbered alike: page numbers run on, a coincidence (a contents line, a numbered
+    # listing line whose number happens to be the page's) does not
+    return {(index, line) for index, line, kind, offset in candidates if (kind, offset) in offsets
+            and ((index - 1, kind, offset) in pages_of or (index + 1, kind, offset) in pages_of)}
 
 
 # --- tables of contents and indexes -------------------------------------------------------------------------
