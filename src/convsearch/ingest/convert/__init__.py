@@ -20,8 +20,9 @@ MAX_BYTES = 200 * 2**20
 # bumped whenever a converter gives another text or structure for the same file; it is part of a manifest's splitter
 # id (``sync.splitter_id``), so the next sync converts and splits every file again. 2: PDF contents and index pages
 # dropped. 3: a PDF line's fullness measured in cells (a Chinese character is two). 4: PDF running headers with
-# roman page numbers or with the page's number beside a changing chapter title dropped.
-CONVERTER_VERSION = "4"
+# roman page numbers or with the page's number beside a changing chapter title dropped. 5: a hyphen at a PDF line
+# end kept when the document spells the word with it (or a digit is beside it).
+CONVERTER_VERSION = "5"
 
 __all__ = ["CONVERTER_VERSION", "MAX_BYTES", "SUFFIXES", "convert", "convert_bytes", "kind_of"]
 

@@ -35,6 +35,10 @@ _BULLET = re.compile(r"(?:[•◦▪‣·●○■□–—*-]|\(?\d{1,3}[.)]|\(
 _SECTION_NUMBER = re.compile(r"(?:(?:[\dA-Z]{1,3}\.)*\d{1,3}\.?|第\s*[\d一二三四五六七八九十百]+\s*[章节部分篇]|"
                              r"chapter\s+\d+|appendix\s+[A-Z])[\s:：.]*$", re.IGNORECASE)
 _SOFT_HYPHEN = re.compile("[\ufffe\x02]\n?")
+# where pdfium took out a hyphen at a line end; kept or dropped once the whole document's words are known
+_HYPHEN_MARK = "\ue000"
+_MARKED = re.compile(rf"(\w+(?:-\w+)*){_HYPHEN_MARK}(\w+(?:-\w+)*)")
+_HYPHENATED = re.compile(r"\w+(?:-\w+)*")
 _PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "no title", "title"})
 _EDGE_LINES = 2  # lines at each end of a page examined for running headers/footers
 
@@ -95,14 +99,37 @@ def _page_lines(doc: object, path: str) -> list[list[str]]:
             finally:
                 textpage.close()
                 page.close()
-            # pdfium marks a hyphen it judged to split a word across lines with U+FFFE (older builds: \x02)
+            # pdfium marks any hyphen that ends a line with U+FFFE (older builds: \x02), a word's hyphenation and
+            # a compound's own hyphen alike ("debian-security", "dm-crypt"): _resolve_hyphens tells them apart
             text = text.replace("\r\n", "\n").replace("\r", "\n")
             if "\ufffe" in text or "\x02" in text:
-                text = _SOFT_HYPHEN.sub("", text)
+                text = _SOFT_HYPHEN.sub(_HYPHEN_MARK, text)
             out.append([ln.strip() for ln in text.split("\n") if ln.strip()])
     except pdfium.PdfiumError as exc:
         raise ConvertError(path, "not a readable PDF (corrupt or truncated)") from exc
+    if any(_HYPHEN_MARK in ln for lines in out for ln in lines):
+        _resolve_hyphens(out)
     return out
+
+
+def _resolve_hyphens(pages: list[list[str]]) -> None:
+    """Each hyphen pdfium took out at a line end put back when it belongs to the word: a digit beside it ("UTF-32"),
+    or the document spells the word with the hyphen more often than without it elsewhere ("net-tools"); else the
+    word was hyphenated to fit the line and is joined ("configu-ration")."""
+    words: Counter[str] = Counter()
+    for lines in pages:
+        for ln in lines:
+            words.update(_HYPHENATED.findall(ln))  # the mark is no word character: marked words count as halves
+
+    def put_back(m: re.Match[str]) -> str:
+        left, right = m.group(1), m.group(2)
+        keep = left[-1].isdigit() or right[0].isdigit() or words[f"{left}-{right}"] > words[left + right]
+        return f"{left}{'-' if keep else ''}{right}"
+
+    for lines in pages:
+        for k, ln in enumerate(lines):
+            if _HYPHEN_MARK in ln:
+                lines[k] = _MARKED.sub(put_back, ln).replace(_HYPHEN_MARK, "")
 
 
 def _outline(doc: object) -> dict[int, list[tuple[int, str]]]:
