@@ -123,3 +123,25 @@ def test_a_hyphen_at_a_line_end_is_kept_when_the_word_has_it(tmp_path: Path) -> 
     assert "from the debian-security archive" in text  # spelled so elsewhere in the document
     assert "whole configuration is read" in text  # a word hyphenated to fit the line
     assert "encoded in UTF-32 or" in text  # a digit beside the hyphen
+
+
+def test_a_wrapped_code_line_is_joined_at_its_continuation_mark(tmp_path: Path) -> None:
+    _font()
+    path = tmp_path / "code.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4)
+    y = A4[1] - 90
+    for line, mark in [("$ ssh user@example.org /usr/sbin/sendmail -ti < mail_data", True), (".txt", False),
+                       ("deb http://deb.debian.org/debian bookworm main non-free-firmware", True),
+                       ("contrib non-free", False), ("The first command sends the mail.", False)]:
+        c.setFont("Courier", 9)
+        c.drawString(60, y, line)
+        if mark:  # as DocBook's dblatex sets it at the right margin
+            c.setFont("STSong-Light", 9)
+            c.drawString(60 + c.stringWidth(line, "Courier", 9) + 6, y, "←-")
+        y -= 13
+    c.showPage()
+    c.save()
+    text = convert(path).text
+    assert "←" not in text
+    assert "sendmail -ti < mail_data.txt" in text  # broken inside a file name: no space
+    assert "main non-free-firmware contrib non-free" in text  # broken at a space

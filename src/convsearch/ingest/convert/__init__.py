@@ -21,8 +21,9 @@ MAX_BYTES = 200 * 2**20
 # id (``sync.splitter_id``), so the next sync converts and splits every file again. 2: PDF contents and index pages
 # dropped. 3: a PDF line's fullness measured in cells (a Chinese character is two). 4: PDF running headers with
 # roman page numbers or with the page's number beside a changing chapter title dropped. 5: a hyphen at a PDF line
-# end kept when the document spells the word with it (or a digit is beside it).
-CONVERTER_VERSION = "5"
+# end kept when the document spells the word with it (or a digit is beside it). 6: a wrapped code line joined at
+# its continuation mark.
+CONVERTER_VERSION = "6"
 
 __all__ = ["CONVERTER_VERSION", "MAX_BYTES", "SUFFIXES", "convert", "convert_bytes", "kind_of"]
 

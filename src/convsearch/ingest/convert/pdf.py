@@ -109,7 +109,30 @@ def _page_lines(doc: object, path: str) -> list[list[str]]:
         raise ConvertError(path, "not a readable PDF (corrupt or truncated)") from exc
     if any(_HYPHEN_MARK in ln for lines in out for ln in lines):
         _resolve_hyphens(out)
+    for lines in out:
+        _join_wrapped_code(lines)
     return out
+
+
+# a code line too long for the page is wrapped with a continuation mark at the break (DocBook's dblatex: "←-",
+# LaTeX listings: "↩"); the two pieces are one line of the program
+_WRAP_MARK = re.compile(r"\s*(?:←-|[↩↵⤶⏎])$")
+_GLUED_AFTER = tuple("-/_.=:@")  # a break after these was inside a word, a path or an option
+_GLUED_BEFORE = tuple(".,;:)]}/”’\"'")
+
+
+def _join_wrapped_code(lines: list[str]) -> None:
+    """Join each line that ends in a continuation mark with the line after it, in place: without a space where the
+    break was inside a token ("mail_data" + ".txt", "unstable-" + "amd64"), else with one."""
+    k = 0
+    while k < len(lines) - 1:
+        m = _WRAP_MARK.search(lines[k])
+        if m is None:
+            k += 1
+            continue
+        head, tail = lines[k][:m.start()], lines[k + 1]
+        glued = head.endswith(_GLUED_AFTER) or tail.startswith(_GLUED_BEFORE)
+        lines[k:k + 2] = [head + ("" if glued else " ") + tail]
 
 
 def _resolve_hyphens(pages: list[list[str]]) -> None:
