@@ -9,9 +9,12 @@ often rank together. Two rules, in this order:
    last, ``start`` the smallest, ``end`` the largest, ``page`` the smallest and ``page_end`` the largest (kept only
    when it differs from ``page``); the score is the best member's, the id the first chunk's. The merged hit stands
    where its best-ranked member stood.
-2. At most ``per_doc`` hits (merged or not) per document; the document's later ones are dropped and the next
-   hits move up. ``per_doc=0``: no limit. When too few other documents are left to fill ``limit`` (a long manual
-   in one file), the dropped ones come back after the others, in rank order.
+2. At most ``per_doc`` hits (merged or not) per document; the document's later ones are held back and the next
+   hits move up. ``per_doc=0``: no limit. The cap is for distinct sources among comparably good hits, so a held
+   back hit comes back right before the first later hit that scores less than ``yield_below`` (0.5) times its
+   score (a strong third passage of a chapter over a weak first one of another file). When too few other
+   documents are left to fill ``limit`` (a long manual in one file), the rest come back after the others, in rank
+   order.
 
 Hits without a ``doc_id`` pass through untouched, and so does a hit that merges with nothing. The result is cut
 to ``limit``. Grouping its own output changes nothing.
@@ -106,9 +109,14 @@ def _runs(members: list[tuple[int, Hit]]) -> list[list[tuple[int, Hit]]]:
     return runs
 
 
-def group_passages(hits: Sequence[Hit], *, per_doc: int = 2, limit: int) -> list[Hit]:
+YIELD_BELOW = 0.5  # a capped hit comes back before later hits scoring under this share of its score
+
+
+def group_passages(hits: Sequence[Hit], *, per_doc: int = 2, limit: int,
+                   yield_below: float = YIELD_BELOW) -> list[Hit]:
     """``hits`` (ranked) with adjacent passages of one document merged, at most ``per_doc`` per document (0: no
-    limit), cut to ``limit``; see the module docstring."""
+    limit) while the hits after them are comparably good (``yield_below``; 0: a strict cap), cut to ``limit``; see
+    the module docstring."""
     by_doc: dict[str, list[tuple[int, Hit]]] = {}
     placed: list[tuple[int, Hit]] = []
     for i, h in enumerate(hits):
@@ -124,11 +132,34 @@ def group_passages(hits: Sequence[Hit], *, per_doc: int = 2, limit: int) -> list
         placed.extend(merged[:per_doc] if per_doc > 0 else merged)
         spare.extend(merged[per_doc:] if per_doc > 0 else [])
     placed.sort(key=lambda m: m[0])
+    if spare and yield_below > 0:
+        placed, spare = _yield(placed, sorted(spare, key=lambda m: m[0]), yield_below)
     if len(placed) < limit and spare:
         # too few other documents to fill the list (a long manual in one file): the capped ones come back, in
         # rank order, after the others
         placed.extend(sorted(spare, key=lambda m: m[0])[:limit - len(placed)])
     return [h for _, h in placed[:max(limit, 0)]]
+
+
+def _yield(placed: list[tuple[int, Hit]], spare: list[tuple[int, Hit]],
+           ratio: float) -> tuple[list[tuple[int, Hit]], list[tuple[int, Hit]]]:
+    """(placed with each held-back hit of ``spare`` put right before the first later placed hit that scores under
+    ``ratio`` times its score, the held-back hits that found none). Only a positive score can outweigh another: a
+    remote reranker's raw logits may be negative."""
+    keyed = [((pos, 1, 0), m) for m in placed for pos in (m[0],)]
+    left: list[tuple[int, Hit]] = []
+    last = -1  # held-back hits keep their order: none comes back before an earlier one
+    for s in spare:
+        bar = ratio * s[1].score
+        weak = None if left or bar <= 0 else next(
+            (m[0] for m in placed if m[0] > s[0] and m[0] >= last and m[1].score < bar), None)
+        if weak is None:
+            left.append(s)
+        else:
+            keyed.append(((weak, 0, s[0]), s))
+            last = weak
+    keyed.sort(key=lambda k: k[0])
+    return [m for _, m in keyed], left
 
 
 def neighbour_ids(h: Hit) -> list[str]:

@@ -67,6 +67,23 @@ def test_capped_passages_come_back_when_nothing_else_fills_the_list():
     assert [h.id for h in group_passages(hits, per_doc=2, limit=3)] == ["a#1", "a#5", "x"]
 
 
+def test_a_capped_passage_outranks_a_much_weaker_hit_of_another_document():
+    # a chapter in one file: its third passage (0.72) is worth more than another file's weak hits (0.30, 0.13)
+    hits = [P("ch09", 29, 0.90), P("ch09", 44, 0.79), P("ch09", 31, 0.72), P("ch02", 42, 0.30), P("ch01", 36, 0.13)]
+    assert [h.id for h in group_passages(hits, per_doc=2, limit=4)] == ["ch09#29", "ch09#44", "ch09#31", "ch02#42"]
+    assert [h.id for h in group_passages(hits, per_doc=2, limit=4, yield_below=0)] == \
+        ["ch09#29", "ch09#44", "ch02#42", "ch01#36"]  # the strict cap
+    # comparably good hits of other documents keep their places ahead of it (0.40 is not under 0.5 × 0.72)
+    close = [*hits[:3], P("ch02", 42, 0.40), P("ch05", 16, 0.30)]
+    assert [h.id for h in group_passages(close, per_doc=2, limit=4)] == ["ch09#29", "ch09#44", "ch02#42", "ch09#31"]
+    assert [h.id for h in group_passages(close, per_doc=2, limit=3)] == ["ch09#29", "ch09#44", "ch02#42"]
+
+
+def test_a_negative_score_never_brings_a_capped_hit_back():
+    hits = [P("a", 1, -0.5), P("a", 5, -1.0), P("a", 9, -1.5), P("b", 0, -9.0)]  # a remote reranker's logits
+    assert [h.id for h in group_passages(hits, per_doc=2, limit=3)] == ["a#1", "a#5", "b#0"]
+
+
 def test_limit_cuts_the_grouped_list():
     hits = [R(str(i)) for i in range(8)]
     assert group_passages(hits, limit=3) == hits[:3]
@@ -98,12 +115,29 @@ def _doc(h: Hit) -> str | None:
 @PROPS
 @given(_hits, _per_doc, _limit)
 def test_never_more_than_per_doc_per_document_unless_nothing_else_is_left(hits, per_doc, limit):
-    out = group_passages(hits, per_doc=per_doc, limit=limit)
+    out = group_passages(hits, per_doc=per_doc, limit=limit, yield_below=0)  # the strict cap
     assert len(out) <= limit
     if per_doc:
         extra = _extras(out, per_doc)
         # hits over a document's cap only at the tail, after every hit within its cap
         assert extra == [i for i in range(len(out) - len(extra), len(out))]
+
+
+@PROPS
+@given(_hits, _per_doc, _limit)
+def test_over_the_cap_only_before_a_much_weaker_hit_or_at_the_tail(hits, per_doc, limit):
+    out = group_passages(hits, per_doc=per_doc, limit=limit)
+    assert len(out) <= limit
+    if per_doc:
+        extra = _extras(out, per_doc)
+        tail = len(out)
+        while tail - 1 in extra:
+            tail -= 1
+        for i in extra:
+            if i >= tail:
+                continue
+            after = next(out[j] for j in range(i + 1, len(out)) if j not in extra)
+            assert after.score < 0.5 * out[i].score, (i, [h.score for h in out])
 
 
 def _extras(out: list[Hit], per_doc: int) -> list[int]:
