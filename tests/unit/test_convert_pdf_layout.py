@@ -145,3 +145,27 @@ def test_a_wrapped_code_line_is_joined_at_its_continuation_mark(tmp_path: Path) 
     assert "←" not in text
     assert "sendmail -ti < mail_data.txt" in text  # broken inside a file name: no space
     assert "main non-free-firmware contrib non-free" in text  # broken at a space
+
+
+def test_an_outline_title_is_found_where_the_page_typesets_it_otherwise(tmp_path: Path) -> None:
+    # the outline is plain text ('The "$HOME" variable'); the page has typeset quotes, its own spaces, "Appendix"
+    path = tmp_path / "outline.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4)
+    for key, (title, level) in enumerate([("1.5.3 The \"$PATH\" variable", 0), ("The \"$HOME\" variable", 1),
+                                          ("Flex — a better Lex", 1)]):
+        c.bookmarkPage(f"k{key}")
+        c.addOutlineEntry(title, f"k{key}", level=level)
+    _page(c, ["1.5.3 The \u201d$PATH\u201d variable", "The shell searches the folders of $PATH in order.",
+              "1.5.4 The \u201d$HOME\u201d variable", "Many commands keep their settings under $HOME.",
+              "12.3.3 Flex \u2014a better Lex", "Flex writes fast lexical analysers."])
+    c.bookmarkPage("p2")
+    c.addOutlineEntry("A Copying Information", "p2", level=0)
+    _page(c, ["Appendix A Copying Information", "The manual may be copied under the licence below."])
+    c.save()
+    converted = convert(path)
+    text = converted.text
+    placed = {h.text: h.start for h in converted.headings}
+    assert list(placed) == ["1.5.3 The \u201d$PATH\u201d variable", "1.5.4 The \u201d$HOME\u201d variable",
+                            "12.3.3 Flex \u2014a better Lex", "Appendix A Copying Information"]
+    assert placed["1.5.4 The \u201d$HOME\u201d variable"] == text.index("1.5.4")  # where it is, not at the page top
+    assert "\n\nThe \"$HOME\" variable" not in text  # no second, outline-made heading

@@ -33,7 +33,7 @@ _DIGITS = re.compile(r"\d+")
 _SENTENCE_END = tuple(".!?:;。！？：；…\"”’)）」』")
 _BULLET = re.compile(r"(?:[•◦▪‣·●○■□–—*-]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s")
 _SECTION_NUMBER = re.compile(r"(?:(?:[\dA-Z]{1,3}\.)*\d{1,3}\.?|第\s*[\d一二三四五六七八九十百]+\s*[章节部分篇]|"
-                             r"chapter\s+\d+|appendix\s+[A-Z])[\s:：.]*$", re.IGNORECASE)
+                             r"chapter\s*\d+|appendix\s*[A-Z])[\s:：.]*$", re.IGNORECASE)
 _SOFT_HYPHEN = re.compile("[\ufffe\x02]\n?")
 # where pdfium took out a hyphen at a line end; kept or dropped once the whole document's words are known
 _HYPHEN_MARK = "\ue000"
@@ -424,11 +424,26 @@ def _heading_match(lines: list[str], i: int, wanted: list[tuple[int, str]],
 
 
 def _spells(line: str, title: str) -> bool:
+    """Whether a line is the outline's title, with or without its number; compared loosely (``_loose``), as the
+    outline is plain text where the page has typeset quotes and its own spaces."""
     if line == title:
         return True
-    if line.endswith(title):
-        return bool(_SECTION_NUMBER.fullmatch(line[: -len(title)].strip()))
-    return False
+    if line.endswith(title) and _SECTION_NUMBER.fullmatch(line[: -len(title)].strip()):
+        return True
+    seen, wanted = _loose(line), _loose(title)
+    if not wanted or not seen.endswith(wanted):
+        return False
+    before = seen[: -len(wanted)]
+    return not before or bool(_SECTION_NUMBER.fullmatch(before) or _SECTION_WORD.fullmatch(before))
+
+
+_QUOTES = str.maketrans({ch: '"' for ch in "“”„‟″"} | {ch: "'" for ch in "‘’‚‛′"})
+_SECTION_WORD = re.compile(r"chapter|appendix|part|section", re.IGNORECASE)  # "Appendix A Copying" for "A Copying"
+
+
+def _loose(text: str) -> str:
+    """Text without white space, quotes made straight, case folded ("12.3.3 Flex —a better Lex", "Flex — a ...")."""
+    return "".join(text.translate(_QUOTES).split()).casefold()
 
 
 def _join(lines: list[str]) -> str:
