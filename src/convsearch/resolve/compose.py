@@ -27,6 +27,8 @@ from .focus import Focus, find_focus, informs, meaning_question, weak_anchor
 from .frame import ATTRIBUTE_RES
 from .introduced import introduced_work
 
+_LATIN_RUN_RE = re.compile(r"[A-Za-z]+")
+
 _PRODUCTISH = frozenset({"nz", "eng", "nt"})
 
 
@@ -582,7 +584,7 @@ def replace_pronoun(q: str, ent: Mention, person: Mention | None = None,
         phrase = target.phrase if mt.start() > 0 else target.phrase[:1].upper() + target.phrase[1:]
         possessive = w in lx.EN_POSSESSIVE
         if w == "her":
-            nxt_word = re.match(r"[A-Za-z]+", q[mt.end():].lstrip())
+            nxt_word = _LATIN_RUN_RE.match(q[mt.end():].lstrip())
             possessive = nxt_word is not None and nxt_word.group(0).lower() not in lx.EN_FUNCTION \
                 and not _adverb_after_object(q[mt.end():])
         if possessive and w in _OF_POSSESSIVES and target.proper:

@@ -16,6 +16,8 @@ from .. import lexicon as lx
 from ..lang.en.markers import user_side
 from ..types import Message
 
+_LATIN_RUN_RE = re.compile(r"[A-Za-z]+")
+
 _ACCEPT_RE = re.compile(r"^\s*(?:(?:yes|yeah|yep|sure|ok|okay|please|please do|of course|definitely|absolutely|"
                         r"that would be (?:great|nice|helpful)|sounds good|go ahead)[\s,.!]*){1,3}$", re.IGNORECASE)
 _OFFER_RE = re.compile(r"(?:would you like|do you want|do you need|shall i|should i|can i|may i)\s+"
@@ -31,7 +33,7 @@ def accepted_offer(query: str, history: Sequence[Message]) -> str | None:
     if m is None:
         return None
     phrase = m.group(1).strip().rstrip(",;")
-    tokens = [w.lower() for w in re.findall(r"[A-Za-z]+", phrase)]
+    tokens = [w.lower() for w in _LATIN_RUN_RE.findall(phrase)]
     if not tokens or not set(tokens) & lx.EN_INFO_OFFER:
         return None
     # "give you more information" / "their location" offer information; "add eggs to your list" or "call the

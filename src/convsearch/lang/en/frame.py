@@ -10,6 +10,9 @@ from ...text import TRAIL_MARKS
 from ..base import FrameForms
 from .mentions import mentions
 
+_ARTICLE_END_RE = re.compile(r"\b(?:a|an|the)\s+$", re.IGNORECASE)
+_THE_END_RE = re.compile(r"\bthe\s+$", re.IGNORECASE)
+
 EN_PREPS = ("in", "on", "for", "by", "at", "from", "to", "with", "during", "under", "over", "via", "using")
 EN_AFTER_PREP_RE = re.compile(r"\b(?:" + "|".join(EN_PREPS) + r")\s+$", re.IGNORECASE)
 EN_ARTICLE_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
@@ -41,9 +44,9 @@ def _place(x: str, bare: str, frame: str, s: int, kind: str) -> tuple[int, str]:
     "on a Chromebook" + "On an iPad?"); "in the UK" + "Canada?" → "in Canada" (the article belonged to the old
     name)."""
     rep = x if EN_AFTER_PREP_RE.search(frame[:s]) else bare
-    if x != bare and (art := re.search(r"\b(?:a|an|the)\s+$", frame[:s], re.IGNORECASE)):
+    if x != bare and (art := _ARTICLE_END_RE.search(frame[:s])):
         s, rep = art.start(), x
-    if kind == "place" and rep == bare and (the := re.search(r"\bthe\s+$", frame[:s], re.IGNORECASE)) \
+    if kind == "place" and rep == bare and (the := _THE_END_RE.search(frame[:s])) \
             and not bare.isupper() and not bare.lower().startswith("the ") and not bare.endswith("s"):
         s = the.start()
     return s, rep

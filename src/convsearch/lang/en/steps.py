@@ -31,6 +31,17 @@ from .frame import EN_ARTICLE_RE
 from .markers import EN_REQUEST_RE, en_ellipsis, en_info_question
 from .mentions import en_tokens
 
+# the patterns of the rule steps below, compiled once at import (an inline re.match(r"…") compiles on its first use,
+# inside a turn, and again after other patterns push it out of re's cache)
+_EN_WORD_RE = re.compile(r"[a-z0-9][\w'’-]*")
+_LEAD_PREP_RE = re.compile(r"(?:for|about|with|in|on|at|to|of|during|after|before)\s+", re.IGNORECASE)
+_LEAD_ARTICLE_RE = re.compile(r"^(?:(?:the|a|an)\s+)", re.IGNORECASE)
+_CVC_RE = re.compile(r"[^aeiou]*[aeiou][^aeiouwxy]")
+_THEIR_RE = re.compile(r"\btheir\b", re.IGNORECASE)
+_LAST_WORD_RE = re.compile(r"(\w+)\s+$")
+_NEXT_WORD_RE = re.compile(r"\s+([\w']+)")
+_NEXT_LATIN_RE = re.compile(r"\s*([A-Za-z]+)")
+
 # --- the rewrite: section / class reference, ellipsis, pronoun, frame completion, exclusion -----------------
 
 
@@ -77,13 +88,13 @@ def passage_subject(t: EnTurn) -> None:
 def _still_named(ent: Mention, text: str) -> bool:
     """Does ``text`` use a content word of ``ent`` ("water" for "water resource management")?"""
     low = _word_set(text)
-    return any(w in low for w in re.findall(r"[a-z0-9][\w'’-]*", ent.text.lower()) if w not in lx.STOP_EN)
+    return any(w in low for w in _EN_WORD_RE.findall(ent.text.lower()) if w not in lx.STOP_EN)
 
 
 @lru_cache(maxsize=1024)
 def _word_set(text: str) -> frozenset[str]:
     """The lower-case words of a text (an answer is asked about on every turn that follows it)."""
-    return frozenset(re.findall(r"[a-z0-9][\w'’-]*", text.lower()))
+    return frozenset(_EN_WORD_RE.findall(text.lower()))
 
 
 def section_reference(t: EnTurn) -> None:
@@ -112,8 +123,8 @@ def ellipsis(t: EnTurn) -> Outcome | None:
     if not m:
         return None
     x_raw = q[m.end():].strip().rstrip(TRAIL_MARKS).strip()
-    prep = re.match(r"(?:for|about|with|in|on|at|to|of|during|after|before)\s+", x_raw, re.IGNORECASE)
-    x = re.sub(r"^(?:(?:the|a|an)\s+)", "", x_raw[prep.end():] if prep else x_raw, flags=re.IGNORECASE)
+    prep = _LEAD_PREP_RE.match(x_raw)
+    x = _LEAD_ARTICLE_RE.sub("", x_raw[prep.end():] if prep else x_raw)
     if not x:
         return Outcome(None, "ellipsis without content")
     if len(x.split()) - (len(t.sref[2].split()) if t.sref is not None else 0) > 3:
@@ -183,7 +194,7 @@ def _gerund(verb: str) -> str:
         return v[:-2] + "ying"
     if v.endswith("e") and not v.endswith(("ee", "ye", "oe")):
         return v[:-1] + "ing"
-    if len(v) <= 4 and re.fullmatch(r"[^aeiou]*[aeiou][^aeiouwxy]", v):
+    if len(v) <= 4 and _CVC_RE.fullmatch(v):
         return v + v[-1] + "ing"
     return v + "ing"
 
@@ -262,7 +273,7 @@ def answer_subject(t: EnTurn) -> None:
     """
     if len(t.history) < 2 or t.history[-1].role != "assistant" or t.history[-2].role != "user":
         return
-    m = re.search(r"\btheir\b", t.q, re.IGNORECASE)
+    m = _THEIR_RE.search(t.q)
     if m is None:
         return
     sm = _ANSWER_SUBJECT_RE.match(t.history[-1].content)
@@ -424,11 +435,11 @@ def singular_verb(out: str, phrase: str) -> str:
     if i < 0:
         return out
     before, after = out[:i], out[i + len(phrase):]
-    m = re.search(r"(\w+)\s+$", before)
+    m = _LAST_WORD_RE.search(before)
     if m is not None and m.group(1).lower() in _EN_VERB_BEFORE:
         before = before[:m.start(1)] + _match_case(_EN_VERB_BEFORE[m.group(1).lower()], m.group(1)) + before[m.end(1):]
     else:
-        m = re.match(r"\s+([\w']+)", after)
+        m = _NEXT_WORD_RE.match(after)
         if m is not None and m.group(1).lower() in _EN_VERB_AFTER:
             after = after[:m.start(1)] + _EN_VERB_AFTER[m.group(1).lower()] + after[m.end(1):]
     return before + out[i:i + len(phrase)] + after
@@ -701,7 +712,7 @@ def _antecedent_inside(q: str) -> bool:
         return False
     before = q[: m.start()]
     word = m.group(1).lower()
-    nxt = re.match(r"\s*([A-Za-z]+)", q[m.end():])
+    nxt = _NEXT_LATIN_RE.match(q[m.end():])
     possessive_her = word == "her" and nxt is not None and nxt.group(1).lower() not in lx.EN_FUNCTION
     if word in ("it", "them", "him", "her", "they") and not possessive_her and not _EN_CLAUSE_BREAK_RE.search(before):
         # "Why did Elon Musk start it?": an object pronoun is not the subject of its own clause
@@ -801,7 +812,7 @@ def _one_of_two(q: str, history: Sequence[Message]) -> tuple[int, int, str] | No
     m = _FORMER_LATTER_RE.search(q)
     if m is None:
         return None
-    nxt = re.match(r"\s*([A-Za-z]+)", q[m.end():])
+    nxt = _NEXT_LATIN_RE.match(q[m.end():])
     if nxt is not None and nxt.group(1).lower() not in lx.STOP_EN | lx.EN_AUX | lx.EN_FUNCTION | lx.EN_VERBS:
         return None
     frame = next((x.content for x in reversed(history) if x.role == "user"), "")

@@ -32,6 +32,16 @@ from ..base import Mention
 from .markers import ZH_NE_RE, ZH_QUESTION_RE, zh_classifier_reference, zh_ellipsis, zh_lead, zh_proverb_ne
 from .mentions import as_written, zh_anaphor_at, zh_common_person, zh_name_tokens
 
+# the patterns of the rule steps below, compiled once at import (an inline re.sub(r"…") compiles on its first use,
+# inside a turn, and again after other patterns push it out of re's cache)
+_NE_END_RE = re.compile(r"呢$")
+_NE_TAIL_RE = re.compile(r"呢[\s？?！!。.~～]*$")
+_DE_NE_END_RE = re.compile(r"的?呢$")
+_NE_MA_END_RE = re.compile(r"[呢吗]$")
+_ONLY_NE_RE = re.compile(r"^呢$")
+_PLACE_PREP_RES = {p: re.compile(re.escape(p) + r"\s*") for p in ("去", "到", "在")}
+_DE_END_RE = re.compile(r"的\s*呢?[？?！!。.，,~～\s]*$")
+
 # --- the rewrite: ellipsis, classifier reference, pronoun, frame completion -------------------------------
 
 
@@ -48,7 +58,7 @@ class ZhTurn(Turn):
         self.is_ne = zh_ellipsis(self.q)  # "X呢" or a bare "那X"
         if self.is_ne:
             body = zh_proverb_ne(body)  # "Apache 上怎么弄": the body is "Apache"
-        self.body = re.sub(r"呢$", "", body).rstrip(TRAIL_MARKS) if self.is_ne else body
+        self.body = _NE_END_RE.sub("", body).rstrip(TRAIL_MARKS) if self.is_ne else body
         self._toks: list[tuple[str, str]] | None = None
 
     @property
@@ -205,7 +215,7 @@ def pronoun(t: ZhTurn) -> Outcome | None:
         sep_l = " " if before and not is_cjk(before[-1]) and before[-1].isalnum() else ""
         sep_r = " " if after and not is_cjk(rep[-1]) and rep[-1].isalnum() and (
             is_cjk(after[0]) or after[0].isalnum()) else ""
-        out = re.sub(r"呢[\s？?！!。.~～]*$", "", f"{before}{sep_l}{rep}{sep_r}{after}")  # "它的充电时间呢": 呢 is done
+        out = _NE_TAIL_RE.sub("", f"{before}{sep_l}{rep}{sep_r}{after}")  # "它的充电时间呢": 呢 is done
         return Outcome(out, f"pronoun {w} → {rep}")
     return None
 
@@ -374,7 +384,7 @@ def frame_completion(t: ZhTurn) -> Outcome:
     if ent.text in body or (ent.head and len(ent.head) > 1 and ent.head in body):
         return Outcome(None, "already names the focus")
     asked_aspect = q.rstrip(TRAIL_MARKS).endswith("呢") and r.ZH_ATTRIBUTE_END_RE.search(
-        re.sub(r"的?呢$", "", body))
+        _DE_NE_END_RE.sub("", body))
     if "的" not in ent.text and asked_aspect and (tail := r.ZH_ATTRIBUTE_END_RE.search(ent.text)) is not None \
             and ent.text[:tail.start()].strip():
         owner = ent.text[:tail.start()].strip()  # "招商银行信用卡年费" + "取现手续费呢": the card's, not the fee's
@@ -393,7 +403,7 @@ def frame_completion(t: ZhTurn) -> Outcome:
         rest = rest[1:]
     rest_text = "".join(w for w, _ in rest)
     if asked_aspect:
-        rest_text = re.sub(r"的?呢$", "", rest_text)  # "取现手续费呢" completed: its 呢 has nothing left to mark
+        rest_text = _DE_NE_END_RE.sub("", rest_text)  # "取现手续费呢" completed: its 呢 has nothing left to mark
     if not rest_text:
         return Outcome(None, "nothing to complete")
     if not ent.proper and _verb_noun(ent.text) and _own_subject(rest):
@@ -452,7 +462,7 @@ def how_object(t: ZhTurn) -> Outcome | None:
     >>> how_object(turn("那怎么关掉呢？", [M("user", "怎么开通自动续费？"), M("assistant", "在 App 的会员页打开。")]))
     Outcome(out='怎么关掉自动续费', reason='the object of the previous how-question: 自动续费')
     """
-    body = re.sub(r"[呢吗]$", "", t.body).rstrip(TRAIL_MARKS)
+    body = _NE_MA_END_RE.sub("", t.body).rstrip(TRAIL_MARKS)
     mine = _how_verb(body)
     # a verb of its own (not 怎么办 / 怎么弄, which ask what to do) and nothing after it
     if mine is None or mine[2] or len(mine[1]) < 2 or tagged(mine[1])[0][1] in lx.ZH_NOUN_TAGS or not t.focus.frame:
@@ -544,7 +554,7 @@ def comparison(query: str, frame: str) -> tuple[str, str] | None:
     if not m:
         return None
     y, pred = (m.group(1) or m.group(2)).strip(), m.group(3).strip()
-    pred = re.sub(r"^呢$", "", pred)
+    pred = _ONLY_NE_RE.sub("", pred)
     e = f.frame_entity(frame, "zh", y)
     if not e or f.zh_size(y) > f.ZH_FRAGMENT_CHARS:
         return None
@@ -569,7 +579,7 @@ def preposition_swap(query: str, frame: str) -> tuple[str, str] | None:
     if zf is None:
         return None
     _, prep, x, _tail = zf
-    if prep in ("去", "到", "在") and (pm := re.search(re.escape(prep) + r"\s*", frame)) is not None:
+    if (pm_re := _PLACE_PREP_RES.get(prep)) is not None and (pm := pm_re.search(frame)) is not None:
         sp = [s for s in f.slot_spans(frame) if s[0] == pm.end()]
         if sp and f.slot_kind(x) == sp[0][2]:
             s, e, kind = sp[0]
@@ -596,7 +606,7 @@ def possessor_swap(query: str, frame: str) -> tuple[str, str] | None:
     '微软的市值是多少'
     """
     zf = f.zh_fragment(query)
-    if zf is None or zf[1] or not re.search(r"的\s*呢?[？?！!。.，,~～\s]*$", query):
+    if zf is None or zf[1] or not _DE_END_RE.search(query):
         return None
     return f.possessor_swap(zf[2], frame)
 
