@@ -169,3 +169,27 @@ def test_an_outline_title_is_found_where_the_page_typesets_it_otherwise(tmp_path
                             "12.3.3 Flex \u2014a better Lex", "Appendix A Copying Information"]
     assert placed["1.5.4 The \u201d$HOME\u201d variable"] == text.index("1.5.4")  # where it is, not at the page top
     assert "\n\nThe \"$HOME\" variable" not in text  # no second, outline-made heading
+
+
+def _quoted(path: Path, lines: list[str]) -> str:
+    _font()
+    c = canvas.Canvas(str(path), pagesize=A4)
+    _page(c, lines)
+    c.save()
+    return convert(path).text
+
+
+def test_quotes_a_font_set_curly_are_straight_again(tmp_path: Path) -> None:
+    # DocBook's dblatex sets every ASCII quote as a closing curly one: a command is then no command
+    commands = [f"Run \u201dapt-get install pkg{n}\u201d and \u201dapt-get remove pkg{n}\u201d." for n in range(4)]
+    awk = [f"Check with awk \u2019{{ print ${n} }}\u2019 and it\u2019s done." for n in range(4)]
+    text = _quoted(tmp_path / "curly.pdf", [*commands, *awk, "So-called \u201csmart quotes\u201d stay as they are."])
+    assert 'Run "apt-get install pkg0" and "apt-get remove pkg0".' in text
+    assert "awk '{ print $3 }' and it's done" in text
+    assert "\u201csmart quotes\u201d stay" in text  # a real pair, opened and closed
+
+
+def test_quotes_are_left_alone_where_the_document_has_straight_ones(tmp_path: Path) -> None:
+    lines = [f"Run \u201dapt-get install pkg{n}\u201d and \u201dapt-get remove pkg{n}\u201d." for n in range(4)]
+    text = _quoted(tmp_path / "mixed.pdf", [*lines, 'Type "yes" to go on.'])
+    assert "\u201dapt-get install pkg0\u201d" in text

@@ -5,6 +5,11 @@ A running header or footer is an edge line (two at each end of a page) that recu
 numbers changed ("Debian Reference 12", "xxiii" too), or one that holds the page's own number beside a title that
 changes with the chapter ("Chapter 4: Function reference 10"): pages whose numbers run on with their order.
 
+Where the text layer itself misleads: a hyphen that ends a line is kept when the document spells the word with it
+(``_resolve_hyphens``), a code line wrapped with a continuation mark is one line again (``_join_wrapped_code``), and
+in a document whose fonts set every ASCII quote as a closing curly one (no straight quote anywhere) those quotes
+are straight again (``_straighten_quotes``: commands such as awk '{ print $3 }' stay runnable).
+
 Paragraphs are rebuilt from lines by a few measured rules (a PDF's text layer has lines, not paragraphs):
 a line ends its paragraph when it is clearly shorter than the page's full lines (p90 width, in cells: a Chinese
 character is two, so a full line of Chinese beside long lines of code or English is full too), or ends in
@@ -64,6 +69,7 @@ def convert_pdf(raw: bytes, path: str) -> Converted:
     if not any(pages):
         raise ConvertError(path, "no text layer (scanned?)")
     _drop_running_lines(pages, outline)
+    _straighten_quotes(pages)
     _drop_contents(pages, outline)
     blocks = Blocks()
     starts: list[int] = []
@@ -133,6 +139,39 @@ def _join_wrapped_code(lines: list[str]) -> None:
         head, tail = lines[k][:m.start()], lines[k + 1]
         glued = head.endswith(_GLUED_AFTER) or tail.startswith(_GLUED_BEFORE)
         lines[k:k + 2] = [head + ("" if glued else " ") + tail]
+
+
+# A PDF whose fonts set every ASCII quote as a curly one (DocBook's dblatex: 'run ssh with the ”-v” option',
+# 'awk ’{ print $3 }’') holds no straight quote at all and far more closing quotes than opening ones.
+_CURLY = (('"', "“", "”"), ("'", "‘", "’"))  # straight, opening, closing
+_CURLY_SHARE = 3  # closing quotes at least this many times the opening ones (and 10 more)
+
+
+def _straighten_quotes(pages: list[list[str]]) -> None:
+    """In a document that has no straight quote of a kind and sets it as the closing curly one, each closing quote
+    that closes no opening one becomes the straight quote again, in place; real “pairs” are kept."""
+    for straight, opening, closing in _CURLY:
+        counts = Counter(ch for lines in pages for ln in lines for ch in ln if ch in (straight, opening, closing))
+        if counts[straight] or counts[closing] < _CURLY_SHARE * counts[opening] + 10:
+            continue
+        for lines in pages:
+            for k, ln in enumerate(lines):
+                if closing in ln:
+                    lines[k] = _straighten(ln, opening, closing, straight)
+
+
+def _straighten(line: str, opening: str, closing: str, straight: str) -> str:
+    out, open_pairs = [], 0
+    for ch in line:
+        if ch == opening:
+            open_pairs += 1
+        elif ch == closing:
+            if open_pairs:
+                open_pairs -= 1
+            else:
+                ch = straight
+        out.append(ch)
+    return "".join(out)
 
 
 def _resolve_hyphens(pages: list[list[str]]) -> None:
