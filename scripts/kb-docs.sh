@@ -4,8 +4,11 @@
 set -eu
 # the last two serve the held-out set eval/kb/heldout.yaml (2.6 MB; 13 MB + its dependency debian-edu-doc-en 18 MB);
 # its debian-handbook sets are not installed here: that package is ~94 MB (every language)
+# apache2-doc and kicad-doc-zh (their own line) serve the second development set eval/kb/dev2.yaml
+# (the Apache httpd manual 26 MB, KiCad's Chinese manual 22 MB)
 PACKAGES="postgresql-doc-15 python3.11-doc debian-reference-en debian-reference-zh-cn debian-faq-zh-cn maint-guide-zh-cn
-          developers-reference debian-edu-doc-zh-cn debian-handbook"
+          developers-reference debian-edu-doc-zh-cn debian-handbook
+          apache2-doc kicad-doc-zh"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
