@@ -124,10 +124,11 @@ def cli_run(cwd: Path, *args: str, env: dict[str, str] | None = None, input: str
                           capture_output=True, text=True, encoding="utf-8", timeout=timeout)
 
 
-def interrupt_when(cmd: list[str], ready: Callable[[], bool], *, wait_s: float = 60,
+def interrupt_when(cmd: list[str], ready: Callable[[], bool], *, wait_s: float = 60, sig: int | None = None,
                    **popen: object) -> tuple[subprocess.Popen[str], str, str, bool]:
-    """Start ``cmd``, Ctrl-C it (SIGINT) once ``ready()`` holds (or after ``wait_s``, or when it ends by itself):
-    (the process, its stdout, its stderr, whether it was still running when interrupted). Never leaves it running."""
+    """Start ``cmd``, Ctrl-C it (SIGINT, or ``sig``) once ``ready()`` holds (or after ``wait_s``, or when it ends by
+    itself): (the process, its stdout, its stderr, whether it was still running when interrupted). Never leaves it
+    running."""
     import signal
     import time
 
@@ -137,7 +138,7 @@ def interrupt_when(cmd: list[str], ready: Callable[[], bool], *, wait_s: float =
         while not ready() and p.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
         running = p.poll() is None
-        p.send_signal(signal.SIGINT)
+        p.send_signal(signal.SIGINT if sig is None else sig)
         out, err = p.communicate(timeout=60)
     finally:
         if p.poll() is None:

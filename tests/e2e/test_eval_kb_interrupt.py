@@ -1,5 +1,6 @@
-"""Ctrl-C while `convsearch eval kb` indexes a document set: one line saying what the set's cache kept, exit 130
-(typer turns a KeyboardInterrupt into a silent exit 130 unless the command says more), and the rerun carries on."""
+"""Ctrl-C (or SIGTERM) while `convsearch eval kb` indexes a document set: one line saying what the set's cache kept,
+exit 130 (typer turns a KeyboardInterrupt into a silent exit 130 unless the command says more), and the rerun
+carries on."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def _committed(cache: Path) -> bool:
     return any(p.name.endswith(".json") and p.parent.name == "manifests" for p in cache.rglob("*.json"))
 
 
-def test_ctrl_c_while_a_set_is_indexed_says_what_the_cache_kept(interrupt, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_while_a_set_is_indexed_says_what_the_cache_kept(interrupt, tmp_path: Path, sig) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     for i in range(3000):
@@ -50,7 +52,7 @@ def test_ctrl_c_while_a_set_is_indexed_says_what_the_cache_kept(interrupt, tmp_p
     cache = tmp_path / "cache"
     cmd = [sys.executable, "-m", "convsearch.cli", "eval", "kb", "--data", str(conv), "--data", str(docs),
            "--cache", str(cache)]
-    p, out, err, running = interrupt(cmd, lambda: _committed(cache), env=_env(),
+    p, out, err, running = interrupt(cmd, lambda: _committed(cache), env=_env(), sig=sig,
                                      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert running, "the set was indexed before it could be interrupted: make it larger"
     assert p.returncode == 130

@@ -353,6 +353,7 @@ def kb_cmd(
 ) -> None:
     """Conversations over real documentation: share of turns whose cited top-5 context holds a gold string (first
     turns and follow-ups apart, per set and language), and the failing turns with their rewrite and likely cause."""
+    from ..infra.interrupt import term_as_interrupt
     from ..ingest.sync import SyncInterrupted
     from .kb import check_gold, format_kb_table, kb_report, load_kb
 
@@ -368,8 +369,9 @@ def kb_cmd(
             if problems:
                 raise typer.Exit(1)
             return
-        report = kb_report(data, sets=list(sets), dense=dense, cache=cache, rewriter=rewriter, limit=limit,
-                           progress=sys.stderr)
+        with term_as_interrupt():  # SIGTERM too: the set being indexed keeps what it committed
+            report = kb_report(data, sets=list(sets), dense=dense, cache=cache, rewriter=rewriter, limit=limit,
+                               progress=sys.stderr)
     except ConvsearchError as exc:
         raise _fail(exc) from None
     except SyncInterrupted as exc:  # Ctrl-C while a set was indexed: what its cache kept, as `index` says it
