@@ -122,6 +122,15 @@ def test_html_sphinx_body_preferred_and_headerlinks_dropped(tmp_path: Path) -> N
     assert c.text == "json — JSON\n\nEncode it."
 
 
+def test_html_apache_permalinks_dropped_from_headings(tmp_path: Path) -> None:
+    html = """<html><body><div id="page-content"><div id="preamble"><h1>Authentication and Authorization</h1></div>
+<h2 id="gettingitworking">Getting it working <a title="Permanent link" href="#gettingitworking" class="permalink">&para;</a></h2>
+<p>Run htpasswd.</p></div></body></html>"""
+    c = convert(_write(tmp_path, "auth.html", html.encode()))
+    assert c.text == "Authentication and Authorization\n\nGetting it working\n\nRun htpasswd."
+    assert [h.text for h in c.headings] == ["Authentication and Authorization", "Getting it working"]
+
+
 def test_html_empty_body_is_empty(tmp_path: Path) -> None:
     from convsearch.ingest.types import NoTextError
 

@@ -23,8 +23,9 @@ MAX_BYTES = 200 * 2**20
 # roman page numbers or with the page's number beside a changing chapter title dropped. 5: a hyphen at a PDF line
 # end kept when the document spells the word with it (or a digit is beside it). 6: a wrapped code line joined at
 # its continuation mark. 7: PDF outline titles found in the text loosely (quotes, spaces, case, "Appendix"). 8: in
-# a PDF that sets every ASCII quote as a closing curly one, those quotes made straight again.
-CONVERTER_VERSION = "8"
+# a PDF that sets every ASCII quote as a closing curly one, those quotes made straight again. 9: the Apache manual's
+# "¶" permalink after each heading dropped (a.permalink, as Sphinx's a.headerlink).
+CONVERTER_VERSION = "9"
 
 __all__ = ["CONVERTER_VERSION", "MAX_BYTES", "SUFFIXES", "convert", "convert_bytes", "kind_of"]
 

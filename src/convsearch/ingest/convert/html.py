@@ -28,13 +28,14 @@ _NAV_TOKENS = ("nav", "navbar", "navheader", "navfooter", "navigation", "breadcr
 _NAV_IDS = ("nav", "navbar", "navigation", "menu", "sidebar", "footer", "header", "toc")
 _NAV_ROLES = ("navigation", "banner", "contentinfo", "search", "complementary")
 # Containers only, and one selector list: lexbor tests every element against every selector, so each token
-# costs a pass (the list is kept to what real pages use). headerlink is Sphinx's "¶" anchor after a heading.
+# costs a pass (the list is kept to what real pages use). headerlink is Sphinx's "¶" anchor after a heading,
+# permalink the Apache manual's.
 _CONTAINERS = "div, ul, ol, dl, table, section, nav, p"
 _NAV_SELECTOR = ", ".join(
     [f":is({_CONTAINERS}):is(" + ", ".join([f'[class~="{t}"]' for t in _NAV_TOKENS]
                                             + [f'[id="{t}"]' for t in _NAV_IDS]
                                             + [f'[role="{r}"]' for r in _NAV_ROLES]) + ")",
-     "a.headerlink"] + _DROP_TAGS)
+     "a.headerlink, a.permalink"] + _DROP_TAGS)
 _ROOTS = ("main", '[role="main"]', "article", "div.body")
 _ROOTS_SELECTOR = ", ".join(_ROOTS)
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
