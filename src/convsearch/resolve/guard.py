@@ -51,14 +51,30 @@ def unfaithful_words(rewritten: str, query: str, history: Sequence[Message], top
         return set()
     parts = [query, topic or "", *(m.content for m in history), *extra]
     # the content words of the joined source are the union of each part's (no word crosses the joining space),
-    # so a history message is tokenised once per process, not again on every later turn
-    known = set().union(*map(_content_words_cached, parts))
+    # so a history message is tokenised once per process, not again on every later turn. Only the added words are
+    # looked up in them, and each word of a part is a substring of its lower case (jieba's words are pieces of the
+    # text; a Latin word is its run lower-cased, which is the same characters of the whole text lower-cased, Σ
+    # aside: its lower case depends on the letters around it): a part whose lower case holds none of the added
+    # words knows none of them, and is not tokenised at all (most of a new history's messages). The query is none:
+    # no added word is one of its words
+    known = set().union(*map(_content_words_cached, [p for p in parts[1:] if _may_hold(p, added)]))
+    unknown = [w for w in added if w not in known]
+    if not unknown:
+        return set()
     lowered = " ".join(parts).lower()
-    bad = {w for w in added if w not in known and not (is_cjk(w) and _known_cjk(w, lowered))}
+    bad = {w for w in unknown if not (is_cjk(w) and _known_cjk(w, lowered))}
     if any(not is_cjk(w) for w in bad):  # "renewing" for "renew": another form of a word that is there
         stems = {stem(k) for k in words(lowered) if not is_cjk(k)}  # every word: "get" is no content word
         bad = {w for w in bad if is_cjk(w) or stem(lx.EN_SINGULAR_OF.get(w, w)) not in stems}  # (mice: mouse)
     return bad
+
+
+def _may_hold(text: str, words_: Iterable[str]) -> bool:
+    """Can one of ``words_`` be a word of ``text`` (``words``)? False only when none is in its lower case."""
+    if "\u03a3" in text:  # Σ: a word's lower case may not be the text's (ς at a word's end, σ inside)
+        return True
+    low = text.lower()
+    return any(w in low for w in words_)
 
 
 def _known_cjk(word: str, source: str) -> bool:
