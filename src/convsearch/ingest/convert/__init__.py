@@ -24,8 +24,9 @@ MAX_BYTES = 200 * 2**20
 # end kept when the document spells the word with it (or a digit is beside it). 6: a wrapped code line joined at
 # its continuation mark. 7: PDF outline titles found in the text loosely (quotes, spaces, case, "Appendix"). 8: in
 # a PDF that sets every ASCII quote as a closing curly one, those quotes made straight again. 9: the Apache manual's
-# "¶" permalink after each heading dropped (a.permalink, as Sphinx's a.headerlink).
-CONVERTER_VERSION = "9"
+# "¶" permalink after each heading dropped (a.permalink, as Sphinx's a.headerlink). 10: a PDF's outline titles
+# compared with contents lines and running headers as loosely as with headings (typeset quotes too).
+CONVERTER_VERSION = "10"
 
 __all__ = ["CONVERTER_VERSION", "MAX_BYTES", "SUFFIXES", "convert", "convert_bytes", "kind_of"]
 

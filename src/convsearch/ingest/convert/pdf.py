@@ -151,8 +151,8 @@ _CURLY_SHARE = 3  # closing quotes at least this many times the opening ones (an
 def _straighten_quotes(pages: list[list[str]]) -> None:
     """In a document that has no straight quote of a kind and sets it as the closing curly one, each closing quote
     that closes no opening one becomes the straight quote again, in place; real “pairs” are kept."""
+    text = "\n".join(ln for lines in pages for ln in lines)  # str.count: C speed, no walk per character
     for straight, opening, closing in _CURLY:
-        text = "\n".join(ln for lines in pages for ln in lines)  # str.count: C speed, no walk per character
         if straight in text or text.count(closing) < _CURLY_SHARE * text.count(opening) + 10:
             continue
         for lines in pages:
@@ -313,11 +313,10 @@ _HEADER_GLUE = 60  # a run may start with up to two short non-entry lines: "Cont
 
 
 def _norm_title(text: str) -> str:
-    """A title compared without its section number, case or spaces ("3.1 Package Maintainer's Duties")."""
+    """A title compared without its section number, and loosely (``_loose``: spaces, quotes, case) as the outline is
+    compared with headings ("3.1 Package Maintainer’s Duties")."""
     m = _NUMBERED_TITLE.match(text)
-    if m:
-        text = text[m.end():]
-    return "".join(text.split()).casefold()
+    return _loose(text[m.end():] if m else text)
 
 
 def _line_kind(line: str, titles: frozenset[str]) -> int:
@@ -469,8 +468,6 @@ def _spells(line: str, title: str) -> bool:
     """Whether a line is the outline's title, with or without its number; compared loosely (``_loose``), as the
     outline is plain text where the page has typeset quotes and its own spaces."""
     if line == title:
-        return True
-    if line.endswith(title) and _SECTION_NUMBER.fullmatch(line[: -len(title)].strip()):
         return True
     seen, wanted = _loose(line), _loose(title)
     if not wanted or not seen.endswith(wanted):
