@@ -132,12 +132,13 @@ def group_passages(hits: Sequence[Hit], *, per_doc: int = 2, limit: int,
         placed.extend(merged[:per_doc] if per_doc > 0 else merged)
         spare.extend(merged[per_doc:] if per_doc > 0 else [])
     placed.sort(key=lambda m: m[0])
+    spare.sort(key=lambda m: m[0])
     if spare and yield_below > 0:
-        placed, spare = _yield(placed, sorted(spare, key=lambda m: m[0]), yield_below)
+        placed, spare = _yield(placed, spare, yield_below)
     if len(placed) < limit and spare:
         # too few other documents to fill the list (a long manual in one file): the capped ones come back, in
         # rank order, after the others
-        placed.extend(sorted(spare, key=lambda m: m[0])[:limit - len(placed)])
+        placed.extend(spare[:limit - len(placed)])
     return [h for _, h in placed[:max(limit, 0)]]
 
 
@@ -146,7 +147,7 @@ def _yield(placed: list[tuple[int, Hit]], spare: list[tuple[int, Hit]],
     """(placed with each held-back hit of ``spare`` put right before the first later placed hit that scores under
     ``ratio`` times its score, the held-back hits that found none). Only a positive score can outweigh another: a
     remote reranker's raw logits may be negative."""
-    keyed = [((pos, 1, 0), m) for m in placed for pos in (m[0],)]
+    keyed = [((m[0], 1, 0), m) for m in placed]
     left: list[tuple[int, Hit]] = []
     last = -1  # held-back hits keep their order: none comes back before an earlier one
     for s in spare:
