@@ -410,6 +410,18 @@ class _Pending:
     ids: list[str]  # every passage id of the file (``docs`` may be its tail: the first ``start`` are stored)
     start: int = 0
 
+    def stale(self) -> list[str]:
+        """The file's earlier passage ids that its new passages do not reuse (to delete once they are stored)."""
+        keep = set(self.ids)
+        return [i for i in self.old_ids if i not in keep]
+
+    def count(self, report: SyncReport) -> None:
+        """The file, wholly stored, counted as new or changed."""
+        if self.status == "new":
+            report.new += 1
+        else:
+            report.changed += 1
+
 
 def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: bool = True,
                progress: Any = sys.stderr, on_failed: Callable[[Failure], None] | None = None) -> SyncReport:
@@ -567,22 +579,14 @@ def _flush(backend: Any, pending: list[_Pending], report: SyncReport, bar: Progr
         with bar.adding(len(docs), sum(p.nbytes for p in pending)):
             backend.add(docs)
     report.passages_written += len(docs)
-    stale: list[str] = []
-    for p in pending:
-        if p.old_ids:
-            keep = set(p.ids)
-            stale.extend(i for i in p.old_ids if i not in keep)
+    stale = [i for p in pending for i in p.stale()]
     if stale:
         report.passages_deleted += int(backend.delete(stale))
     for p in pending:
         p.manifest.files[p.rel] = p.entry
         p.manifest.dirty = True
-        if not p.ids:
-            pass  # counted as without text
-        elif p.status == "new":
-            report.new += 1
-        else:
-            report.changed += 1
+        if p.ids:  # (a file without text is counted as such)
+            p.count(report)
         bar.advance(1, p.nbytes, len(p.docs))
     for man in {id(p.manifest): p.manifest for p in pending}.values():
         man.save()
@@ -593,8 +597,7 @@ def _add_in_slices(backend: Any, p: _Pending, size: int, report: SyncReport, bar
     its manifest entry is saved as partial (``done``), after the last as complete; what a changed file's old passages
     had beyond the new ones is deleted after the first slice. Ctrl-C inside ``backend.add`` after some of the slice
     was committed (``AddInterrupted.written``) records those too before it is raised again."""
-    keep = set(p.ids)
-    stale = [i for i in p.old_ids if i not in keep]
+    stale = p.stale()
     total, sent, done_bytes = len(p.docs), 0, 0
     while sent < total:
         part = p.docs[sent:sent + size]
@@ -626,10 +629,7 @@ def _add_in_slices(backend: Any, p: _Pending, size: int, report: SyncReport, bar
         p.manifest.save()
         bar.advance(1 if last else 0, nbytes, len(part))
         if last:
-            if p.status == "new":
-                report.new += 1
-            else:
-                report.changed += 1
+            p.count(report)
         if stop is not None:
             raise stop
 
