@@ -88,4 +88,4 @@ def fuse_max(lists: Sequence[Sequence[Hit]], limit: int | None = None) -> list[H
 
 def fuse(lists: Sequence[Sequence[Hit]], mode: Fusion | str = Fusion.RRF, k: int = RRF_K,
          limit: int | None = None) -> list[Hit]:
-    return fuse_rrf(lists, k, limit) if Fusion(mode) is Fusion.RRF else fuse_max(lists, limit)
+    return _rescore_all(*fused_order(lists, mode, k, limit))  # one dispatch on the mode: fused_order's
