@@ -114,10 +114,15 @@ class E5Pool:
               progress: Callable[[int], object] | None = None) -> np.ndarray:
         """Vectors of ``texts`` in order; ``progress(n)`` after each chunk of ``n`` is done."""
         out = np.empty((len(texts), dim), dtype=np.float32)
-        pool = self._executor()
-        futures = {pool.submit(_embed_chunk, list(texts[i:i + batch])): i for i in range(0, len(texts), batch)}
-        pending = set(futures)
+        futures: dict[cf.Future[np.ndarray], int] = {}
+        pending: set[cf.Future[np.ndarray]] = set()
         try:
+            # submitted inside the try: Ctrl-C between two submissions must also drop what was queued, or the
+            # interpreter's exit waits for the workers to finish it (~20 s on 2 busy cores)
+            pool = self._executor()
+            for i in range(0, len(texts), batch):
+                futures[pool.submit(_embed_chunk, list(texts[i:i + batch]))] = i
+            pending = set(futures)
             while pending:
                 done, pending = cf.wait(pending, timeout=0.25, return_when=cf.FIRST_COMPLETED)
                 for f in done:
@@ -127,8 +132,8 @@ class E5Pool:
                     if progress is not None:
                         progress(len(vecs))
         except BaseException:  # Ctrl-C (or a worker that died): stop everything now, not after the queue drains
-            for f in pending:
-                f.cancel()
+            for f in futures:
+                f.cancel()  # (a finished one stays as it is)
             self.terminate()
             raise
         return out
