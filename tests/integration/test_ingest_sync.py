@@ -221,3 +221,33 @@ def test_another_passage_size_splits_every_file_again(folder, index, tmp_path, m
     monkeypatch.delenv("CONVSEARCH_INGEST_PASSAGE_TOKENS")
     back = sync_paths(index, [folder], settings=Settings.from_env(data_dir=tmp_path / "data"), progress=None)
     assert back.passages_deleted > 0 and len(index) == first.passages_written  # the extra small passages are gone
+
+
+def test_a_resplit_stopped_half_way_is_carried_on_by_the_next_run(tmp_path, index, monkeypatch):
+    # a new splitter (here another passage size; a newer converter alike) makes every file due again; a run stopped
+    # after a few files saves the manifest under the new splitter, and the files it did not reach stay due
+    root = tmp_path / "many"
+    for i in range(9):
+        write(root / f"f{i:02d}.md", f"# File {i}\n\nUnique token tok{i} in file {i}.\n")
+    monkeypatch.setenv("CONVSEARCH_INGEST_BATCH", "3")
+    first = sync_paths(index, [root], settings=Settings.from_env(data_dir=tmp_path / "data"), progress=None)
+    assert first.new == 9
+    monkeypatch.setenv("CONVSEARCH_INGEST_PASSAGE_TOKENS", "64")
+    s = Settings.from_env(data_dir=tmp_path / "data")
+    real_add, calls = index.add, []
+
+    def add(docs, **kw):
+        calls.append(len(docs))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_add(docs, **kw)
+
+    monkeypatch.setattr(index, "add", add)
+    with pytest.raises(SyncInterrupted) as exc:
+        sync_paths(index, [root], settings=s, progress=None)
+    assert exc.value.report.changed == 3
+    monkeypatch.setattr(index, "add", real_add)
+    r = sync_paths(index, [root], settings=s, progress=None)
+    assert (r.changed, r.unchanged) == (6, 3)  # before the fix: (0, 9), six files left as the old splitter made them
+    again = sync_paths(index, [root], settings=s, progress=None)
+    assert (again.unchanged, again.passages_written) == (9, 0)

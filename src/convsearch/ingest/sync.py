@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..errors import DataFileError
 from ..types import Document
@@ -136,7 +136,16 @@ class Manifest:
         if isinstance(raw, dict) and raw.get("version") == MANIFEST_VERSION and isinstance(raw.get("files"), dict):
             self.files = raw["files"]
             self.resplit = raw.get("splitter", "") != splitter
+            if self.resplit:  # each entry says so until its file is split again: a run stopped half-way (the
+                for entry in self.files.values():  # manifest then saved under the new splitter) leaves the rest
+                    entry["resplit"] = True  # marked, and the next run carries on with them
             self.dirty = self.resplit
+
+    @staticmethod
+    def current(entry: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
+        """True when ``entry`` records a whole file split by this manifest's splitter (an unchanged file with such
+        an entry is not read again)."""
+        return entry is not None and "done" not in entry and not entry.get("resplit")
 
     @staticmethod
     def ids(entry: dict[str, Any]) -> list[str]:
@@ -458,8 +467,7 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
                     report.skipped += 1
                 continue
             e = man.files.get(f.rel)
-            if (e is not None and not man.resplit and "done" not in e and e.get("size") == f.size
-                    and e.get("mtime_ns") == f.mtime_ns):
+            if Manifest.current(e) and e.get("size") == f.size and e.get("mtime_ns") == f.mtime_ns:
                 report.unchanged += 1
                 continue
             todo.append((man, f, kind))
@@ -481,7 +489,7 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
                 _fail(report, on_failed, f.path, _os_reason(exc))
                 bar.advance(1, f.size, 0)
                 continue
-            if old is not None and not man.resplit and "done" not in old and old.get("sha256") == digest:
+            if old is not None and Manifest.current(old) and old.get("sha256") == digest:
                 old.update(size=f.size, mtime_ns=f.mtime_ns)
                 man.dirty = True
                 report.unchanged += 1
@@ -508,7 +516,7 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
             status, start = ("changed" if old else "new"), 0
             if old is not None and "done" in old:  # committed in part by an interrupted run
                 status = "new" if old.get("new") else "changed"
-                if not man.resplit and old.get("sha256") == digest and Manifest.ids(old) == ids:
+                if not old.get("resplit") and old.get("sha256") == digest and Manifest.ids(old) == ids:
                     start = min(max(int(old["done"]), 0), len(ids))  # the same passages: carry on where it stopped
             todo_docs = docs[start:]
             item = _Pending(man, f.rel, entry, Manifest.ids(old) if old else [], todo_docs, f.size, status, ids, start)
