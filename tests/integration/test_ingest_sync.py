@@ -251,3 +251,42 @@ def test_a_resplit_stopped_half_way_is_carried_on_by_the_next_run(tmp_path, inde
     assert (r.changed, r.unchanged) == (6, 3)  # before the fix: (0, 9), six files left as the old splitter made them
     again = sync_paths(index, [root], settings=s, progress=None)
     assert (again.unchanged, again.passages_written) == (9, 0)
+
+
+def test_a_file_edited_in_one_place_re_embeds_only_the_passages_that_changed(tmp_path, monkeypatch):
+    from convsearch.embed import HashEmbedder
+
+    class Counting(HashEmbedder):
+        texts: list[str] = []
+
+        def embed_passages(self, texts):
+            Counting.texts += list(texts)
+            return super().embed_passages(texts)
+
+    def manual(extra: str = "") -> str:
+        # passages start at headings, so an edit inside one section leaves the others' passages as they were
+        parts = ["# Manual"]
+        for i in range(12):
+            parts.append(f"## Setting {i}\n\nSetting number {i} of the widget changes its behaviour in detail. "
+                         f"It is read at start-up from the file widget-{i}.conf.")
+            if i == 3 and extra:
+                parts.append(extra)
+        return "\n\n".join(parts) + "\n"
+
+    root = tmp_path / "kb"
+    doc = write(root / "manual.md", manual())
+    s = Settings.from_env(data_dir=tmp_path / "data")
+    idx = LocalIndex(tmp_path / "data" / "index", embedder=Counting(64), ann_min=10**9)
+    try:
+        first = sync_paths(idx, [root], settings=s, progress=None)
+        n = first.passages_written
+        assert n >= 12 and len(Counting.texts) == n
+        Counting.texts = []
+        write(doc, manual("A brand new paragraph about the installer. " * 60))  # a long one: passages shift
+        r = sync_paths(idx, [root], settings=s, progress=None)
+        assert r.changed == 1 and r.passages_written > n  # every id after section 3 moved
+        assert 1 <= len(Counting.texts) <= 3 and all("Setting 3" in t for t in Counting.texts)
+        hit = idx.search_dense("widget-9.conf setting number 9", top_k=1)[0]
+        assert "number 9" in hit.text
+    finally:
+        idx.close()

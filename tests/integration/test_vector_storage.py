@@ -236,3 +236,44 @@ def test_the_vector_dtype_setting_reaches_a_new_index_and_an_existing_one_keeps_
     again = open_local(Settings.from_env({**env, "CONVSEARCH_VECTOR_DTYPE": "f32"}))
     assert again.search_dense("int8 vectors", top_k=1)[0].id == "a"  # stored as i8 still, read as such
     again.close()
+
+
+class _Counting(HashEmbedder):
+    """The hash double, counting the texts it is asked to embed."""
+
+    def __init__(self, dim: int = DIM) -> None:
+        super().__init__(dim)
+        self.texts: list[str] = []
+
+    def embed_passages(self, texts):
+        self.texts += list(texts)
+        return super().embed_passages(texts)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "i8"])
+def test_a_stored_vector_serves_the_same_text_again_instead_of_the_embedder(tmp_path: Path, dtype: str) -> None:
+    emb = _Counting()
+    idx = LocalIndex(tmp_path / "ix", embedder=emb, ann_min=10**9, vector_dtype=dtype)
+    try:
+        docs = [Document(f"d#{i}", f"passage {i} about widget number {i}", "Guide", metadata={"section": f"S{i}"})
+                for i in range(4)]
+        idx.add(docs)
+        first = {d.id: idx._vectors.vector(d.id) for d in docs}
+        emb.texts.clear()
+        idx.add(docs)  # the same passages again (a converter fix that did not touch them): nothing embedded
+        assert emb.texts == []
+        # one passage inserted at the start: the ids shift by one; with the old ids offered, only the new text
+        # is embedded, and each moved text keeps its vector
+        shifted = [Document("d#0", "a new opening passage", "Guide", metadata={"section": "S-new"})] + \
+                  [Document(f"d#{i + 1}", d.text, d.title, metadata=d.metadata) for i, d in enumerate(docs)]
+        idx.add(shifted, reuse=[d.id for d in docs])
+        assert emb.texts == ["Guide › S-new\na new opening passage"]
+        for i in range(4):
+            assert np.array_equal(idx._vectors.vector(f"d#{i + 1}"), first[f"d#{i}"])
+        # the same words under another heading are another embedded text: embedded again
+        emb.texts.clear()
+        idx.add([Document("d#1", docs[0].text, "Guide", metadata={"section": "Renamed"})])
+        assert emb.texts == ["Guide › Renamed\npassage 0 about widget number 0"]
+        assert [h.id for h in idx.search_dense("widget number 3", top_k=1)] == ["d#4"]
+    finally:
+        idx.close()

@@ -145,6 +145,7 @@ class LocalIndex:
     """
 
     name = "local"
+    reuses_vectors = True  # add(..., reuse=ids): see add
 
     @property
     def capabilities(self) -> Capabilities:
@@ -339,11 +340,17 @@ class LocalIndex:
             return False
 
     # --- writes -------------------------------------------------------------------------------------
-    def add(self, docs: Iterable[Document], *, batch_size: int = 256) -> int:
+    def add(self, docs: Iterable[Document], *, batch_size: int = 256, reuse: Iterable[str] = ()) -> int:
         """Add or replace (upsert by id) documents; returns how many were written. Ctrl-C raises AddInterrupted
         saying how many of this call's documents were committed (whole batches: the one in flight is rolled
-        back, or, once its commit has started, finished with its vectors)."""
+        back, or, once its commit has started, finished with its vectors).
+
+        A document whose embedded text (``indexed_text``) is that of a stored one, under its own id or one of
+        ``reuse`` (a changed file's earlier passages), takes that one's vector instead of being embedded again:
+        a file edited in one place, or every file after a converter fix, re-embeds only the passages that
+        changed."""
         n = 0
+        reuse = list(reuse)
         for batch in batches(docs, batch_size):
             langs = [d.lang or detect_lang(d.text) for d in batch]
             payloads = [encode_payload(d, lang) for d, lang in zip(batch, langs)]  # may raise: nothing written
@@ -354,8 +361,7 @@ class LocalIndex:
                     for d, lang, pos in zip(batch, langs, positions):
                         writer.delete_documents_by_term("id", d.id)
                         writer.add_document(self._to_tantivy(d, lang, pos))
-                    vecs = None if self.embedder is None else \
-                        self.embedder.embed_passages([indexed_text(d) for d in batch])
+                    vecs = None if self.embedder is None else self._embed(batch, reuse)
                 except KeyboardInterrupt as exc:
                     self._roll_back(writer)
                     raise AddInterrupted(n) from exc
@@ -384,6 +390,28 @@ class LocalIndex:
                 except KeyboardInterrupt as exc:
                     raise AddInterrupted(n) from exc
         return n
+
+    def _embed(self, batch: Sequence[Document], reuse: Sequence[str]) -> np.ndarray:
+        """The batch's vectors: a stored one for each text already embedded under its id or one of ``reuse``
+        (the same embedder: the store checked its identity when it opened), the embedder's for the others."""
+        texts = [indexed_text(d) for d in batch]
+        stored = self._lookup([*(d.id for d in batch), *reuse])
+        known: dict[str, np.ndarray] = {}
+        if stored:
+            vecs = self._vectors.vectors(stored)
+            for i, h in stored.items():
+                if i in vecs:
+                    known.setdefault(indexed_text(Document(h.id, h.text, h.title, metadata=h.metadata)), vecs[i])
+        todo = [j for j, t in enumerate(texts) if t not in known]
+        if len(todo) == len(texts):
+            return self._emb.embed_passages(texts)
+        out = np.empty((len(texts), self._emb.dim), dtype=np.float32)
+        if todo:
+            out[todo] = self._emb.embed_passages([texts[j] for j in todo])
+        for j, t in enumerate(texts):
+            if t in known:
+                out[j] = known[t]
+        return out
 
     def _roll_back(self, writer: Any) -> None:
         writer.rollback()

@@ -304,6 +304,15 @@ class VectorStore:
         r = self._rows(v, [doc_id]).get(doc_id)
         return None if r is None or v.matrix is None else self._f32(v.matrix[r:r + 1])[0]
 
+    def vectors(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of those of ``ids`` that have one, as float32 rows, by id."""
+        v = self._current()
+        rows = self._rows(v, ids)
+        if not rows or v.matrix is None:
+            return {}
+        block = self._f32(v.matrix[np.array(list(rows.values()), dtype=np.int64)])
+        return dict(zip(rows, block))
+
     def score(self, ids: Sequence[str], q: np.ndarray) -> list[tuple[str, float]]:
         """(id, score) for those of ``ids`` that have a live vector, in row order (exact)."""
         v = self._current()

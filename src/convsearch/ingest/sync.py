@@ -585,7 +585,7 @@ def _flush(backend: Any, pending: list[_Pending], report: SyncReport, bar: Progr
     docs = [d for p in pending for d in p.docs]
     if docs:
         with bar.adding(len(docs), sum(p.nbytes for p in pending)):
-            backend.add(docs)
+            _add(backend, docs, [i for p in pending for i in p.old_ids])
     report.passages_written += len(docs)
     stale = [i for p in pending for i in p.stale()]
     if stale:
@@ -598,6 +598,15 @@ def _flush(backend: Any, pending: list[_Pending], report: SyncReport, bar: Progr
         bar.advance(1, p.nbytes, len(p.docs))
     for man in {id(p.manifest): p.manifest for p in pending}.values():
         man.save()
+
+
+def _add(backend: Any, docs: list[Document], old_ids: list[str]) -> None:
+    """``backend.add(docs)``; a backend that can (the local index: ``reuses_vectors``) is also handed the files'
+    earlier passage ids, whose vectors serve the new passages with the same text instead of the embedder."""
+    if old_ids and getattr(backend, "reuses_vectors", False):
+        backend.add(docs, reuse=old_ids)
+    else:
+        backend.add(docs)
 
 
 def _add_in_slices(backend: Any, p: _Pending, size: int, report: SyncReport, bar: Progress) -> None:
@@ -613,7 +622,7 @@ def _add_in_slices(backend: Any, p: _Pending, size: int, report: SyncReport, bar
         stop: KeyboardInterrupt | None = None
         try:
             with bar.adding(len(part), nbytes):
-                backend.add(part)
+                _add(backend, part, p.old_ids)
         except KeyboardInterrupt as exc:
             written = min(int(getattr(exc, "written", 0) or 0), len(part))
             if not written:
