@@ -104,3 +104,16 @@ def test_passages_cover_the_text_in_order_within_the_budget(blocks, budget):
         # never a heading inside a passage, and within the budget unless one unit alone is over it
         assert not any(s < h < e for h in heading_starts)
         assert estimate_tokens(c.text[s:e]) <= budget + 2 * estimate_tokens("x")
+
+
+def test_each_passage_has_its_own_language_over_the_declared_one():
+    # KiCad's Chinese manual declares lang="en" on every page; a Chinese book quotes English commands
+    text = ("A\n\n原理图编辑器用于绘制电路图，每个符号都有引脚。\n\n"
+            "B\n\nWires that cross are not implicitly connected.\n\n"
+            "C\n\n运行 apt-get install kicad-doc-zh kicad-packages3d kicad-symbols kicad-footprints kicad-templates 安装")
+    heads = tuple(Heading(text.index(f"{h}\n"), 1, h) for h in "ABC")
+    for declared, mixed in (("en", "en"), ("zh-CN", "zh"), (None, "en")):
+        got = [d.lang for d in split(Converted(text, "T", heads, (), lang=declared), source="x", doc_id="d")]
+        # Chinese text is zh, English text en whatever the page says; the last passage (a few Chinese characters
+        # among many Latin letters) is what the page declares, else what detect_lang says
+        assert got == ["zh", "en", mixed], declared

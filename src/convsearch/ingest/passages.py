@@ -32,8 +32,9 @@ from ..types import Document
 from .types import Converted, Heading
 
 MAX_TOKENS = 400
-# bumped whenever the same text and budget would give other passages: a sync then splits every file again
-SPLITTER_VERSION = "1"
+# bumped whenever the same text and budget would give other passages (or other metadata: 2, a passage's own
+# language over the declared one): a sync then splits every file again
+SPLITTER_VERSION = "2"
 SECTION_SEP = " › "
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
@@ -133,16 +134,17 @@ class _Counts:
         chars = (b - a) - cjk - (s1 - s0)
         return int(_PER_CJK * cjk + _PER_CHAR * (chars - punct) + _PER_PUNCT * punct + _PER_WORD * words) + 1
 
-    def lang(self, a: int, b: int, sample: str) -> str:
+    def lang(self, a: int, b: int, sample: str, declared: str | None = None) -> str:
         """``text.detect_lang(sample)`` for ``sample == text[a:b]``: no CJK ideograph is 'en', at least 20% of the
-        letters is 'zh' (counted here); the rest is decided by ``detect_lang`` itself."""
+        letters is 'zh' (counted here); the rest is the ``declared`` language when it is one of the two, else
+        decided by ``detect_lang`` itself."""
         flags = self._flags[a:b]
         cjk = int(np.count_nonzero(flags & _F_ZH))
         if not cjk:
             return "en"
         if cjk / max(int(np.count_nonzero(flags & _F_ALPHA)), 1) >= 0.2:
             return "zh"
-        return detect_lang(sample)
+        return declared if declared in ("zh", "en") else detect_lang(sample)
 
 
 def _counts(text: str) -> _Counts | None:
@@ -286,14 +288,15 @@ def split(conv: Converted, *, source: str, doc_id: str, max_tokens: int = MAX_TO
             md["page"] = max(p0, 1)
             if p1 > p0:
                 md["page_end"] = p1
+        # each passage's own text says its language; the document's declared one only settles a passage with a few
+        # Chinese characters among more Latin letters (KiCad's Chinese manual declares <html lang="en"> on every
+        # page, and a Chinese book quotes English commands)
         sample = body[:400]
-        if doc_lang in ("zh", "en"):
-            lang = doc_lang
-        elif sample.isascii():
+        if sample.isascii():
             lang = "en"
         elif counts is not None:
             a = start + len(raw) - len(head)  # where body (and so sample) starts in text
-            lang = counts.lang(a, a + len(sample), sample)
+            lang = counts.lang(a, a + len(sample), sample, declared=doc_lang)
         else:
             lang = detect_lang(sample)
         md["lang"] = lang
