@@ -93,3 +93,21 @@ def test_markdown_crlf_and_thematic_break(tmp_path: Path) -> None:
     c = convert(_md(tmp_path, "Title\r\n=====\r\n\r\npara one\r\n\r\n***\r\n\r\npara two\r\n"))
     assert c.text == "Title\n\npara one\n\npara two"
     assert c.headings[0].level == 1
+
+
+def test_markdown_html_comments_are_hidden_as_a_renderer_hides_them(tmp_path: Path) -> None:
+    # Node.js's API docs: a comment block under nearly every heading, and one-line comments before the first
+    text = ("# Process\n\n<!-- introduced_in=v0.10.0 -->\n\n<!-- type=global -->\n"
+            "The `process` object provides information.\n\n"
+            "## `process.availableMemory()`\n\n<!-- YAML\nadded: v20.13.0\n-->\n\n"
+            "Gets the amount of free memory <!-- inline note --> still available.\n\n"
+            "```html\n<!-- a comment in code is code -->\n```\n")
+    c = convert(_md(tmp_path, text))
+    assert c.text.split("\n\n") == [
+        "Process",
+        "The `process` object provides information.",
+        "`process.availableMemory()`",
+        "Gets the amount of free memory still available.",
+        "<!-- a comment in code is code -->",
+    ]
+    assert [h.text for h in c.headings] == ["Process", "`process.availableMemory()`"]

@@ -26,7 +26,7 @@ MAX_BYTES = 200 * 2**20
 # a PDF that sets every ASCII quote as a closing curly one, those quotes made straight again. 9: the Apache manual's
 # "¶" permalink after each heading dropped (a.permalink, as Sphinx's a.headerlink). 10: a PDF's outline titles
 # compared with contents lines and running headers as loosely as with headings (typeset quotes too).
-CONVERTER_VERSION = "10"
+CONVERTER_VERSION = "11"
 
 __all__ = ["CONVERTER_VERSION", "MAX_BYTES", "SUFFIXES", "convert", "convert_bytes", "kind_of"]
 
