@@ -110,7 +110,8 @@ def test_each_passage_has_its_own_language_over_the_declared_one():
     # KiCad's Chinese manual declares lang="en" on every page; a Chinese book quotes English commands
     text = ("A\n\n原理图编辑器用于绘制电路图，每个符号都有引脚。\n\n"
             "B\n\nWires that cross are not implicitly connected.\n\n"
-            "C\n\n运行 apt-get install kicad-doc-zh kicad-packages3d kicad-symbols kicad-footprints kicad-templates 安装")
+            "C\n\n运行 apt-get install kicad-doc-zh kicad-packages3d kicad-symbols kicad-footprints "
+            "kicad-templates 安装")
     heads = tuple(Heading(text.index(f"{h}\n"), 1, h) for h in "ABC")
     for declared, mixed in (("en", "en"), ("zh-CN", "zh"), (None, "en")):
         got = [d.lang for d in split(Converted(text, "T", heads, (), lang=declared), source="x", doc_id="d")]
