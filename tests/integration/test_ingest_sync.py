@@ -144,25 +144,35 @@ def test_a_missing_path_is_bad_input_before_anything_is_written(tmp_path, index,
     assert len(index) == 0
 
 
-def test_an_interrupted_sync_keeps_whole_batches_and_the_next_run_carries_on(tmp_path, index, monkeypatch):
-    root = tmp_path / "many"
-    for i in range(12):
+def _many(root: Path, n: int) -> Path:
+    for i in range(n):
         write(root / f"f{i:02d}.md", f"# File {i}\n\nUnique token tok{i} in file {i}.\n")
-    monkeypatch.setenv("CONVSEARCH_INGEST_BATCH", "3")
-    s = Settings.from_env(data_dir=tmp_path / "data")
+    return root
+
+
+def _interrupted_sync(index, root: Path, settings: Settings, monkeypatch, at: int):
+    """A sync stopped by Ctrl-C in the ``at``-th ``index.add``: its report (``add`` is the real one again after)."""
     real_add, calls = index.add, []
 
     def add(docs, **kw):
         calls.append(len(docs))
-        if len(calls) == 3:
+        if len(calls) == at:
             raise KeyboardInterrupt
         return real_add(docs, **kw)
 
     monkeypatch.setattr(index, "add", add)
     with pytest.raises(SyncInterrupted) as exc:
-        sync_paths(index, [root], settings=s, progress=None)
-    assert exc.value.report.interrupted and exc.value.report.new == 6 and len(index) == 6
+        sync_paths(index, [root], settings=settings, progress=None)
     monkeypatch.setattr(index, "add", real_add)
+    return exc.value.report
+
+
+def test_an_interrupted_sync_keeps_whole_batches_and_the_next_run_carries_on(tmp_path, index, monkeypatch):
+    root = _many(tmp_path / "many", 12)
+    monkeypatch.setenv("CONVSEARCH_INGEST_BATCH", "3")
+    s = Settings.from_env(data_dir=tmp_path / "data")
+    stopped = _interrupted_sync(index, root, s, monkeypatch, at=3)
+    assert stopped.interrupted and stopped.new == 6 and len(index) == 6
     r = sync_paths(index, [root], settings=s, progress=None)
     assert (r.new, r.unchanged) == (6, 6) and len(index) == 12
 
@@ -226,27 +236,13 @@ def test_another_passage_size_splits_every_file_again(folder, index, tmp_path, m
 def test_a_resplit_stopped_half_way_is_carried_on_by_the_next_run(tmp_path, index, monkeypatch):
     # a new splitter (here another passage size; a newer converter alike) makes every file due again; a run stopped
     # after a few files saves the manifest under the new splitter, and the files it did not reach stay due
-    root = tmp_path / "many"
-    for i in range(9):
-        write(root / f"f{i:02d}.md", f"# File {i}\n\nUnique token tok{i} in file {i}.\n")
+    root = _many(tmp_path / "many", 9)
     monkeypatch.setenv("CONVSEARCH_INGEST_BATCH", "3")
     first = sync_paths(index, [root], settings=Settings.from_env(data_dir=tmp_path / "data"), progress=None)
     assert first.new == 9
     monkeypatch.setenv("CONVSEARCH_INGEST_PASSAGE_TOKENS", "64")
     s = Settings.from_env(data_dir=tmp_path / "data")
-    real_add, calls = index.add, []
-
-    def add(docs, **kw):
-        calls.append(len(docs))
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real_add(docs, **kw)
-
-    monkeypatch.setattr(index, "add", add)
-    with pytest.raises(SyncInterrupted) as exc:
-        sync_paths(index, [root], settings=s, progress=None)
-    assert exc.value.report.changed == 3
-    monkeypatch.setattr(index, "add", real_add)
+    assert _interrupted_sync(index, root, s, monkeypatch, at=2).changed == 3
     r = sync_paths(index, [root], settings=s, progress=None)
     assert (r.changed, r.unchanged) == (6, 3)  # before the fix: (0, 9), six files left as the old splitter made them
     again = sync_paths(index, [root], settings=s, progress=None)
