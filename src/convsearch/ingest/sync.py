@@ -136,9 +136,11 @@ class Manifest:
         if isinstance(raw, dict) and raw.get("version") == MANIFEST_VERSION and isinstance(raw.get("files"), dict):
             self.files = raw["files"]
             self.resplit = raw.get("splitter", "") != splitter
-            if self.resplit:  # each entry says so until its file is split again: a run stopped half-way (the
-                for entry in self.files.values():  # manifest then saved under the new splitter) leaves the rest
-                    entry["resplit"] = True  # marked, and the next run carries on with them
+            # each entry says so until its file is split again: a run stopped half-way saves the manifest under the
+            # new splitter, and the files it did not reach stay due for the next run
+            if self.resplit:
+                for entry in self.files.values():
+                    entry["resplit"] = True
             self.dirty = self.resplit
 
     @staticmethod

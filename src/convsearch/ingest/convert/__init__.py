@@ -25,7 +25,8 @@ MAX_BYTES = 200 * 2**20
 # its continuation mark. 7: PDF outline titles found in the text loosely (quotes, spaces, case, "Appendix"). 8: in
 # a PDF that sets every ASCII quote as a closing curly one, those quotes made straight again. 9: the Apache manual's
 # "¶" permalink after each heading dropped (a.permalink, as Sphinx's a.headerlink). 10: a PDF's outline titles
-# compared with contents lines and running headers as loosely as with headings (typeset quotes too).
+# compared with contents lines and running headers as loosely as with headings (typeset quotes too). 11: Markdown's
+# HTML comments dropped.
 CONVERTER_VERSION = "11"
 
 __all__ = ["CONVERTER_VERSION", "MAX_BYTES", "SUFFIXES", "convert", "convert_bytes", "kind_of"]
