@@ -85,8 +85,10 @@ def index(ctx: typer.Context,
                            "large one) is kept, rerun to carry on", err=True)
                 raise typer.Exit(130) from None
         where = getattr(idx, "uri", None) or s.data_dir / "index"
+        vectors = "" if report.passages_embedded is None else \
+            f": {report.passages_embedded} embedded, {report.passages_written - report.passages_embedded} kept"
         typer.echo(f"{report.summary()}; {where} holds {len(idx)} passages; "
-                   + dense_note(s, getattr(idx, "embedder", None)))
+                   + dense_note(s, getattr(idx, "embedder", None)) + vectors)
         _failed_lines(report)
     finally:
         idx.close()

@@ -282,6 +282,7 @@ def test_a_file_edited_in_one_place_re_embeds_only_the_passages_that_changed(tmp
         r = sync_paths(idx, [root], settings=s, progress=None)
         assert r.changed == 1 and r.passages_written > n  # every id after section 3 moved
         assert 1 <= len(Counting.texts) <= 3 and all("Setting 3" in t for t in Counting.texts)
+        assert (first.passages_embedded, r.passages_embedded) == (n, len(Counting.texts))
         hit = idx.search_dense("widget-9.conf setting number 9", top_k=1)[0]
         assert "number 9" in hit.text
     finally:

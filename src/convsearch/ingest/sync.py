@@ -67,6 +67,8 @@ class SyncReport:
     failed: list[Failure] = field(default_factory=list)
     passages_written: int = 0
     passages_deleted: int = 0
+    # of those written, how many the embedder embedded (the others kept a stored vector); None: no dense side
+    passages_embedded: int | None = None
     interrupted: bool = False
     seconds: float = 0.0
     unwalked: list[str] = field(default_factory=list)  # folders (relative, "a/b/") that could not be listed
@@ -87,7 +89,8 @@ class SyncReport:
                 "removed": self.removed, "skipped": self.skipped, "textless": self.textless,
                 "failed": [{"path": f.path, "reason": f.reason, "line": f.line} for f in self.failed],
                 "passages_written": self.passages_written, "passages_deleted": self.passages_deleted,
-                "interrupted": self.interrupted, "seconds": round(self.seconds, 3)}
+                "passages_embedded": self.passages_embedded, "interrupted": self.interrupted,
+                "seconds": round(self.seconds, 3)}
 
 
 class SyncInterrupted(KeyboardInterrupt):
@@ -550,13 +553,19 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
         report.interrupted = True
         for _root, man, _found in roots:
             man.save()
-        report.seconds = time.monotonic() - t0
-        bar.close()
+        _finish(report, backend, bar, t0)
         raise SyncInterrupted(report) from None
     finally:
         bar.close()
-    report.seconds = time.monotonic() - t0
+    _finish(report, backend, bar, t0)
     return report
+
+
+def _finish(report: SyncReport, backend: Any, bar: Progress, t0: float) -> None:
+    report.seconds = time.monotonic() - t0
+    if getattr(backend, "embedder", None) is not None:
+        report.passages_embedded = bar.embedded
+    bar.close()
 
 
 def _gone(root: Path, rel: str, report: SyncReport) -> bool:
