@@ -128,10 +128,7 @@ def _kb_turns() -> list[tuple[str, int, dict]]:
 
 KB_TURNS = _kb_turns()
 # (conversation, turn) → why the rewrite misses today (strict: a fixed turn turns the suite red until removed)
-KB_QUERY_FAILURES: dict[tuple[str, int], str] = {
-    ("kb-wiki-en", 1): "BUG: en pronoun 'it' resolves to the question's object ('memory'), not its subject "
-                       "('the team wiki server'); retrieval still finds the Configuration section",
-}
+KB_QUERY_FAILURES: dict[tuple[str, int], str] = {}
 
 
 def test_the_demo_syncs_its_knowledge_base_folder():

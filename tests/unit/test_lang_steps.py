@@ -139,3 +139,17 @@ def test_the_scorer_decides_with_the_operation_and_the_rewriter_carries_it_out(h
     assert done.operation == operation and (want is None or want in (done.out or "")), done
     r = RuleRewriter().rewrite(history, query, decision=d, analysis=a)
     assert r.reason == done.reason and (r.rewritten == done.out if want else not r.changed)
+
+
+@pytest.mark.parametrize("first, focus", [
+    ("How much memory does the team wiki server need?", "team wiki server"),  # the demo's knowledge-base turn
+    ("How many titles has Real Madrid won?", "Real Madrid"),
+    # a measure or an indefinite subject is not what the conversation is about: the order the turn names things
+    ("How many calories does an hour of rowing burn?", "calories"),
+])
+def test_the_subject_of_a_how_much_question_is_the_focus(first, focus) -> None:
+    history = [Message("user", first), Message("assistant", "About that much.")]
+    assert find_focus(history).entity.text == focus
+    if focus == "team wiki server":
+        out = RuleRewriter().rewrite(history, "Which port does it listen on?").rewritten
+        assert out == "Which port does the team wiki server listen on?"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ...text import word_at
-from ..base import FocusForms
+from ..base import FocusForms, Mention
 from .markers import en_feedback_pronoun, has_pronoun
 from .mentions import EN_DETS, en_tokens, mentions
 
@@ -68,12 +68,32 @@ def _definite(text: str, phrase: str) -> bool:
     return False
 
 
+# "How much memory does the team wiki server need?", "How many titles has the club won?": the noun after "how
+# much / many" is what is asked about the subject that follows the auxiliary, and a later "it" stands for that
+_EN_HOW_MUCH_RE = re.compile(r"^\W*how\s+(?:much|many)\s+\S.*?\s(?:do|does|did|has|have|had|will|would|can|could|"
+                             r"should|is|are|was|were)\s+(\S.*)$", re.IGNORECASE)
+
+
+_EN_DEFINITE = frozenset({"the", "this", "that", "these", "those", "my", "our", "your", "his", "her", "its", "their"})
+
+
+def _head_rank(text: str, x: Mention) -> int:
+    """The order a user turn's mentions are picked in: the subject of a how-much question first when it is a name
+    or a definite phrase ("the team wiki server"; not "an hour of rowing", a measure), then as named."""
+    if text[:12].lower().lstrip(" \t\"'(").startswith("how") and (m := _EN_HOW_MUCH_RE.match(text)):
+        subject = m.group(1).lower()
+        if x.text.lower() in subject and (x.proper or subject.split(None, 1)[0] in _EN_DEFINITE):
+            return 0
+    return 1
+
+
 # (English statements of need set no subject: on CamRest and iKAT, where users open with "I'm looking for …", the
 # reply's noun is what follow-ups leave out, −3.4 F1; an answer's size is its words, split at spaces)
 FOCUS = FocusForms(
     request_part=en_request_part,
     points_back=_definite,
     sets_topic=en_topic_setting,
+    head_rank=_head_rank,
     meaning=re.compile(r"\bwhat\s+(?:does|do|did)\b.*\b(?:mean|stand\s+for)\b|\bwhat\s+is\s+meant\s+by\b|"
                        r"\bwhat\s+counts\s+as\b|\b(?:meaning|definition)\s+of\b|^\W*define\b|"
                        r"\bwhat\s+do\s+you\s+mean\b", re.IGNORECASE),
