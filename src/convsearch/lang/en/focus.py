@@ -68,7 +68,7 @@ def _definite(text: str, phrase: str) -> bool:
     return False
 
 
-# "How much memory does the team wiki server need?", "How many titles has the club won?": the noun after "how
+# "How much memory does the team wiki server need?", "How many titles has Real Madrid won?": the noun after "how
 # much / many" is what is asked about the subject that follows the auxiliary, and a later "it" stands for that
 _EN_HOW_MUCH_RE = re.compile(r"^\W*how\s+(?:much|many)\s+\S.*?\s(?:do|does|did|has|have|had|will|would|can|could|"
                              r"should|is|are|was|were)\s+(\S.*)$", re.IGNORECASE)
