@@ -74,7 +74,7 @@ _EN_HOW_MUCH_RE = re.compile(r"^\W*how\s+(?:much|many)\s+\S.*?\s(?:do|does|did|h
                              r"should|is|are|was|were)\s+(\S.*)$", re.IGNORECASE)
 
 
-_EN_DEFINITE = frozenset({"the", "this", "that", "these", "those", "my", "our", "your", "his", "her", "its", "their"})
+_EN_DEFINITE = EN_DETS - {"a", "an"}
 
 
 def _head_rank(text: str, x: Mention) -> int:
