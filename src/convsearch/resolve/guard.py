@@ -56,25 +56,20 @@ def unfaithful_words(rewritten: str, query: str, history: Sequence[Message], top
     # text; a Latin word is its run lower-cased, which is the same characters of the whole text lower-cased, Σ
     # aside: its lower case depends on the letters around it): a part whose lower case holds none of the added
     # words knows none of them, and is not tokenised at all (most of a new history's messages). The query is none:
-    # no added word is one of its words
-    known = set().union(*map(_content_words_cached, [p for p in parts[1:] if _may_hold(p, added)]))
+    # no added word is one of its words. (Each part is lower-cased once: joined by spaces, the parts' lower cases are
+    # the joined text's, Σ included, as a space is neither cased nor case-ignorable.)
+    lows = [p.lower() for p in parts]
+    known = set().union(*(_content_words_cached(p) for p, low in zip(parts[1:], lows[1:])
+                          if "\u03a3" in p or any(w in low for w in added)))
     unknown = [w for w in added if w not in known]
     if not unknown:
         return set()
-    lowered = " ".join(parts).lower()
+    lowered = " ".join(lows)
     bad = {w for w in unknown if not (is_cjk(w) and _known_cjk(w, lowered))}
     if any(not is_cjk(w) for w in bad):  # "renewing" for "renew": another form of a word that is there
         stems = {stem(k) for k in words(lowered) if not is_cjk(k)}  # every word: "get" is no content word
         bad = {w for w in bad if is_cjk(w) or stem(lx.EN_SINGULAR_OF.get(w, w)) not in stems}  # (mice: mouse)
     return bad
-
-
-def _may_hold(text: str, words_: Iterable[str]) -> bool:
-    """Can one of ``words_`` be a word of ``text`` (``words``)? False only when none is in its lower case."""
-    if "\u03a3" in text:  # Σ: a word's lower case may not be the text's (ς at a word's end, σ inside)
-        return True
-    low = text.lower()
-    return any(w in low for w in words_)
 
 
 def _known_cjk(word: str, source: str) -> bool:
