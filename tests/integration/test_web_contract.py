@@ -36,8 +36,14 @@ class _WebContract(contract.SearchBackendContract):
     filter_cases = (("lang", "zh"), ("lang", "en"), ("source", "docs.anysearch.example"), ("source_type", "web"),
                     ("date_from", "2026-11-01"), ("date_to", date.today().isoformat()))
     knows_corpus = False
-    today = date.today()
     big_k = 20
+
+    @property
+    def today(self) -> date:  # type: ignore[override]
+        """The date the backend counts its recency windows from: the real one, read when the test runs (the replay
+        server dates its pages by the real clock; a date taken at import is yesterday's once a run crosses
+        midnight, and every recency test then took it for a replayed session's date)."""
+        return date.today()
 
     def make(self, s: Settings):
         modules = {"tavily": tavily, "brave": brave, "serpapi": serpapi, "searxng": searxng, "bocha": bocha}
