@@ -63,6 +63,27 @@ def test_first_run_indexes_every_supported_file_as_cited_passages(folder, index,
     assert index.search("Home Next", top_k=5) == [] or all("Home" not in h.text for h in index.search("Home"))
 
 
+def test_compressed_documents_are_indexed_as_what_they_hold(folder, index, settings):
+    import gzip
+
+    write(folder / "doc" / "README.md.gz", gzip.compress(b"# Frobnicator\n\n## Calibrate\n\nHold the reset key for ten "
+                                                          b"seconds to calibrate the frobnicator.\n"))
+    write(folder / "doc" / "faq.html.gz", gzip.compress("<html><body><h1>常见问题</h1><p>校准之前先关闭电源。</p>"
+                                                        "</body></html>".encode()))
+    write(folder / "doc" / "changelog.Debian.gz", gzip.compress(b"frob (1.0-1) unstable; urgency=low"))
+    write(folder / "doc" / "cut.txt.gz", gzip.compress(b"Title\n\nbody " * 400)[:60])
+    r = sync_paths(index, [folder], settings=settings, progress=None)
+    assert (r.new, r.skipped) == (5, 2), r  # the image and the changelog: no document inside
+    assert [(Path(f.path).name, f.reason) for f in r.failed] == [("cut.txt.gz", "not a readable gzip file (truncated)")]
+    hit = index.search("calibrate frobnicator reset key", top_k=1)[0]
+    assert hit.metadata["source"] == str(folder / "doc" / "README.md.gz")
+    assert hit.metadata["section"] == "Frobnicator › Calibrate" and hit.text.startswith("Hold the reset key")
+    zh = index.search("校准 电源", top_k=1)[0]
+    assert zh.metadata["source"].endswith("faq.html.gz") and zh.metadata["title"] == "常见问题"
+    again = sync_paths(index, [folder], settings=settings, progress=None)
+    assert (again.new, again.changed, again.unchanged, again.passages_written) == (0, 0, 5, 0)
+
+
 def test_an_unchanged_folder_is_skipped_without_reading_or_writing(folder, index, settings, tmp_path):
     sync_paths(index, [folder], settings=settings, progress=None)
     mdir = manifest_dir(index, settings.data_dir)

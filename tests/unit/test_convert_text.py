@@ -121,3 +121,38 @@ def test_decode_declared_charset_and_stale_label() -> None:
     assert decode("déjà".encode(), "x", declared="iso-8859-1") == "déjà"
     # an unknown label is ignored
     assert decode(b"plain", "x", declared="no-such-charset") == "plain"
+
+
+# --- gzip-compressed files (Debian ships docs over 4 kB as README.md.gz, manual.pdf.gz) --------------------------
+def test_kind_of_a_compressed_file_is_the_kind_inside_it() -> None:
+    assert kind_of(Path("README.md.gz")) == "markdown" and kind_of(Path("a/Guide.HTML.GZ")) == "html"
+    assert kind_of(Path("manual.pdf.gz")) == "pdf" and kind_of(Path("changelog.Debian.gz")) is None
+    assert kind_of(Path("src.tar.gz")) is None and kind_of(Path("x.gz")) is None
+
+
+def test_a_compressed_file_converts_as_the_file_itself(tmp_path: Path) -> None:
+    import gzip
+
+    text = "# 安装指南\n\n先运行配置脚本。\n\n## Upgrade\n\nRun the migration once.\n".encode()
+    plain = convert(_file(tmp_path, "guide.md", text))
+    packed = convert(_file(tmp_path, "guide.md.gz", gzip.compress(text)))
+    assert packed == plain and packed.title == "安装指南"
+    # two members (what `cat a.gz b.gz` makes) and the zero padding some writers leave: all of it is read
+    two = gzip.compress(text[:20]) + gzip.compress(text[20:]) + bytes(8)
+    assert convert(_file(tmp_path, "two.md.gz", two)) == plain
+
+
+def test_a_bad_compressed_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    import gzip
+
+    body = gzip.compress(b"Title\n\n" + b"All work and no play. " * 5000)
+    with pytest.raises(ConvertError, match=r"cut\.txt\.gz: not a readable gzip file \(truncated\)"):
+        convert(_file(tmp_path, "cut.txt.gz", body[: len(body) // 2]))
+    with pytest.raises(ConvertError, match=r"bad\.txt\.gz: not a readable gzip file \(corrupt\)"):
+        convert(_file(tmp_path, "bad.txt.gz", b"\x1f\x8b\x08\x00" + bytes(range(200))))
+    with pytest.raises(ConvertError, match=r"not a readable gzip file"):
+        convert(_file(tmp_path, "plain.txt.gz", b"not compressed at all"))
+    # a small file that decompresses past the size limit (a gzip bomb) stops at the limit
+    assert len(body) < 2000
+    with pytest.raises(ConvertError, match=r"bomb\.txt\.gz: over the size limit once decompressed \(> 0\.1 MB\)"):
+        convert(_file(tmp_path, "bomb.txt.gz", body), max_bytes=100_000)

@@ -467,7 +467,7 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
             if kind is None:
                 if root.is_file():  # a file named on the command line: say why it is not indexed
                     _fail(report, on_failed, f.path, f"unsupported file type {f.path.suffix or '(none)'} (index "
-                          ".html, .pdf, .docx, .md, .txt, .jsonl)")
+                          ".html, .pdf, .docx, .md, .txt, .jsonl; the first five also gzip-compressed, .gz)")
                 else:
                     report.skipped += 1
                 continue

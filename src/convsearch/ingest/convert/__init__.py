@@ -2,6 +2,8 @@
 
     >>> kind_of(Path("notes/a.MD"))
     'markdown'
+    >>> kind_of(Path("/usr/share/doc/foo/README.md.gz"))  # gzip-compressed, as Debian ships docs over 4 kB
+    'markdown'
 
 ``convert`` checks the size by ``stat`` before reading, reads the bytes once, and hands them to the format's
 module; every failure (unreadable, too big, empty, binary, corrupt, encrypted, scanned) is a
@@ -10,6 +12,7 @@ module; every failure (unreadable, too big, empty, binary, corrupt, encrypted, s
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 from ..types import Converted, ConvertError, NoTextError
@@ -29,12 +32,16 @@ MAX_BYTES = 200 * 2**20
 # HTML comments dropped.
 CONVERTER_VERSION = "11"
 
-__all__ = ["CONVERTER_VERSION", "MAX_BYTES", "SUFFIXES", "convert", "convert_bytes", "kind_of"]
+__all__ = ["CONVERTER_VERSION", "MAX_BYTES", "SUFFIXES", "convert", "convert_bytes", "gunzip", "kind_of"]
 
 
 def kind_of(path: Path) -> str | None:
-    """The converter a file's suffix selects (``html``, ``pdf``, ``docx``, ``markdown``, ``text``), or None."""
-    return SUFFIXES.get(path.suffix.lower())
+    """The converter a file's suffix selects (``html``, ``pdf``, ``docx``, ``markdown``, ``text``), or None. A
+    ``.gz`` file is read as what its name says inside it (``README.md.gz``: Markdown)."""
+    suffix = path.suffix.lower()
+    if suffix == ".gz":
+        suffix = Path(path.stem).suffix.lower()
+    return SUFFIXES.get(suffix)
 
 
 def convert(path: Path, *, max_bytes: int = MAX_BYTES) -> Converted:
@@ -43,7 +50,7 @@ def convert(path: Path, *, max_bytes: int = MAX_BYTES) -> Converted:
     where = str(path)
     if kind is None:
         raise ConvertError(where, f"unsupported file type {path.suffix or '(no suffix)'}; use one of "
-                                  + ", ".join(sorted(SUFFIXES)))
+                                  + ", ".join(sorted(SUFFIXES)) + " (or one of those gzip-compressed, .gz)")
     try:
         size = path.stat().st_size
         if size > max_bytes:
@@ -55,7 +62,32 @@ def convert(path: Path, *, max_bytes: int = MAX_BYTES) -> Converted:
         raise ConvertError(where, "is a directory, not a file") from exc
     except OSError as exc:
         raise ConvertError(where, f"cannot read ({exc.strerror or exc.__class__.__name__})") from exc
+    if path.suffix.lower() == ".gz":
+        raw = gunzip(raw, where, max_bytes=max_bytes)
     return convert_bytes(raw, where, kind)
+
+
+def gunzip(raw: bytes, path: str, *, max_bytes: int = MAX_BYTES) -> bytes:
+    """The content of a gzip file (every member of it, as ``gzip.decompress`` reads them), never more than
+    ``max_bytes`` of it: a file that grows past the limit is a :class:`ConvertError`, as are corrupt and truncated
+    ones (``path`` names the file)."""
+    out: list[bytes] = []
+    size = 0
+    data = raw
+    try:
+        while data:
+            d = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer, checked
+            chunk = d.decompress(data, max_bytes + 1 - size)
+            size += len(chunk)
+            if size > max_bytes or d.unconsumed_tail:
+                raise ConvertError(path, f"over the size limit once decompressed (> {_mb(max_bytes)} MB)")
+            if not d.eof:
+                raise ConvertError(path, "not a readable gzip file (truncated)")
+            out.append(chunk)
+            data = d.unused_data.lstrip(b"\0")  # another member, or the zero padding some writers leave
+    except zlib.error as exc:
+        raise ConvertError(path, "not a readable gzip file (corrupt)") from exc
+    return b"".join(out)
 
 
 def convert_bytes(raw: bytes, path: str, kind: str) -> Converted:
