@@ -214,6 +214,7 @@ def render(res: dict[str, dict], *, command: str, started: str, quick: bool, wal
               ".venv/bin/python bench/run.py --quick        # smaller inputs → bench/.cache/BENCHMARKS-quick.md",
               ".venv/bin/python bench/run.py --only bm25    # one section: " + ", ".join(BENCHMARKS),
               "rm -rf bench/.cache                          # rebuild the cached indexes",
+              ".venv/bin/python bench/ab.py --base REV      # the rule path beside another revision, alternating runs",
               "```", ""]
     return "\n".join(lines)
 
