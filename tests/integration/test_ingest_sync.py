@@ -84,6 +84,28 @@ def test_compressed_documents_are_indexed_as_what_they_hold(folder, index, setti
     assert (again.new, again.changed, again.unchanged, again.passages_written) == (0, 0, 5, 0)
 
 
+def test_a_sphinx_sites_page_sources_are_not_indexed_beside_its_pages(tmp_path, index, settings):
+    site = tmp_path / "html"
+    write(site / "tutorial" / "venv.html", "<html><body><h1>Virtual Environments</h1><p>Run python -m venv to create "
+                                           "a virtual environment.</p></body></html>")
+    write(site / "_sources" / "tutorial" / "venv.rst.txt", ".. _tut-venv:\n\nVirtual Environments\n====\n\nRun "
+                                                          "``python -m venv`` to create a virtual environment.\n")
+    # a folder called _sources outside a built site is a folder like any other
+    assert sync_paths(index, [site], settings=settings, progress=None).new == 2
+    # in a built site (its search index beside it) it is the pages' sources: left out, and what was indexed of it pruned
+    write(site / "searchindex.js", "Search.setIndex({})")
+    r = sync_paths(index, [site], settings=settings, progress=None)
+    assert (r.scanned, r.unchanged, r.removed) == (2, 1, 1)  # the page and the search index (skipped by type)
+    assert {h.metadata["source"] for h in index.search("create a virtual environment venv", top_k=5)} == {
+        str(site / "tutorial" / "venv.html")}
+    # one named as the root is read
+    other = LocalIndex(tmp_path / "other")
+    try:
+        assert sync_paths(other, [site / "_sources"], settings=settings, progress=None).new == 1
+    finally:
+        other.close()
+
+
 def test_an_unchanged_folder_is_skipped_without_reading_or_writing(folder, index, settings, tmp_path):
     sync_paths(index, [folder], settings=settings, progress=None)
     mdir = manifest_dir(index, settings.data_dir)

@@ -72,6 +72,7 @@ class SyncReport:
     interrupted: bool = False
     seconds: float = 0.0
     unwalked: list[str] = field(default_factory=list)  # folders (relative, "a/b/") that could not be listed
+    left_out: list[str] = field(default_factory=list)  # folders not entered by rule (a Sphinx site's "_sources/")
 
     @property
     def ok(self) -> bool:
@@ -182,9 +183,15 @@ class Found:
     mtime_ns: int
 
 
+# files that mark a folder as a built Sphinx site (its search index, its intersphinx inventory)
+_SPHINX_MARKS = frozenset({"searchindex.js", "objects.inv"})
+
+
 def walk(root: Path, report: SyncReport) -> Iterator[Found]:
     """Every regular file under ``root`` (or ``root`` itself), in a stable order. Folders are followed through
-    symbolic links once each (a loop is a failed entry); dot-directories are not entered."""
+    symbolic links once each (a loop is a failed entry); dot-directories are not entered, nor a built Sphinx site's
+    ``_sources`` (each page's reST source as ``.rst.txt``: the same text as the page, with its markup, cited as
+    ".. _tut-venv:" ahead of the page itself)."""
     try:
         st = root.stat()
     except OSError as exc:
@@ -203,6 +210,7 @@ def walk(root: Path, report: SyncReport) -> Iterator[Found]:
             report.unwalked.append(prefix)
             continue
         files: list[Found] = []
+        sphinx = any(e.name in _SPHINX_MARKS for e in entries)
         for e in entries:
             rel = f"{prefix}{e.name}"
             try:
@@ -216,6 +224,9 @@ def walk(root: Path, report: SyncReport) -> Iterator[Found]:
                 continue
             if stat_mod.S_ISDIR(est.st_mode):
                 if e.name.startswith("."):
+                    continue
+                if sphinx and e.name == "_sources":
+                    report.left_out.append(rel + "/")  # what an older run indexed there is pruned
                     continue
                 key = (est.st_dev, est.st_ino)
                 if key in seen:
@@ -569,9 +580,12 @@ def _finish(report: SyncReport, backend: Any, bar: Progress, t0: float) -> None:
 
 
 def _gone(root: Path, rel: str, report: SyncReport) -> bool:
-    """True when the manifest's ``rel`` is no longer under ``root`` (not when its folder could not be read)."""
+    """True when the manifest's ``rel`` is no longer under ``root`` or lies in a folder left out by rule (not when
+    its folder could not be read)."""
     if any(rel.startswith(u) for u in report.unwalked):
         return False
+    if any(rel.startswith(x) for x in report.left_out):
+        return True
     try:
         os.stat(root / rel if root.is_dir() else root)
     except FileNotFoundError:
