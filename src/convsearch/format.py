@@ -75,15 +75,28 @@ def pages(md: Mapping[str, Any]) -> str:
     return f"p. {first}–{last}" if last not in (None, "", first) else f"p. {first}"
 
 
+_SITE_SEPS = (" — ", " – ", " - ", " | ", " · ", ": ")
+
+
 def heading(c: Citation) -> str:
     """What a [n] line names: ``Title › Section`` for a passage with a section (the section's leading title
-    not repeated), else the title."""
+    not repeated), else the title. A page title that is the page's first heading with the site's name before or
+    after it ("venv — Python 3.11 documentation") gives way to that heading.
+
+    >>> md = {"source": "csv.html", "section": "csv — CSV File Reading › Examples"}
+    >>> heading(Citation(1, "csv#3", "csv — CSV File Reading — Python 3.11 documentation", "", None, "", "", False,
+    ...                  0.0, metadata=md))
+    'csv — CSV File Reading › Examples'
+    """
     section = str(c.metadata.get("section") or "") if is_passage(c.metadata) else ""
     if not section:
         return c.title
     parts = [p for p in section.split(SECTION_SEP) if p.strip()]
-    if parts and parts[0].strip() == c.title.strip():
+    title, first = c.title.strip(), parts[0].strip() if parts else ""
+    if first == title:
         parts = parts[1:]
+    elif first and any(title.startswith(first + sep) or title.endswith(sep + first) for sep in _SITE_SEPS):
+        return SECTION_SEP.join(parts)
     return SECTION_SEP.join([c.title, *parts])
 
 

@@ -127,3 +127,24 @@ def test_web_results_are_marked_undated_and_stale_only_when_time_sensitive():
     calm = _cites(hits, stale_days=30, today=today, time_sensitive=False)
     assert not any(c.stale for c in calm)
     assert _cites(hits, stale_days=30, today=today)[1].stale  # unknown sensitivity: as before
+
+
+def test_a_page_title_with_the_sites_name_gives_way_to_the_pages_heading() -> None:
+    from convsearch.format import heading
+    from convsearch.types import Citation
+
+    def head(title: str, section: str) -> str:
+        return heading(Citation(1, "p#1", title, "", None, "", "", False, 0.0,
+                                metadata={"source": "/docs/p.html", "section": section, "doc_id": "p"}))
+
+    # Sphinx ("Page — Project documentation"), a site name before the page, a bar
+    assert head("12. Virtual Environments — Python 3.11.2 documentation",
+                "12. Virtual Environments › 12.2. Creating Virtual Environments") == (
+        "12. Virtual Environments › 12.2. Creating Virtual Environments")
+    assert head("PostgreSQL: 9.4. Strings", "9.4. Strings › Format") == "9.4. Strings › Format"
+    assert head("安装指南 | 产品文档", "安装指南 › 下载") == "安装指南 › 下载"
+    # the same title, or one the heading only starts (no separator), or another heading: the title is kept
+    assert head("Guide", "Guide › Install") == "Guide › Install"
+    assert head("Guidelines for Ops", "Guide › Install") == "Guidelines for Ops › Guide › Install"
+    assert head("mod_rewrite - Apache HTTP Server", "Apache Module mod_rewrite › Summary") == (
+        "mod_rewrite - Apache HTTP Server › Apache Module mod_rewrite › Summary")
