@@ -4,6 +4,7 @@ nothing stored lost), and an interrupted run that the next one finishes."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -104,6 +105,40 @@ def test_a_sphinx_sites_page_sources_are_not_indexed_beside_its_pages(tmp_path, 
         assert sync_paths(other, [site / "_sources"], settings=settings, progress=None).new == 1
     finally:
         other.close()
+
+
+def test_what_links_lead_to_is_indexed_once_under_its_own_path(tmp_path, index, settings):
+    kb, outside = tmp_path / "kb", tmp_path / "outside"
+    write(kb / "real" / "guide.md", "# Guide\n\nThe frobnicator tunes the flux capacitor.\n")
+    write(outside / "ext.md", "# Extra\n\nCalibrate the widget every spring.\n")
+    os.symlink(kb / "real", kb / "a-link")  # a folder link that sorts before the folder itself
+    (kb / "other").mkdir()
+    os.symlink(kb / "real" / "guide.md", kb / "other" / "guide.md")  # a file link under the same name
+    os.symlink(outside, kb / "ext")  # a link out of the tree: followed
+    os.symlink(kb, kb / "real" / "up")  # a loop
+    r = sync_paths(index, [kb], settings=settings, progress=None)
+    assert (r.new, r.linked) == (2, 2) and [Path(f.path).name for f in r.failed] == ["up"], r
+    assert "loop" in r.failed[0].reason and "2 links to what is indexed already" in r.summary()
+    assert index.search("frobnicator flux", top_k=5)[0].metadata["source"] == str(kb / "real" / "guide.md")
+    assert index.search("calibrate widget", top_k=5)[0].metadata["source"] == str(kb / "ext" / "ext.md")
+    assert len(index) == 2
+    (kb / "other" / "guide.md").unlink()
+    r2 = sync_paths(index, [kb], settings=settings, progress=None)
+    assert (r2.unchanged, r2.removed, r2.passages_deleted, len(index)) == (2, 0, 0, 2)
+
+
+def test_a_file_that_leaves_takes_no_passage_another_file_still_names(folder, index, settings):
+    # an index from before links were walked once: kb/sub/guide.md, a link to guide.md, was indexed as a second
+    # entry with the same document id (its name and its resolved path): its removal deleted the passages of both
+    sync_paths(index, [folder], settings=settings, progress=None)
+    [man_path] = manifest_dir(index, settings.data_dir).glob("*.json")
+    man = json.loads(man_path.read_text())
+    man["files"]["sub/guide.md"] = dict(man["files"]["guide.md"])
+    man_path.write_text(json.dumps(man))
+    before = len(index)
+    r = sync_paths(index, [folder], settings=settings, progress=None)
+    assert (r.removed, r.passages_deleted, len(index)) == (1, 0, before)
+    assert index.search("make install widget", top_k=1)[0].metadata["source"] == str(folder / "guide.md")
 
 
 def test_an_unchanged_folder_is_skipped_without_reading_or_writing(folder, index, settings, tmp_path):

@@ -72,7 +72,9 @@ class SyncReport:
     interrupted: bool = False
     seconds: float = 0.0
     unwalked: list[str] = field(default_factory=list)  # folders (relative, "a/b/") that could not be listed
-    left_out: list[str] = field(default_factory=list)  # folders not entered by rule (a Sphinx site's "_sources/")
+    linked: int = 0  # symbolic links (and bind mounts) to a folder or file already walked: left out
+    # folders ("a/b/") and files left out by rule (a Sphinx site's "_sources/") or as links to what was walked
+    left_out: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -81,13 +83,14 @@ class SyncReport:
     def summary(self) -> str:
         """The one summary line."""
         textless = f", {self.textless} without text" if self.textless else ""
+        linked = f", {self.linked} links to what is indexed already" if self.linked else ""
         return (f"scanned {self.scanned} files: {self.new} new, {self.changed} changed, {self.unchanged} unchanged, "
-                f"{self.removed} removed, {self.skipped} skipped (type){textless}, {len(self.failed)} failed; "
+                f"{self.removed} removed, {self.skipped} skipped (type){textless}{linked}, {len(self.failed)} failed; "
                 f"{self.passages_written} passages written, {self.passages_deleted} deleted in {self.seconds:.1f} s")
 
     def as_dict(self) -> dict[str, Any]:
         return {"scanned": self.scanned, "new": self.new, "changed": self.changed, "unchanged": self.unchanged,
-                "removed": self.removed, "skipped": self.skipped, "textless": self.textless,
+                "removed": self.removed, "skipped": self.skipped, "textless": self.textless, "linked": self.linked,
                 "failed": [{"path": f.path, "reason": f.reason, "line": f.line} for f in self.failed],
                 "passages_written": self.passages_written, "passages_deleted": self.passages_deleted,
                 "passages_embedded": self.passages_embedded, "interrupted": self.interrupted,
@@ -188,10 +191,12 @@ _SPHINX_MARKS = frozenset({"searchindex.js", "objects.inv"})
 
 
 def walk(root: Path, report: SyncReport) -> Iterator[Found]:
-    """Every regular file under ``root`` (or ``root`` itself), in a stable order. Folders are followed through
-    symbolic links once each (a loop is a failed entry); dot-directories are not entered, nor a built Sphinx site's
-    ``_sources`` (each page's reST source as ``.rst.txt``: the same text as the page, with its markup, cited as
-    ".. _tut-venv:" ahead of the page itself)."""
+    """Every regular file under ``root`` (or ``root`` itself), in a stable order, each once. The tree is walked
+    first without following symbolic links; then each link, in the order met: one to a folder or file already
+    walked (an alias, as /usr/share/doc holds hundreds) is counted in ``report.linked`` and left out, one to
+    something new is followed, and one to a folder it lies in is a failed entry (a loop). Dot-directories are
+    not entered, nor a built Sphinx site's ``_sources`` (each page's reST source as ``.rst.txt``: the same text
+    as the page, with its markup, cited as ".. _tut-venv:" ahead of the page itself)."""
     try:
         st = root.stat()
     except OSError as exc:
@@ -199,8 +204,42 @@ def walk(root: Path, report: SyncReport) -> Iterator[Found]:
     if not stat_mod.S_ISDIR(st.st_mode):
         yield Found(root, root.name, st.st_size, st.st_mtime_ns)
         return
-    seen = {(st.st_dev, st.st_ino)}
-    stack = [(root, "")]
+    seen_dirs = {(st.st_dev, st.st_ino)}
+    seen_files: set[tuple[int, int]] = set()
+    links: list[tuple[Path, str]] = []  # (path, rel), followed once the tree itself is walked
+    yield from _walk_tree(root, "", report, seen_dirs, seen_files, links)
+    for path, rel in links:  # (grows while a followed folder holds links of its own)
+        try:
+            est = path.stat()
+        except OSError as exc:
+            report.failed.append(Failure(str(path), _link_reason(exc)))
+            continue
+        key = (est.st_dev, est.st_ino)
+        if stat_mod.S_ISDIR(est.st_mode):
+            target = os.path.realpath(path)
+            if os.path.realpath(path.parent).startswith(target.rstrip(os.sep) + os.sep):
+                report.failed.append(Failure(str(path), "symbolic link loop (a folder it lies in)"))
+            elif key in seen_dirs:
+                report.linked += 1
+                report.left_out.append(rel + "/")  # what an older run indexed through it is pruned
+            else:
+                seen_dirs.add(key)
+                yield from _walk_tree(path, rel + "/", report, seen_dirs, seen_files, links)
+        elif stat_mod.S_ISREG(est.st_mode):
+            if key in seen_files:
+                report.linked += 1
+                report.left_out.append(rel)
+            else:
+                seen_files.add(key)
+                yield Found(path, rel, est.st_size, est.st_mtime_ns)
+
+
+def _walk_tree(top: Path, top_rel: str, report: SyncReport, seen_dirs: set[tuple[int, int]],
+               seen_files: set[tuple[int, int]], links: list[tuple[Path, str]]) -> Iterator[Found]:
+    """``walk``'s pass over one tree without following links: its files (their keys added to ``seen_files``), its
+    folders (``seen_dirs``; one met again through a bind mount counts as linked), and the symbolic links it holds
+    appended to ``links``."""
+    stack = [(top, top_rel)]
     while stack:
         folder, prefix = stack.pop()
         try:
@@ -210,17 +249,18 @@ def walk(root: Path, report: SyncReport) -> Iterator[Found]:
             report.unwalked.append(prefix)
             continue
         files: list[Found] = []
+        folder_links: list[tuple[Path, str]] = []
         sphinx = any(e.name in _SPHINX_MARKS for e in entries)
         for e in entries:
             rel = f"{prefix}{e.name}"
+            if e.is_symlink():
+                if not (sphinx and e.name == "_sources"):
+                    folder_links.append((Path(e.path), rel))
+                continue
             try:
-                est = e.stat()  # follows links
+                est = e.stat(follow_symlinks=False)
             except OSError as exc:
-                if e.is_symlink():
-                    reason = "symbolic link loop" if exc.errno == 40 else "broken symbolic link"
-                else:
-                    reason = _os_reason(exc)
-                report.failed.append(Failure(str(Path(folder) / e.name), reason))
+                report.failed.append(Failure(str(Path(folder) / e.name), _os_reason(exc)))
                 continue
             if stat_mod.S_ISDIR(est.st_mode):
                 if e.name.startswith("."):
@@ -229,15 +269,20 @@ def walk(root: Path, report: SyncReport) -> Iterator[Found]:
                     report.left_out.append(rel + "/")  # what an older run indexed there is pruned
                     continue
                 key = (est.st_dev, est.st_ino)
-                if key in seen:
-                    report.failed.append(Failure(str(Path(folder) / e.name), "symbolic link loop (folder already "
-                                                                               "walked)"))
+                if key in seen_dirs:
+                    report.linked += 1
                     continue
-                seen.add(key)
+                seen_dirs.add(key)
                 stack.append((Path(e.path), rel + "/"))
             elif stat_mod.S_ISREG(est.st_mode):
+                seen_files.add((est.st_dev, est.st_ino))
                 files.append(Found(Path(e.path), rel, est.st_size, est.st_mtime_ns))
+        links.extend(reversed(folder_links))
         yield from reversed(files)
+
+
+def _link_reason(exc: OSError) -> str:
+    return "symbolic link loop" if exc.errno == 40 else "broken symbolic link"
 
 
 def _os_reason(exc: OSError) -> str:
@@ -548,17 +593,19 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
                 pending, queued = [], 0
         _flush(backend, pending, report, bar)
         pending = []
-        for root, man, _found in roots:
-            if prune:
+        if prune:
+            dropped: list[str] = []
+            for root, man, _found in roots:
                 gone = [rel for rel in man.files if rel not in seen_rel[id(man)] and _gone(root, rel, report)]
+                for rel in gone:
+                    dropped += Manifest.ids(man.files.pop(rel))
                 if gone:
-                    ids = [i for rel in gone for i in Manifest.ids(man.files[rel])]
-                    if ids:
-                        report.passages_deleted += int(backend.delete(ids))
-                    for rel in gone:
-                        del man.files[rel]
                     man.dirty = True
                     report.removed += len(gone)
+            ids = _unclaimed(dropped, [man for _, man, _ in roots], mdir)
+            if ids:
+                report.passages_deleted += int(backend.delete(ids))
+        for _root, man, _found in roots:
             man.save()
     except KeyboardInterrupt:
         report.interrupted = True
@@ -570,6 +617,21 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
         bar.close()
     _finish(report, backend, bar, t0)
     return report
+
+
+def _unclaimed(ids: list[str], manifests: list[Manifest], mdir: Path) -> list[str]:
+    """Of the passage ``ids`` of files that left, those no file still indexed lists (in ``manifests`` or another
+    root's manifest in ``mdir``): two paths can name one document (a file and a link to it under the same name
+    in an index built before links were walked once, or two files with one front-matter ``id``), and the passages
+    of the one that stays must stay too."""
+    if not ids:
+        return []
+    claimed = {i for man in manifests for e in man.files.values() for i in Manifest.ids(e)}
+    ours = {man.path for man in manifests}
+    for path in sorted(mdir.glob("*.json")) if mdir.is_dir() else ():
+        if path not in ours:
+            claimed.update(i for e in Manifest(path, Path()).files.values() for i in Manifest.ids(e))
+    return [i for i in ids if i not in claimed]
 
 
 def _finish(report: SyncReport, backend: Any, bar: Progress, t0: float) -> None:
@@ -584,7 +646,7 @@ def _gone(root: Path, rel: str, report: SyncReport) -> bool:
     its folder could not be read)."""
     if any(rel.startswith(u) for u in report.unwalked):
         return False
-    if any(rel.startswith(x) for x in report.left_out):
+    if any(rel.startswith(x) if x.endswith("/") else rel == x for x in report.left_out):
         return True
     try:
         os.stat(root / rel if root.is_dir() else root)
