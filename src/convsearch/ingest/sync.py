@@ -216,8 +216,8 @@ def walk(root: Path, report: SyncReport) -> Iterator[Found]:
             continue
         key = (est.st_dev, est.st_ino)
         if stat_mod.S_ISDIR(est.st_mode):
-            target = os.path.realpath(path)
-            if os.path.realpath(path.parent).startswith(target.rstrip(os.sep) + os.sep):
+            target, parent = os.path.realpath(path), os.path.realpath(path.parent)
+            if parent == target or parent.startswith(target.rstrip(os.sep) + os.sep):
                 report.failed.append(Failure(str(path), "symbolic link loop (a folder it lies in)"))
             elif key in seen_dirs:
                 report.linked += 1
@@ -253,9 +253,11 @@ def _walk_tree(top: Path, top_rel: str, report: SyncReport, seen_dirs: set[tuple
         sphinx = any(e.name in _SPHINX_MARKS for e in entries)
         for e in entries:
             rel = f"{prefix}{e.name}"
+            if sphinx and e.name == "_sources":
+                report.left_out.append(rel + "/")  # what an older run indexed there is pruned
+                continue
             if e.is_symlink():
-                if not (sphinx and e.name == "_sources"):
-                    folder_links.append((Path(e.path), rel))
+                folder_links.append((Path(e.path), rel))
                 continue
             try:
                 est = e.stat(follow_symlinks=False)
@@ -265,12 +267,10 @@ def _walk_tree(top: Path, top_rel: str, report: SyncReport, seen_dirs: set[tuple
             if stat_mod.S_ISDIR(est.st_mode):
                 if e.name.startswith("."):
                     continue
-                if sphinx and e.name == "_sources":
-                    report.left_out.append(rel + "/")  # what an older run indexed there is pruned
-                    continue
                 key = (est.st_dev, est.st_ino)
                 if key in seen_dirs:
                     report.linked += 1
+                    report.left_out.append(rel + "/")
                     continue
                 seen_dirs.add(key)
                 stack.append((Path(e.path), rel + "/"))
@@ -642,8 +642,8 @@ def _finish(report: SyncReport, backend: Any, bar: Progress, t0: float) -> None:
 
 
 def _gone(root: Path, rel: str, report: SyncReport) -> bool:
-    """True when the manifest's ``rel`` is no longer under ``root`` or lies in a folder left out by rule (not when
-    its folder could not be read)."""
+    """True when the manifest's ``rel`` is no longer under ``root`` or was left out (a folder by rule, a link to what
+    the walk had met), not when its folder could not be read."""
     if any(rel.startswith(u) for u in report.unwalked):
         return False
     if any(rel.startswith(x) if x.endswith("/") else rel == x for x in report.left_out):
