@@ -115,17 +115,20 @@ def test_what_links_lead_to_is_indexed_once_under_its_own_path(tmp_path, index, 
     (kb / "other").mkdir()
     os.symlink(kb / "real" / "guide.md", kb / "other" / "guide.md")  # a file link under the same name
     os.symlink(outside, kb / "ext")  # a link out of the tree: followed
+    write(kb / "NOTES", "# Notes\n\nThe gizmo hums at night.\n")  # a type the index skips, read through its link
+    os.symlink(kb / "NOTES", kb / "notes.md")
     os.symlink(kb, kb / "real" / "up")  # loops: to a folder it lies in, to its own folder
     os.symlink(kb / "other", kb / "other" / "here")
     r = sync_paths(index, [kb], settings=settings, progress=None)
-    assert (r.new, r.linked) == (2, 2) and sorted(Path(f.path).name for f in r.failed) == ["here", "up"], r
+    assert (r.new, r.linked) == (3, 2) and sorted(Path(f.path).name for f in r.failed) == ["here", "up"], r
     assert "loop" in r.failed[0].reason and "2 links to what is indexed already" in r.summary()
     assert index.search("frobnicator flux", top_k=5)[0].metadata["source"] == str(kb / "real" / "guide.md")
     assert index.search("calibrate widget", top_k=5)[0].metadata["source"] == str(kb / "ext" / "ext.md")
-    assert len(index) == 2
+    assert index.search("gizmo hums", top_k=5)[0].metadata["source"] == str(kb / "notes.md")
+    assert len(index) == 3
     (kb / "other" / "guide.md").unlink()
     r2 = sync_paths(index, [kb], settings=settings, progress=None)
-    assert (r2.unchanged, r2.removed, r2.passages_deleted, len(index)) == (2, 0, 0, 2)
+    assert (r2.unchanged, r2.removed, r2.passages_deleted, len(index)) == (3, 0, 0, 3)
 
 
 def test_a_file_that_leaves_takes_no_passage_another_file_still_names(folder, index, settings):

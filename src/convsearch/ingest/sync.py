@@ -236,7 +236,8 @@ def walk(root: Path, report: SyncReport) -> Iterator[Found]:
 
 def _walk_tree(top: Path, top_rel: str, report: SyncReport, seen_dirs: set[tuple[int, int]],
                seen_files: set[tuple[int, int]], links: list[tuple[Path, str]]) -> Iterator[Found]:
-    """``walk``'s pass over one tree without following links: its files (their keys added to ``seen_files``), its
+    """``walk``'s pass over one tree without following links: its files (the keys of those of a type the index reads
+    added to ``seen_files``), its
     folders (``seen_dirs``; one met again through a bind mount counts as linked), and the symbolic links it holds
     appended to ``links``."""
     stack = [(top, top_rel)]
@@ -275,7 +276,8 @@ def _walk_tree(top: Path, top_rel: str, report: SyncReport, seen_dirs: set[tuple
                 seen_dirs.add(key)
                 stack.append((Path(e.path), rel + "/"))
             elif stat_mod.S_ISREG(est.st_mode):
-                seen_files.add((est.st_dev, est.st_ino))
+                if kind_of(Path(e.name)) is not None:  # (a link "README.md" to "README" is the document)
+                    seen_files.add((est.st_dev, est.st_ino))
                 files.append(Found(Path(e.path), rel, est.st_size, est.st_mtime_ns))
         links.extend(reversed(folder_links))
         yield from reversed(files)
