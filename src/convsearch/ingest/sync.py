@@ -184,6 +184,7 @@ class Found:
     rel: str
     size: int
     mtime_ns: int
+    kind: str | None  # the converter kind its name selects (``kind_of``); None: a type the index skips
 
 
 # files that mark a folder as a built Sphinx site (its search index, its intersphinx inventory)
@@ -202,7 +203,7 @@ def walk(root: Path, report: SyncReport) -> Iterator[Found]:
     except OSError as exc:
         raise DataFileError(str(root), _os_reason(exc)) from exc
     if not stat_mod.S_ISDIR(st.st_mode):
-        yield Found(root, root.name, st.st_size, st.st_mtime_ns)
+        yield Found(root, root.name, st.st_size, st.st_mtime_ns, kind_of(root))
         return
     seen_dirs = {(st.st_dev, st.st_ino)}
     seen_files: set[tuple[int, int]] = set()
@@ -231,15 +232,14 @@ def walk(root: Path, report: SyncReport) -> Iterator[Found]:
                 report.left_out.append(rel)
             else:
                 seen_files.add(key)
-                yield Found(path, rel, est.st_size, est.st_mtime_ns)
+                yield Found(path, rel, est.st_size, est.st_mtime_ns, kind_of(path))
 
 
 def _walk_tree(top: Path, top_rel: str, report: SyncReport, seen_dirs: set[tuple[int, int]],
                seen_files: set[tuple[int, int]], links: list[tuple[Path, str]]) -> Iterator[Found]:
     """``walk``'s pass over one tree without following links: its files (the keys of those of a type the index reads
-    added to ``seen_files``), its
-    folders (``seen_dirs``; one met again through a bind mount counts as linked), and the symbolic links it holds
-    appended to ``links``."""
+    added to ``seen_files``), its folders (``seen_dirs``; one met again through a bind mount counts as linked), and
+    the symbolic links it holds appended to ``links``."""
     stack = [(top, top_rel)]
     while stack:
         folder, prefix = stack.pop()
@@ -276,9 +276,10 @@ def _walk_tree(top: Path, top_rel: str, report: SyncReport, seen_dirs: set[tuple
                 seen_dirs.add(key)
                 stack.append((Path(e.path), rel + "/"))
             elif stat_mod.S_ISREG(est.st_mode):
-                if kind_of(Path(e.name)) is not None:  # (a link "README.md" to "README" is the document)
+                f = Found(Path(e.path), rel, est.st_size, est.st_mtime_ns, kind_of(Path(e.name)))
+                if f.kind is not None:  # (a link "README.md" to "README" is the document)
                     seen_files.add((est.st_dev, est.st_ino))
-                files.append(Found(Path(e.path), rel, est.st_size, est.st_mtime_ns))
+                files.append(f)
         links.extend(reversed(folder_links))
         yield from reversed(files)
 
@@ -521,7 +522,7 @@ def sync_paths(backend: Any, paths: Sequence[Path], *, settings: Any, prune: boo
     for root, man, found in roots:
         for f in found:
             report.scanned += 1
-            kind = kind_of(f.path)
+            kind = f.kind
             if kind is None:
                 if root.is_file():  # a file named on the command line: say why it is not indexed
                     _fail(report, on_failed, f.path, f"unsupported file type {f.path.suffix or '(none)'} (index "
